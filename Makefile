@@ -1,0 +1,54 @@
+# leash: the two commands a user needs are `make reproduce` and `make test`.
+# Both create a virtual environment in .venv (with python3) on first use and install the
+# package with its dependencies from pyproject.toml. To use an existing interpreter or conda
+# environment instead, pass PYTHON=/path/to/python (the package is then installed into it).
+
+PYTHON3 ?= python3
+VENV    := .venv
+ifdef PYTHON
+PY      := $(PYTHON)
+STAMP   := build/.installed-external
+else
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+endif
+EXTRAS  ?= dev,verify
+# Data switch for `make reproduce`: "embedded" (paper counts + simulated demo, offline) or a
+# study file (data/studies/*.yaml) that points at real generations.
+DATA    ?= embedded
+JOBS    ?=
+
+.PHONY: help install test test-fast reproduce bench lint clean
+
+help:
+	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>)"
+	@echo "make test        run the test suite (creates .venv on first use)"
+	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
+	@echo "make lint        ruff over src/ and tests/"
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ] && [ ! -x $(VENV)/bin/python ]; then \
+	    echo "creating $(VENV) with $(PYTHON3)" >&2; $(PYTHON3) -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	@mkdir -p $(dir $@) && touch $@
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+reproduce: $(STAMP)
+	$(PY) -m leash.reproduce --data "$(DATA)"
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests benchmarks
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
