@@ -1,0 +1,149 @@
+"""Input validation shared by the metric core.
+
+Every public function of the core validates at its boundary through these helpers, so error
+messages read the same everywhere: they name the function, the argument, the offending index and
+the bad value, in the style of scikit-learn ("The 'k' parameter of pass_at_k must be ...").
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def as_count_array(x, name: str, func: str) -> np.ndarray:
+    """Return ``x`` as a 1-D-or-scalar int64 array of non-negative whole numbers.
+
+    Floats that hold whole numbers (3.0) are accepted; 2.5, NaN, bools-as-strings and negative
+    values are rejected with a ValueError that names the first offending index and value.
+    """
+    if isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be an int or an array of ints. "
+            f"Got {x!r} of type {type(x).__name__} instead."
+        )
+    arr = np.asarray(x)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be an int or an array of ints. "
+            f"Got an array of dtype {arr.dtype} instead."
+        )
+    if arr.ndim > 1:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a scalar or 1-D. "
+            f"Got an array of shape {arr.shape} instead."
+        )
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = _first(bad)
+            raise ValueError(
+                f"The '{name}' parameter of {func} must hold whole numbers. "
+                f"Got {arr.flat[i]!r} at index {i} instead."
+            )
+    arr = arr.astype(np.int64)
+    neg = arr < 0
+    if neg.any():
+        i = _first(neg)
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be non-negative. "
+            f"Got {arr.flat[i]} at index {i} instead."
+        )
+    return arr
+
+
+def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c") -> None:
+    """Raise ValueError if any ``c > n`` (after broadcasting)."""
+    n_b, c_b = np.broadcast_arrays(n, c)
+    bad = c_b > n_b
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(
+            f"The '{c_name}' parameter of {func} must satisfy {c_name} <= {n_name} for every "
+            f"question. Got {c_name}={c_b.flat[i]} > {n_name}={n_b.flat[i]} at index {i}."
+        )
+
+
+def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str) -> None:
+    """Raise ValueError unless ``1 <= k <= n`` for every question (after broadcasting).
+
+    The message names k, the smallest n and the index of that question.
+    """
+    k_b, n_b = np.broadcast_arrays(k, n)
+    bad = (k_b < 1) | (k_b > n_b)
+    if bad.any():
+        i = _first(bad)
+        if (k_b < 1).any():
+            j = _first(k_b < 1)
+            raise ValueError(
+                f"The 'k' parameter of {func} must be an int in the range [1, n]. "
+                f"Got k={k_b.flat[j]} at index {j} instead."
+            )
+        j = int(np.argmin(n_b)) if n_b.ndim else 0
+        raise ValueError(
+            f"The 'k' parameter of {func} must be an int in the range [1, n] for every "
+            f"question. Got k={k_b.flat[i]}, but the smallest n is {n_b.flat[j]} "
+            f"(question index {j}); first violation at index {i}."
+        )
+
+
+def check_probability(x, name: str, func: str, *, open_interval: bool = True) -> float:
+    """Return ``x`` as a float in (0, 1) (or [0, 1] when ``open_interval`` is False)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a float. Got {x!r} of type "
+            f"{type(x).__name__} instead."
+        )
+    x = float(x)
+    ok = (0.0 < x < 1.0) if open_interval else (0.0 <= x <= 1.0)
+    if not ok:
+        rng = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a float in the range {rng}. "
+            f"Got {x!r} instead."
+        )
+    return x
+
+
+def check_positive_int(x, name: str, func: str, *, minimum: int = 1) -> int:
+    """Return ``x`` as an int >= ``minimum``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        if isinstance(x, numbers.Real) and float(x).is_integer():
+            x = int(x)
+        else:
+            raise TypeError(
+                f"The '{name}' parameter of {func} must be an int. Got {x!r} of type "
+                f"{type(x).__name__} instead."
+            )
+    x = int(x)
+    if x < minimum:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be an int in the range [{minimum}, inf). "
+            f"Got {x} instead."
+        )
+    return x
+
+
+def check_choice(x, name: str, func: str, choices) -> str:
+    """Return ``x`` if it is one of ``choices``."""
+    if x not in choices:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be one of {sorted(choices)}. "
+            f"Got {x!r} instead."
+        )
+    return x
+
+
+def same_length(func: str, **arrays: np.ndarray) -> int:
+    """Return the common length of 1-D (or scalar) arrays; raise if they differ."""
+    lengths = {k: (v.shape[0] if v.ndim else None) for k, v in arrays.items()}
+    sized = {k: v for k, v in lengths.items() if v is not None}
+    if len(set(sized.values())) > 1:
+        desc = ", ".join(f"{k}: {v}" for k, v in sized.items())
+        raise ValueError(f"The arrays passed to {func} must have the same length. Got {desc}.")
+    return next(iter(sized.values()), 1)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(np.ravel(mask))[0])

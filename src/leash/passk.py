@@ -1,0 +1,255 @@
+"""pass@k estimators: unbiased (Chen et al., 2021), "first k samples", and avg@n.
+
+Two estimators are offered because the paper's printed tables use one and the literature the
+other (SPEC 1.5):
+
+``"unbiased"``
+    1 - C(n-c, k) / C(n, k): the probability that a random k-subset of the n samples contains a
+    correct one. Chen et al. (2021).
+``"first-k"``
+    1[the first correct sample has index < k]: what the paper's printed pass@k tables report (its
+    values are multiples of 1/N and stay flat between some k, which the unbiased estimator cannot
+    do). It needs the sample order, via ``first_correct``.
+
+Numerics. C(n-c, k)/C(n, k) = prod_{j<k} (1 - c/(n-j)) = prod_{j<c} (1 - k/(n-j)) (the ratio is
+symmetric in c and k). We evaluate the shorter product as a sum of ``log1p`` terms and return
+``-expm1(sum)``, so small values of pass@k (small c and k, large n) keep full relative precision,
+where ``1 - prod`` would cancel. A question with n - c < k gets a ``log1p(-1) = -inf`` term and
+so exactly 1.0; c = 0 gives exactly 0.0.
+
+The curve over k uses the cumulative form of the recurrence r(k) = r(k-1) (n-c-k+1)/(n-k+1), as a
+cumulative sum of the same log terms, so every k from 1 to n costs O(n) per question; questions
+that share (n, c) are computed once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_count_array, check_c_le_n, check_choice, check_k_in_range, same_length
+
+ESTIMATORS = ("unbiased", "first-k")
+
+__all__ = ["ESTIMATORS", "pass_at_k", "pass_at_k_first", "pass_at_k_curve", "avg_at_n"]
+
+
+def _validate_nc(n, c, func):
+    n = as_count_array(n, "n", func)
+    c = as_count_array(c, "c", func)
+    same_length(func, n=n, c=c)
+    check_c_le_n(n, c, func)
+    return n, c
+
+
+def pass_at_k(n, c, k):
+    """Unbiased pass@k estimator of Chen et al. (2021), vectorized over questions.
+
+    Parameters
+    ----------
+    n : int or array_like of int, shape (n_questions,)
+        Number of samples drawn per question.
+    c : int or array_like of int, shape (n_questions,)
+        Number of verified-correct samples per question, ``0 <= c <= n``.
+    k : int or array_like of int, shape (n_questions,)
+        Budget, ``1 <= k <= n`` for every question.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+        ``1 - C(n-c, k) / C(n, k)`` per question; a float when every input is a scalar.
+        ``c == 0`` gives exactly 0.0 and ``n - c < k`` exactly 1.0.
+
+    Raises
+    ------
+    ValueError
+        If a count is negative or not a whole number, if ``c > n``, or if ``k`` is outside
+        ``[1, n]`` for some question (the message names k, the smallest n and its index).
+        Unlike many public copies of this estimator, ``k > n`` is an error, never 1.0.
+    TypeError
+        If an input is not numeric.
+
+    Examples
+    --------
+    >>> pass_at_k(10, 3, 2)  # 1 - C(7,2)/C(10,2) = 1 - 21/45
+    0.5333333333333333
+    """
+    func = "pass_at_k"
+    n, c = _validate_nc(n, c, func)
+    k = as_count_array(k, "k", func)
+    same_length(func, n=n, c=c, k=k)
+    check_k_in_range(k, n, func)
+    scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
+    n, c, k = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
+
+    # r = prod_{j < b} (1 - a / (n - j)) with a = max(c, k), b = min(c, k).
+    a = np.maximum(c, k)
+    b = np.minimum(c, k)
+    total = int(b.sum())
+    log_r = np.zeros(n.shape, dtype=np.float64)
+    if total:
+        seg = np.repeat(np.arange(n.size), b)
+        starts = np.cumsum(b) - b
+        j = np.arange(total) - np.repeat(starts, b)
+        # Once a >= n - j the product hits a zero factor; clip so the term is log(0) = -inf
+        # rather than the log of a negative number.
+        with np.errstate(divide="ignore"):
+            terms = np.log1p(-np.minimum(a[seg] / (n[seg] - j), 1.0))
+        # A -inf term (n - c < k) makes the segment's sum -inf, hence pass@k exactly 1.
+        log_r = np.bincount(seg, weights=terms, minlength=n.size)
+    out = -np.expm1(log_r) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
+    return float(out[0]) if scalar else out
+
+
+def pass_at_k_first(first_correct, n, k):
+    """The "first k samples" pass@k: 1 if a correct sample is among the first k, else 0.
+
+    This is the estimator behind the paper's printed pass@k tables (SPEC 1.5).
+
+    Parameters
+    ----------
+    first_correct : int or array_like of int, shape (n_questions,)
+        0-based index (in generation order) of the first verified-correct sample, or -1 when no
+        sample is correct.
+    n : int or array_like of int, shape (n_questions,)
+        Number of samples per question; ``first_correct < n`` is required.
+    k : int
+        Budget, ``1 <= k <= n`` for every question.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+        1.0 where ``0 <= first_correct < k``, else 0.0.
+    """
+    func = "pass_at_k_first"
+    fc = _as_first_correct(first_correct, func)
+    n = as_count_array(n, "n", func)
+    k = as_count_array(k, "k", func)
+    same_length(func, first_correct=fc, n=n, k=k)
+    check_k_in_range(k, n, func)
+    _check_first_lt_n(fc, n, func)
+    out = ((fc >= 0) & (fc < k)).astype(np.float64)
+    return float(out) if out.ndim == 0 else out
+
+
+def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
+    """pass@k for many budgets at once, per question.
+
+    Parameters
+    ----------
+    n : array_like of int, shape (n_questions,)
+        Number of samples per question.
+    c : array_like of int, shape (n_questions,)
+        Number of verified-correct samples per question.
+    ks : array_like of int, shape (n_ks,), optional
+        Budgets, each in ``[1, min(n)]``. Default: every k from 1 to ``min(n)``.
+    estimator : {"unbiased", "first-k"}, default "unbiased"
+        Which estimator (see the module docstring). ``"first-k"`` needs ``first_correct``.
+    first_correct : array_like of int, shape (n_questions,), optional
+        Index of the first correct sample, -1 if none; required for ``"first-k"``.
+
+    Returns
+    -------
+    ndarray of float, shape (n_questions, n_ks)
+        pass@k of each question at each budget. The benchmark-level curve is ``.mean(axis=0)``.
+    """
+    func = "pass_at_k_curve"
+    check_choice(estimator, "estimator", func, ESTIMATORS)
+    n, c = _validate_nc(n, c, func)
+    n, c = np.atleast_1d(n), np.atleast_1d(c)
+    n, c = np.broadcast_arrays(n, c)
+    if ks is None:
+        ks = np.arange(1, int(n.min()) + 1 if n.size else 1)
+    ks = np.atleast_1d(as_count_array(ks, "ks", func))
+    if n.size == 0:
+        return np.zeros((0, ks.size))
+    for kk in ks:
+        check_k_in_range(np.int64(kk), n, func)
+
+    if estimator == "first-k":
+        if first_correct is None:
+            raise ValueError(
+                "The 'first_correct' parameter of pass_at_k_curve is required when "
+                "estimator='first-k' (the index of each question's first correct sample, -1 if "
+                "none). Got None instead."
+            )
+        fc = np.atleast_1d(_as_first_correct(first_correct, func))
+        same_length(func, n=n, first_correct=fc)
+        _check_first_lt_n(fc, n, func)
+        _check_first_consistent(fc, c, func)
+        return ((fc[:, None] >= 0) & (fc[:, None] < ks[None, :])).astype(np.float64)
+
+    kmax = int(ks.max())
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    inverse = np.ravel(inverse)
+    out_u = np.empty((pairs.shape[0], ks.size))
+    # Chunk the (unique questions x kmax) work matrix to bound memory at ~32 MB.
+    rows = max(1, 4_000_000 // max(kmax, 1))
+    j = np.arange(kmax, dtype=np.float64)
+    for s in range(0, pairs.shape[0], rows):
+        nn = pairs[s : s + rows, 0][:, None].astype(np.float64)
+        cc = pairs[s : s + rows, 1][:, None].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.log1p(-np.minimum(cc / (nn - j[None, :]), 1.0))
+        # columns j >= n are never used (k <= n); neutralise them (they may be NaN or inf).
+        terms[j[None, :] >= nn] = 0.0
+        log_r = np.cumsum(terms, axis=1)
+        out_u[s : s + rows] = -np.expm1(log_r[:, ks - 1]) + 0.0
+    return out_u[inverse]
+
+
+def avg_at_n(n, c):
+    """Mean accuracy over all samples of each question (avg@n), ``c / n``.
+
+    Parameters
+    ----------
+    n : int or array_like of int, shape (n_questions,)
+        Samples per question, each >= 1.
+    c : int or array_like of int, shape (n_questions,)
+        Verified-correct samples per question.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+        Per-question accuracy; the paper's avg@32 of a benchmark is the mean over questions.
+    """
+    func = "avg_at_n"
+    n, c = _validate_nc(n, c, func)
+    if (np.asarray(n) < 1).any():
+        i = int(np.flatnonzero(np.atleast_1d(n) < 1)[0])
+        raise ValueError(
+            f"The 'n' parameter of {func} must be >= 1 for every question. Got 0 at index {i}."
+        )
+    out = c / n
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _as_first_correct(first_correct, func):
+    arr = np.asarray(first_correct)
+    if arr.dtype.kind not in "iuf" or arr.ndim > 1:
+        raise TypeError(
+            f"The 'first_correct' parameter of {func} must be an int or a 1-D array of ints "
+            f"(-1 for no correct sample). Got dtype {arr.dtype}, shape {arr.shape} instead."
+        )
+    shifted = as_count_array(arr + 1 if arr.dtype.kind != "u" else arr, "first_correct + 1", func)
+    return shifted - 1 if arr.dtype.kind != "u" else shifted
+
+
+def _check_first_lt_n(fc, n, func):
+    fc_b, n_b = np.broadcast_arrays(fc, n)
+    bad = fc_b >= n_b
+    if bad.any():
+        i = int(np.flatnonzero(np.ravel(bad))[0])
+        raise ValueError(
+            f"The 'first_correct' parameter of {func} must be < n (a sample index). "
+            f"Got first_correct={fc_b.flat[i]} with n={n_b.flat[i]} at index {i}."
+        )
+
+
+def _check_first_consistent(fc, c, func):
+    bad = (fc < 0) != (c == 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The 'first_correct' parameter of {func} must be -1 exactly when c == 0. "
+            f"Got first_correct={fc[i]} with c={c[i]} at index {i}."
+        )

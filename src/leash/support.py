@@ -1,0 +1,320 @@
+"""Empirical support: the threshold epsilon, support categories, P/E/S/O counts and the paper's
+four summary metrics SRR, NDR, SDS and NSCR (SPEC 1.2-1.4).
+
+The paper's operational rule (SPEC 1.3, exact for every printed row): a model "finds" a question
+at budget k when at least ``min_count`` (default 1) of its k samples are verified correct. With
+that rule, for each question:
+
+=====================  ==========  ==========
+category               base found  RLVR found
+=====================  ==========  ==========
+preservation  (P)      yes         yes
+expansion     (E)      no          yes
+shrinkage     (S)      yes         no
+out_of_support (O)     no          no
+=====================  ==========  ==========
+
+and the metrics (Def. 3.3):
+
+* SRR = P / (P + S)          support retention rate
+* NDR = E / (P + E)          net discovery rate
+* SDS = 2 SRR NDR / (SRR + NDR)   harmonic mean
+* NSCR = (E - S) / (P + E + S)    net support change rate
+
+Undefined ratios (a zero denominator) are NaN. SDS is 0.0 when NDR = 0 and SRR > 0, as the paper
+prints it; it is NaN when either input is NaN.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from ._checks import (
+    as_count_array,
+    check_c_le_n,
+    check_k_in_range,
+    check_positive_int,
+    check_probability,
+    same_length,
+)
+from .passk import pass_at_k
+
+CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
+CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_DTYPE",
+    "SupportCounts",
+    "SupportMetrics",
+    "epsilon",
+    "found",
+    "support_codes",
+    "support_status",
+    "support_counts",
+    "support_metrics",
+    "found_probability",
+    "expected_support_counts",
+]
+
+
+class SupportCounts(NamedTuple):
+    """Counts of questions per support category (ints, floats for expectations, or arrays)."""
+
+    P: object
+    E: object
+    S: object
+    O: object  # noqa: E741  (the paper's name)
+
+
+class SupportMetrics(NamedTuple):
+    """The paper's four support-dynamics metrics (floats, or arrays for vectorized input)."""
+
+    SRR: object
+    NDR: object
+    SDS: object
+    NSCR: object
+
+
+def epsilon(k, zeta=0.05, *, exact=False):
+    """Empirical-support threshold for a budget of ``k`` samples (SPEC 1.2, App. C.4).
+
+    A correct completion never observed in k i.i.d. samples has probability at most epsilon with
+    confidence ``1 - zeta``.
+
+    Parameters
+    ----------
+    k : int or array_like of int, shape (n,)
+        Sampling budget, ``k >= 1``.
+    zeta : float, default 0.05
+        Miss probability, in (0, 1).
+    exact : bool, default False
+        False gives the paper's bound ``-ln(zeta) / k`` (from ``log(1-p) <= -p``); True gives the
+        exact solution of ``(1 - p)^k = zeta``, ``1 - zeta**(1/k)``, which is slightly smaller.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n,)
+
+    Examples
+    --------
+    >>> round(epsilon(8192), 7)  # the paper's 3.66e-4
+    0.0003657
+    """
+    func = "epsilon"
+    zeta = check_probability(zeta, "zeta", func)
+    k = as_count_array(k, "k", func)
+    if (k < 1).any():
+        i = int(np.flatnonzero(np.atleast_1d(k) < 1)[0])
+        raise ValueError(
+            f"The 'k' parameter of {func} must be an int in the range [1, inf). "
+            f"Got {np.atleast_1d(k)[i]} at index {i} instead."
+        )
+    out = -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def found(c, min_count=1):
+    """Whether a model "found" each question: at least ``min_count`` correct samples.
+
+    Parameters
+    ----------
+    c : int or array_like of int, shape (n_questions,)
+        Verified-correct samples per question.
+    min_count : int, default 1
+        The paper's rule is 1 (SPEC 1.3).
+
+    Returns
+    -------
+    bool or ndarray of bool, shape (n_questions,)
+    """
+    c = as_count_array(c, "c", "found")
+    min_count = check_positive_int(min_count, "min_count", "found")
+    out = c >= min_count
+    return bool(out) if out.ndim == 0 else out
+
+
+def _validated_pair(c_base, c_rl, min_count, func):
+    c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
+    c_rl = np.atleast_1d(as_count_array(c_rl, "c_rl", func))
+    same_length(func, c_base=c_base, c_rl=c_rl)
+    min_count = check_positive_int(min_count, "min_count", func)
+    return c_base >= min_count, c_rl >= min_count
+
+
+def support_codes(c_base, c_rl, *, min_count=1):
+    """Category codes 0..3 (index into ``CATEGORIES``), vectorized.
+
+    Parameters
+    ----------
+    c_base, c_rl : array_like of int, shape (n_questions,)
+        Verified-correct counts of the base and the RLVR model on the same questions, at the
+        same budget.
+    min_count : int, default 1
+
+    Returns
+    -------
+    ndarray of int8, shape (n_questions,)
+        0 preservation, 1 expansion, 2 shrinkage, 3 out_of_support.
+    """
+    fb, fr = _validated_pair(c_base, c_rl, min_count, "support_codes")
+    # (base, rl): (1,1)->0, (0,1)->1, (1,0)->2, (0,0)->3
+    return np.where(fr, np.where(fb, 0, 1), np.where(fb, 2, 3)).astype(np.int8)
+
+
+def support_status(c_base, c_rl, *, min_count=1):
+    """Per-question support category as an ordered ``pandas.Categorical``.
+
+    Parameters
+    ----------
+    c_base, c_rl : array_like of int, shape (n_questions,)
+        Verified-correct counts of the base and RLVR model per question at the same budget.
+    min_count : int, default 1
+        Correct samples needed for a model to "find" a question (the paper uses 1).
+
+    Returns
+    -------
+    pandas.Categorical, shape (n_questions,)
+        Categories ``CATEGORIES`` in that order.
+    """
+    codes = support_codes(c_base, c_rl, min_count=min_count)
+    return pd.Categorical.from_codes(codes, dtype=CATEGORY_DTYPE)
+
+
+def support_counts(c_base, c_rl, *, min_count=1):
+    """Counts P, E, S, O of questions per support category.
+
+    Parameters
+    ----------
+    c_base, c_rl : array_like of int, shape (n_questions,)
+    min_count : int, default 1
+
+    Returns
+    -------
+    SupportCounts
+        Named tuple of ints ``(P, E, S, O)`` summing to n_questions.
+    """
+    codes = support_codes(c_base, c_rl, min_count=min_count)
+    counts = np.bincount(codes, minlength=4)
+    return SupportCounts(*(int(x) for x in counts))
+
+
+def support_metrics(P, E, S, O):  # noqa: E741, N803
+    """SRR, NDR, SDS and NSCR from category counts (SPEC 1.4), vectorized over rows.
+
+    Parameters
+    ----------
+    P, E, S, O : int, float or array_like, shape (n_rows,)
+        Preservation, expansion, shrinkage and out-of-support counts (non-negative; floats are
+        allowed so that expected counts work). O enters no metric; it is validated only.
+
+    Returns
+    -------
+    SupportMetrics
+        ``SRR = P/(P+S)``, ``NDR = E/(P+E)``, ``SDS = 2 SRR NDR/(SRR+NDR)``,
+        ``NSCR = (E-S)/(P+E+S)``; floats for scalar input, arrays of shape (n_rows,) otherwise.
+        A zero denominator gives NaN. SDS is 0 when NDR = 0 and SRR > 0 (the paper prints
+        0.000 for such rows), and NaN when SRR or NDR is NaN or both are 0.
+
+    Examples
+    --------
+    >>> m = support_metrics(1355, 5, 56, 131)  # Table 1, ProRL-1.5B-v1, Math
+    >>> round(m.SRR, 4), round(m.NDR, 4), round(m.NSCR, 3)
+    (0.9603, 0.0037, -0.036)
+    """
+    func = "support_metrics"
+    arrs = []
+    for name, x in (("P", P), ("E", E), ("S", S), ("O", O)):
+        a = np.asarray(x, dtype=np.float64) if not isinstance(x, (str, bytes)) else None
+        if a is None or a.dtype.kind != "f":
+            raise TypeError(f"The '{name}' parameter of {func} must be numeric. Got {x!r}.")
+        if a.ndim > 1:
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be a scalar or 1-D. Got shape {a.shape}."
+            )
+        bad = ~np.isfinite(a) | (a < 0)
+        if bad.any():
+            i = int(np.flatnonzero(np.ravel(bad))[0])
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be finite and non-negative. "
+                f"Got {np.ravel(a)[i]!r} at index {i} instead."
+            )
+        arrs.append(a)
+    same_length(func, P=arrs[0], E=arrs[1], S=arrs[2], O=arrs[3])
+    p, e, s, _ = np.broadcast_arrays(*arrs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        srr = np.where(p + s > 0, p / (p + s), np.nan)
+        ndr = np.where(p + e > 0, e / (p + e), np.nan)
+        hm = np.where(srr + ndr > 0, 2 * srr * ndr / (srr + ndr), np.nan)
+        sds = np.where((ndr == 0) & (srr > 0), 0.0, hm)
+        nscr = np.where(p + e + s > 0, (e - s) / (p + e + s), np.nan)
+    out = (srr, ndr, sds, nscr)
+    if p.ndim == 0:
+        return SupportMetrics(*(float(x) for x in out))
+    return SupportMetrics(*out)
+
+
+def found_probability(n, c, k, *, min_count=1):
+    """Probability that a random k-subset of a question's n samples holds >= min_count correct.
+
+    Exact (hypergeometric), no resampling. With ``min_count=1`` this is the unbiased pass@k.
+
+    Parameters
+    ----------
+    n, c : array_like of int, shape (n_questions,)
+        Samples and correct samples per question.
+    k : int
+        Budget, ``1 <= k <= n``.
+    min_count : int, default 1
+
+    Returns
+    -------
+    ndarray of float, shape (n_questions,)
+    """
+    func = "found_probability"
+    min_count = check_positive_int(min_count, "min_count", func)
+    if min_count == 1:
+        return np.atleast_1d(pass_at_k(n, c, k))
+    n = np.atleast_1d(as_count_array(n, "n", func))
+    c = np.atleast_1d(as_count_array(c, "c", func))
+    k = as_count_array(k, "k", func)
+    same_length(func, n=n, c=c)
+    check_c_le_n(n, c, func)
+    check_k_in_range(k, n, func)
+    # scipy's hypergeom(M=population, n=successes, N=draws); sf(m - 1) = P(X >= m).
+    return _st.hypergeom.sf(min_count - 1, n, c, k)
+
+
+def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
+    """Expected P, E, S, O at a budget ``k`` below the number of samples, computed exactly.
+
+    Each model's k samples are a random subset of its n samples, drawn independently for the
+    two models, so with f = found_probability per question,
+    E[P] = sum f_b f_r, E[E] = sum (1-f_b) f_r, E[S] = sum f_b (1-f_r), E[O] = sum (1-f_b)(1-f_r).
+    Evaluating this over a grid of k draws support dynamics as smooth curves.
+
+    Parameters
+    ----------
+    n_base, c_base, n_rl, c_rl : array_like of int, shape (n_questions,)
+    k : int
+        Budget, ``1 <= k <= min(n_base, n_rl)``.
+    min_count : int, default 1
+
+    Returns
+    -------
+    SupportCounts
+        Named tuple of floats summing to n_questions.
+    """
+    fb = found_probability(n_base, c_base, k, min_count=min_count)
+    fr = found_probability(n_rl, c_rl, k, min_count=min_count)
+    same_length("expected_support_counts", c_base=fb, c_rl=fr)
+    return SupportCounts(
+        float(np.sum(fb * fr)),
+        float(np.sum((1 - fb) * fr)),
+        float(np.sum(fb * (1 - fr))),
+        float(np.sum((1 - fb) * (1 - fr))),
+    )
