@@ -1,0 +1,313 @@
+"""Answer-level entropy, token-level entropy and perplexity (SPEC 1.6-1.8).
+
+* Answer-level entropy of a question: the Shannon entropy of the empirical distribution of its
+  samples' extracted final answers, ``-sum_j p_j log p_j``; averaged over questions.
+  Missing/unparsable answers form one "NA" class (the paper's choice) or are dropped.
+* Token-level entropy (the paper's definition): the mean over sequences of each sequence's mean
+  per-token entropy, i.e. a macro average over sequences, not over tokens.
+* Perplexity of a trace: ``exp(-mean token log-probability)``.
+
+Natural logs by default; ``base=2`` gives bits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import check_choice
+
+__all__ = [
+    "AnswerEntropy",
+    "entropy_from_counts",
+    "answer_entropy",
+    "answer_entropy_from_histograms",
+    "token_entropy",
+    "perplexity",
+    "aggregate_perplexity",
+    "is_missing_answer",
+]
+
+NA_CHOICES = ("class", "drop")
+CORRECTIONS = (None, "miller-madow")
+
+
+class AnswerEntropy(NamedTuple):
+    """Per-question answer-entropy facts, each an ndarray of shape (n_questions,)."""
+
+    entropy: np.ndarray
+    n_distinct: np.ndarray
+    n_used: np.ndarray
+    n_na: np.ndarray
+
+
+def is_missing_answer(a) -> bool:
+    """True for answers that count as "NA": None, NaN, pandas NA, or a blank string."""
+    if a is None:
+        return True
+    if isinstance(a, str):
+        return a.strip() == ""
+    try:
+        return bool(a != a)  # NaN and pandas.NA-like values
+    except (TypeError, ValueError):
+        return False
+
+
+def _log_factor(base):
+    if base is None:
+        return 1.0
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 0 or base == 1:
+        raise ValueError(
+            f"The 'base' parameter must be a positive number other than 1 (None for natural "
+            f"log). Got {base!r} instead."
+        )
+    return 1.0 / math.log(base)
+
+
+def entropy_from_counts(counts, *, base=None, correction=None):
+    """Shannon entropy of an empirical distribution given by class counts.
+
+    Parameters
+    ----------
+    counts : array_like of int, shape (n_classes,)
+        Non-negative counts; zero counts are ignored.
+    base : float, optional
+        Log base; None (default) for nats.
+    correction : {None, "miller-madow"}, default None
+        "miller-madow" adds the first-order bias correction ``(m - 1) / (2 N)`` (in nats),
+        where m is the number of non-zero classes and N the total count.
+
+    Returns
+    -------
+    float
+        The entropy; NaN for an empty distribution (N = 0).
+    """
+    func = "entropy_from_counts"
+    check_choice(correction, "correction", func, CORRECTIONS)
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 1 or (c < 0).any() or not np.isfinite(c).all():
+        raise ValueError(
+            f"The 'counts' parameter of {func} must be a 1-D array of non-negative finite "
+            f"numbers. Got {counts!r} instead."
+        )
+    out = answer_entropy_from_histograms([c], base=base, correction=correction)
+    return float(out.entropy[0])
+
+
+def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=None,
+                                   correction=None):
+    """Answer-level entropy from per-question answer histograms (vectorized over questions).
+
+    Parameters
+    ----------
+    histograms : sequence of array_like of int, length n_questions
+        Counts of each distinct (non-missing) answer, per question.
+    n_na : array_like of int, shape (n_questions,), optional
+        Number of samples per question with no extracted answer. Default: 0 everywhere.
+    na : {"class", "drop"}, default "class"
+        "class" counts the missing answers as one extra class "NA" (the paper's choice);
+        "drop" leaves them out of the distribution.
+    base : float, optional
+        Log base; None for natural log.
+    correction : {None, "miller-madow"}, default None
+
+    Returns
+    -------
+    AnswerEntropy
+        entropy (NaN for a question with no usable sample), n_distinct, n_used, n_na.
+    """
+    func = "answer_entropy_from_histograms"
+    check_choice(na, "na", func, NA_CHOICES)
+    check_choice(correction, "correction", func, CORRECTIONS)
+    factor = _log_factor(base)
+    hists = [np.asarray(h, dtype=np.float64).ravel() for h in histograms]
+    q = len(hists)
+    n_na = np.zeros(q, dtype=np.int64) if n_na is None else np.asarray(n_na, dtype=np.int64)
+    if n_na.shape != (q,):
+        raise ValueError(
+            f"The 'n_na' parameter of {func} must have shape ({q},), one entry per question. "
+            f"Got shape {n_na.shape} instead."
+        )
+    if na == "class":
+        hists = [np.append(h, n) if n > 0 else h for h, n in zip(hists, n_na)]
+    lengths = np.fromiter((h.size for h in hists), dtype=np.int64, count=q)
+    flat = np.concatenate(hists) if q else np.zeros(0)
+    if (flat < 0).any():
+        raise ValueError(f"The histograms passed to {func} must hold non-negative counts.")
+    seg = np.repeat(np.arange(q), lengths)
+    totals = np.bincount(seg, weights=flat, minlength=q)
+    nonzero = flat > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = flat / totals[seg]
+        terms = np.where(nonzero, -p * np.log(np.where(nonzero, p, 1.0)), 0.0)
+    h = np.bincount(seg, weights=terms, minlength=q)
+    distinct = np.bincount(seg, weights=nonzero.astype(np.float64), minlength=q).astype(np.int64)
+    if correction == "miller-madow":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = h + (distinct - 1) / (2.0 * totals)
+    h = np.where(totals > 0, h * factor, np.nan) + 0.0
+    return AnswerEntropy(h, distinct, totals.astype(np.int64), n_na)
+
+
+def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="class",
+                   correction=None, classes=None):
+    """Answer-level entropy per question from the extracted answers of its samples.
+
+    Parameters
+    ----------
+    answers_per_question : iterable of sequences, length n_questions
+        For each question, the extracted final answer of each sample (hashable values; None,
+        NaN or a blank string mean "no answer extracted").
+    base : float, optional
+        Log base; None (default) for natural log, as assumed for the paper (SPEC 1.7).
+    na : {"class", "drop"}, default "class"
+        Missing answers form their own "NA" class (the paper) or are dropped.
+    correction : {None, "miller-madow"}, default None
+        Optional first-order bias correction.
+    classes : callable, optional
+        Maps one question's list of non-missing answers to equivalence-class labels (same
+        length), e.g. ``leash.answers.answer_classes``; default: answers are classes as given.
+
+    Returns
+    -------
+    AnswerEntropy
+        Per-question entropy, number of distinct answer classes (NA counted as a class when
+        ``na="class"``), samples used, and samples without an answer.
+
+    Examples
+    --------
+    >>> r = answer_entropy([["4", "4", "5", None]])
+    >>> round(float(r.entropy[0]), 4), int(r.n_distinct[0])  # p = (1/2, 1/4, 1/4)
+    (1.0397, 3)
+    """
+    hists, n_na = [], []
+    for answers in answers_per_question:
+        if isinstance(answers, (str, bytes)):
+            raise TypeError(
+                "The 'answers_per_question' parameter of answer_entropy must hold one sequence "
+                f"of answers per question. Got the string {answers!r} instead."
+            )
+        present = [a for a in answers if not is_missing_answer(a)]
+        n_na.append(len(answers) - len(present))
+        if classes is not None:
+            labels = list(classes(present))
+            if len(labels) != len(present):
+                raise ValueError(
+                    "The 'classes' callable of answer_entropy must return one label per answer. "
+                    f"Got {len(labels)} labels for {len(present)} answers."
+                )
+            present = labels
+        hists.append(np.fromiter(Counter(present).values(), dtype=np.float64))
+    return answer_entropy_from_histograms(
+        hists, n_na=np.asarray(n_na, dtype=np.int64), na=na, base=base, correction=correction
+    )
+
+
+def token_entropy(sequence_means, *, per_token=None):
+    """The paper's token-level entropy: mean over sequences of per-sequence mean token entropy.
+
+    Parameters
+    ----------
+    sequence_means : array_like of float, shape (n_sequences,), or None
+        Each sequence's mean per-token (full-vocabulary) entropy. NaN entries are rejected.
+    per_token : sequence of array_like of float, length n_sequences, optional
+        Alternatively, each sequence's per-token entropies; their means are taken first
+        (pass ``sequence_means=None``).
+
+    Returns
+    -------
+    float
+        ``(1/N) sum_i (1/T_i) sum_t H_t^(i)`` (SPEC 1.6). A macro average over sequences: a long
+        sequence weighs as much as a short one.
+    """
+    func = "token_entropy"
+    if per_token is not None:
+        if sequence_means is not None:
+            raise ValueError(f"Pass either 'sequence_means' or 'per_token' to {func}, not both.")
+        means = []
+        for i, t in enumerate(per_token):
+            t = np.asarray(t, dtype=np.float64)
+            if t.size == 0:
+                raise ValueError(
+                    f"The 'per_token' parameter of {func} has an empty sequence at index {i}; "
+                    "a sequence with no generated tokens has no mean entropy."
+                )
+            means.append(t.mean())
+        sequence_means = means
+    m = np.asarray(sequence_means, dtype=np.float64)
+    if m.ndim != 1 or m.size == 0:
+        raise ValueError(
+            f"The 'sequence_means' parameter of {func} must be a non-empty 1-D array. "
+            f"Got shape {m.shape} instead."
+        )
+    bad = ~np.isfinite(m) | (m < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The 'sequence_means' parameter of {func} must hold finite non-negative entropies. "
+            f"Got {m[i]!r} at index {i} instead."
+        )
+    return float(m.mean())
+
+
+def perplexity(token_logprobs):
+    """Perplexity of one trace from its token log-probabilities (natural log).
+
+    Parameters
+    ----------
+    token_logprobs : array_like of float, shape (n_tokens,)
+        ``log p(y_t | x, y_<t)`` of each token of the trace under the scoring model (<= 0).
+
+    Returns
+    -------
+    float
+        ``exp(-mean(token_logprobs))`` (SPEC 1.8's assumed formula).
+    """
+    lp = np.asarray(token_logprobs, dtype=np.float64)
+    if lp.ndim != 1 or lp.size == 0:
+        raise ValueError(
+            "The 'token_logprobs' parameter of perplexity must be a non-empty 1-D array. "
+            f"Got shape {lp.shape} instead."
+        )
+    bad = ~np.isfinite(lp) | (lp > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            "The 'token_logprobs' parameter of perplexity must hold finite log-probabilities "
+            f"(<= 0). Got {lp[i]!r} at index {i} instead."
+        )
+    return float(np.exp(-lp.mean()))
+
+
+AGGREGATIONS = ("trace-mean", "token-pooled")
+
+
+def aggregate_perplexity(traces, *, how="trace-mean"):
+    """Aggregate perplexity over several traces.
+
+    Parameters
+    ----------
+    traces : sequence of array_like of float, length n_traces
+        Token log-probabilities of each trace.
+    how : {"trace-mean", "token-pooled"}, default "trace-mean"
+        "trace-mean": the mean of per-trace perplexities; "token-pooled": ``exp`` of minus the
+        mean log-probability over all tokens of all traces. The paper does not say which it
+        uses (SPEC 1.8); the default is the per-trace mean.
+
+    Returns
+    -------
+    float
+    """
+    check_choice(how, "how", "aggregate_perplexity", AGGREGATIONS)
+    traces = list(traces)
+    if not traces:
+        raise ValueError("The 'traces' parameter of aggregate_perplexity must not be empty.")
+    if how == "trace-mean":
+        return float(np.mean([perplexity(t) for t in traces]))
+    for t in traces:
+        perplexity(t)  # validates each trace
+    return float(np.exp(-np.concatenate([np.asarray(t, float) for t in traces]).mean()))

@@ -1,0 +1,337 @@
+"""Statistics the paper does not report: bootstrap intervals, the exact McNemar test of expansion
+against shrinkage, the crossover budget, and the Holm correction.
+
+Bootstrap design: questions are the resampling unit, and the two models are resampled *paired*
+(the same resampled questions for both), because the support categories are properties of a
+question under both models. For pooled rows (several benchmarks) resampling is stratified by
+benchmark, so every replicate keeps each benchmark's size. Intervals are percentile intervals.
+Randomness comes only from the ``numpy.random.Generator`` the caller passes.
+
+``scipy.stats.bootstrap`` is not used: it has no stratification, and evaluating eight statistics
+(P, E, S, O and four ratios) or a whole pass@k curve per replicate is much faster as one matrix
+product of resampling weights with per-question indicators, as done here.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from ._checks import as_count_array, check_positive_int, check_probability, same_length
+from .passk import pass_at_k_curve
+from .support import support_codes, support_metrics
+
+__all__ = [
+    "McNemarResult",
+    "mcnemar_exact",
+    "resampling_weights",
+    "bootstrap_support",
+    "bootstrap_pass_at_k",
+    "crossover_budget",
+    "bootstrap_crossover",
+    "holm",
+]
+
+SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
+
+
+class McNemarResult(NamedTuple):
+    """Exact McNemar (sign) test of E against S and a Clopper-Pearson interval for E/(E+S)."""
+
+    p_value: float
+    proportion: float
+    ci_low: float
+    ci_high: float
+
+
+def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
+    """Exact McNemar test: are expansions and shrinkages equally likely?
+
+    Among the questions whose found/not-found status differs between the two models (the
+    discordant pairs, E + S of them), under the null each is an expansion with probability 1/2.
+    The two-sided p-value is the exact binomial test of E successes in E + S trials.
+
+    Parameters
+    ----------
+    E, S : int
+        Expansion and shrinkage counts.
+    level : float, default 0.95
+        Confidence level of the Clopper-Pearson (exact) interval for E / (E + S).
+
+    Returns
+    -------
+    McNemarResult
+        ``p_value`` (1.0 when E + S = 0), ``proportion`` = E/(E+S) and its interval (NaN when
+        E + S = 0).
+    """
+    func = "mcnemar_exact"
+    e = int(as_count_array(E, "E", func))
+    s = int(as_count_array(S, "S", func))
+    level = check_probability(level, "level", func)
+    if e + s == 0:
+        return McNemarResult(1.0, float("nan"), float("nan"), float("nan"))
+    res = _st.binomtest(e, e + s, 0.5, alternative="two-sided")
+    ci = res.proportion_ci(confidence_level=level, method="exact")
+    return McNemarResult(float(res.pvalue), e / (e + s), float(ci.low), float(ci.high))
+
+
+def resampling_weights(n_items, *, rng, n_boot, strata=None):
+    """How often each question appears in each bootstrap replicate.
+
+    Parameters
+    ----------
+    n_items : int
+        Number of questions.
+    rng : numpy.random.Generator
+        Source of randomness.
+    n_boot : int
+        Number of replicates.
+    strata : array_like, shape (n_items,), optional
+        Stratum label of each question (e.g. its benchmark); questions are resampled within
+        their stratum, which keeps every stratum's size.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_boot, n_items)
+        Row b holds the multiplicity of each question in replicate b; each row sums to n_items
+        (and to each stratum's size within it).
+    """
+    func = "resampling_weights"
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"The 'rng' parameter of {func} must be a numpy.random.Generator (for example "
+            f"numpy.random.default_rng(0)). Got {type(rng).__name__} instead."
+        )
+    n_boot = check_positive_int(n_boot, "n_boot", func)
+    n_items = check_positive_int(n_items, "n_items", func)
+    if strata is None:
+        groups = [np.arange(n_items)]
+    else:
+        strata = np.asarray(strata)
+        if strata.shape != (n_items,):
+            raise ValueError(
+                f"The 'strata' parameter of {func} must have shape ({n_items},). "
+                f"Got {strata.shape} instead."
+            )
+        _, inv = np.unique(strata, return_inverse=True)
+        groups = [np.flatnonzero(inv == g) for g in range(inv.max() + 1)]
+    w = np.zeros((n_boot, n_items), dtype=np.int64)
+    rows = np.arange(n_boot)[:, None]
+    for members in groups:
+        draw = members[rng.integers(0, members.size, size=(n_boot, members.size))]
+        np.add.at(w, (np.broadcast_to(rows, draw.shape), draw), 1)
+    return w
+
+
+def _interval(rep, level):
+    a = (1 - level) / 2
+    with np.errstate(invalid="ignore"):
+        lo = np.nanquantile(rep, a, axis=0) if rep.size else np.nan
+        hi = np.nanquantile(rep, 1 - a, axis=0) if rep.size else np.nan
+    return lo, hi
+
+
+def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=1, level=0.95,
+                      return_replicates=False):
+    """Point estimates and paired bootstrap intervals for P, E, S, O, SRR, NDR, SDS, NSCR.
+
+    Parameters
+    ----------
+    c_base, c_rl : array_like of int, shape (n_questions,)
+        Verified-correct counts of the base and RLVR model per question, at the same budget.
+    rng : numpy.random.Generator
+        Source of randomness (required: results are reproducible from the caller's seed).
+    n_boot : int, default 1000
+        Bootstrap replicates.
+    strata : array_like, shape (n_questions,), optional
+        Benchmark of each question, for pooled rows (resampling within benchmark).
+    min_count : int, default 1
+        Correct samples for a model to "find" a question.
+    level : float, default 0.95
+        Confidence level of the percentile intervals.
+    return_replicates : bool, default False
+        Also return the (n_boot, 8) replicate matrix.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``P, E, S, O, SRR, NDR, SDS, NSCR``; columns ``estimate, low, high``. Replicates in
+        which a ratio is undefined are ignored for that ratio's interval (NaN-aware quantiles).
+        With ``return_replicates=True``, a tuple ``(frame, replicates)``.
+    """
+    func = "bootstrap_support"
+    level = check_probability(level, "level", func)
+    codes = support_codes(c_base, c_rl, min_count=min_count)
+    onehot = (codes[:, None] == np.arange(4)[None, :]).astype(np.float64)
+    w = resampling_weights(codes.size, rng=rng, n_boot=n_boot, strata=strata)
+    counts = w @ onehot  # (n_boot, 4)
+    rep = np.column_stack([counts, np.column_stack(support_metrics(*counts.T))])
+    point_counts = onehot.sum(axis=0)
+    point = np.concatenate([point_counts, np.asarray(support_metrics(*point_counts))])
+    lo, hi = _interval(rep, level)
+    frame = pd.DataFrame({"estimate": point, "low": lo, "high": hi}, index=list(SUPPORT_COLUMNS))
+    return (frame, rep) if return_replicates else frame
+
+
+def _check_model_arrays(n, c, func, suffix):
+    n = np.atleast_1d(as_count_array(n, f"n_{suffix}", func))
+    c = np.atleast_1d(as_count_array(c, f"c_{suffix}", func))
+    return n, c
+
+
+def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
+                        level=0.95, estimator="unbiased", first_correct_base=None,
+                        first_correct_rl=None):
+    """Benchmark-level pass@k curves of both models with paired bootstrap intervals.
+
+    Parameters
+    ----------
+    n_base, c_base, n_rl, c_rl : array_like of int, shape (n_questions,)
+        Samples and correct samples per question for each model (same questions, same order).
+    ks : array_like of int, shape (n_ks,)
+        Budgets.
+    rng : numpy.random.Generator
+    n_boot : int, default 1000
+    strata : array_like, shape (n_questions,), optional
+        Stratum (benchmark) per question.
+    level : float, default 0.95
+    estimator : {"unbiased", "first-k"}, default "unbiased"
+    first_correct_base, first_correct_rl : array_like of int, shape (n_questions,), optional
+        Needed for ``estimator="first-k"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format, one row per (k, series) with series in ``base``, ``rl``, ``rl - base``;
+        columns ``k, series, estimate, low, high``.
+    """
+    func = "bootstrap_pass_at_k"
+    level = check_probability(level, "level", func)
+    n_base, c_base = _check_model_arrays(n_base, c_base, func, "base")
+    n_rl, c_rl = _check_model_arrays(n_rl, c_rl, func, "rl")
+    same_length(func, c_base=c_base, c_rl=c_rl)
+    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
+    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
+    q = mb.shape[0]
+    w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
+    series = {"base": mb, "rl": mr, "rl - base": mr - mb}
+    ks_arr = np.atleast_1d(np.asarray(ks))
+    frames = []
+    for name, m in series.items():
+        rep = (w @ m) / q
+        lo, hi = _interval(rep, level)
+        frames.append(pd.DataFrame({"k": ks_arr, "series": name, "estimate": m.mean(axis=0),
+                                    "low": lo, "high": hi}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def crossover_budget(curve_base, curve_rl, ks):
+    """Smallest budget at which the base model's pass@k reaches the RLVR model's.
+
+    Parameters
+    ----------
+    curve_base, curve_rl : array_like of float, shape (n_ks,) or (n_rows, n_ks)
+        Benchmark-level pass@k curves (e.g. bootstrap replicates as rows).
+    ks : array_like of int, shape (n_ks,)
+        Increasing budgets.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_rows,)
+        The smallest k in ``ks`` with ``base >= rl``; NaN when the base never reaches the RLVR
+        model within ``ks``. If the base is already at or above the RLVR model at the smallest
+        k, that k is returned.
+    """
+    b = np.asarray(curve_base, dtype=np.float64)
+    r = np.asarray(curve_rl, dtype=np.float64)
+    ks = np.asarray(ks, dtype=np.float64)
+    if b.shape != r.shape or b.shape[-1] != ks.size:
+        raise ValueError(
+            "The curves passed to crossover_budget must have the same shape with last axis "
+            f"len(ks)={ks.size}. Got {b.shape} and {r.shape}."
+        )
+    if np.any(np.diff(ks) <= 0):
+        raise ValueError(f"The 'ks' parameter of crossover_budget must increase. Got {ks}.")
+    reached = b >= r
+    first = np.argmax(reached, axis=-1)
+    out = np.where(reached.any(axis=-1), ks[first], np.nan)
+    return float(out) if out.ndim == 0 else out
+
+
+def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
+                        level=0.95):
+    """The crossover budget with its paired bootstrap distribution.
+
+    Parameters
+    ----------
+    n_base, c_base, n_rl, c_rl : array_like of int, shape (n_questions,)
+    ks : array_like of int, shape (n_ks,)
+        Increasing budgets.
+    rng : numpy.random.Generator
+    n_boot : int, default 1000
+    strata : array_like, shape (n_questions,), optional
+    level : float, default 0.95
+
+    Returns
+    -------
+    dict
+        ``estimate`` (float, NaN if no crossover), ``low``/``high`` (percentile interval over
+        replicates that cross), ``share_crossing`` (fraction of replicates with a crossover within
+        ``ks``) and ``replicates`` (ndarray, shape (n_boot,)).
+    """
+    func = "bootstrap_crossover"
+    level = check_probability(level, "level", func)
+    n_base, c_base = _check_model_arrays(n_base, c_base, func, "base")
+    n_rl, c_rl = _check_model_arrays(n_rl, c_rl, func, "rl")
+    same_length(func, c_base=c_base, c_rl=c_rl)
+    mb = pass_at_k_curve(n_base, c_base, ks)
+    mr = pass_at_k_curve(n_rl, c_rl, ks)
+    q = mb.shape[0]
+    w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
+    rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
+    est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
+    crossing = np.isfinite(rep)
+    lo, hi = _interval(rep[crossing][:, None], level) if crossing.any() else ([np.nan], [np.nan])
+    return {
+        "estimate": est,
+        "low": float(np.ravel(lo)[0]),
+        "high": float(np.ravel(hi)[0]),
+        "share_crossing": float(crossing.mean()),
+        "replicates": rep,
+    }
+
+
+def holm(pvalues):
+    """Holm's step-down adjustment of p-values for multiple comparisons.
+
+    Written by hand because scipy offers only Benjamini-Hochberg/Yekutieli
+    (``scipy.stats.false_discovery_control``) and statsmodels is not a dependency.
+
+    Parameters
+    ----------
+    pvalues : array_like of float, shape (m,)
+        Raw p-values in [0, 1]; NaN entries are passed through and not counted in m.
+
+    Returns
+    -------
+    ndarray of float, shape (m,)
+        Adjusted p-values ``max_{j<=i} min(1, (m - j + 1) p_(j))`` in the original order.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError(f"The 'pvalues' parameter of holm must be 1-D. Got shape {p.shape}.")
+    ok = np.isfinite(p)
+    if ((p[ok] < 0) | (p[ok] > 1)).any():
+        raise ValueError(f"The 'pvalues' parameter of holm must lie in [0, 1]. Got {p[ok]}.")
+    out = np.full_like(p, np.nan)
+    idx = np.flatnonzero(ok)
+    m = idx.size
+    if m == 0:
+        return out
+    order = np.argsort(p[idx], kind="stable")
+    adj = np.minimum(1.0, (m - np.arange(m)) * p[idx][order])
+    out[idx[order]] = np.maximum.accumulate(adj)
+    return out
