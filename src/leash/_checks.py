@@ -40,7 +40,7 @@ def as_count_array(x, name: str, func: str) -> np.ndarray:
             i = _first(bad)
             raise ValueError(
                 f"The '{name}' parameter of {func} must hold whole numbers. "
-                f"Got {arr.flat[i]!r} at index {i} instead."
+                f"Got {arr.flat[i].item()!r} at index {i} instead."
             )
     arr = arr.astype(np.int64)
     neg = arr < 0

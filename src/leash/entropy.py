@@ -249,7 +249,7 @@ def token_entropy(sequence_means, *, per_token=None):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"The 'sequence_means' parameter of {func} must hold finite non-negative entropies. "
-            f"Got {m[i]!r} at index {i} instead."
+            f"Got {m[i].item()!r} at index {i} instead."
         )
     return float(m.mean())
 
@@ -278,7 +278,7 @@ def perplexity(token_logprobs):
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             "The 'token_logprobs' parameter of perplexity must hold finite log-probabilities "
-            f"(<= 0). Got {lp[i]!r} at index {i} instead."
+            f"(<= 0). Got {lp[i].item()!r} at index {i} instead."
         )
     return float(np.exp(-lp.mean()))
 

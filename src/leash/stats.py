@@ -14,6 +14,7 @@ product of resampling weights with per-question indicators, as done here.
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -128,7 +129,10 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
 
 def _interval(rep, level):
     a = (1 - level) / 2
-    with np.errstate(invalid="ignore"):
+    # A ratio undefined in every replicate (e.g. NDR when P + E = 0) has a NaN interval; numpy's
+    # "All-NaN slice" warning says nothing the NaN does not.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         lo = np.nanquantile(rep, a, axis=0) if rep.size else np.nan
         hi = np.nanquantile(rep, 1 - a, axis=0) if rep.size else np.nan
     return lo, hi

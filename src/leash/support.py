@@ -241,7 +241,7 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
             i = int(np.flatnonzero(np.ravel(bad))[0])
             raise ValueError(
                 f"The '{name}' parameter of {func} must be finite and non-negative. "
-                f"Got {np.ravel(a)[i]!r} at index {i} instead."
+                f"Got {np.ravel(a)[i].item()!r} at index {i} instead."
             )
         arrs.append(a)
     same_length(func, P=arrs[0], E=arrs[1], S=arrs[2], O=arrs[3])
