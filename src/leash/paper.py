@@ -1,0 +1,905 @@
+"""The paper's printed numbers as reference data, and an audit of them.
+
+``data/paper/`` holds every number the paper (arXiv 2507.14843, v4) prints in its tables, as
+tidy CSV files transcribed from SPEC section 3 (see ``data/paper/README.md``). This module
+
+* loads them (``load_support_counts()``, ``load_table1()``, ...) as pandas DataFrames with fixed
+  dtypes, validating every file at the boundary;
+* rebuilds Table 1 from the per-benchmark appendix counts (``rebuild_table1()``), rounded the way
+  the paper rounds (``round_half_up``, double rounding 3 dp -> 2 dp, SPEC 1.4);
+* recomputes every derived number in the paper from the paper's own printed counts and compares
+  it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree.
+
+Nothing is hard-coded about which rows disagree: the audit computes, and explanations are looked
+up afterwards in ``KNOWN_EXPLANATIONS``; a disagreement that has no known explanation is labelled
+``"UNEXPLAINED"`` so that a transcription error shows up.
+
+The metric formulas live only in :func:`leash.support.support_metrics`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .support import support_metrics
+
+__all__ = [
+    "DATA_DIR",
+    "METRICS",
+    "KNOWN_EXPLANATIONS",
+    "round_half_up",
+    "load_support_counts",
+    "load_support_aggregates",
+    "load_table1",
+    "load_table2_perplexity",
+    "load_table4_step0",
+    "load_table5_entropy",
+    "load_table14_passk",
+    "load_rg_figure4",
+    "load_figure1_passk",
+    "load_benchmarks",
+    "load_pairs",
+    "rebuild_table1",
+    "audit",
+    "discrepancies",
+]
+
+#: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
+DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "paper"
+
+METRICS = ("SRR", "NDR", "SDS", "NSCR")
+COUNTS = ("P", "E", "S", "O")
+_DOMAIN_LABEL = {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}
+# Float slack for "within tolerance" comparisons of binary floats (values are <= ~2e4).
+_SLACK = 1e-9
+
+# ---------------------------------------------------------------------------------------------
+# Rounding
+# ---------------------------------------------------------------------------------------------
+
+
+def _round_one(v, decimals: int) -> float:
+    """Round one number half away from zero ("half up" in magnitude) at ``decimals`` places."""
+    if isinstance(v, Fraction) or isinstance(v, numbers.Rational) and not isinstance(v, bool):
+        # Exact: floor(|v| * 10^d + 1/2) with the sign put back.
+        fr = Fraction(v)
+        scaled = abs(fr) * 10**decimals
+        n = int(scaled + Fraction(1, 2))  # int() floors a positive Fraction
+        return float(Fraction(n if fr >= 0 else -n, 10**decimals))
+    if isinstance(v, Decimal):
+        d = v
+    else:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(
+                "The 'x' parameter of round_half_up must be a real number or an array of them. "
+                f"Got {v!r} of type {type(v).__name__} instead."
+            )
+        f = float(v)
+        if not np.isfinite(f):
+            return f
+        # repr() is the shortest decimal string that reads back as the same float, i.e. the
+        # decimal number the float stands for (0.0345, not 0.03449999999999999983...).
+        d = Decimal(repr(f))
+    return float(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def round_half_up(x, decimals):
+    """Round half away from zero at ``decimals`` places, as printed tables do.
+
+    Written by hand on purpose: ``numpy.round`` (and Python's ``round``) round half to even
+    (0.0345 -> 0.034 would not be a problem of ties only), and a binary float cannot represent
+    most decimal halves anyway (0.0345 is stored as 0.034499999999999999...), so scaling and
+    rounding a float goes the wrong way at exactly the ties that matter for the paper's tables.
+    Here a float is read as the decimal its shortest ``repr`` denotes and rounded with
+    :mod:`decimal` (``ROUND_HALF_UP``); ``Fraction`` and ``int`` input is rounded exactly.
+
+    For ratios of the paper's counts (denominators below 10^5) the repr reading is exact: a
+    ratio that is not exactly a decimal half differs from it by more than 1e-11, far more than
+    the float error, so only true halves are rounded up.
+
+    Parameters
+    ----------
+    x : float, int, Fraction, Decimal or array_like of them, shape (n,)
+        Values to round. NaN and infinities are returned unchanged.
+    decimals : int
+        Number of decimal places, ``>= 0``.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n,)
+        A float for scalar input, otherwise an array of the input's shape.
+
+    Examples
+    --------
+    >>> round_half_up(0.0345, 3), round_half_up(round_half_up(0.0346, 3), 2)
+    (0.035, 0.04)
+    >>> round_half_up(-0.0045, 3)  # ties go away from zero
+    -0.005
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+        raise TypeError(
+            "The 'decimals' parameter of round_half_up must be an int. "
+            f"Got {decimals!r} of type {type(decimals).__name__} instead."
+        )
+    decimals = int(decimals)
+    if decimals < 0:
+        raise ValueError(
+            "The 'decimals' parameter of round_half_up must be an int in the range [0, inf). "
+            f"Got {decimals} instead."
+        )
+    if isinstance(x, (Fraction, Decimal, numbers.Number)) and not isinstance(x, np.ndarray):
+        return _round_one(x, decimals)
+    if isinstance(x, (str, bytes)):
+        raise TypeError(
+            f"The 'x' parameter of round_half_up must be numeric. Got {x!r} instead."
+        )
+    arr = np.asarray(x, dtype=object)
+    out = np.array([_round_one(v, decimals) for v in arr.ravel()], dtype=np.float64)
+    return out.reshape(arr.shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+_STR, _INT, _F = "str", "int64", "float64"
+_METRIC_COLS = {m: _F for m in METRICS} | {m + "_decimals": _INT for m in METRICS}
+_COUNT_COLS = {c: _INT for c in COUNTS}
+
+# file -> (column -> dtype, columns that may be empty)
+_SCHEMAS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "support_counts.csv": (
+        {
+            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
+            "benchmark": _STR, "benchmark_printed": _STR, "domain": _STR, "k": _INT,
+            "step": "Int64", **_COUNT_COLS, "pass_base_percent": _F, "pass_rl_percent": _F,
+            "pass_decimals": _INT, **_METRIC_COLS,
+        },
+        ("step", "pass_base_percent", "pass_rl_percent"),
+    ),
+    "support_aggregates.csv": (
+        {
+            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
+            "aggregate": _STR, "domain": _STR, **_COUNT_COLS, **_METRIC_COLS,
+        },
+        (),
+    ),
+    "table1.csv": (
+        {
+            "model": _STR, "appendix_table": _STR, "domain": _STR,
+            **{m: _F for m in METRICS}, "decimals": _INT, **_COUNT_COLS,
+        },
+        ("appendix_table",),
+    ),
+    "table2_perplexity.csv": (
+        {
+            "category": _STR, "category_printed": _STR, "correctness": _STR, "reference": _STR,
+            "target": _STR, "benchmark": _STR, "benchmark_printed": _STR, "ppl": _F,
+            "decimals": "Int64", "note": _STR,
+        },
+        ("ppl", "decimals", "note"),
+    ),
+    "table4_step0.csv": (
+        {
+            "table": _STR, "pair": _STR, "model": _STR, "benchmark": _STR,
+            "benchmark_printed": _STR, "domain": _STR, "k": _INT, "step": _INT,
+            "pass_base_percent": _F, "pass_decimals": _INT,
+        },
+        (),
+    ),
+    "table5_entropy.csv": (
+        {
+            "metric": _STR, "model": _STR, "role": _STR, "base_of_pair": _STR,
+            "row_marker": _STR, "benchmark": _STR, "benchmark_printed": _STR, "value": _F,
+            "decimals": _INT,
+        },
+        ("base_of_pair", "row_marker"),
+    ),
+    "table14_passk.csv": (
+        {
+            "benchmark": _STR, "benchmark_printed": _STR, "model": _STR, "pair": _STR,
+            "k": _INT, "pass_at_k_percent": _F, "decimals": _INT,
+        },
+        (),
+    ),
+    "rg_figure4.csv": (
+        {
+            "figure": _STR, "task": _STR, "series": _STR, "k": _INT, "pass_at_k": _F,
+            "decimals": _INT, "approximate": "boolean", "note": _STR,
+        },
+        ("note",),
+    ),
+    "figure1_passk.csv": (
+        {
+            "figure": _STR, "task_printed": _STR, "benchmark": _STR, "domain": _STR, "k": _INT,
+            "pass_base_percent": _F, "pass_rl_percent": _F, "pair": _STR, "source": _STR,
+        },
+        (),
+    ),
+    "benchmarks.csv": (
+        {
+            "benchmark": _STR, "domain": _STR, "N": _INT, "suite": _STR,
+            "printed_aliases": _STR, "note": _STR,
+        },
+        ("printed_aliases", "note"),
+    ),
+    "pairs.csv": (
+        {
+            "pair": _STR, "base_model": _STR, "rl_model": _STR, "table": _STR,
+            "k_math": _INT, "k_non_math": "Int64", "base_hf_id_inferred": _STR,
+            "rl_hf_id_inferred": _STR, "note": _STR,
+        },
+        ("k_non_math", "base_hf_id_inferred", "rl_hf_id_inferred", "note"),
+    ),
+}
+
+
+def _load(name: str, data_dir=None) -> pd.DataFrame:
+    """Read one reference CSV with its fixed dtypes, validating columns and values."""
+    schema, nullable = _SCHEMAS[name]
+    path = Path(data_dir) / name if data_dir is not None else DATA_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"Reference file {name} not found at {path}.")
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in schema if c not in raw.columns]
+    extra = [c for c in raw.columns if c not in schema]
+    if missing or extra:
+        raise ValueError(
+            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}."
+        )
+    out = {}
+    for col, dtype in schema.items():
+        s = raw[col].str.strip()
+        empty = s == ""
+        if empty.any() and col not in nullable:
+            line = int(np.flatnonzero(empty.to_numpy())[0]) + 2  # header is line 1
+            raise ValueError(f"{name}, line {line}: column '{col}' must not be empty.")
+        if dtype == _STR:
+            out[col] = s.mask(empty).astype("str")
+            continue
+        if dtype == "boolean":
+            ok = s.isin(["True", "False"]) | empty
+            if not ok.all():
+                line = int(np.flatnonzero(~ok.to_numpy())[0]) + 2
+                raise ValueError(
+                    f"{name}, line {line}: column '{col}' must be True or False. "
+                    f"Got {s[~ok].iloc[0]!r}."
+                )
+            out[col] = s.map({"True": True, "False": False}).astype("boolean")
+            continue
+        num = pd.to_numeric(s.mask(empty), errors="coerce")
+        bad = num.isna() & ~empty
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+            raise ValueError(
+                f"{name}, line {line}: column '{col}' must be numeric. Got {s[bad].iloc[0]!r}."
+            )
+        if dtype in (_INT, "Int64"):
+            notint = num.notna() & (num != np.round(num))
+            if notint.any():
+                line = int(np.flatnonzero(notint.to_numpy())[0]) + 2
+                raise ValueError(
+                    f"{name}, line {line}: column '{col}' must hold whole numbers. "
+                    f"Got {s[notint].iloc[0]!r}."
+                )
+        out[col] = num.astype(dtype)
+    df = pd.DataFrame(out)
+    for col in [c for c in COUNTS if c in df.columns] + ["N"] * ("N" in df.columns):
+        neg = df[col] < 0
+        if neg.any():
+            line = int(np.flatnonzero(neg.to_numpy())[0]) + 2
+            raise ValueError(
+                f"{name}, line {line}: column '{col}' must be non-negative. "
+                f"Got {df[col][neg].iloc[0]}."
+            )
+    return df
+
+
+def load_support_counts(data_dir=None) -> pd.DataFrame:
+    """Per-benchmark rows of Tables 3, 4 (each DAPO step vs step 0) and 6-12.
+
+    One row per (table, pair, benchmark[, step]) with the printed P, E, S, O, the printed pass@k
+    of base and RLVR in percent (NaN where not printed: Table 4 prints the base only at step 0,
+    see :func:`load_table4_step0`), the printed SRR, NDR, SDS, NSCR and the number of decimals
+    each was printed with.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        Folder holding the CSVs; default ``DATA_DIR``.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (141, 24)
+    """
+    return _load("support_counts.csv", data_dir)
+
+
+def load_support_aggregates(data_dir=None) -> pd.DataFrame:
+    """The printed "Agg Math / Non-Math / Overall" rows of Tables 6-12 (pooled counts).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (17, 18)
+    """
+    return _load("support_aggregates.csv", data_dir)
+
+
+def load_table1(data_dir=None) -> pd.DataFrame:
+    """Table 1 as printed: model, domain, SRR/NDR/SDS/NSCR at 2 dp, P, E, S, O.
+
+    ``appendix_table`` names the appendix table holding the per-benchmark rows of the model
+    (empty for ProRL-1.5B-v2, which has none in v4).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (20, 12)
+    """
+    return _load("table1.csv", data_dir)
+
+
+def load_table2_perplexity(data_dir=None) -> pd.DataFrame:
+    """Table 2: perplexity of external reasoning traces, one row per printed cell (NaN for "–").
+
+    Returns
+    -------
+    pandas.DataFrame, shape (36, 10)
+    """
+    return _load("table2_perplexity.csv", data_dir)
+
+
+def load_table4_step0(data_dir=None) -> pd.DataFrame:
+    """Table 4, step 0: the base model's printed pass@256 per benchmark.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (6, 10)
+    """
+    return _load("table4_step0.csv", data_dir)
+
+
+def load_table5_entropy(data_dir=None) -> pd.DataFrame:
+    """Table 5 (avg@32, response length, token and answer entropy), long format incl. "Avg".
+
+    Returns
+    -------
+    pandas.DataFrame, shape (216, 9)
+    """
+    return _load("table5_entropy.csv", data_dir)
+
+
+def load_table14_passk(data_dir=None) -> pd.DataFrame:
+    """Table 14: pass@k (percent) of the SFT and DAPO models, k = 1, 2, 4, ..., 256.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (90, 7)
+    """
+    return _load("table14_passk.csv", data_dir)
+
+
+def load_rg_figure4(data_dir=None) -> pd.DataFrame:
+    """Figure 4 pass@k series decoded from the PDF text layer (approximate, see README).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (66, 8)
+    """
+    return _load("rg_figure4.csv", data_dir)
+
+
+def load_figure1_passk(data_dir=None) -> pd.DataFrame:
+    """Figure 1 bar/radar values (SPEC: "almost certainly" the Table 6 pass@k values).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (10, 9)
+    """
+    return _load("figure1_passk.csv", data_dir)
+
+
+def load_benchmarks(data_dir=None) -> pd.DataFrame:
+    """Benchmarks with domain, number of questions N and suite (SPEC 2.2).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (15, 6)
+    """
+    return _load("benchmarks.csv", data_dir)
+
+
+def load_pairs(data_dir=None) -> pd.DataFrame:
+    """Model pairs with their table and sampling budgets (SPEC 2.1, 2.3).
+
+    Returns
+    -------
+    pandas.DataFrame, shape (11, 9)
+    """
+    return _load("pairs.csv", data_dir)
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 1 rebuilt
+# ---------------------------------------------------------------------------------------------
+
+
+def _pool(counts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Sum P, E, S, O per group of ``keys`` plus an "overall" domain over all benchmarks.
+
+    "overall" is added only for groups that have more than one domain (Table 1 prints no
+    Overall row for the math-only models).
+    """
+    by_dom = counts.groupby([*keys, "domain"], sort=False)[list(COUNTS)].sum().reset_index()
+    ndom = by_dom.groupby(keys, sort=False)["domain"].transform("size")
+    overall = (
+        by_dom[ndom > 1].groupby(keys, sort=False)[list(COUNTS)].sum().reset_index()
+    )
+    overall["domain"] = "overall"
+    nb = counts.groupby([*keys, "domain"], sort=False).size().rename("n_benchmarks")
+    out = pd.concat([by_dom, overall], ignore_index=True)
+    out = out.merge(nb.reset_index(), on=[*keys, "domain"], how="left")
+    tot = counts.groupby(keys, sort=False).size().rename("n_all")
+    out = out.merge(tot.reset_index(), on=keys, how="left")
+    out["n_benchmarks"] = out["n_benchmarks"].fillna(out["n_all"]).astype("int64")
+    return out.drop(columns="n_all")
+
+
+def rebuild_table1(data_dir=None) -> pd.DataFrame:
+    """Table 1 rebuilt by pooling the per-benchmark appendix counts per model and domain.
+
+    For every model of Table 1 with an appendix table, P, E, S, O are summed over that table's
+    benchmarks per domain ("math", "non-math") and over all of them ("overall", for models with
+    both domains), then SRR, NDR, SDS, NSCR follow from :func:`leash.support.support_metrics`.
+    ProRL-1.5B-v2 has no appendix table in v4: its "math" and "non-math" counts are Table 1's
+    printed counts and its "overall" is their sum (``source`` says which).
+
+    The displayed columns (``SRR_display`` ...) round as the paper does: half-up to 3 dp, then
+    half-up to 2 dp (SPEC 1.4); the raw values are kept in ``SRR`` ... .
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        Folder holding the CSVs; default ``DATA_DIR``.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (20, 17)
+        Columns model, domain, source, n_benchmarks, P, E, S, O, SRR, NDR, SDS, NSCR,
+        SRR_display, NDR_display, SDS_display, NSCR_display, and appendix_table; rows in the
+        order of the printed Table 1.
+    """
+    t1 = load_table1(data_dir)
+    counts = load_support_counts(data_dir)
+    pieces = []
+    for model, g in t1.groupby("model", sort=False):
+        table = g["appendix_table"].iloc[0]
+        if pd.isna(table):
+            doms = g[g["domain"] != "overall"][["model", "domain", *COUNTS]].copy()
+            doms["n_benchmarks"] = pd.NA
+            overall = doms[list(COUNTS)].sum().to_frame().T
+            overall["model"], overall["domain"] = model, "overall"
+            overall["n_benchmarks"] = pd.NA
+            part = pd.concat([doms, overall], ignore_index=True)
+            part["source"] = "Table 1 printed domain counts (no appendix table in v4)"
+            part = part[part["domain"].isin(g["domain"])]
+        else:
+            rows = counts[counts["table"] == table]
+            if rows.empty:
+                raise ValueError(
+                    f"table1.csv: model {model!r} names appendix table {table!r}, which has no "
+                    "rows in support_counts.csv."
+                )
+            part = _pool(rows.assign(model=model), ["model"])
+            part["source"] = f"Table {table} pooled per-benchmark counts"
+        part["appendix_table"] = table
+        pieces.append(part)
+    out = pd.concat(pieces, ignore_index=True)
+    for c in COUNTS:
+        out[c] = out[c].astype("int64")
+    out["n_benchmarks"] = out["n_benchmarks"].astype("Int64")
+    m = support_metrics(out["P"], out["E"], out["S"], out["O"])
+    for name in METRICS:
+        out[name] = getattr(m, name)
+    for name in METRICS:
+        out[name + "_display"] = round_half_up(round_half_up(out[name].to_numpy(), 3), 2)
+    # Order as printed Table 1 (models in order, then math, non-math, overall).
+    dom_order = {"math": 0, "non-math": 1, "overall": 2}
+    model_order = {m_: i for i, m_ in enumerate(t1["model"].unique())}
+    out = out.sort_values(
+        ["model", "domain"],
+        key=lambda s: s.map(model_order) if s.name == "model" else s.map(dom_order),
+    ).reset_index(drop=True)
+    cols = ["model", "domain", "source", "appendix_table", "n_benchmarks", *COUNTS, *METRICS,
+            *(m_ + "_display" for m_ in METRICS)]
+    return out[cols]
+
+
+# ---------------------------------------------------------------------------------------------
+# Audit
+# ---------------------------------------------------------------------------------------------
+
+_T4_TYPO = (
+    "Table 4 typo (SPEC 3, Table 4 note): the printed metrics 0.864/0.095/0.172/-0.042 are "
+    "those of P=19, E=2, S=3 (SRR 19/22, NDR 2/21, NSCR -1/24), while the printed counts "
+    "18/2/3/7 give 0.857/0.100/0.179/-0.043; the counts are the consistent ones (their pass@256 "
+    "20/30 = 66.67 and base (P+S)/N = 21/30 = 70.00 match the printed values)."
+)
+
+#: Explanations of known disagreements, keyed by (table, row, quantity) as in ``audit()``.
+KNOWN_EXPLANATIONS: dict[tuple[str, str, str], str] = {
+    **{("4", "DeepSeek-1.5B-DAPO | AIME2025 | step 300", q): _T4_TYPO for q in METRICS},
+    ("1", "Phi4-Reason-Plus-14B | non-math", "SDS"): (
+        "Table 1 rounding exception (SPEC 1.4): raw SDS 0.01477 (Table 10 prints 0.0148) rounds "
+        "to 0.015 then 0.02 under the double rounding that every other Table 1 cell follows; "
+        "the paper prints 0.01, the single rounding of the raw value."
+    ),
+    # Four aggregate cells that SPEC 1.4/3 says recompute, but do not (SPEC's transcription or
+    # the paper's print; the paper PDF was not available to tell which).
+    ("7", "Nemotron-1-7B | Agg Overall", "SRR"): (
+        "Not in SPEC: pooled (and printed) counts give SRR 2715/2771 = 0.97979 -> 0.980, printed "
+        "0.981. The other Overall metrics recompute; no shrinkage count fits both SRR 0.981 "
+        "(S = 52 or 53) and the printed NSCR -0.010 (S = 55..57): an isolated misprint."
+    ),
+    ("8", "Skywork-OR1-7B | Agg Math", "NSCR"): (
+        "Not in SPEC: pooled (and printed) counts give (2-34)/1442 = -0.02219 -> -0.022, printed "
+        "-0.023. The printed Math SRR/NDR/SDS/NSCR all fit S = 35 ((2-35)/1443 = -0.0229), one "
+        "more shrinkage than the per-benchmark rows and the printed aggregate count (S = 34)."
+    ),
+    ("8", "Skywork-OR1-7B | Agg Overall", "NSCR"): (
+        "Not in SPEC: pooled (and printed) counts give (26-86)/2797 = -0.02145 -> -0.021, printed "
+        "-0.022, which fits S = 87 (-61/2798 = -0.0218): the same one-shrinkage offset as the "
+        "Math aggregate of this table."
+    ),
+    ("8", "Skywork-OR1-7B | Agg Overall", "SDS"): (
+        "Not in SPEC: pooled counts give SDS 0.01899 -> 0.019 (0.019 also with S = 87), printed "
+        "0.020. It equals the harmonic mean of the printed, rounded SRR 0.969 and NDR 0.010 "
+        "(0.0198), but that is not how the paper computes SDS elsewhere (about 40 other rows "
+        "contradict it)."
+    ),
+    ("2", "expansion | AIME2025", "cell_present"): (
+        "Table 2 prints '-' for the AIME25 expansion cells although Table 6 (ProRL-1.5B-v1 "
+        "@8192) has E=2 on AIME2025; the model or budget behind Table 2 is not stated "
+        "(SPEC 3 Table 2 note, SPEC 9 item 3)."
+    ),
+}
+
+_AUDIT_COLUMNS = [
+    "table", "row", "quantity", "printed", "recomputed", "tolerance", "agrees", "explanation",
+    "pair", "benchmark", "domain", "step", "recomputed_unrounded", "check",
+]
+
+
+def _half_unit(decimals) -> np.ndarray:
+    return 0.5 * np.power(10.0, -np.asarray(decimals, dtype=np.float64))
+
+
+def _frame(**cols) -> pd.DataFrame:
+    df = pd.DataFrame(cols)
+    for c in _AUDIT_COLUMNS:
+        if c not in df.columns:
+            df[c] = pd.NA
+    return df
+
+
+def _row_key(df: pd.DataFrame) -> pd.Series:
+    key = df["pair"].astype(str) + " | " + df["benchmark"].astype(str)
+    has_step = df["step"].notna()
+    key[has_step] = key[has_step] + " | step " + df.loc[has_step, "step"].astype(str)
+    return key
+
+
+def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame) -> list[pd.DataFrame]:
+    out = []
+    row = _row_key(sc)
+    ids = dict(
+        table=sc["table"], row=row, pair=sc["pair"], benchmark=sc["benchmark"],
+        domain=sc["domain"], step=sc["step"],
+    )
+    m = support_metrics(sc["P"], sc["E"], sc["S"], sc["O"])
+    for name in METRICS:
+        val = np.asarray(getattr(m, name))
+        out.append(_frame(
+            **ids, quantity=name, printed=sc[name], recomputed=val,
+            recomputed_unrounded=val, tolerance=_half_unit(sc[name + "_decimals"]),
+            check="metric from printed P/E/S/O, within half a unit of the last printed digit",
+        ))
+    n_row = (sc["P"] + sc["E"] + sc["S"] + sc["O"]).to_numpy()
+    n_spec = sc["benchmark"].map(bench.set_index("benchmark")["N"])
+    if n_spec.isna().any():
+        b = sc.loc[n_spec.isna(), "benchmark"].iloc[0]
+        raise ValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.")
+    out.append(_frame(
+        **ids, quantity="N", printed=n_row.astype(float), recomputed=n_spec.astype(float),
+        recomputed_unrounded=n_spec.astype(float), tolerance=0.0,
+        check="N = P+E+S+O equals the benchmark size of SPEC 2.2",
+    ))
+    for q, found, col in (("pass_base_percent", sc["P"] + sc["S"], "pass_base_percent"),
+                          ("pass_rl_percent", sc["P"] + sc["E"], "pass_rl_percent")):
+        val = (100.0 * found / n_row).to_numpy()
+        sel = sc[col].notna().to_numpy()
+        out.append(_frame(
+            **{k: v[sel] for k, v in ids.items()}, quantity=q, printed=sc[col][sel],
+            recomputed=val[sel], recomputed_unrounded=val[sel],
+            tolerance=_half_unit(sc["pass_decimals"][sel]),
+            check="pass@k = 100 (P+S)/N (base) or 100 (P+E)/N (RLVR)",
+        ))
+    # Pairs sharing a base model and budget must find the same questions with the base model:
+    # P+S must be the same in every row of the group (Tables 7/8, Table 3 SFT/DAPO, Table 4).
+    base_found = (sc["P"] + sc["S"]).astype(float)
+    ref = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("first")
+    size = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("size")
+    sel = (size > 1).to_numpy()
+    out.append(_frame(
+        **{k: v[sel] for k, v in ids.items()}, quantity="P+S (shared base)",
+        printed=base_found[sel], recomputed=ref[sel], recomputed_unrounded=ref[sel],
+        tolerance=0.0,
+        check="rows with the same base model, benchmark and budget have the same P+S",
+    ))
+    return out
+
+
+def _check_table4_step0(sc: pd.DataFrame, step0: pd.DataFrame) -> pd.DataFrame:
+    t4 = sc[sc["table"] == "4"]
+    base = t4["benchmark"].map(step0.set_index("benchmark")["pass_base_percent"])
+    dec = t4["benchmark"].map(step0.set_index("benchmark")["pass_decimals"])
+    val = (100.0 * (t4["P"] + t4["S"]) / (t4["P"] + t4["E"] + t4["S"] + t4["O"])).to_numpy()
+    return _frame(
+        table="4", row=_row_key(t4), pair=t4["pair"], benchmark=t4["benchmark"],
+        domain=t4["domain"], step=t4["step"], quantity="pass_base_percent (step 0)",
+        printed=base, recomputed=val, recomputed_unrounded=val, tolerance=_half_unit(dec),
+        check="step-0 base pass@256 = 100 (P+S)/N of every step's row",
+    )
+
+
+def _check_aggregates(sc: pd.DataFrame, ag: pd.DataFrame) -> list[pd.DataFrame]:
+    pooled = _pool(sc[sc["table"].isin(ag["table"].unique())], ["table", "pair"])
+    merged = ag.merge(pooled, on=["table", "pair", "domain"], how="left",
+                      suffixes=("", "_pooled"), validate="one_to_one")
+    if merged["P_pooled"].isna().any():
+        r = merged[merged["P_pooled"].isna()].iloc[0]
+        raise ValueError(
+            f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table {r['table']} has no "
+            "per-benchmark rows to pool."
+        )
+    ids = dict(
+        table=merged["table"], row=merged["pair"] + " | " + merged["aggregate"],
+        pair=merged["pair"], domain=merged["domain"],
+    )
+    out = []
+    for c in COUNTS:
+        out.append(_frame(
+            **ids, quantity=c, printed=merged[c].astype(float),
+            recomputed=merged[c + "_pooled"].astype(float),
+            recomputed_unrounded=merged[c + "_pooled"].astype(float), tolerance=0.0,
+            check="aggregate count = sum of the per-benchmark counts",
+        ))
+    m = support_metrics(merged["P_pooled"], merged["E_pooled"], merged["S_pooled"],
+                        merged["O_pooled"])
+    for name in METRICS:
+        val = np.asarray(getattr(m, name))
+        out.append(_frame(
+            **ids, quantity=name, printed=merged[name], recomputed=val,
+            recomputed_unrounded=val, tolerance=_half_unit(merged[name + "_decimals"]),
+            check="metric from pooled counts, within half a unit of the last printed digit",
+        ))
+    return out
+
+
+def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
+                  bench: pd.DataFrame) -> list[pd.DataFrame]:
+    merged = t1.merge(rebuilt, on=["model", "domain"], how="left", suffixes=("", "_rebuilt"),
+                      validate="one_to_one")
+    ids = dict(
+        table="1", row=merged["model"] + " | " + merged["domain"], pair=merged["model"],
+        domain=merged["domain"],
+    )
+    out = []
+    for c in COUNTS:
+        out.append(_frame(
+            **ids, quantity=c, printed=merged[c].astype(float),
+            recomputed=merged[c + "_rebuilt"].astype(float),
+            recomputed_unrounded=merged[c + "_rebuilt"].astype(float), tolerance=0.0,
+            check=np.where(merged["appendix_table"].isna(),
+                           "overall = math + non-math of the printed Table 1 counts",
+                           "Table 1 count = appendix counts pooled per domain"),
+        ))
+    for name in METRICS:
+        raw = merged[name + "_rebuilt"].to_numpy()
+        double = merged[name + "_display"].to_numpy()
+        single = round_half_up(raw, 2)
+        expl = np.where(
+            single != double,
+            [f"printed value needs the double rounding (3 dp then 2 dp): raw {r:.5f} -> "
+             f"{round_half_up(r, 3):.3f} -> {d:.2f}; single rounding gives {s:.2f}"
+             for r, d, s in zip(raw, double, single)],
+            None,
+        )
+        out.append(_frame(
+            **ids, quantity=name, printed=merged[name], recomputed=double,
+            recomputed_unrounded=raw, tolerance=0.0, explanation=expl,
+            check="metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
+        ))
+    # N per domain: the benchmark sizes of the pair's appendix table (ProRL-v2: the v1 set, as
+    # SPEC 3 Table 1 note infers from its N).
+    n_bench = bench.set_index("benchmark")["N"]
+    sizes = (
+        sc.assign(N=sc["benchmark"].map(n_bench))
+        .drop_duplicates(["table", "benchmark"])
+        .groupby(["table", "domain"])["N"].sum()
+    )
+    v1_table = t1.loc[t1["model"] == "ProRL-1.5B-v1", "appendix_table"].iloc[0]
+    table_of = merged["appendix_table"].fillna(v1_table)
+    expected = []
+    for tab, dom in zip(table_of, merged["domain"]):
+        if dom == "overall":
+            expected.append(float(sizes.loc[tab].sum()))
+        else:
+            expected.append(float(sizes.get((tab, dom), np.nan)))
+    n_printed = (merged["P"] + merged["E"] + merged["S"] + merged["O"]).astype(float)
+    out.append(_frame(
+        **ids, quantity="N", printed=n_printed, recomputed=expected,
+        recomputed_unrounded=expected, tolerance=0.0,
+        check="P+E+S+O = total benchmark size of the domain (ProRL-v2: benchmarks of Table 6)",
+    ))
+    return out
+
+
+def _check_table2(t2: pd.DataFrame, sc: pd.DataFrame) -> pd.DataFrame:
+    """A Table 2 cell can only exist if the category is non-empty on that benchmark (Table 6)."""
+    v1 = sc[(sc["table"] == "6")].set_index("benchmark")
+    count_of = {"shrinkage": "S", "expansion": "E", "out_of_support": "O"}
+    present = t2.assign(p=t2["ppl"].notna()).groupby(["category", "benchmark"], sort=False)["p"]
+    present = present.any().reset_index()
+    expected = [
+        float(v1.loc[b, count_of[c]] > 0) for c, b in zip(present["category"], present["benchmark"])
+    ]
+    return _frame(
+        table="2", row=present["category"] + " | " + present["benchmark"], quantity="cell_present",
+        benchmark=present["benchmark"], domain="math", printed=present["p"].astype(float),
+        recomputed=expected, recomputed_unrounded=expected, tolerance=0.0,
+        check="perplexity printed iff Table 6 (ProRL-1.5B-v1) has a question in that category",
+    )
+
+
+def _check_table5(t5: pd.DataFrame) -> pd.DataFrame:
+    is_avg = t5["benchmark"] == "Avg"
+    body = t5[~is_avg]
+    mean = body.groupby(["metric", "model"], sort=False)["value"].mean()
+    in_dec = body.groupby(["metric", "model"], sort=False)["decimals"].max()
+    avg = t5[is_avg].set_index(["metric", "model"])
+    if len(avg) != len(mean) or (body.groupby(["metric", "model"]).size() != 5).any():
+        raise ValueError("table5_entropy.csv: every (metric, model) needs 5 benchmarks and Avg.")
+    mean = mean.reindex(avg.index)
+    # The printed Avg is rounded (half a unit) and so are its 5 inputs (their mean is off by at
+    # most half a unit of their last digit): both bounds add up.
+    tol = _half_unit(avg["decimals"]) + _half_unit(in_dec.reindex(avg.index))
+    return _frame(
+        table="5", row=avg.index.get_level_values(0) + " | " + avg.index.get_level_values(1),
+        quantity="Avg", printed=avg["value"].to_numpy(), recomputed=mean.to_numpy(),
+        recomputed_unrounded=mean.to_numpy(), tolerance=np.asarray(tol),
+        check="Avg = unweighted mean of the 5 printed benchmark values (rounding of Avg and "
+              "of the inputs both allowed)",
+    )
+
+
+def _check_table14(t14: pd.DataFrame, sc: pd.DataFrame, bench: pd.DataFrame) -> list:
+    t3 = sc[sc["table"] == "3"].set_index(["pair", "benchmark"])["pass_rl_percent"]
+    at256 = t14[t14["k"] == 256]
+    target = [t3.get((p, b), np.nan) for p, b in zip(at256["pair"], at256["benchmark"])]
+    ids256 = dict(table="14", row=at256["model"] + " | " + at256["benchmark"],
+                  pair=at256["pair"], benchmark=at256["benchmark"], domain="math")
+    out = [_frame(
+        **ids256, quantity="pass@256 = Table 3 Target", printed=at256["pass_at_k_percent"],
+        recomputed=target, recomputed_unrounded=target, tolerance=_half_unit(at256["decimals"]),
+        check="Table 14 @256 equals Table 3's printed RLVR pass@256",
+    )]
+    n = t14["benchmark"].map(bench.set_index("benchmark")["N"]).astype(float)
+    exact = t14["pass_at_k_percent"] * n / 100.0
+    nearest = 100.0 * np.round(exact) / n
+    out.append(_frame(
+        table="14", row=t14["model"] + " | " + t14["benchmark"] + " | k=" + t14["k"].astype(str),
+        pair=t14["pair"], benchmark=t14["benchmark"], domain="math",
+        quantity="multiple of 1/N", printed=t14["pass_at_k_percent"], recomputed=nearest,
+        recomputed_unrounded=nearest, tolerance=_half_unit(t14["decimals"]),
+        check="printed pass@k is a whole number of questions out of N (SPEC 1.5)",
+    ))
+    return out
+
+
+def audit(data_dir=None) -> pd.DataFrame:
+    """Recompute every derived number of the paper from its printed counts and compare.
+
+    Checks (one output row per printed value checked):
+
+    * Tables 3, 4, 6-12, per benchmark: SRR, NDR, SDS, NSCR from the printed P/E/S/O (tolerance
+      half a unit of the last printed digit); N = P+E+S+O against the benchmark size (SPEC 2.2);
+      printed pass@k of base = (P+S)/N and of RLVR = (P+E)/N; P+S equal across rows sharing a base
+      model, benchmark and budget.
+    * Table 4: the step-0 base pass@256 = (P+S)/N of every step's row.
+    * Tables 6-12 aggregates: pooled per-benchmark counts equal the printed counts exactly; the
+      metrics of the pooled counts match the printed ones.
+    * Table 1: counts equal the pooled appendix counts (ProRL-v2: overall = math + non-math);
+      metrics equal the pooled raw metric rounded half-up to 3 then to 2 decimals; cells where
+      single and double rounding differ get an explanation even when they agree; N per domain.
+    * Table 2: a perplexity cell is printed iff Table 6 has a question in that category.
+    * Table 5: the Avg column is the unweighted mean of the five benchmarks.
+    * Table 14: @256 equals Table 3's Target; every value is a multiple of 1/N.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        Folder holding the CSVs; default ``DATA_DIR``.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (n_checks, 14)
+        Columns ``table, row, quantity, printed, recomputed, tolerance, agrees, explanation``
+        followed by the identifiers ``pair, benchmark, domain, step``, the unrounded value
+        ``recomputed_unrounded`` and a description ``check``. ``agrees`` is
+        ``|printed - recomputed| <= tolerance`` (plus 1e-9 of float slack). ``explanation`` is
+        the known explanation of ``KNOWN_EXPLANATIONS`` for a disagreement, ``"UNEXPLAINED"``
+        for a disagreement without one, and otherwise a computed note or missing.
+    """
+    sc = load_support_counts(data_dir)
+    ag = load_support_aggregates(data_dir)
+    t1 = load_table1(data_dir)
+    bench = load_benchmarks(data_dir)
+    parts = [
+        *_check_per_benchmark(sc, bench),
+        _check_table4_step0(sc, load_table4_step0(data_dir)),
+        *_check_aggregates(sc, ag),
+        *_check_table1(t1, rebuild_table1(data_dir), sc, bench),
+        _check_table2(load_table2_perplexity(data_dir), sc),
+        _check_table5(load_table5_entropy(data_dir)),
+        *_check_table14(load_table14_passk(data_dir), sc, bench),
+    ]
+    out = pd.concat([p[_AUDIT_COLUMNS] for p in parts], ignore_index=True)
+    for c in ("printed", "recomputed", "tolerance", "recomputed_unrounded"):
+        out[c] = out[c].astype("float64")
+    out["step"] = out["step"].astype("Int64")
+    for c in ("table", "row", "quantity", "pair", "benchmark", "domain", "check"):
+        out[c] = out[c].astype("str").where(out[c].notna())
+    diff = (out["printed"] - out["recomputed"]).abs()
+    both_nan = out["printed"].isna() & out["recomputed"].isna()
+    out["agrees"] = ((diff <= out["tolerance"] + _SLACK) | both_nan).astype(bool)
+    known = [
+        KNOWN_EXPLANATIONS.get((t, r, q))
+        for t, r, q in zip(out["table"], out["row"], out["quantity"])
+    ]
+    expl = out["explanation"].astype(object).where(out["explanation"].notna(), None)
+    expl = [k if k is not None else e for k, e in zip(known, expl)]
+    expl = ["UNEXPLAINED" if (not a and e is None) else e for a, e in zip(out["agrees"], expl)]
+    out["explanation"] = pd.Series(expl, dtype="str").where(pd.notna(pd.Series(expl)))
+    return out
+
+
+def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.DataFrame:
+    """Rows of :func:`audit` where the printed value disagrees with the recomputed one.
+
+    Parameters
+    ----------
+    audit_frame : pandas.DataFrame, optional
+        Output of :func:`audit`; computed when omitted.
+    data_dir : path-like, optional
+        Passed to :func:`audit` when ``audit_frame`` is omitted.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (n_disagreements, 14)
+        Same columns as :func:`audit`; ``explanation`` is ``"UNEXPLAINED"`` for a disagreement
+        that ``KNOWN_EXPLANATIONS`` does not cover.
+    """
+    if audit_frame is None:
+        audit_frame = audit(data_dir)
+    elif not isinstance(audit_frame, pd.DataFrame) or "agrees" not in audit_frame.columns:
+        raise TypeError(
+            "The 'audit_frame' parameter of discrepancies must be the DataFrame returned by "
+            f"audit(). Got {type(audit_frame).__name__} instead."
+        )
+    return audit_frame[~audit_frame["agrees"]].reset_index(drop=True)
