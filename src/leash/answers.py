@@ -1,0 +1,403 @@
+r"""Final-answer extraction, normalization and answer equivalence classes.
+
+Extraction (:func:`extract`, :func:`extract_answer`)
+---------------------------------------------------
+The hierarchy follows the paper's Reasoning Gym pipeline (SPEC 2.5, App. B.3), which is also the
+natural order for math responses:
+
+1. ``answer_tag``: the content of the **last** ``<answer>...</answer>`` pair; if that content
+   holds a ``\boxed{}``, the content of its last box;
+2. ``boxed``: the content of the **last complete** ``\boxed{...}`` or ``\fbox{...}`` in the text,
+   with balanced braces (nested ``{}`` allowed). A box whose closing brace is missing (a
+   truncated response) is skipped;
+3. ``think``: the **whole** stripped text after the last ``</think>`` (the paper's step 3 takes
+   "the content after </think>"; taking only its last line would be a guess), if non-empty.
+
+Otherwise the answer is missing (``None``), which the entropy code counts as the paper's "NA"
+class. Which steps are tried, and in which order, is the ``methods`` parameter.
+
+Normalization (:func:`normalize_answer`)
+----------------------------------------
+A small, fixed sequence of *meaning-preserving* rewrites, modelled on the MATH normalizer of
+Hendrycks et al. (2021, ``strip_string``), applied in this order:
+
+1. strip whitespace; unwrap one pair of math delimiters enclosing the whole answer (``$...$``,
+   ``$$...$$``, ``\(...\)``, ``\[...\]``) and one ``\boxed{...}`` enclosing the whole answer;
+2. delete layout-only commands: ``\left``, ``\right``, ``\displaystyle``, and the spacing
+   commands ``\!``, ``\,``, ``\;``, ``\:``, ``\ ``, ``\quad``, ``\qquad``, ``~``;
+3. ``\dfrac`` and ``\tfrac`` become ``\frac``;
+4. unwrap text-style groups ``\text{..}``, ``\textbf{..}``, ``\textrm{..}``, ``\mathrm{..}``,
+   ``\mathbf{..}``, ``\mbox{..}`` to their content;
+5. delete degree, percent and dollar marks (``^\circ``, ``^{\circ}``, ``\%``, ``%``, ``\$``);
+6. delete a trailing period;
+7. ``lhs = rhs`` where ``lhs`` is a single variable (a letter, optionally with a subscript)
+   becomes ``rhs`` ("x = 5" -> "5");
+8. whitespace: runs collapse; a blank survives only between two letters (so that "\pi r" keeps
+   its meaning), all other blanks are deleted ("\frac {1} {2}" -> "\frac{1}{2}");
+9. pure numbers (optional sign, digits with optional thousands separators ``,`` or ``{,}``,
+   optional decimals) are written canonically with :class:`decimal.Decimal`: no thousands
+   separators, no leading ``+``, no trailing fractional zeros, no exponent ("1,000.50" ->
+   "1000.5", "5.0" -> "5", "-0" -> "0", ".5" -> "0.5").
+
+No step guesses at meaning beyond that (no unit stripping, no ``a/b`` -> ``\frac{a}{b}``, no
+numeric evaluation): mathematically equivalent but differently written answers are the job of
+the math-verify equivalence below.
+
+Equivalence (:func:`answer_classes`, :func:`canonical_answers`)
+--------------------------------------------------------------
+``equivalence="exact"`` (default): two answers are equivalent iff their normalized strings are
+equal. ``equivalence="math-verify"`` (optional extra ``pip install math-verify``): two answers
+are equivalent iff their normalized strings are equal or math-verify confirms the equivalence in
+**both** directions (``verify(parse(a), parse(b)) and verify(parse(b), parse(a))``; its
+``verify`` is not symmetric). Because that relation need not be transitive, classes are built
+greedily: each new distinct answer joins the first earlier class whose *representative* (first
+member seen) it is equivalent to, otherwise it opens a new class. Parses and verdicts are cached.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "EQUIVALENCES",
+    "METHODS",
+    "Extracted",
+    "answer_classes",
+    "canonical_answers",
+    "equivalent",
+    "extract",
+    "extract_answer",
+    "last_boxed",
+    "normalize_answer",
+]
+
+METHODS = ("answer_tag", "boxed", "think")
+EQUIVALENCES = ("exact", "math-verify")
+
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", flags=re.DOTALL | re.IGNORECASE)
+_THINK_CLOSE = "</think>"
+
+
+class Extracted(NamedTuple):
+    """An extracted answer and the method that found it (both None when nothing was found)."""
+
+    answer: str | None
+    method: str | None
+
+
+def _balanced_from(text: str, start: int) -> int | None:
+    """Index of the brace closing the ``{`` at ``text[start - 1]``, or None if unbalanced."""
+    # Hand-written because regular expressions cannot match nested braces; escaped braces
+    # (\{ and \}) are skipped so that "\boxed{\{1,2\}}" is read correctly.
+    depth = 1
+    i = start
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\" and i + 1 < n and text[i + 1] in "{}":
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    r"""Content of the last complete ``\boxed{...}`` / ``\fbox{...}`` of ``text`` (stripped).
+
+    Returns None when there is none (a box without its closing brace does not count).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"The 'text' parameter of last_boxed must be a str. "
+                        f"Got {type(text).__name__}.")
+    for m in reversed(list(_BOX_RE.finditer(text))):
+        end = _balanced_from(text, m.end())
+        if end is not None:
+            return text[m.end():end].strip()
+    return None
+
+
+def extract(text, *, methods: Sequence[str] = METHODS) -> Extracted:
+    """Extract the final answer of one response, with the method that found it.
+
+    Parameters
+    ----------
+    text : str or None
+        Response text. None or NaN (no response) gives ``Extracted(None, None)``.
+    methods : sequence of str, default ("answer_tag", "boxed", "think")
+        Extraction steps to try, in order (see the module docstring).
+
+    Returns
+    -------
+    Extracted
+        ``(answer, method)``; the answer is the raw (not normalized) stripped string.
+    """
+    for m in methods:
+        if m not in METHODS:
+            raise ValueError(f"The 'methods' parameter of extract must contain only {METHODS}. "
+                             f"Got {m!r}.")
+    if text is None or (isinstance(text, float) and text != text):
+        return Extracted(None, None)
+    if not isinstance(text, str):
+        raise TypeError(f"The 'text' parameter of extract must be a str or None. "
+                        f"Got {type(text).__name__}.")
+    for m in methods:
+        if m == "answer_tag":
+            tags = _ANSWER_TAG_RE.findall(text)
+            if tags:
+                content = tags[-1]
+                boxed = last_boxed(content)
+                ans = boxed if boxed is not None else content.strip()
+                if ans:
+                    return Extracted(ans, m)
+        elif m == "boxed":
+            ans = last_boxed(text)
+            if ans:
+                return Extracted(ans, m)
+        elif m == "think":
+            if _THINK_CLOSE in text:
+                ans = text.rsplit(_THINK_CLOSE, 1)[1].strip()
+                if ans:
+                    return Extracted(ans, m)
+    return Extracted(None, None)
+
+
+def extract_answer(text, *, methods: Sequence[str] = METHODS) -> str | None:
+    """The raw final answer of one response, or None ("NA"); see :func:`extract`."""
+    return extract(text, methods=methods).answer
+
+
+# ----------------------------------------------------------------------------- normalization
+
+_DELIMS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_LAYOUT_RE = re.compile(r"\\left(?![a-zA-Z])|\\right(?![a-zA-Z])|\\displaystyle(?![a-zA-Z])"
+                        r"|\\qquad(?![a-zA-Z])|\\quad(?![a-zA-Z])|\\[!,;: ]|~")
+_TEXT_RE = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf|mbox)\s*\{")
+_MARKS_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![a-zA-Z])|\\%|%|\\\$")
+_VAR_EQ_RE = re.compile(r"^\s*[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?\s*=\s*(?P<rhs>[^=]+)$")
+_NUMBER_RE = re.compile(
+    r"^(?P<sign>[+-]?)(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d*)(?P<frac>\.\d+)?$"
+)
+
+
+def _unwrap_delims(s: str) -> str:
+    for left, right in _DELIMS:
+        if len(s) >= len(left) + len(right) and s.startswith(left) and s.endswith(right):
+            inner = s[len(left):len(s) - len(right)]
+            if left == "$" and "$" in inner:
+                continue  # "$a$ and $b$" is not one enclosed formula
+            return inner.strip()
+    return s
+
+
+def _unwrap_whole_box(s: str) -> str:
+    m = _BOX_RE.match(s)
+    if m:
+        end = _balanced_from(s, m.end())
+        if end == len(s) - 1:
+            return s[m.end():end].strip()
+    return s
+
+
+def _unwrap_text(s: str) -> str:
+    while True:
+        m = _TEXT_RE.search(s)
+        if not m:
+            return s
+        end = _balanced_from(s, m.end())
+        if end is None:
+            return s
+        s = s[:m.start()] + s[m.end():end] + s[end + 1:]
+
+
+def _canonical_number(s: str) -> str | None:
+    m = _NUMBER_RE.match(s)
+    if not m or not (m.group("int") or m.group("frac")):
+        return None
+    digits = re.sub(r",|\{,\}", "", m.group("int")) or "0"
+    try:
+        d = Decimal(m.group("sign") + digits + (m.group("frac") or ""))
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
+        return None
+    if d == d.to_integral_value():
+        d = d.quantize(Decimal(1))
+    else:
+        d = d.normalize()
+    out = format(d, "f")
+    return "0" if out in ("-0", "+0") else out
+
+
+def normalize_answer(answer) -> str | None:
+    """Normalize one extracted answer (the steps are listed in the module docstring).
+
+    Parameters
+    ----------
+    answer : str, number or None
+        None, NaN, blank strings and the literal ``"NA"`` stay missing (None). Numbers are
+        converted with ``str`` first.
+
+    Returns
+    -------
+    str or None
+    """
+    if answer is None or (isinstance(answer, float) and answer != answer):
+        return None
+    if isinstance(answer, bool) or not isinstance(answer, str | int | float | np.integer |
+                                                  np.floating):
+        raise TypeError(f"The 'answer' parameter of normalize_answer must be a str, a number "
+                        f"or None. Got {type(answer).__name__}.")
+    s = str(answer).strip()
+    if s == "" or s == "NA":
+        return None
+    # 1. enclosing delimiters and box (repeated: "$\boxed{5}$")
+    prev = None
+    while prev != s:
+        prev = s
+        s = _unwrap_whole_box(_unwrap_delims(s))
+    # 2.-5.
+    s = _LAYOUT_RE.sub(" ", s)
+    s = re.sub(r"\\[dt]frac(?![a-zA-Z])", r"\\frac", s)
+    s = _unwrap_text(s)
+    s = _MARKS_RE.sub("", s)
+    # 6. trailing period(s)
+    s = s.strip().rstrip(".").strip()
+    # 7. "x = 5" -> "5"
+    m = _VAR_EQ_RE.match(s)
+    if m:
+        s = m.group("rhs").strip()
+    # 8. whitespace
+    s = re.sub(r"\s+", " ", s)
+    s = re.sub(r"(?<![A-Za-z]) | (?![A-Za-z])", "", s)
+    # 9. pure numbers
+    num = _canonical_number(s)
+    if num is not None:
+        s = num
+    return s if s else None
+
+
+# ----------------------------------------------------------------------------- equivalence
+
+
+def _math_verify():
+    try:
+        import math_verify
+    except ImportError:
+        raise ImportError(
+            "equivalence='math-verify' needs the math-verify package: "
+            "pip install math-verify (or pip install 'leash[verify]')."
+        ) from None
+    return math_verify
+
+
+@lru_cache(maxsize=65536)
+def _parsed(s: str) -> tuple:
+    """math-verify parse of one normalized answer, wrapped as inline LaTeX (cached)."""
+    mv = _math_verify()
+    return tuple(mv.parse(f"${s}$"))
+
+
+@lru_cache(maxsize=262144)
+def _verify_one_way(gold: str, pred: str) -> bool:
+    mv = _math_verify()
+    g, p = _parsed(gold), _parsed(pred)
+    if not g or not p:
+        return False
+    return bool(mv.verify(list(g), list(p)))
+
+
+def equivalent(a, b, *, equivalence: str = "exact") -> bool:
+    """Whether two answers fall in the same class (see the module docstring).
+
+    Missing answers are equivalent to nothing, not even to each other; grouping them into the
+    "NA" class is the entropy code's decision.
+    """
+    if equivalence not in EQUIVALENCES:
+        raise ValueError(f"The 'equivalence' parameter of equivalent must be one of "
+                         f"{EQUIVALENCES}. Got {equivalence!r}.")
+    na, nb = normalize_answer(a), normalize_answer(b)
+    if na is None or nb is None:
+        return False
+    if na == nb:
+        return True
+    if equivalence == "exact":
+        return False
+    return _verify_one_way(na, nb) and _verify_one_way(nb, na)
+
+
+def _classes(answers: Iterable, equivalence: str, func: str):
+    if equivalence not in EQUIVALENCES:
+        raise ValueError(f"The 'equivalence' parameter of {func} must be one of "
+                         f"{EQUIVALENCES}. Got {equivalence!r}.")
+    if isinstance(answers, str):
+        raise TypeError(f"The 'answers' parameter of {func} must be a sequence of answers, "
+                        "not a single str.")
+    if equivalence == "math-verify":
+        _math_verify()
+    normalized = [normalize_answer(a) for a in answers]
+    reps: list[str] = []          # class representatives, in order of first appearance
+    label_of: dict[str, int] = {}  # normalized string -> class label
+    labels = np.full(len(normalized), -1, dtype=np.int64)
+    for i, s in enumerate(normalized):
+        if s is None:
+            continue
+        if s not in label_of:
+            found = -1
+            if equivalence == "math-verify":
+                for j, r in enumerate(reps):
+                    if _verify_one_way(r, s) and _verify_one_way(s, r):
+                        found = j
+                        break
+            if found < 0:
+                reps.append(s)
+                found = len(reps) - 1
+            label_of[s] = found
+        labels[i] = label_of[s]
+    return labels, reps
+
+
+def answer_classes(answers: Iterable, *, equivalence: str = "exact") -> np.ndarray:
+    """Equivalence-class labels of the answers to one question.
+
+    Parameters
+    ----------
+    answers : iterable of str or None, shape (n_samples,)
+        Extracted (raw or normalized) answers; None/NaN/blank/"NA" mean missing.
+    equivalence : {"exact", "math-verify"}, default "exact"
+        See the module docstring.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n_samples,)
+        ``0 .. M-1`` numbered by first appearance; ``-1`` for missing answers.
+    """
+    return _classes(answers, equivalence, "answer_classes")[0]
+
+
+def canonical_answers(answers: Iterable, *, equivalence: str = "exact") -> list[str | None]:
+    """Each answer replaced by its class representative (normalized), None when missing.
+
+    The result feeds :func:`leash.entropy.answer_entropy` directly.
+
+    Parameters
+    ----------
+    answers : iterable of str or None, shape (n_samples,)
+    equivalence : {"exact", "math-verify"}, default "exact"
+
+    Returns
+    -------
+    list of str or None, length n_samples
+    """
+    labels, reps = _classes(answers, equivalence, "canonical_answers")
+    return [reps[k] if k >= 0 else None for k in labels]
