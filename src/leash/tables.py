@@ -1,0 +1,402 @@
+"""The paper's tables as DataFrames, from per-question summaries (the layer notebooks and the CLI
+share).
+
+Inputs are the frames of the generations layer:
+
+* a *summary* frame, one row per (model, benchmark, question_id[, step]) with ``n``, ``c``,
+  ``first_correct`` and optional answer/token columns (``leash.summarize``), and
+* a *paired* frame, one row per (benchmark, question_id[, step]) with ``n_base, c_base,
+  first_correct_base, n_rl, c_rl, first_correct_rl`` (``leash.pairing.pair_counts``).
+
+Every metric is computed by the numpy core (``leash.passk``, ``leash.support``,
+``leash.entropy``, ``leash.stats``); this module only groups, pools and lays out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._checks import check_choice, check_positive_int
+from .entropy import answer_entropy_from_histograms
+from .passk import ESTIMATORS, pass_at_k_curve
+from .stats import bootstrap_support, mcnemar_exact
+from .support import expected_support_counts, support_codes, support_metrics
+
+__all__ = [
+    "BUDGET_RULES",
+    "require_columns",
+    "default_ks",
+    "found_at_budget",
+    "support_table",
+    "support_from_counts",
+    "passk_table",
+    "entropy_table",
+    "wide_with_average",
+]
+
+METRICS = ("SRR", "NDR", "SDS", "NSCR")
+COUNTS = ("P", "E", "S", "O")
+BUDGET_RULES = ("first-k", "expected")
+POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
+
+
+def require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
+    """Raise ValueError naming every column of ``columns`` missing from ``df``."""
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{where} needs a pandas DataFrame. Got {type(df).__name__} instead.")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{where} needs the column(s) {missing}; the frame has {list(df.columns)}."
+        )
+
+
+def default_ks(n_max: int) -> np.ndarray:
+    """Powers of two up to ``n_max``, plus ``n_max`` itself: 1, 2, 4, ..., n_max."""
+    n_max = check_positive_int(n_max, "n_max", "default_ks")
+    ks = 2 ** np.arange(int(np.floor(np.log2(n_max))) + 1)
+    return np.unique(np.append(ks, n_max)).astype(np.int64)
+
+
+def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budget"):
+    """Whether each question is found within a budget of ``k`` samples, by the paper's rule.
+
+    At the full budget (``k`` None or equal to n) a question is found when ``c >= min_count``.
+    Below it, the paper's printed tables use the first k samples (SPEC 1.5): found when the first
+    correct sample has index < k, which is defined for ``min_count = 1`` only.
+
+    Parameters
+    ----------
+    n, c, first_correct : array_like of int, shape (n_questions,)
+    k : int or None
+    min_count : int, default 1
+
+    Returns
+    -------
+    ndarray of int64, shape (n_questions,)
+        1 where found, else 0 (ready to serve as a count for ``support_codes``).
+    """
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    if k is None or (n == k).all():
+        return (c >= min_count).astype(np.int64)
+    if (n < k).any():
+        i = int(np.flatnonzero(n < k)[0])
+        raise ValueError(
+            f"The budget k={k} of {where} exceeds the {int(n[i])} samples of question index {i}."
+        )
+    if min_count != 1:
+        raise ValueError(
+            f"{where}: a budget below the number of samples (k={k}) uses the first k samples, "
+            f"which defines 'found' only for min_count=1. Got min_count={min_count}; use "
+            "budget_rule='expected' or the full budget."
+        )
+    fc = np.asarray(first_correct, dtype=np.int64)
+    return ((fc >= 0) & (fc < k)).astype(np.int64)
+
+
+def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: bool):
+    """Yield (scope, label, domain, frame) for each benchmark, then pooled domains and overall."""
+    for bench, g in df.groupby("benchmark", sort=False, observed=True):
+        yield "benchmark", str(bench), (domains or {}).get(str(bench), ""), g
+    if not pool:
+        return
+    if domains:
+        dom = df["benchmark"].map(lambda b: domains.get(str(b), ""))
+        unknown = sorted(set(df.loc[dom == "", "benchmark"].astype(str)))
+        if unknown:
+            raise ValueError(
+                f"The 'domains' mapping has no domain for the benchmark(s) {unknown}; known: "
+                f"{sorted(domains)}."
+            )
+        for d in sorted(dom.unique(), key=lambda x: (x != "math", x)):
+            yield "domain", POOLED_NAMES.get(d, d), d, df[dom == d]
+    if df["benchmark"].nunique() > 1 or not domains:
+        yield "overall", "Overall", "", df
+
+
+def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by=(),
+                  pool=True, budget_rule="first-k", n_boot=0, rng=None, level=0.95):
+    """Support dynamics per benchmark and pooled: the layout of the paper's Tables 1, 3, 4, 6-12.
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame, shape (n_questions, ...)
+        One row per question with columns ``benchmark, n_base, c_base, n_rl, c_rl`` (and
+        ``first_correct_base, first_correct_rl`` for budgets below n), plus the ``by`` columns.
+    k : int, optional
+        Budget. None (default) uses every question's full sample count, which must then be the
+        same for both models on each question.
+    min_count : int, default 1
+        Correct samples needed to "find" a question (the paper: 1).
+    domains : mapping of str to str, optional
+        Benchmark -> domain ("math" / "non-math"). With it, pooled rows per domain are added
+        (named "Math", "Non-Math") as well as "Overall".
+    by : sequence of str, default ()
+        Extra grouping columns (e.g. ``("step",)`` for checkpoints, or a pair label).
+    pool : bool, default True
+        Add pooled rows (sum the counts over benchmarks, then the metrics, as the paper does).
+    budget_rule : {"first-k", "expected"}, default "first-k"
+        For ``k`` below n: "first-k" classifies by the first k samples (the paper's printed
+        tables); "expected" gives the exact expected P/E/S/O over random k-subsets (floats).
+    n_boot : int, default 0
+        Bootstrap replicates for intervals (0: none). Pooled rows resample within benchmarks.
+    rng : numpy.random.Generator, optional
+        Required when ``n_boot > 0``.
+    level : float, default 0.95
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (by..., scope, benchmark): ``scope`` ("benchmark", "domain", "overall"),
+        ``benchmark``, ``domain``, ``N``, ``k``, ``pass@k base``, ``pass@k rl`` (fractions),
+        ``P, E, S, O, SRR, NDR, SDS, NSCR``, ``mcnemar_p``, ``E/(E+S) low``/``high``
+        (Clopper-Pearson) and, with ``n_boot``, ``<metric> low``/``<metric> high``.
+    """
+    where = "support_table"
+    by = list(by)
+    require_columns(paired, ["benchmark", "n_base", "c_base", "n_rl", "c_rl", *by], where)
+    check_choice(budget_rule, "budget_rule", where, BUDGET_RULES)
+    min_count = check_positive_int(min_count, "min_count", where)
+    if n_boot and not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{where} needs rng=numpy.random.default_rng(seed) when n_boot > 0. "
+            f"Got {type(rng).__name__}."
+        )
+    if k is None:
+        diff = paired["n_base"].to_numpy() != paired["n_rl"].to_numpy()
+        if diff.any():
+            i = int(np.flatnonzero(diff)[0])
+            raise ValueError(
+                f"{where}: the two models have different sample counts (first at row {i}: "
+                f"n_base={paired['n_base'].iat[i]}, n_rl={paired['n_rl'].iat[i]}); pass a common "
+                "budget k (leash.pairing reports one)."
+            )
+    else:
+        k = check_positive_int(k, "k", where)
+
+    expected = k is not None and budget_rule == "expected"
+    if not expected:
+        fb = found_at_budget(paired["n_base"], paired["c_base"],
+                             paired.get("first_correct_base"), k, min_count=min_count,
+                             where=where)
+        fr = found_at_budget(paired["n_rl"], paired["c_rl"], paired.get("first_correct_rl"), k,
+                             min_count=min_count, where=where)
+        work = paired.assign(_fb=fb, _fr=fr)
+    else:
+        work = paired
+
+    rows = []
+    groups = [((), work)] if not by else work.groupby(by, sort=True, observed=True)
+    for key, gdf in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for scope, label, domain, g in _scope_groups(gdf, domains, pool):
+            if expected:
+                counts = expected_support_counts(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"],
+                                                 k, min_count=min_count)
+            else:
+                codes = support_codes(g["_fb"], g["_fr"], min_count=1)
+                counts = tuple(int(x) for x in np.bincount(codes, minlength=4))
+            P, E, S, O = counts  # noqa: E741, N806
+            n_q = len(g)
+            m = support_metrics(P, E, S, O)
+            budget = k if k is not None else _budget_label(g["n_base"])
+            row = dict(zip(by, key))
+            row.update(scope=scope, benchmark=label, domain=domain, N=n_q, k=budget,
+                       **{"pass@k base": (P + S) / n_q, "pass@k rl": (P + E) / n_q},
+                       P=P, E=E, S=S, O=O, **m._asdict())
+            if not expected:
+                mc = mcnemar_exact(E, S)
+                row.update({"mcnemar_p": mc.p_value, "E/(E+S) low": mc.ci_low,
+                            "E/(E+S) high": mc.ci_high})
+                if n_boot:
+                    strata = g["benchmark"].to_numpy() if scope != "benchmark" else None
+                    ci = bootstrap_support(g["_fb"], g["_fr"], rng=rng, n_boot=n_boot,
+                                           strata=strata, level=level)
+                    for name in METRICS:
+                        row[f"{name} low"] = ci.at[name, "low"]
+                        row[f"{name} high"] = ci.at[name, "high"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _budget_label(n: pd.Series):
+    lo, hi = int(n.min()), int(n.max())
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True):
+    """Support metrics from P/E/S/O counts (e.g. the paper's printed counts), with pooled rows.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``benchmark, P, E, S, O`` plus the ``by`` columns.
+    by : sequence of str
+        Grouping columns (e.g. the model pair).
+    domains : mapping of str to str, optional
+        Benchmark -> domain, for pooled "Math" / "Non-Math" rows.
+    pool : bool, default True
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (by..., scope, benchmark) with the counts, ``N`` and the four metrics.
+    """
+    by = list(by)
+    require_columns(counts, ["benchmark", *COUNTS, *by], "support_from_counts")
+    rows = []
+    groups = [((), counts)] if not by else counts.groupby(by, sort=False, observed=True)
+    for key, gdf in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        for scope, label, domain, g in _scope_groups(gdf, domains, pool):
+            tot = {c: int(g[c].sum()) for c in COUNTS}
+            m = support_metrics(*(tot[c] for c in COUNTS))
+            row = dict(zip(by, key))
+            row.update(scope=scope, benchmark=label, domain=domain, N=sum(tot.values()), **tot,
+                       **m._asdict())
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
+                by=("model", "benchmark")):
+    """Benchmark-level pass@k per group, long format.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-question summary with ``n, c`` (and ``first_correct`` for "first-k") and ``by``.
+    ks : array_like of int, optional
+        Budgets; default ``default_ks(min n)`` of each group.
+    estimator : {"unbiased", "first-k"}, default "unbiased"
+    by : sequence of str, default ("model", "benchmark")
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``*by, k, pass@k, n_questions, estimator``; pass@k as a fraction.
+    """
+    where = "passk_table"
+    by = list(by)
+    check_choice(estimator, "estimator", where, ESTIMATORS)
+    need = ["n", "c", *by] + (["first_correct"] if estimator == "first-k" else [])
+    require_columns(summary, need, where)
+    frames = []
+    for key, g in summary.groupby(by, sort=True, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        kk = default_ks(int(g["n"].min())) if ks is None else np.atleast_1d(ks)
+        try:
+            m = pass_at_k_curve(g["n"].to_numpy(), g["c"].to_numpy(), kk, estimator=estimator,
+                                first_correct=(g["first_correct"].to_numpy()
+                                               if estimator == "first-k" else None))
+        except ValueError as exc:
+            raise ValueError(f"{where}, group {dict(zip(by, key))}: {exc}") from None
+        f = pd.DataFrame({"k": kk, "pass@k": m.mean(axis=0)})
+        for name, value in zip(by, key):
+            f.insert(len(f.columns) - 2, name, value)
+        f["n_questions"] = len(g)
+        f["estimator"] = estimator
+        frames.append(f)
+    cols = [*by, "k", "pass@k", "n_questions", "estimator"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class",
+                  base=None, correction=None):
+    """Table 5's quantities per group: avg@n accuracy, response length, token and answer entropy.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-question summary (``n, c`` and, where available, ``n_tokens_mean``,
+        ``token_entropy_mean``, ``answer_counts``, ``n_answer_missing``).
+    by : sequence of str, default ("model", "benchmark")
+    na : {"class", "drop"}, default "class"
+        Treatment of samples without an extracted answer in the answer entropy.
+    base : float, optional
+        Log base of the answer entropy (None: natural log).
+    correction : {None, "miller-madow"}, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``*by, n_questions, n_samples, avg@n (%), response_length, token_entropy,
+        answer_entropy, distinct_answers``. Accuracy is the mean over questions of c/n; length
+        and token entropy are means over samples (each question's mean weighted by its n, so a
+        macro average over sequences as the paper defines it); answer entropy is the mean over
+        questions of the per-question entropy.
+    """
+    where = "entropy_table"
+    by = list(by)
+    require_columns(summary, ["n", "c", *by], where)
+    rows = []
+    for key, g in summary.groupby(by, sort=True, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        n = g["n"].to_numpy(dtype=np.float64)
+        row = dict(zip(by, key))
+        row.update(n_questions=len(g), n_samples=int(n.sum()),
+                   **{"avg@n (%)": 100.0 * float(np.mean(g["c"].to_numpy() / n))})
+        for col, out in (("n_tokens_mean", "response_length"),
+                         ("token_entropy_mean", "token_entropy")):
+            if col in g and g[col].notna().any():
+                v = g[col].to_numpy(dtype=np.float64)
+                ok = np.isfinite(v)
+                row[out] = float(np.sum(v[ok] * n[ok]) / np.sum(n[ok]))
+            else:
+                row[out] = np.nan
+        if "answer_counts" in g and g["answer_counts"].map(_has_items).any():
+            n_na = (g["n_answer_missing"].to_numpy(dtype=np.int64)
+                    if "n_answer_missing" in g else None)
+            hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
+                     for h in g["answer_counts"]]
+            ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
+                                                correction=correction)
+            row["answer_entropy"] = float(np.nanmean(ae.entropy))
+            row["distinct_answers"] = float(np.mean(ae.n_distinct))
+        else:
+            row["answer_entropy"] = np.nan
+            row["distinct_answers"] = np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _has_items(x) -> bool:
+    try:
+        return len(x) > 0
+    except TypeError:
+        return False
+
+
+def wide_with_average(df: pd.DataFrame, value: str, *, index="model", columns="benchmark",
+                      column_order=None, average="Avg"):
+    """Pivot to a wide table (e.g. models x benchmarks) and add the unweighted mean column.
+
+    Table 5's "Avg." column is the unweighted mean of its benchmark columns (SPEC 1.5).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Long table with ``index``, ``columns`` and ``value`` columns.
+    value, index, columns : str
+    column_order : sequence of str, optional
+        Order of the benchmark columns (default: sorted).
+    average : str, default "Avg"
+        Name of the mean column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``index`` in first-appearance order, one column per benchmark plus ``average``.
+    """
+    require_columns(df, [index, columns, value], "wide_with_average")
+    wide = df.pivot(index=index, columns=columns, values=value)
+    wide = wide.reindex(pd.unique(df[index]))
+    if column_order is not None:
+        wide = wide[list(column_order)]
+    wide[average] = wide.mean(axis=1, skipna=False)
+    wide.columns.name = None
+    return wide
