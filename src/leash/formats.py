@@ -1,0 +1,883 @@
+"""Input formats for model generations: detection, field mappings and chunked readers.
+
+Formats (full description with examples in ``data/README.md``):
+
+``"samples"``
+    Canonical: one row per sampled response with ``model, benchmark, question_id, sample_idx,
+    correct`` and optionally ``answer, n_tokens, token_entropy, finish_reason, response, step``.
+    Stored as ``.jsonl``, ``.jsonl.gz``, ``.parquet`` or ``.csv``.
+``"counts"``
+    Canonical: one row per question with ``model, benchmark, question_id, n, c`` and optionally
+    ``first_correct, step``. Same containers.
+``"summary"``
+    A per-question summary Parquet file written by :func:`leash.summarize.summarize`.
+``"nested"``
+    One JSON object per question holding its samples, read through a :class:`NestedMapping`.
+    Two layouts: ``"records"`` (a list of per-sample objects, e.g. the GSM8K probe's
+    ``rollouts[]``) and ``"columns"`` (parallel per-sample lists, e.g. ``score[]``, ``pred[]``).
+``"evaluator"``
+    The Qwen2.5-Math / limit-of-RLVR evaluator output (``idx, gt, code[], pred[], score[]``,
+    optional ``finish_reason[]``), one file per seed; an alias of ``"nested"`` with the
+    ``"evaluator"`` mapping. The file does not name the model or benchmark: the caller does.
+
+Readers yield validated chunks of at most about ``chunk_size`` rows, so memory is bounded by the
+chunk size and not by the file size.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+import pyarrow.parquet as pq
+
+from leash import validate as V
+
+__all__ = [
+    "FORMATS",
+    "SAMPLES_REQUIRED",
+    "SAMPLES_OPTIONAL",
+    "COUNTS_REQUIRED",
+    "COUNTS_OPTIONAL",
+    "NestedMapping",
+    "MAPPINGS",
+    "get_mapping",
+    "detect_format",
+    "SUMMARY_METADATA_KEY",
+]
+
+FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
+SAMPLES_REQUIRED = ("model", "benchmark", "question_id", "sample_idx", "correct")
+SAMPLES_OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "response", "step")
+COUNTS_REQUIRED = ("model", "benchmark", "question_id", "n", "c")
+COUNTS_OPTIONAL = ("first_correct", "step")
+SUMMARY_METADATA_KEY = b"leash.summary"
+
+_JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz")
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_CSV_SUFFIXES = (".csv", ".csv.gz")
+# Columns a canonical samples / counts file may carry that leash reads (response is not needed
+# for any summary, so it is never read from columnar files).
+_SAMPLES_READ = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", "answer",
+                 "n_tokens", "token_entropy", "finish_reason")
+_COUNTS_READ = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")
+
+
+@dataclass(frozen=True)
+class NestedMapping:
+    """Where the fields of a nested (one object per question) layout live.
+
+    Parameters
+    ----------
+    name : str
+        Name used in provenance and messages.
+    correct : str
+        Per-sample correctness field (a list in the "columns" layout).
+    question_id : str or None
+        Top-level question id field; None uses the 0-based record number.
+    samples : str or None
+        Field holding the list of per-sample objects ("records" layout). None selects the
+        "columns" layout: every per-sample field is a top-level list, all of equal length.
+    answer, response, index, n_tokens, token_entropy, finish_reason : str or None
+        Per-sample fields. ``index`` is the generation index; None uses the list position
+        (offset by the samples already read for that question from earlier files, so several
+        seed files of one model concatenate in the order given).
+    model, benchmark, step : str or None
+        Top-level fields naming the model / benchmark / checkpoint; None means the caller must
+        supply them (``model=``, ``benchmark=``, ``step=`` arguments).
+    """
+
+    name: str
+    correct: str
+    question_id: str | None = None
+    samples: str | None = None
+    answer: str | None = None
+    response: str | None = None
+    index: str | None = None
+    n_tokens: str | None = None
+    token_entropy: str | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    benchmark: str | None = None
+    step: str | None = None
+
+    @property
+    def layout(self) -> str:
+        return "records" if self.samples else "columns"
+
+    def per_sample_fields(self) -> dict[str, str]:
+        """Canonical name -> field name of the per-sample fields that are configured."""
+        names = ("correct", "answer", "response", "index", "n_tokens", "token_entropy",
+                 "finish_reason")
+        return {k: getattr(self, k) for k in names if getattr(self, k)}
+
+    def detection_keys(self) -> tuple[str, ...]:
+        keys = [self.question_id] if self.question_id else []
+        keys.append(self.samples if self.samples else self.correct)
+        return tuple(keys)
+
+
+MAPPINGS: dict[str, NestedMapping] = {
+    # Qwen2.5-Math / limit-of-RLVR evaluator output: parallel lists, one file per seed.
+    "evaluator": NestedMapping(
+        name="evaluator", question_id="idx", correct="score", answer="pred", response="code",
+        finish_reason="finish_reason"),
+    # GSM8K SFT-vs-RLVR probe (rlvr_behavior_probe_runpod): list of rollout objects. The
+    # numeric pred_value is the normalized answer (52.0 and "$52" both become "52").
+    "rollouts": NestedMapping(
+        name="rollouts", question_id="qid", samples="rollouts", correct="correct",
+        answer="pred_value", response="text", index="rollout", model="model_name"),
+    # Parallel lists named like the Large Language Monkeys release (samples[], is_corrects[]).
+    "samples": NestedMapping(
+        name="samples", question_id="question_id", correct="is_corrects", response="samples",
+        answer="extracted_answers"),
+}
+
+
+def get_mapping(mapping) -> NestedMapping:
+    """Resolve a mapping name, a dict of NestedMapping fields, or a NestedMapping."""
+    if isinstance(mapping, NestedMapping):
+        return mapping
+    if isinstance(mapping, str):
+        if mapping not in MAPPINGS:
+            raise ValueError(
+                f"The 'mapping' parameter must be one of {sorted(MAPPINGS)} or a NestedMapping. "
+                f"Got {mapping!r} instead.")
+        return MAPPINGS[mapping]
+    if isinstance(mapping, dict):
+        return NestedMapping(**{"name": "custom", **mapping})
+    raise TypeError(
+        "The 'mapping' parameter must be a str, dict or NestedMapping. "
+        f"Got {type(mapping).__name__} instead.")
+
+
+# --------------------------------------------------------------------------------------------
+# Detection
+# --------------------------------------------------------------------------------------------
+def _container(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    if name.endswith(_JSON_SUFFIXES):
+        return "jsonl"
+    raise ValueError(
+        f"Cannot read {path}: unknown file extension. Supported: "
+        f"{', '.join(_JSON_SUFFIXES + _PARQUET_SUFFIXES + _CSV_SUFFIXES)}.")
+
+
+def _open_text(path: Path):
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _first_record(path: Path):
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(
+                        f"{path}: line {lineno}: malformed JSON ({exc.msg}); cannot detect "
+                        "the format.") from None
+    raise ValueError(f"{path}: the file has no records; cannot detect the format.")
+
+
+def _keys_of(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
+    if container == "parquet":
+        schema = pq.read_schema(path)
+        meta = schema.metadata or {}
+        return set(schema.names), None, meta.get(SUMMARY_METADATA_KEY)
+    if container == "csv":
+        with (gzip.open(path, "rt") if path.name.lower().endswith(".gz")
+              else open(path, newline="")) as fh:
+            header = fh.readline()
+        import csv
+
+        return set(next(csv.reader([header]), [])), None, None
+    rec = _first_record(path)
+    if not isinstance(rec, dict):
+        raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}, "
+                         "not an object; cannot detect the format.")
+    return set(rec), rec, None
+
+
+def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping | None]:
+    """Detect the format of a generations file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    fmt : str, optional
+        Explicit format; skips detection (but is checked to be known).
+    mapping : str, dict or NestedMapping, optional
+        Field mapping; given alone it implies the "nested" format.
+
+    Returns
+    -------
+    fmt : str
+        One of :data:`FORMATS`.
+    mapping : NestedMapping or None
+        The mapping for "nested"/"evaluator", else None.
+
+    Raises
+    ------
+    ValueError
+        The format cannot be detected; the message names the file, the formats tried and the
+        keys of the first record.
+
+    Notes
+    -----
+    Detection uses the extension (``.parquet``/``.pq``, ``.csv``, ``.jsonl``/``.jsonl.gz``/
+    ``.ndjson``/``.json``) and then the columns or the first record's keys, in this order:
+    summary (Parquet metadata), samples, counts, evaluator, the shipped nested mappings.
+    """
+    path = Path(path)
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"The 'fmt' parameter must be one of {FORMATS} or None. "
+                         f"Got {fmt!r} instead.")
+    if fmt == "evaluator":
+        return "evaluator", get_mapping(mapping or "evaluator")
+    if fmt == "nested":
+        if mapping is None:
+            raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
+                             f"{sorted(MAPPINGS)} or a NestedMapping).")
+        return "nested", get_mapping(mapping)
+    if fmt is not None:
+        return fmt, None
+    container = _container(path)
+    if mapping is not None:
+        if container != "jsonl":
+            raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
+        return "nested", get_mapping(mapping)
+    keys, rec, meta = _keys_of(path, container)
+    if meta is not None:
+        return "summary", None
+    if {"sample_idx", "correct", "question_id"} <= keys:
+        return "samples", None
+    if {"n", "c", "question_id"} <= keys:
+        return "counts", None
+    if rec is not None:
+        for m in MAPPINGS.values():
+            if all(k in rec for k in m.detection_keys()):
+                lst = rec[m.samples or m.correct]
+                if isinstance(lst, list):
+                    return ("evaluator" if m.name == "evaluator" else "nested"), m
+    tried = [
+        "samples (needs columns question_id, sample_idx, correct)",
+        "counts (needs question_id, n, c)",
+    ]
+    if container == "jsonl":
+        tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
+                  for m in MAPPINGS.values()]
+    raise ValueError(
+        f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
+        f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for nested "
+        "layouts, mapping= to override.")
+
+
+# --------------------------------------------------------------------------------------------
+# Chunks and locations
+# --------------------------------------------------------------------------------------------
+class Chunk(NamedTuple):
+    """A validated chunk: canonical columns plus where each row came from."""
+
+    kind: str               # "samples" or "counts"
+    table: pa.Table         # canonical, clean columns
+    loc: np.ndarray         # int64 row / line / ordinal per row
+    sub: np.ndarray         # int64 sample position in a nested record, -1 otherwise
+    relative_idx: bool      # sample_idx is a list position to be offset per question
+
+
+class Locator:
+    """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5"."""
+
+    def __init__(self, path: Path, container: str, *, ordinal_json: bool = False,
+                 list_field: str | None = None):
+        self.path = path
+        self.container = container
+        self.ordinal_json = ordinal_json
+        self.list_field = list_field
+        self._rg_starts = None
+        self._line_of_ordinal = None
+
+    def __call__(self, loc: int, sub: int = -1) -> str:
+        loc = int(loc)
+        if self.container == "parquet":
+            if self._rg_starts is None:
+                md = pq.ParquetFile(self.path).metadata
+                sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+                self._rg_starts = np.concatenate([[0], np.cumsum(sizes)])
+            g = int(np.searchsorted(self._rg_starts, loc, side="right") - 1)
+            return f"row group {g}, row {loc - int(self._rg_starts[g])}"
+        if self.container == "csv":
+            return f"row {loc + 1} (1-based, header excluded)"
+        line = self._line(loc) if self.ordinal_json else loc
+        text = f"line {line}"
+        if sub >= 0:
+            text += f", sample {sub}"
+        return text
+
+    def _line(self, ordinal: int) -> int:
+        # The fast JSON reader counts objects, not lines; map to lines only when a problem
+        # must be reported (rare), by scanning the file once.
+        if self._line_of_ordinal is None:
+            lines = []
+            with _open_text(self.path) as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if line.strip():
+                        lines.append(lineno)
+            self._line_of_ordinal = np.asarray(lines, dtype=np.int64)
+        return int(self._line_of_ordinal[ordinal])
+
+
+class FileStats:
+    """Per-file counters for provenance."""
+
+    def __init__(self, path: Path, fmt: str, mapping: NestedMapping | None):
+        self.path = path
+        self.fmt = fmt
+        self.mapping = mapping
+        self.rows_read = 0
+        self.rows_rejected = 0
+        self.reader = ""
+        self.notes: list[str] = []
+
+
+# --------------------------------------------------------------------------------------------
+# Vectorized cleaning of canonical tables
+# --------------------------------------------------------------------------------------------
+def _report(sink, locator, fname, problems, loc, sub, values_of):
+    """Send vectorized problems to the sink; return the mask of rejected rows."""
+    n = len(loc)
+    rejected = np.zeros(n, dtype=bool)
+    for _, _, _, mask in problems:
+        rejected |= mask
+    if not rejected.any():
+        return rejected
+    if sink.on_error == "raise":
+        first = int(np.flatnonzero(rejected)[0])
+        for field, reason, msg, mask in problems:
+            if mask[first]:
+                sink.add(V.Problem(fname, locator(loc[first], sub[first]), field,
+                                   V.short_repr(values_of(field, first)), reason, msg))
+    # one problem per (row, rule), in row order
+    events = []
+    for k, (_field, _reason, _msg, mask) in enumerate(problems):
+        idx = np.flatnonzero(mask)
+        keep = idx if sink.on_error == "collect" else idx[: V._MAX_EXAMPLES]
+        for i in keep:
+            events.append((int(i), k))
+        extra = len(idx) - len(keep)
+        if extra:
+            sink.by_reason[problems[k][1]] += extra
+            sink.n_problems += extra
+    for i, k in sorted(events):
+        field, reason, msg, _ = problems[k]
+        sink.add(V.Problem(fname, locator(loc[i], sub[i]), field,
+                           V.short_repr(values_of(field, i)), reason, msg))
+    return rejected
+
+
+def _constant_or_column(raw: pa.Table, name: str, given, stats: FileStats, n: int):
+    if given is not None:
+        if name in raw.column_names:
+            stats.notes.append(f"column '{name}' replaced by the caller's value {given!r}")
+        if name == "step":
+            return pa.array(np.full(n, int(given), dtype=np.int64))
+        return pa.array([str(given)] * n, type=pa.string()) if n else pa.array([], pa.string())
+    if name in raw.column_names:
+        return raw.column(name).combine_chunks()
+    return None
+
+
+def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname):
+    """Apply the vectorized rules to a raw canonical table; return (clean table, keep mask)."""
+    n = raw.num_rows
+    problems = []  # (field, reason, message, mask)
+
+    def add(field, bad):
+        for reason, msg, mask in bad:
+            if mask.any():
+                problems.append((field, reason, msg, mask))
+
+    cols = {}
+    for name in ("model", "benchmark"):
+        arr = _constant_or_column(raw, name, labels.get(name), stats, n)
+        if arr is None:
+            raise ValueError(
+                f"{fname}: required field '{name}' is missing from the file and was not "
+                f"supplied: pass {name}=... to name it.")
+        cols[name], bad = V.vec_label(arr)
+        add(name, bad)
+    if "question_id" not in raw.column_names:
+        raise ValueError(f"{fname}: required field 'question_id' is missing from the file.")
+    cols["question_id"], bad = V.vec_qid(raw.column("question_id").combine_chunks())
+    add("question_id", bad)
+    step = _constant_or_column(raw, "step", labels.get("step"), stats, n)
+    if step is None:
+        cols["step"] = pa.nulls(n, pa.int64())
+    else:
+        vals, null, bad = V.vec_int(step, min_value=0, required=False)
+        add("step", bad)
+        cols["step"] = pa.array(vals, mask=null)
+    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
+    for name in required:
+        if name not in raw.column_names and name not in cols:
+            raise ValueError(f"{fname}: required field '{name}' is missing from the file.")
+    if kind == "samples":
+        vals, _, bad = V.vec_int(raw.column("sample_idx").combine_chunks(), min_value=0)
+        add("sample_idx", bad)
+        cols["sample_idx"] = pa.array(vals)
+        vals, bad = V.vec_bool(raw.column("correct").combine_chunks())
+        add("correct", bad)
+        cols["correct"] = pa.array(vals)
+        if "answer" in raw.column_names:
+            cols["answer"], bad = V.vec_answer(raw.column("answer").combine_chunks())
+            add("answer", bad)
+        else:
+            cols["answer"] = pa.nulls(n, pa.string())
+        for name in ("n_tokens", "token_entropy"):
+            if name in raw.column_names:
+                x, bad = V.vec_float(raw.column(name).combine_chunks())
+                add(name, bad)
+                cols[name] = pa.array(x)
+            else:
+                cols[name] = pa.array(np.full(n, np.nan))
+        if "finish_reason" in raw.column_names:
+            cols["finish_reason"], bad = V.vec_label(
+                raw.column("finish_reason").combine_chunks(), required=False)
+            add("finish_reason", bad)
+        else:
+            cols["finish_reason"] = pa.nulls(n, pa.string())
+    else:
+        nn, _, bad = V.vec_int(raw.column("n").combine_chunks(), min_value=1)
+        add("n", bad)
+        cc, _, bad = V.vec_int(raw.column("c").combine_chunks(), min_value=0)
+        add("c", bad)
+        add("c", [(V.C_GT_N, "must be <= n", cc > nn)])
+        cols["n"], cols["c"] = pa.array(nn), pa.array(cc)
+        if "first_correct" in raw.column_names:
+            fc, null, bad = V.vec_int(raw.column("first_correct").combine_chunks(),
+                                      min_value=-1)
+            add("first_correct", bad)
+            incons = ~null & ((fc >= nn) | ((fc == -1) != (cc == 0)))
+            add("first_correct", [(V.INCONSISTENT,
+                                   "must be < n, and -1 exactly when c == 0", incons)])
+            cols["first_correct"] = pa.array(fc, mask=null)
+        else:
+            cols["first_correct"] = pa.nulls(n, pa.int64())
+
+    def values_of(field, i):
+        if field in raw.column_names:
+            return raw.column(field)[i].as_py()
+        return labels.get(field)
+
+    rejected = _report(sink, locator, fname, problems, loc, sub, values_of)
+    table = pa.table(cols)
+    keep = ~rejected
+    if rejected.any():
+        table = table.filter(pa.array(keep))
+    stats.rows_rejected += int(rejected.sum())
+    return table, keep
+
+
+# --------------------------------------------------------------------------------------------
+# Readers
+# --------------------------------------------------------------------------------------------
+def _block_size(path: Path, chunk_size: int) -> int:
+    # Text readers work in bytes: estimate bytes per row from the head of the file.
+    with _open_text(path) as fh:
+        head = fh.read(1 << 16)
+    lines = max(head.count(b"\n"), 1)
+    per_row = max(len(head) / lines, 16)
+    return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 30))
+
+
+def _read_parquet(path, kind, chunk_size):
+    pf = pq.ParquetFile(path)
+    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    cols = [c for c in wanted if c in pf.schema_arrow.names]
+    start = 0
+    for batch in pf.iter_batches(batch_size=chunk_size, columns=cols):
+        t = pa.Table.from_batches([batch])
+        yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
+        start += t.num_rows
+
+
+def _read_csv(path, kind, chunk_size):
+    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    # every known column is read as text and converted by the leash rules, so that type
+    # inference on one block can never disagree with the next block
+    types = {c: pa.string() for c in wanted}
+    reader = pcsv.open_csv(
+        path,
+        read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size)),
+        convert_options=pcsv.ConvertOptions(
+            column_types=types, strings_can_be_null=True, null_values=[""],
+            include_columns=None),
+    )
+    names = reader.schema.names
+    keep = [c for c in names if c in wanted]
+    start = 0
+    for batch in reader:
+        t = pa.Table.from_batches([batch]).select(keep)
+        yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
+        start += t.num_rows
+
+
+class _FastJsonFailed(Exception):
+    def __init__(self, done: int, error: Exception):
+        self.done = done
+        self.error = error
+
+
+def _read_json_fast(path, chunk_size):
+    stream = pa.input_stream(str(path), compression="gzip" if path.name.lower().endswith(
+        ".gz") else None)
+    done = 0
+    try:
+        reader = pjson.open_json(
+            stream, read_options=pjson.ReadOptions(block_size=_block_size(path, chunk_size)))
+        for batch in reader:
+            t = pa.Table.from_batches([batch])
+            yield t, np.arange(done, done + t.num_rows, dtype=np.int64)
+            done += t.num_rows
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise _FastJsonFailed(done, exc) from None
+    finally:
+        stream.close()
+
+
+def _iter_json_lines(path: Path, skip: int = 0):
+    """Yield (line number, parsed object or JSONDecodeError); skip the first `skip` objects."""
+    seen = 0
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            seen += 1
+            if seen <= skip:
+                continue
+            try:
+                yield lineno, json.loads(line), line
+            except json.JSONDecodeError as exc:
+                yield lineno, exc, line
+
+
+_PY_RULES = {
+    "model": V.py_label, "benchmark": V.py_label, "question_id": V.py_qid,
+    "step": lambda v: V.py_int(v, min_value=0, required=False),
+    "sample_idx": lambda v: V.py_int(v, min_value=0), "correct": V.py_bool,
+    "answer": V.py_answer, "n_tokens": V.py_float, "token_entropy": V.py_float,
+    "finish_reason": lambda v: V.py_label(v, required=False),
+    "n": lambda v: V.py_int(v, min_value=1), "c": lambda v: V.py_int(v, min_value=0),
+    "first_correct": lambda v: V.py_int(v, min_value=-1, required=False),
+}
+_ARROW_TYPES = {
+    "model": pa.string(), "benchmark": pa.string(), "question_id": pa.string(),
+    "step": pa.int64(), "sample_idx": pa.int64(), "correct": pa.bool_(), "answer": pa.string(),
+    "n_tokens": pa.float64(), "token_entropy": pa.float64(), "finish_reason": pa.string(),
+    "n": pa.int64(), "c": pa.int64(), "first_correct": pa.int64(),
+}
+
+
+def _columns_to_table(kind, cols: dict[str, list]) -> pa.Table:
+    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    out = {}
+    for name in names:
+        vals = cols[name]
+        if name in ("n_tokens", "token_entropy"):
+            out[name] = pa.array(np.array([np.nan if v is None else v for v in vals],
+                                          dtype=np.float64))
+        else:
+            out[name] = pa.array(vals, type=_ARROW_TYPES[name])
+    return pa.table(out)
+
+
+def _py_row(kind, rec: dict, labels, fname, where, sink, stats, present):
+    """Clean one canonical record with the per-value rules; None when rejected."""
+    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
+    row = {}
+    bad = False
+    for name in names:
+        if name in labels and labels[name] is not None:
+            v = labels[name]
+            if name in rec and name not in present:
+                present.add(name)
+                stats.notes.append(f"field '{name}' replaced by the caller's value {v!r}")
+            row[name] = int(v) if name == "step" else str(v)
+            continue
+        v = rec.get(name)
+        if v is None and name in ("model", "benchmark") and name not in rec:
+            raise ValueError(
+                f"{fname}: {where()}: required field '{name}' is missing and was not "
+                f"supplied: pass {name}=... to name it.")
+        if v is None and name in required:
+            sink.add(V.Problem(fname, where(), name, "None", V.MISSING,
+                               "required value is missing"))
+            bad = True
+            continue
+        try:
+            row[name] = _PY_RULES[name](v)
+        except V.RuleError as e:
+            sink.add(V.Problem(fname, where(), name, V.short_repr(v), e.reason, e.message))
+            bad = True
+    if not bad and kind == "counts":
+        if row["c"] > row["n"]:
+            sink.add(V.Problem(fname, where(), "c", repr(rec.get("c")), V.C_GT_N,
+                               "must be <= n"))
+            bad = True
+        fc = row.get("first_correct")
+        if fc is not None and (fc >= row["n"] or (fc == -1) != (row["c"] == 0)):
+            sink.add(V.Problem(fname, where(), "first_correct", repr(fc), V.INCONSISTENT,
+                               "must be < n, and -1 exactly when c == 0"))
+            bad = True
+    return None if bad else row
+
+
+def _read_json_slow(path, kind, chunk_size, *, skip, labels, fname, sink, stats):
+    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    cols = {k: [] for k in names}
+    locs = []
+    present: set = set()
+    for lineno, rec, line in _iter_json_lines(path, skip):
+        stats.rows_read += 1
+
+        def where(lineno=lineno):
+            return f"line {lineno}"
+
+        if isinstance(rec, json.JSONDecodeError):
+            sink.add(V.Problem(fname, where(), "-", V.short_repr(line[:60].decode(
+                "utf-8", "replace")), V.MALFORMED, f"malformed JSON ({rec.msg})"))
+            stats.rows_rejected += 1
+            continue
+        if not isinstance(rec, dict):
+            sink.add(V.Problem(fname, where(), "-", V.short_repr(rec), V.WRONG_TYPE,
+                               "record must be a JSON object"))
+            stats.rows_rejected += 1
+            continue
+        row = _py_row(kind, rec, labels, fname, where, sink, stats, present)
+        if row is None:
+            stats.rows_rejected += 1
+            continue
+        for k in names:
+            cols[k].append(row.get(k))
+        locs.append(lineno)
+        if len(locs) >= chunk_size:
+            yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
+            cols = {k: [] for k in names}
+            locs = []
+    if locs:
+        yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
+
+
+def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sink, stats):
+    """Expand one-object-per-question records into canonical sample rows (per-value rules)."""
+    names = _SAMPLES_READ
+    cols = {k: [] for k in names}
+    locs, subs = [], []
+    per_sample = mapping.per_sample_fields()
+    relative = mapping.index is None
+    for ordinal, (lineno, rec, line) in enumerate(_iter_json_lines(path)):
+        def where(sub=-1, lineno=lineno):
+            return f"line {lineno}" + (f", sample {sub}" if sub >= 0 else "")
+
+        def reject_record(field, value, reason, msg, n_rows=1):
+            sink.add(V.Problem(fname, where(), field, V.short_repr(value), reason, msg))
+            stats.rows_read += n_rows
+            stats.rows_rejected += n_rows
+
+        if isinstance(rec, json.JSONDecodeError):
+            reject_record("-", line[:60].decode("utf-8", "replace"), V.MALFORMED,
+                          f"malformed JSON ({rec.msg}); its samples cannot be counted")
+            continue
+        if not isinstance(rec, dict):
+            reject_record("-", rec, V.WRONG_TYPE, "record must be a JSON object")
+            continue
+        # the per-sample values, as lists aligned by position
+        if mapping.samples:
+            lst = rec.get(mapping.samples)
+            if not isinstance(lst, list):
+                reason = V.MISSING if lst is None else V.WRONG_TYPE
+                reject_record(mapping.samples, lst, reason, "must be a list of sample objects")
+                continue
+            n_s = len(lst)
+            lists = {}
+            bad_elem = [i for i, e in enumerate(lst) if not isinstance(e, dict)]
+            if bad_elem:
+                i = bad_elem[0]
+                reject_record(f"{mapping.samples}[{i}]", lst[i], V.WRONG_TYPE,
+                              "sample must be a JSON object", n_rows=n_s)
+                continue
+            for canon, fld in per_sample.items():
+                lists[canon] = [e.get(fld) for e in lst]
+            fieldname = {c: f"{mapping.samples}[{{i}}].{f}" for c, f in per_sample.items()}
+        else:
+            corr = rec.get(mapping.correct)
+            if not isinstance(corr, list):
+                reason = V.MISSING if corr is None else V.WRONG_TYPE
+                reject_record(mapping.correct, corr, reason, "must be a list")
+                continue
+            n_s = len(corr)
+            lists = {}
+            ragged = None
+            for canon, fld in per_sample.items():
+                v = rec.get(fld)
+                if v is None and fld not in rec:
+                    continue
+                if not isinstance(v, list) or len(v) != n_s:
+                    got = f"length {len(v)}" if isinstance(v, list) else type(v).__name__
+                    ragged = (fld, got)
+                    break
+                lists[canon] = v
+            if ragged is not None:
+                fld, got = ragged
+                reject_record(fld, got, V.RAGGED,
+                              f"per-sample list must have the same length as "
+                              f"'{mapping.correct}' ({n_s}); leash never pads",
+                              n_rows=n_s)
+                continue
+            fieldname = {c: f"{f}[{{i}}]" for c, f in per_sample.items()}
+        stats.rows_read += n_s
+        # question-level fields
+        qlevel = {}
+        try:
+            qraw = rec.get(mapping.question_id) if mapping.question_id else ordinal
+            qfield = mapping.question_id or "(record number)"
+            qlevel["question_id"] = V.py_qid(qraw)
+            for name in ("model", "benchmark", "step"):
+                given = labels.get(name)
+                if given is not None:
+                    qlevel[name] = int(given) if name == "step" else str(given)
+                    continue
+                fld = getattr(mapping, name)
+                if fld is None:
+                    if name == "step":
+                        qlevel[name] = None
+                        continue
+                    raise ValueError(
+                        f"{fname}: the '{mapping.name}' layout does not name the {name}: "
+                        f"pass {name}=... .")
+                qfield = fld
+                qraw = rec.get(fld)
+                qlevel[name] = (V.py_int(qraw, min_value=0, required=False) if name == "step"
+                                else V.py_label(qraw))
+        except V.RuleError as e:
+            sink.add(V.Problem(fname, where(), qfield, V.short_repr(qraw), e.reason,
+                               e.message))
+            stats.rows_rejected += n_s
+            continue
+        for i in range(n_s):
+            row = dict(qlevel)
+            bad = False
+            for canon, rule in (("correct", V.py_bool), ("answer", V.py_answer),
+                                ("n_tokens", V.py_float), ("token_entropy", V.py_float),
+                                ("finish_reason", lambda v: V.py_label(v, required=False)),
+                                ("index", lambda v: V.py_int(v, min_value=0))):
+                if canon not in lists:
+                    row[canon] = None
+                    continue
+                v = lists[canon][i]
+                try:
+                    row[canon] = rule(v)
+                except V.RuleError as e:
+                    sink.add(V.Problem(fname, where(i), fieldname[canon].format(i=i),
+                                       V.short_repr(v), e.reason, e.message))
+                    bad = True
+            if bad:
+                stats.rows_rejected += 1
+                continue
+            row["sample_idx"] = i if relative else row.pop("index")
+            for k in names:
+                cols[k].append(row.get(k))
+            locs.append(lineno)
+            subs.append(i)
+        if len(locs) >= chunk_size:
+            yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
+                   np.asarray(subs, dtype=np.int64))
+            cols = {k: [] for k in names}
+            locs, subs = [], []
+    if locs:
+        yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
+               np.asarray(subs, dtype=np.int64))
+
+
+def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
+    """Yield validated :class:`Chunk` objects of one file (formats other than "summary")."""
+    path = Path(path)
+    fname = str(stats.path)
+    if fmt in ("nested", "evaluator"):
+        stats.reader = f"python json, mapping '{mapping.name}'"
+        stats.locator = Locator(path, "jsonl")
+        for table, loc, sub in _read_nested(path, mapping, chunk_size, labels=labels,
+                                            fname=fname, sink=sink, stats=stats):
+            yield Chunk("samples", table, loc, sub, mapping.index is None)
+        return
+    kind = fmt
+    container = _container(path)
+    if container in ("parquet", "csv"):
+        stats.reader = f"pyarrow {container}"
+        locator = Locator(path, container)
+        stats.locator = locator
+        it = _read_parquet(path, kind, chunk_size) if container == "parquet" else \
+            _read_csv(path, kind, chunk_size)
+        for raw, loc in it:
+            stats.rows_read += raw.num_rows
+            sub = np.full(len(loc), -1, dtype=np.int64)
+            table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
+                                      sink=sink, locator=locator, fname=fname)
+            yield Chunk(kind, table, loc[keep], sub[keep], False)
+        return
+    # JSONL: the fast pyarrow reader first; if it cannot parse the file (malformed JSON or a
+    # field changing type), continue with the exact line-by-line reader from the first object
+    # not yet used.
+    stats.reader = "pyarrow json"
+    locator = Locator(path, "jsonl", ordinal_json=True)
+    stats.locator = locator
+    try:
+        for raw, loc in _read_json_fast(path, chunk_size):
+            stats.rows_read += raw.num_rows
+            sub = np.full(len(loc), -1, dtype=np.int64)
+            table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
+                                      sink=sink, locator=locator, fname=fname)
+            yield Chunk(kind, table, loc[keep], sub[keep], False)
+        return
+    except _FastJsonFailed as failed:
+        done = failed.done
+        stats.reader = (f"pyarrow json for the first {done} records, then python json "
+                        f"(pyarrow: {str(failed.error).splitlines()[0][:120]})")
+    # The remaining rows come with real line numbers; the first `done` ordinals keep the
+    # ordinal locator (they were clean). Duplicates among the later rows are located by line.
+    line_locator = Locator(path, "jsonl")
+    stats.locator = _MixedLocator(locator, line_locator, done)
+    for table, lines in _read_json_slow(path, kind, chunk_size, skip=done, labels=labels,
+                                        fname=fname, sink=sink, stats=stats):
+        # encode line numbers after the ordinal range so one locator can tell them apart
+        yield Chunk(kind, table, lines + _MixedLocator.OFFSET,
+                    np.full(len(lines), -1, dtype=np.int64), False)
+
+
+class _MixedLocator:
+    OFFSET = 1 << 40
+
+    def __init__(self, ordinal_locator, line_locator, done):
+        self.a, self.b, self.done = ordinal_locator, line_locator, done
+
+    def __call__(self, loc, sub=-1):
+        loc = int(loc)
+        if loc >= self.OFFSET:
+            return self.b(loc - self.OFFSET, sub)
+        return self.a(loc, sub)
