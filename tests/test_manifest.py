@@ -71,6 +71,11 @@ def test_manifest_loads_and_names_every_known_dataset():
     assert m.datasets["gsm8k-probe-rl-step-300"].step == 300
     assert m.datasets["gsm8k-probe-sft"].reader_kwargs() == {
         "fmt": "nested", "model": "sft", "benchmark": "gsm8k", "mapping": "rollouts"}
+    assert m.datasets["gsm8k-probe-rl-step-100"].reader_kwargs()["step"] == 100
+    assert m.datasets["math-eval-example-cot100"].reader_kwargs() == {
+        "fmt": "evaluator", "model": "qwen2.5-math-instruct", "benchmark": "math"}
+    with pytest.raises(ValueError, match="not a generations format"):
+        m.datasets["math500"].reader_kwargs()
 
 
 def test_unknown_name_lists_choices():
@@ -82,7 +87,7 @@ def test_unknown_name_lists_choices():
 
 @pytest.mark.parametrize(
     ("key", "value", "message"),
-    [("sha256", "abc", "64 hex digits"), ("format", "xml", "'format'"),
+    [("sha256", "abc", "64 hex digits"), ("format", "qwen-eval", "'format'"),
      ("path", "../escape", "relative"), ("urls", [], "non-empty list"), ("step", "7", "int")],
 )
 def test_manifest_validation(tmp_path, key, value, message):

@@ -41,6 +41,7 @@ import yaml
 
 __all__ = [
     "FORMATS",
+    "GENERATION_FORMATS",
     "MIRROR_ENV",
     "Dataset",
     "DatasetUnavailableError",
@@ -54,8 +55,11 @@ __all__ = [
     "sha256_file",
 ]
 
-#: Reader names of the generations layer that a manifest entry may name.
-FORMATS = ("nested", "qwen-eval", "benchmark", "csv", "flat")
+#: Generation formats (readers of :mod:`leash.formats`) a manifest entry may name.
+GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
+#: Every ``format`` a manifest entry may name: generation formats, benchmark question files
+#: (:func:`leash.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
+FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
 #: Environment variable naming the mirror root.
 MIRROR_ENV = "LEASH_DATA_MIRROR"
 
@@ -86,7 +90,7 @@ class Dataset:
     path : str
         POSIX path relative to the mirror root and to the download cache.
     format : str
-        Reader name of the generations layer (one of :data:`FORMATS`).
+        One of :data:`FORMATS`: a generations reader name, "benchmark" or "csv".
     license, description : str
         Provenance notes.
     mapping, model, model_id, benchmark : str or None
@@ -108,10 +112,19 @@ class Dataset:
     benchmark: str | None = None
     step: int | None = None
 
+    @property
+    def is_generations(self) -> bool:
+        """Whether the file is a generations input (readable by :mod:`leash.summarize`)."""
+        return self.format in GENERATION_FORMATS
+
     def reader_kwargs(self) -> dict:
-        """Keyword arguments for the generations readers (``fmt``, ``model``, ...), non-None."""
+        """Keyword arguments for the generations readers (``fmt``, ``model``, ``benchmark``,
+        ``step``, ``mapping``), the non-None ones only."""
+        if not self.is_generations:
+            raise ValueError(f"Dataset {self.name!r} has format {self.format!r}, which is not a "
+                             f"generations format {GENERATION_FORMATS}.")
         kw = {"fmt": self.format, "model": self.model, "benchmark": self.benchmark,
-              "mapping": self.mapping}
+              "step": self.step, "mapping": self.mapping}
         return {k: v for k, v in kw.items() if v is not None}
 
 
