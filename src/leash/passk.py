@@ -181,6 +181,12 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     kmax = int(ks.max())
     pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
     inverse = np.ravel(inverse)
+    # Sparse budgets: per-k sums of min(c, k) terms are cheaper than a cumulative sum to kmax.
+    per_k_cost = int(np.minimum(pairs[:, 1][:, None], ks[None, :]).sum())
+    if per_k_cost < pairs.shape[0] * kmax:
+        out_u = np.column_stack(
+            [np.atleast_1d(pass_at_k(pairs[:, 0], pairs[:, 1], int(kk))) for kk in ks])
+        return out_u[inverse]
     out_u = np.empty((pairs.shape[0], ks.size))
     # Chunk the (unique questions x kmax) work matrix to bound memory at ~32 MB.
     rows = max(1, 4_000_000 // max(kmax, 1))
