@@ -110,8 +110,8 @@ def main(argv=None):
         curve = bench_curve(1547, 8192, 16, rng)
         boot = bench_bootstrap(3400, 1000, rng)
     print("pass@k curve, every k from 1 to n (target: < 1 s, >= 20x the per-k loop)")
-    print(f"  {curve['questions']} questions x n={curve['n']}: curve {curve['curve_all_k_s']:.3f} s,"
-          f" peak {curve['curve_peak_MiB']:.0f} MiB")
+    print(f"  {curve['questions']} questions x n={curve['n']}: "
+          f"curve {curve['curve_all_k_s']:.3f} s, peak {curve['curve_peak_MiB']:.0f} MiB")
     print(f"  per-k product-form loop on {curve['loop_ks']} budgets: {curve['loop_s']:.2f} s vs "
           f"curve on the same budgets {curve['curve_same_ks_s']:.4f} s -> "
           f"{curve['ratio_same_ks']:.0f}x")
