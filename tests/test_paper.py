@@ -119,6 +119,8 @@ def test_round_half_up_arrays_and_nan():
     assert np.isnan(round_half_up(float("nan"), 2))
     s = round_half_up(pd.Series([0.0346, 0.0344]), 3)
     np.testing.assert_array_equal(s, [0.035, 0.034])
+    with_na = round_half_up(pd.array([7, None], dtype="Int64"), 1)
+    np.testing.assert_array_equal(with_na, [7.0, np.nan])
 
 
 @pytest.mark.parametrize(

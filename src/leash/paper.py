@@ -66,7 +66,9 @@ _SLACK = 1e-9
 
 def _round_one(v, decimals: int) -> float:
     """Round one number half away from zero ("half up" in magnitude) at ``decimals`` places."""
-    if isinstance(v, Fraction) or isinstance(v, numbers.Rational) and not isinstance(v, bool):
+    if v is None or v is pd.NA:
+        return float("nan")
+    if isinstance(v, numbers.Rational) and not isinstance(v, bool):
         # Exact: floor(|v| * 10^d + 1/2) with the sign put back.
         fr = Fraction(v)
         scaled = abs(fr) * 10**decimals
@@ -92,12 +94,13 @@ def _round_one(v, decimals: int) -> float:
 def round_half_up(x, decimals):
     """Round half away from zero at ``decimals`` places, as printed tables do.
 
-    Written by hand on purpose: ``numpy.round`` (and Python's ``round``) round half to even
-    (0.0345 -> 0.034 would not be a problem of ties only), and a binary float cannot represent
-    most decimal halves anyway (0.0345 is stored as 0.034499999999999999...), so scaling and
-    rounding a float goes the wrong way at exactly the ties that matter for the paper's tables.
-    Here a float is read as the decimal its shortest ``repr`` denotes and rounded with
-    :mod:`decimal` (``ROUND_HALF_UP``); ``Fraction`` and ``int`` input is rounded exactly.
+    Written by hand on purpose, for two reasons. ``numpy.round`` and Python's ``round`` round
+    ties to even (0.125 -> 0.12), while printed tables round them up (0.13). And a binary float
+    cannot hold most decimal ties (0.0345 is stored as 0.034499999999999999...), so even a
+    half-up rule applied to the float goes down at exactly the ties that matter for the paper's
+    double rounding. Here a float is read as the decimal its shortest ``repr`` denotes and
+    rounded with :mod:`decimal` (``ROUND_HALF_UP``, i.e. ties away from zero); ``Fraction`` and
+    ``int`` input is rounded exactly.
 
     For ratios of the paper's counts (denominators below 10^5) the repr reading is exact: a
     ratio that is not exactly a decimal half differs from it by more than 1e-11, far more than
@@ -106,7 +109,7 @@ def round_half_up(x, decimals):
     Parameters
     ----------
     x : float, int, Fraction, Decimal or array_like of them, shape (n,)
-        Values to round. NaN and infinities are returned unchanged.
+        Values to round. NaN and infinities are returned unchanged; None and ``pd.NA`` give NaN.
     decimals : int
         Number of decimal places, ``>= 0``.
 
