@@ -473,9 +473,9 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame, shape (20, 17)
-        Columns model, domain, source, n_benchmarks, P, E, S, O, SRR, NDR, SDS, NSCR,
-        SRR_display, NDR_display, SDS_display, NSCR_display, and appendix_table; rows in the
-        order of the printed Table 1.
+        Columns model, domain, source, appendix_table, n_benchmarks (NA for ProRL-v2), P, E, S,
+        O, SRR, NDR, SDS, NSCR (raw floats), SRR_display, NDR_display, SDS_display,
+        NSCR_display (double-rounded); rows in the order of the printed Table 1.
     """
     t1 = load_table1(data_dir)
     counts = load_support_counts(data_dir)
