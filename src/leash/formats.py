@@ -506,8 +506,15 @@ def _block_size(path: Path, chunk_size: int) -> int:
 
 
 def _read_parquet(path, kind, chunk_size):
-    pf = pq.ParquetFile(path)
     wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    schema = pq.read_schema(path)
+    # string key columns are read dictionary-encoded: the rules and the group-by then work
+    # on the few distinct values instead of every row
+    dict_cols = [c for c in ("model", "benchmark", "question_id", "answer", "finish_reason")
+                 if c in schema.names and (pa.types.is_string(schema.field(c).type)
+                                           or pa.types.is_large_string(schema.field(c).type)
+                                           or pa.types.is_dictionary(schema.field(c).type))]
+    pf = pq.ParquetFile(path, read_dictionary=dict_cols)
     cols = [c for c in wanted if c in pf.schema_arrow.names]
     start = 0
     for batch in pf.iter_batches(batch_size=chunk_size, columns=cols):

@@ -124,59 +124,72 @@ class _Accumulator:
             self.a[k] = new
         self.cap = cap
 
-    def _codes(self, arr, which: int) -> np.ndarray:
-        """Global value codes of one key column (dictionary-encoded, mapped through a dict)."""
+    def _codes(self, arr, which: int):
+        """Local dictionary indices of one key column and their global value codes.
+
+        Returns (idx, lut): idx per row in [0, len(lut)), lut maps idx -> global value code.
+        """
         if not pa.types.is_dictionary(arr.type):
             arr = pc.dictionary_encode(arr)
-        idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        nd = len(arr.dictionary)
+        idx = arr.indices.fill_null(nd).to_numpy(zero_copy_only=False).astype(np.int64)
         ids, vals = self.value_ids[which], self.values[which]
-        lut = np.empty(len(arr.dictionary) + 1, dtype=np.int64)
-        for j, v in enumerate(arr.dictionary.to_pylist()):
+        lut = np.empty(nd + 1, dtype=np.int64)
+        entries = arr.dictionary.to_pylist() + [None]
+        for j, v in enumerate(entries):
+            if j == nd and not arr.null_count:
+                lut[j] = 0  # unused slot for nulls
+                continue
             code = ids.get(v)
             if code is None:
                 code = ids[v] = len(vals)
                 vals.append(v)
             lut[j] = code
-        if arr.null_count:
-            code = ids.get(None)
-            if code is None:
-                code = ids[None] = len(vals)
-                vals.append(None)
-            lut[-1] = code
         if len(vals) >= (1 << _BITS[which]):
             raise ValueError(
                 f"Too many distinct values of '{KEY_COLUMNS[which]}' ({len(vals)}); leash "
                 f"supports up to {1 << _BITS[which]}.")
-        return lut[idx]
+        return idx, lut
 
     def group_codes(self, table: pa.Table):
         """Return (local code per row, gid per local code)."""
-        comp = np.zeros(table.num_rows, dtype=np.uint64)
-        shift = 64
-        for which, name in enumerate(KEY_COLUMNS):
-            shift -= _BITS[which]
-            col = table.column(name).combine_chunks()
-            comp |= self._codes(col, which).astype(np.uint64) << np.uint64(shift)
-        local, uniq = pd.factorize(comp)
-        gl = np.empty(len(uniq), dtype=np.int64)
-        for j, u in enumerate(uniq.tolist()):
-            g = self.gid_of.get(u)
+        n = table.num_rows
+        parts = [self._codes(table.column(name).combine_chunks(), w)
+                 for w, name in enumerate(KEY_COLUMNS)]
+        dims = [len(lut) for _, lut in parts]
+        space = int(np.prod(dims, dtype=np.float64))
+        if space <= max(4 * n, 1 << 16):
+            # dense mixed-radix code over the chunk's small dictionaries: O(n), no hashing
+            dense = parts[0][0]
+            for (i, _), d in zip(parts[1:], dims[1:]):
+                dense = dense * d + i
+            present = np.bincount(dense, minlength=space) > 0
+            uniq_dense = np.flatnonzero(present)
+            remap = np.zeros(space, dtype=np.int64)
+            remap[uniq_dense] = np.arange(len(uniq_dense))
+            local = remap[dense]
+            coords = np.unravel_index(uniq_dense, dims)
+            gcodes = [lut[c] for (_, lut), c in zip(parts, coords)]
+        else:
+            comp = np.zeros(n, dtype=np.uint64)
+            shift = 64
+            for w, (i, lut) in enumerate(parts):
+                shift -= _BITS[w]
+                comp |= lut[i].astype(np.uint64) << np.uint64(shift)
+            local, uniq = pd.factorize(comp)
+            local = local.astype(np.int64)
+            gcodes = [(uniq >> np.uint64(64 - sum(_BITS[: w + 1]))
+                       & np.uint64((1 << _BITS[w]) - 1)).astype(np.int64) for w in range(4)]
+        gl = np.empty(len(gcodes[0]), dtype=np.int64)
+        for j, key in enumerate(zip(*(g.tolist() for g in gcodes))):
+            g = self.gid_of.get(key)
             if g is None:
-                g = self.gid_of[u] = len(self.keys)
-                self.keys.append(self._split(u))
+                g = self.gid_of[key] = len(self.keys)
+                self.keys.append(key)
             gl[j] = g
         self._grow(len(self.keys))
         self.size = len(self.keys)
-        return local.astype(np.int64), gl
-
-    @staticmethod
-    def _split(u: int) -> tuple[int, int, int, int]:
-        out = []
-        shift = 64
-        for b in _BITS:
-            shift -= b
-            out.append((u >> shift) & ((1 << b) - 1))
-        return tuple(out)
+        return local, gl
 
     def describe(self, gid: int, idx=None) -> str:
         m, b, q, s = self.keys[gid]
@@ -209,57 +222,77 @@ class _Accumulator:
             g = int(gl[np.flatnonzero(a["counts_only"][gl])[0]])
             raise ValueError(f"{fname}: samples for a question that an earlier counts file "
                              f"already gave ({self.describe(g)}); pass each question once.")
-        dup = self._duplicates(local, gl, idx)
-        if dup.any():
-            rows = np.flatnonzero(dup)
-            for r in rows if sink.on_error == "collect" else rows[: V._MAX_EXAMPLES]:
+        # rows grouped by question (a stable sort, skipped when the chunk is already grouped)
+        if len(local) > 1 and np.any(local[1:] < local[:-1]):
+            order = np.argsort(local, kind="stable")
+        else:
+            order = None
+        ls = local if order is None else local[order]
+        xs = idx if order is None else idx[order]
+        starts = np.searchsorted(ls, np.arange(G))
+        dup_sorted = self._duplicates(ls, xs, starts, gl)
+        keep_sorted = ~dup_sorted
+        if dup_sorted.any():
+            rows = np.flatnonzero(dup_sorted)
+            rows = rows if order is None else order[rows]
+            rows = np.sort(rows)
+            limit = len(rows) if sink.on_error == "collect" else V._MAX_EXAMPLES
+            for r in rows[:limit]:
                 sink.add(V.Problem(
                     fname, locator(chunk.loc[r], chunk.sub[r]), "sample_idx",
                     self.describe(int(gl[local[r]]), int(idx[r])), V.DUPLICATE,
                     "duplicate (model, benchmark, question_id, step, sample_idx)"))
-            extra = len(rows) - min(len(rows), V._MAX_EXAMPLES)
-            if sink.on_error != "collect" and extra:
+            extra = len(rows) - min(len(rows), limit)
+            if extra:
                 sink.by_reason[V.DUPLICATE] += extra
                 sink.n_problems += extra
             stats.rows_rejected += len(rows)
-            keep = ~dup
-            local, idx, t = local[keep], idx[keep], t.filter(pa.array(keep))
-        corr = t.column("correct").to_numpy(zero_copy_only=False).astype(bool)
-        n_add = np.bincount(local, minlength=G)
-        c_add = np.bincount(local[corr], minlength=G)
-        first = np.full(G, _BIG, dtype=np.int64)
-        np.minimum.at(first, local[corr], idx[corr])
-        maxi = np.full(G, -1, dtype=np.int64)
-        np.maximum.at(maxi, local, idx)
+
+        def col(x):
+            x = x if order is None else x[order]
+            return x if keep_sorted.all() else x[keep_sorted]
+
+        if not keep_sorted.all():
+            ls, xs = ls[keep_sorted], xs[keep_sorted]
+            starts = np.searchsorted(ls, np.arange(G))
+        nonempty = np.diff(np.append(starts, len(ls))) > 0
+        corr = col(t.column("correct").to_numpy(zero_copy_only=False).astype(bool))
+        n_add = np.bincount(ls, minlength=G)
+        c_add = np.bincount(ls[corr], minlength=G)
+        if len(ls):
+            st = np.minimum(starts, len(ls) - 1)
+            first = np.where(nonempty, np.minimum.reduceat(np.where(corr, xs, _BIG), st), _BIG)
+            maxi = np.where(nonempty, np.maximum.reduceat(xs, st), -1)
+        else:
+            first = np.full(G, _BIG)
+            maxi = np.full(G, -1)
         a["n"][gl] += n_add
         a["c"][gl] += c_add
         a["first"][gl] = np.minimum(a["first"][gl], first)
         a["max_idx"][gl] = np.maximum(a["max_idx"][gl], maxi)
-        fr = t.column("finish_reason")
-        trunc = (pc.equal(fr, "length").fill_null(False).to_numpy(zero_copy_only=False)
-                 if fr.null_count < len(fr) else np.zeros(len(local), dtype=bool))
+        trunc_all = _equals(t.column("finish_reason").combine_chunks(), "length")
         ans = t.column("answer").combine_chunks()
-        missing = V._isnull(ans)
+        missing_all = V._isnull(ans)
         if self.na == "truncated":
-            missing = missing | trunc
-        a["n_missing"][gl] += np.bincount(local[missing], minlength=G)
-        a["n_trunc"][gl] += np.bincount(local[trunc], minlength=G)
-        x = t.column("n_tokens").to_numpy()
+            missing_all = missing_all | trunc_all
+        a["n_missing"][gl] += np.bincount(ls[col(missing_all)], minlength=G)
+        a["n_trunc"][gl] += np.bincount(ls[col(trunc_all)], minlength=G)
+        x = col(t.column("n_tokens").to_numpy())
         v = ~np.isnan(x)
         if v.any():
-            lv, xv = local[v], x[v]
+            lv, xv = ls[v], x[v]
             a["tok_cnt"][gl] += np.bincount(lv, minlength=G)
             a["tok_sum"][gl] += np.bincount(lv, weights=xv, minlength=G)
-            mn = np.full(G, np.inf)
-            np.minimum.at(mn, lv, xv)
-            mx = np.full(G, -np.inf)
-            np.maximum.at(mx, lv, xv)
-            a["tok_min"][gl] = np.minimum(a["tok_min"][gl], mn)
-            a["tok_max"][gl] = np.maximum(a["tok_max"][gl], mx)
-        x = t.column("token_entropy").to_numpy()
+            st = np.minimum(starts, len(ls) - 1)
+            has = nonempty & (np.bincount(lv, minlength=G) > 0)
+            mn = np.minimum.reduceat(np.where(v, x, np.inf), st)
+            mx = np.maximum.reduceat(np.where(v, x, -np.inf), st)
+            a["tok_min"][gl] = np.minimum(a["tok_min"][gl], np.where(has, mn, np.inf))
+            a["tok_max"][gl] = np.maximum(a["tok_max"][gl], np.where(has, mx, -np.inf))
+        x = col(t.column("token_entropy").to_numpy())
         v = ~np.isnan(x)
         if v.any():
-            lv, xv = local[v], x[v]
+            lv, xv = ls[v], x[v]
             nb = np.bincount(lv, minlength=G)
             sb = np.bincount(lv, weights=xv, minlength=G)
             mb = np.divide(sb, nb, out=np.zeros(G), where=nb > 0)
@@ -269,36 +302,54 @@ class _Accumulator:
             ma, m2a = a["ent_mean"][gl], a["ent_m2"][gl]
             ntot = na_ + nb
             delta = mb - ma
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(ntot > 0, ma + delta * nb / np.maximum(ntot, 1), 0.0)
-                m2 = m2a + m2b + delta**2 * na_ * nb / np.maximum(ntot, 1)
+            safe = np.maximum(ntot, 1)
             a["ent_cnt"][gl] = ntot
-            a["ent_mean"][gl] = mean
-            a["ent_m2"][gl] = m2
-        present = ~missing & ~V._isnull(ans)
+            a["ent_mean"][gl] = np.where(ntot > 0, ma + delta * nb / safe, 0.0)
+            a["ent_m2"][gl] = m2a + m2b + delta**2 * na_ * nb / safe
+        present = ~missing_all
+        if not keep_sorted.all():
+            present = present.copy()
+            bad_rows = np.flatnonzero(dup_sorted)
+            present[bad_rows if order is None else order[bad_rows]] = False
         if present.any():
-            sel = ans.filter(pa.array(present))
-            codes = self._answer_codes(sel)
-            comp = (gl[local[present]].astype(np.uint64) << np.uint64(32)) | codes.astype(
-                np.uint64)
-            lc, uniq = pd.factorize(comp)
-            self.ans_parts.append((uniq.astype(np.uint64), np.bincount(lc).astype(np.int64)))
-            self.ans_rows += len(uniq)
-            if self.ans_rows > 4_000_000:
-                self._compact_answers()
+            self._add_answers(ans, present, gl[local], G)
 
-    def _answer_codes(self, arr) -> np.ndarray:
-        enc = pc.dictionary_encode(arr)
-        idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        lut = np.empty(len(enc.dictionary), dtype=np.int64)
+    def _add_answers(self, ans, present, gid_rows, G) -> None:
+        enc = ans if pa.types.is_dictionary(ans.type) else pc.dictionary_encode(ans)
+        nd = len(enc.dictionary)
+        ai = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)[present]
+        gr = gid_rows[present]
+        # global answer code of each dictionary entry
+        lut = np.empty(nd, dtype=np.int64)
         ids, vals = self.answer_ids, self.answer_values
-        for j, v in enumerate(enc.dictionary.to_pylist()):
+        used = np.zeros(nd, dtype=bool)
+        used[ai] = True
+        dict_vals = enc.dictionary
+        for j in np.flatnonzero(used).tolist():
+            v = dict_vals[j].as_py()
             code = ids.get(v)
             if code is None:
                 code = ids[v] = len(vals)
                 vals.append(v)
             lut[j] = code
-        return lut[idx]
+        gmin = int(gr.min())
+        span = int(gr.max()) - gmin + 1
+        if span * nd <= max(4 * len(ai), 1 << 16):
+            # dense (question, answer) code: a bincount instead of hashing
+            cnt = np.bincount((gr - gmin) * nd + ai, minlength=span * nd)
+            nz = np.flatnonzero(cnt)
+            g = nz // nd + gmin
+            keys = (g.astype(np.uint64) << np.uint64(32)) | lut[nz % nd].astype(np.uint64)
+            counts = cnt[nz].astype(np.int64)
+        else:
+            comp = (gr.astype(np.uint64) << np.uint64(32)) | lut[ai].astype(np.uint64)
+            lc, keys = pd.factorize(comp)
+            counts = np.bincount(lc).astype(np.int64)
+            keys = keys.astype(np.uint64)
+        self.ans_parts.append((keys, counts))
+        self.ans_rows += len(keys)
+        if self.ans_rows > 4_000_000:
+            self._compact_answers()
 
     def _compact_answers(self) -> None:
         if not self.ans_parts:
@@ -309,28 +360,38 @@ class _Accumulator:
         self.ans_parts = [(uniq, np.bincount(inv, weights=cnts).astype(np.int64))]
         self.ans_rows = len(uniq)
 
-    def _duplicates(self, local, gl, idx) -> np.ndarray:
-        """Rows whose (question, sample_idx) was seen before (in this chunk or earlier)."""
-        comp = (gl[local].astype(np.uint64) << np.uint64(32)) | idx.astype(np.uint64)
-        dup = np.asarray(pd.Index(comp).duplicated(keep="first"))
-        order = np.argsort(local, kind="stable")
-        bounds = np.searchsorted(local[order], np.arange(len(gl) + 1))
+    def _duplicates(self, ls, xs, starts, gl) -> np.ndarray:
+        """Rows (in grouped order) whose (question, sample_idx) was already seen.
+
+        Exact across chunks and files: one bit per sample index per question is kept (about
+        1 MB per 8 million samples), never the samples.
+        """
+        dup = np.zeros(len(ls), dtype=bool)
+        ends = np.append(starts[1:], len(ls))
+        # strictly increasing indices within every question: no duplicates inside the chunk
+        inc = len(xs) < 2 or bool(np.all((xs[1:] > xs[:-1]) | (ls[1:] != ls[:-1])))
         for j, g in enumerate(gl.tolist()):
-            rows = order[bounds[j]:bounds[j + 1]]
-            ii = idx[rows]
-            need = int(ii.max()) // 8 + 1 if len(ii) else 0
+            s0, s1 = int(starts[j]), int(ends[j])
+            if s1 <= s0:
+                continue
+            ii = xs[s0:s1]
+            hi = int(ii.max()) + 1
             bm = self.bitmaps.get(g)
+            nbytes = (hi + 7) // 8
             if bm is None:
-                bm = np.zeros(max(need, 16), dtype=np.uint8)
-            elif len(bm) < need:
-                bm = np.concatenate([bm, np.zeros(max(need, 2 * len(bm)) - len(bm),
+                bm = np.zeros(max(nbytes, 16), dtype=np.uint8)
+            elif len(bm) < nbytes:
+                bm = np.concatenate([bm, np.zeros(max(nbytes, 2 * len(bm)) - len(bm),
                                                   dtype=np.uint8)])
-            byte = ii >> 3
-            bit = (np.uint8(1) << (ii & 7).astype(np.uint8))
-            seen = (bm[byte] & bit) != 0
-            dup[rows] |= seen
-            np.bitwise_or.at(bm, byte, bit)
-            self.bitmaps[g] = bm
+            bits = np.unpackbits(bm, bitorder="little")
+            seen = bits[ii].astype(bool)
+            if not inc:
+                first = np.zeros(len(ii), dtype=bool)
+                first[np.unique(ii, return_index=True)[1]] = True
+                seen |= ~first
+            dup[s0:s1] = seen
+            bits[ii] = 1
+            self.bitmaps[g] = np.packbits(bits, bitorder="little")
         return dup
 
     # ---- counts ---------------------------------------------------------------------------
@@ -416,6 +477,17 @@ class _Accumulator:
         counts = pa.ListArray.from_arrays(pa.array(offsets), pa.array(cnts, type=pa.int64()),
                                           mask=mask)
         return values, counts
+
+
+def _equals(arr, value) -> np.ndarray:
+    """Boolean mask of arr == value (False for nulls); dictionary arrays compare the values."""
+    if arr.null_count == len(arr):
+        return np.zeros(len(arr), dtype=bool)
+    if pa.types.is_dictionary(arr.type):
+        hit = np.asarray(pc.equal(arr.dictionary, value).fill_null(False), dtype=bool)
+        idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.append(hit, False)[idx]
+    return np.asarray(pc.equal(arr, value).fill_null(False), dtype=bool)
 
 
 # --------------------------------------------------------------------------------------------

@@ -378,6 +378,29 @@ def _decode(arr):
     return arr
 
 
+def _on_dictionary(fn, arr, *, required):
+    """Apply a vectorized rule to the (small) dictionary of a dictionary array.
+
+    Returns the same (out, problems) as the rule on the decoded array would, but the output
+    stays dictionary-encoded and the rule runs once per distinct value.
+    """
+    idx = arr.indices
+    inull = _isnull(idx)
+    ii = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    out_d, bad_d = fn(arr.dictionary)
+    bad = [(r, m, mask[ii] & ~inull) for r, m, mask in bad_d if mask.size]
+    dnull = _isnull(out_d)
+    if dnull.any():
+        # values that the rule turned into nulls (e.g. "NA" answers): null rows
+        rownull = dnull[ii] & ~inull
+        idx = pa.array(ii, mask=inull | rownull, type=pa.int32())
+    else:
+        idx = pa.array(ii, mask=inull if inull.any() else None, type=pa.int32())
+    if required:
+        bad.append((MISSING, "required value is missing", inull))
+    return pa.DictionaryArray.from_arrays(idx, out_d), bad
+
+
 def vec_bool(arr, *, required=True):
     arr = _decode(arr)
     n = len(arr)
@@ -478,6 +501,13 @@ def vec_float(arr):
 
 
 def vec_label(arr, *, required=True):
+    if pa.types.is_dictionary(arr.type):
+        return _on_dictionary(lambda d: _vec_label(d, required=required), arr,
+                              required=required)
+    return _vec_label(arr, required=required)
+
+
+def _vec_label(arr, *, required=True):
     arr = _decode(arr)
     null = _isnull(arr)
     t = arr.type
@@ -516,6 +546,8 @@ def _floats_to_str(x: np.ndarray, null: np.ndarray) -> pa.Array:
 
 
 def vec_qid(arr):
+    if pa.types.is_dictionary(arr.type):
+        return _on_dictionary(vec_qid, arr, required=True)
     arr = _decode(arr)
     null = _isnull(arr)
     t = arr.type
@@ -539,6 +571,8 @@ def vec_qid(arr):
 
 
 def vec_answer(arr):
+    if pa.types.is_dictionary(arr.type):
+        return _on_dictionary(vec_answer, arr, required=False)
     arr = _decode(arr)
     null = _isnull(arr)
     t = arr.type
