@@ -1,0 +1,697 @@
+"""Saving the paper's artifacts: tables and figures, byte-stable, each with its numbers.
+
+Notebooks never call ``savefig`` or ``to_csv`` themselves; they call
+
+* :func:`save_table` -> ``<name>.csv`` (unrounded numbers), ``<name>.md`` (Markdown, via
+  ``DataFrame.to_markdown``, which needs ``tabulate``) and ``<name>.tex`` (LaTeX via pandas'
+  ``Styler.to_latex``, which needs ``jinja2``; the table uses booktabs rules);
+* :func:`save_figure` -> ``<name>.pdf`` and ``<name>.png`` plus ``<name>.csv`` with exactly the
+  numbers plotted (a figure without its numbers is an error, unless ``data=False`` says that the
+  figure is a pure diagram);
+* :func:`register_artifact` -> one record per artifact in a JSON sidecar
+  ``<outdir>/.artifacts/<notebook>.json``: which notebook wrote it, with which parameters, from
+  which inputs. :func:`write_index` renders ``<outdir>/README.md`` from all sidecars.
+
+Determinism. Every file is rendered in memory and written only as bytes, with LF line endings,
+UTF-8, no timestamps: PDFs without CreationDate/ModDate and with a fixed Producer, PNGs without
+the Software chunk, a fixed dpi, a fixed SVG hash salt; float formatting is fixed (the CSV keeps
+pandas' shortest round-trip representation of each float, the Markdown and LaTeX files the
+``float_format`` given). Saving the same object twice gives identical bytes. Files are replaced
+atomically (temporary file + :func:`os.replace`), so an interrupted run never leaves half a file
+under an artifact's name.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DPI",
+    "FIGURE_FORMATS",
+    "INDEX_NAME",
+    "NOTEBOOK_ENV",
+    "SIDECAR_DIR",
+    "TABLE_FORMATS",
+    "artifact_index",
+    "register_artifact",
+    "save_figure",
+    "save_table",
+    "sidecar_path",
+    "simulated_label",
+    "write_index",
+]
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+#: Resolution of every PNG (PDFs are vector graphics).
+DPI = 200
+#: Files written by :func:`save_table`, in this order.
+TABLE_FORMATS = ("csv", "md", "tex")
+#: Image files written by :func:`save_figure` (plus ``csv`` with the plotted numbers).
+FIGURE_FORMATS = ("pdf", "png")
+#: Folder, inside the output folder, of the per-notebook JSON sidecars.
+SIDECAR_DIR = ".artifacts"
+#: File name of the rendered index inside the output folder.
+INDEX_NAME = "README.md"
+#: Environment variable through which the runner tells a notebook its own name.
+NOTEBOOK_ENV = "LEASH_NOTEBOOK"
+#: Environment variable of the data mirror (paths under it are recorded relative to it).
+_MIRROR_ENV = "LEASH_DATA_MIRROR"
+
+# Matplotlib settings under which every figure is saved (a context, not a global change).
+# pdf.fonttype 42 embeds TrueType subsets instead of Type 3 fonts (what publishers ask for).
+_SAVE_RC = {
+    "svg.hashsalt": "leash",
+    "pdf.compression": 6,
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+    "savefig.dpi": DPI,
+}
+_PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"}
+_PNG_METADATA = {"Software": None}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_SIMULATED_RE = re.compile(r"\bsimulated\b", re.IGNORECASE)
+_DEFAULT_FLOAT_FORMAT = "{:.3f}"
+_NA_REP = "--"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+
+def _check_name(name, func: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(
+            f"The 'name' parameter of {func} must be a str. Got {name!r} of type "
+            f"{type(name).__name__} instead."
+        )
+    if not _NAME_RE.match(name) or name.endswith((".", "-")):
+        raise ValueError(
+            f"The 'name' parameter of {func} must be a file stem of letters, digits, '_', '-' and "
+            f"'.' (no folder, no suffix such as .pdf). Got {name!r} instead."
+        )
+    return name
+
+
+def _outdir(outdir, func: str) -> Path:
+    if not isinstance(outdir, (str, os.PathLike)):
+        raise TypeError(
+            f"The 'outdir' parameter of {func} must be a str or path. Got {outdir!r} of type "
+            f"{type(outdir).__name__} instead."
+        )
+    out = Path(outdir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file {out}.")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _write_bytes(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder + os.replace)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_text(path: Path, text: str) -> Path:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.endswith("\n"):
+        text += "\n"
+    return _write_bytes(path, text.encode("utf-8"))
+
+
+def _csv_text(df: pd.DataFrame, index: bool) -> str:
+    # float_format=None: pandas writes repr(float), the shortest string that round-trips, which
+    # is deterministic and loses nothing; the CSV is the machine-readable copy of the numbers.
+    return df.to_csv(index=index, lineterminator="\n", na_rep="")
+
+
+def _check_frame(df, name: str, func: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a pandas DataFrame. Got "
+            f"{type(df).__name__} instead."
+        )
+    if df.columns.has_duplicates:
+        dup = df.columns[df.columns.duplicated()].unique().tolist()
+        raise ValueError(f"The '{name}' DataFrame of {func} has duplicated columns: {dup}.")
+    return df
+
+
+def _has_default_index(df: pd.DataFrame) -> bool:
+    idx = df.index
+    return (
+        isinstance(idx, pd.RangeIndex)
+        and idx.start == 0
+        and idx.step == 1
+        and all(n is None for n in idx.names)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+# ---------------------------------------------------------------------------------------------
+
+def _formatter(spec, column, func: str) -> Callable[[float], str]:
+    if callable(spec):
+        return spec
+    if isinstance(spec, str):
+        if "{" in spec:
+            return spec.format
+        if "%" in spec:
+            return lambda v: spec % v
+    raise TypeError(
+        f"The 'float_format' parameter of {func} must be a format string such as '{{:.3f}}' or "
+        f"'%.3f', a callable, or a dict of those keyed by column. Got {spec!r} for column "
+        f"{column!r} instead."
+    )
+
+
+def _format_cells(df: pd.DataFrame, float_format, na_rep: str, func: str) -> pd.DataFrame:
+    """Every cell as a string: floats with their column's format, NA as ``na_rep``."""
+    if isinstance(float_format, Mapping):
+        unknown = [c for c in float_format if c not in df.columns]
+        if unknown:
+            raise ValueError(
+                f"The 'float_format' dict of {func} names columns that the table does not have: "
+                f"{unknown}. Columns: {list(df.columns)}."
+            )
+    out = {}
+    for col in df.columns:
+        s = df[col]
+        if isinstance(float_format, Mapping):
+            spec = float_format.get(col, _DEFAULT_FLOAT_FORMAT)
+        else:
+            spec = _DEFAULT_FLOAT_FORMAT if float_format is None else float_format
+        is_float = pd.api.types.is_float_dtype(s.dtype)
+        fmt = _formatter(spec, col, func) if is_float or isinstance(float_format, Mapping) else None
+        cells = []
+        for v in s.tolist():
+            if v is None or (not isinstance(v, (list, tuple, np.ndarray)) and pd.isna(v)):
+                cells.append(na_rep)
+            elif fmt is not None and isinstance(v, (float, np.floating)):
+                cells.append(fmt(float(v)))
+            else:
+                cells.append(str(v))
+        out[col] = cells
+    return pd.DataFrame(out, columns=df.columns)
+
+
+def _alignment(df: pd.DataFrame) -> list[str]:
+    return [
+        "r" if pd.api.types.is_numeric_dtype(df[c].dtype)
+        and not pd.api.types.is_bool_dtype(df[c].dtype) else "l"
+        for c in df.columns
+    ]
+
+
+def _flat_label(col) -> str:
+    if isinstance(col, tuple):
+        return " / ".join(str(c) for c in col if str(c) != "")
+    return str(col)
+
+
+def _markdown(cells: pd.DataFrame, align: list[str], caption: str | None) -> str:
+    md = cells.copy()
+    md.columns = [_flat_label(c).replace("|", r"\|") for c in md.columns]
+    md = md.apply(lambda s: s.str.replace("|", r"\|", regex=False))
+    colalign = ["right" if a == "r" else "left" for a in align]
+    body = md.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
+                          colalign=colalign)
+    head = f"Table: {caption}\n\n" if caption else ""
+    return head + body + "\n"
+
+
+# Characters LaTeX treats specially, for the caption (pandas escapes cells and headers through
+# Styler.format(escape="latex") but offers no public function for a caption string).
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def _latex(cells: pd.DataFrame, align: list[str], caption: str | None, label: str) -> str:
+    styler = (
+        cells.style.hide(axis="index")
+        .format(escape="latex")
+        .format_index(escape="latex", axis=1)
+    )
+    return styler.to_latex(
+        caption=_latex_escape(caption) if caption else None,
+        label=label,
+        hrules=True,
+        position_float="centering",
+        column_format="".join(align),
+        multicol_align="c",
+    )
+
+
+def save_table(df, name, outdir="figures", *, caption=None, float_format=None, index=False):
+    """Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, shape (n_rows, n_columns)
+        The table, one row per printed row. Columns may be a MultiIndex (grouped headers): the
+        Markdown header joins the levels with " / ", the LaTeX header keeps them.
+    name : str
+        File stem, e.g. ``"table1"`` (letters, digits, ``_``, ``-``, ``.``; no folder).
+    outdir : str or path-like, default "figures"
+        Output folder, created if needed.
+    caption : str, optional
+        Plain-text caption: a ``Table: ...`` line above the Markdown table, ``\\caption`` (with
+        LaTeX special characters escaped) in the ``.tex``. Use :func:`simulated_label` for
+        tables made from simulated data.
+    float_format : str, callable or dict, optional
+        Format of float cells in ``.md`` and ``.tex``: a ``str.format`` string (``"{:.2f}"``,
+        ``"{:.1%}"``), a ``%``-string (``"%.2f"``), a callable ``float -> str``, or a dict of those
+        keyed by column (columns not in the dict get the default). Default ``"{:.3f}"``. The
+        ``.csv`` is never rounded: it holds each float's shortest round-trip representation.
+        Missing values are written as ``--`` (en dash in LaTeX) in ``.md``/``.tex`` and as an
+        empty field in ``.csv``.
+    index : bool, default False
+        Write the index as the first column(s) of every file.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``{"csv": ..., "md": ..., "tex": ...}``.
+
+    Notes
+    -----
+    The LaTeX file is a floating ``table`` with booktabs rules (``\\usepackage{booktabs}``), its
+    label ``tab:<name>``; numeric columns are right-aligned, the others left-aligned.
+    """
+    func = "save_table"
+    df = _check_frame(df, "df", func)
+    name = _check_name(name, func)
+    if caption is not None and not isinstance(caption, str):
+        raise TypeError(f"The 'caption' parameter of {func} must be a str or None. "
+                        f"Got {type(caption).__name__} instead.")
+    if not isinstance(index, bool):
+        raise TypeError(f"The 'index' parameter of {func} must be a bool. Got {index!r} instead.")
+    out = _outdir(outdir, func)
+    table = df.reset_index() if index else df
+    cells = _format_cells(table, float_format, _NA_REP, func)
+    align = _alignment(table)
+    paths = {
+        "csv": _write_text(out / f"{name}.csv", _csv_text(df, index)),
+        "md": _write_text(out / f"{name}.md", _markdown(cells, align, caption)),
+        "tex": _write_text(out / f"{name}.tex", _latex(cells, align, caption, f"tab:{name}")),
+    }
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------------------------
+
+def _render(fig, fmt: str, dpi: int) -> bytes:
+    import matplotlib
+
+    buf = io.BytesIO()
+    meta = _PDF_METADATA if fmt == "pdf" else _PNG_METADATA
+    with matplotlib.rc_context(_SAVE_RC):
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=dict(meta), bbox_inches="tight",
+                    pad_inches=0.05)
+    return buf.getvalue()
+
+
+def save_figure(fig, name, outdir="figures", *, data=None, dpi=DPI):
+    """Write a figure as ``<name>.pdf`` and ``<name>.png``, and its numbers as ``<name>.csv``.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (``ax.figure`` for an Axes returned by :mod:`leash.plots`). It is not closed.
+    name : str
+        File stem, e.g. ``"figure4_rg_shrinkage"``.
+    outdir : str or path-like, default "figures"
+        Output folder, created if needed.
+    data : pandas.DataFrame or False
+        Exactly the numbers plotted, one row per plotted point/bar (tidy form), written to
+        ``<name>.csv`` at full precision. Required: omitting it raises ValueError. Pass
+        ``data=False`` only for a pure diagram with no data (no CSV is written, and a stale
+        ``<name>.csv`` from an earlier run is removed). A non-default index (named, or not
+        0..n-1) is written as leading column(s).
+    dpi : int, default 200
+        Resolution of the PNG.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``{"pdf": ..., "png": ...[, "csv": ...]}``.
+
+    Notes
+    -----
+    Byte-stable: PDF without CreationDate/ModDate and with a fixed Producer, PNG without the
+    Software chunk, fixed dpi, ``svg.hashsalt`` fixed, TrueType (Type 42) fonts in the PDF,
+    ``bbox_inches="tight"``. Saving the same figure twice gives identical bytes.
+    """
+    from matplotlib.figure import Figure
+
+    func = "save_figure"
+    if not isinstance(fig, Figure):
+        raise TypeError(
+            f"The 'fig' parameter of {func} must be a matplotlib Figure (use ax.figure for an "
+            f"Axes). Got {type(fig).__name__} instead."
+        )
+    name = _check_name(name, func)
+    if data is None:
+        raise ValueError(
+            f"{func}({name!r}) needs the plotted numbers: pass data=<DataFrame> with exactly the "
+            f"values drawn (written to {name}.csv), or data=False for a pure diagram."
+        )
+    if data is not False:
+        _check_frame(data, "data", func)
+        if data.empty:
+            raise ValueError(f"The 'data' DataFrame of {func}({name!r}) is empty; a figure's "
+                             f"data must hold the plotted numbers.")
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or dpi < 10:
+        raise ValueError(f"The 'dpi' parameter of {func} must be an int >= 10. Got {dpi!r}.")
+    out = _outdir(outdir, func)
+    paths = {fmt: _write_bytes(out / f"{name}.{fmt}", _render(fig, fmt, int(dpi)))
+             for fmt in FIGURE_FORMATS}
+    csv = out / f"{name}.csv"
+    if data is False:
+        csv.unlink(missing_ok=True)
+    else:
+        paths["csv"] = _write_text(csv, _csv_text(data, not _has_default_index(data)))
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# labels
+# ---------------------------------------------------------------------------------------------
+
+def simulated_label(text=""):
+    """Return ``text`` guaranteed to contain the word "simulated".
+
+    Titles and captions of artifacts made from the simulated demo must say so. Text that already
+    contains the word (any case) is returned unchanged; otherwise " (simulated)" is appended, or
+    "simulated" returned for empty text.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> simulated_label("Table 1: support dynamics")
+    'Table 1: support dynamics (simulated)'
+    >>> simulated_label("Simulated pass@k")
+    'Simulated pass@k'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"The 'text' parameter of simulated_label must be a str. Got "
+                        f"{type(text).__name__} instead.")
+    if _SIMULATED_RE.search(text):
+        return text
+    stripped = text.rstrip()
+    return f"{stripped} (simulated)" if stripped else "simulated"
+
+
+# ---------------------------------------------------------------------------------------------
+# provenance: sidecars and the index
+# ---------------------------------------------------------------------------------------------
+
+def _portable(value):
+    """A JSON-safe copy of ``value`` with no machine paths.
+
+    Absolute paths inside the repository become repository-relative; under the data mirror
+    (env LEASH_DATA_MIRROR) they become ``$LEASH_DATA_MIRROR/<relative>``; other absolute paths
+    keep only their file name (with a warning), since the index is committed to git.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): _portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_portable(v) for v in value]
+    if isinstance(value, os.PathLike) or (isinstance(value, str) and os.path.isabs(value)):
+        p = Path(value)
+        if not p.is_absolute():
+            return p.as_posix()
+        p = Path(os.path.abspath(p))
+        roots = [(_REPO_ROOT, "")]
+        if os.environ.get(_MIRROR_ENV):
+            roots.insert(0, (Path(os.path.abspath(os.environ[_MIRROR_ENV])), f"${_MIRROR_ENV}/"))
+        for root, prefix in roots:
+            try:
+                return prefix + p.relative_to(root).as_posix()
+            except ValueError:
+                continue
+        warnings.warn(f"Recording only the file name of {p.name!r}: its absolute path is outside "
+                      f"the repository and the data mirror.", stacklevel=3)
+        return p.name
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"Cannot record a value of type {type(value).__name__} ({value!r}) in the "
+                    f"artifact index; use str, numbers, bools, lists or dicts.")
+
+
+def sidecar_path(outdir, notebook) -> Path:
+    """``<outdir>/.artifacts/<notebook>.json``, the record file of one notebook."""
+    return Path(outdir) / SIDECAR_DIR / f"{Path(str(notebook)).stem}.json"
+
+
+def _dump(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def register_artifact(name, files, *, notebook=None, parameters, inputs, description,
+                      outdir=None):
+    """Record who made an artifact: notebook, parameters, input data, description.
+
+    Appends (or replaces, by ``name``) a record in ``<outdir>/.artifacts/<notebook>.json``;
+    :func:`write_index` renders all records into ``<outdir>/README.md``. The runner removes a
+    notebook's sidecar before executing it, so a re-run never keeps stale records.
+
+    Parameters
+    ----------
+    name : str
+        Artifact name (file stem), e.g. ``"table1"``.
+    files : dict of str to path, or iterable of path
+        What :func:`save_table` / :func:`save_figure` returned: the files of the artifact. They
+        must exist and share one folder, the output folder.
+    notebook : str, optional
+        The notebook's stem (``"01_table1_support"``). Default: the environment variable
+        ``LEASH_NOTEBOOK``, which :mod:`leash.reproduce` sets for every run; a notebook run by
+        hand outside the runner must pass it.
+    parameters : dict
+        The notebook parameters the artifact depends on (JSON-serializable).
+    inputs : str or list of str
+        The input data: dataset names of the manifest, study files, ``"embedded"``... Absolute
+        paths are recorded relative to the repository or the data mirror.
+    description : str
+        One line saying what the artifact shows.
+    outdir : str or path-like, optional
+        The output folder; default the folder of ``files``.
+
+    Returns
+    -------
+    dict
+        The record as written.
+    """
+    func = "register_artifact"
+    name = _check_name(name, func)
+    if notebook is None:
+        notebook = os.environ.get(NOTEBOOK_ENV)
+        if not notebook:
+            raise ValueError(
+                f"{func}({name!r}) needs the notebook's name: pass notebook='<stem>' or run it "
+                f"through leash.reproduce, which sets {NOTEBOOK_ENV}."
+            )
+    if not isinstance(notebook, str) or not notebook.strip():
+        raise TypeError(f"The 'notebook' parameter of {func} must be a non-empty str. "
+                        f"Got {notebook!r} instead.")
+    notebook = Path(notebook).stem
+    if isinstance(files, Mapping):
+        file_list = list(files.values())
+    elif isinstance(files, (str, os.PathLike)):
+        file_list = [files]
+    else:
+        file_list = list(files)
+    if not file_list:
+        raise ValueError(f"The 'files' parameter of {func}({name!r}) is empty.")
+    paths = [Path(f) for f in file_list]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ValueError(f"The 'files' of {func}({name!r}) do not exist: {missing}.")
+    folders = {Path(os.path.abspath(p.parent)) for p in paths}
+    if outdir is None:
+        if len(folders) != 1:
+            raise ValueError(f"The 'files' of {func}({name!r}) lie in {len(folders)} folders; "
+                             f"an artifact's files share the output folder.")
+        out = folders.pop()
+    else:
+        out = Path(os.path.abspath(outdir))
+        outside = [str(p) for p in paths if Path(os.path.abspath(p.parent)) != out]
+        if outside:
+            raise ValueError(f"The 'files' of {func}({name!r}) are not in outdir: {outside}.")
+    if not isinstance(parameters, Mapping):
+        raise TypeError(f"The 'parameters' parameter of {func} must be a dict. "
+                        f"Got {type(parameters).__name__} instead.")
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a non-empty "
+                         f"str. Got {description!r} instead.")
+    record = {
+        "name": name,
+        "files": sorted(p.name for p in paths),
+        "notebook": notebook,
+        "parameters": _portable(dict(parameters)),
+        "inputs": _portable(inputs),
+        "description": " ".join(description.split()),
+    }
+    side = sidecar_path(out, notebook)
+    side.parent.mkdir(parents=True, exist_ok=True)
+    records = _read_sidecar(side) if side.is_file() else []
+    records = [r for r in records if r["name"] != name] + [record]
+    records.sort(key=lambda r: r["name"])
+    _write_text(side, _dump(records))
+    return record
+
+
+_RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
+
+
+def _read_sidecar(path: Path) -> list[dict]:
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"Artifact sidecar {path} is not valid JSON: line {exc.lineno}, "
+                         f"column {exc.colno}: {exc.msg}.") from None
+    if not isinstance(records, list):
+        raise ValueError(f"Artifact sidecar {path} must hold a JSON list of records.")
+    for i, r in enumerate(records):
+        if not isinstance(r, dict) or sorted(r) != list(_RECORD_KEYS):
+            got = sorted(r) if isinstance(r, dict) else type(r).__name__
+            raise ValueError(f"Artifact sidecar {path}, record {i}: expected the keys "
+                             f"{list(_RECORD_KEYS)}, got {got}.")
+    return records
+
+
+def artifact_index(outdir="figures"):
+    """All artifact records of an output folder, sorted by artifact name.
+
+    Parameters
+    ----------
+    outdir : str or path-like, default "figures"
+
+    Returns
+    -------
+    list of dict
+        One record per artifact (keys: name, files, notebook, parameters, inputs, description).
+
+    Raises
+    ------
+    ValueError
+        If two notebooks registered the same artifact name (one would overwrite the other's
+        files), or a sidecar is malformed.
+    """
+    side_dir = Path(outdir) / SIDECAR_DIR
+    records: list[dict] = []
+    owner: dict[str, str] = {}
+    for path in sorted(side_dir.glob("*.json")):
+        for r in _read_sidecar(path):
+            if r["name"] in owner:
+                raise ValueError(
+                    f"Artifact {r['name']!r} is registered by two notebooks: "
+                    f"{owner[r['name']]} and {r['notebook']} ({path.name}); their files would "
+                    f"overwrite each other."
+                )
+            owner[r["name"]] = r["notebook"]
+            records.append(r)
+    records.sort(key=lambda r: r["name"])
+    return records
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", r"\|")
+
+
+def _fmt_value(v) -> str:
+    return json.dumps(v, sort_keys=True, ensure_ascii=False) if not isinstance(v, str) else v
+
+
+def write_index(records, path="figures/README.md"):
+    """Render the artifact index as Markdown (deterministic: sorted, no timestamps).
+
+    Parameters
+    ----------
+    records : list of dict
+        From :func:`artifact_index`.
+    path : str or path-like, default "figures/README.md"
+        Output file. Files in its folder that no record lists are named in a final section, so
+        stale artifacts are visible.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = sorted(records, key=lambda r: r["name"])
+    lines = [
+        "# Artifacts",
+        "",
+        "Generated by `make reproduce` (`python -m leash.reproduce`) from the records in "
+        f"`{SIDECAR_DIR}/`; do not edit by hand. Each artifact names the notebook that wrote "
+        "it, the parameters it ran with and its input data.",
+        "",
+        "| artifact | files | notebook | parameters | inputs | description |",
+        "|---|---|---|---|---|---|",
+    ]
+    listed: set[str] = set()
+    for r in records:
+        listed.update(r["files"])
+        params = ", ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(r["parameters"].items()))
+        lines.append("| " + " | ".join([
+            f"`{_cell(r['name'])}`",
+            ", ".join(f"[{_cell(f)}]({f})" for f in r["files"]),
+            f"`notebooks/{_cell(r['notebook'])}.ipynb`",
+            _cell(params) or "(defaults)",
+            _cell(", ".join(_fmt_value(i) for i in r["inputs"])) or "(none)",
+            _cell(r["description"]),
+        ]) + " |")
+    unlisted = sorted(
+        p.name for p in path.parent.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.name != path.name
+        and p.name not in listed
+    )
+    if unlisted:
+        warnings.warn(f"{len(unlisted)} file(s) in {path.parent.name}/ are not registered by any "
+                      f"notebook: {', '.join(unlisted)}.", stacklevel=2)
+        lines += ["", "## Files without a record", "",
+                  "No notebook registered these files (stale output of an earlier run?):", ""]
+        lines += [f"- {_cell(n)}" for n in unlisted]
+    return _write_text(path, "\n".join(lines) + "\n")
+
