@@ -1,0 +1,458 @@
+"""The ``leash`` command line: validate, summarize, fetch, rescore, passk, support.
+
+Every subcommand is a thin layer over the library: files are read by the generations layer
+(:mod:`leash.summarize`, :mod:`leash.validate`), pairs are formed by :mod:`leash.pairing`, tables
+come from :mod:`leash.tables`, data from :mod:`leash.manifest`, verdicts from
+:mod:`leash.rescore`. Input arguments ``FILE`` may also be data-manifest dataset or group names
+(e.g. ``gsm8k-probe-raw``): they are fetched (mirror first) and read with the manifest's labels.
+
+Conventions:
+
+* tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
+  progress and notes go to stderr (``--quiet`` silences them);
+* input errors (ValueError, TypeError, FileNotFoundError, a missing optional package) end the
+  command with exit status 2 and a one-line reason on stderr, without a traceback; ``leash
+  validate`` exits 1 when a file has problems.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["main", "build_parser"]
+
+PROG = "leash"
+EXIT_INPUT = 2
+EXIT_INVALID = 1
+
+
+class _Context:
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def note(self, msg: str) -> None:
+        if not self.quiet:
+            print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- argument helpers
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        ks = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a comma-separated list of integers, got {text!r}") from None
+    if not ks or any(k < 1 for k in ks):
+        raise argparse.ArgumentTypeError(f"must list integers >= 1, got {text!r}")
+    return ks
+
+
+def _reader_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("reader options (apply to every FILE; override manifest labels)")
+    g.add_argument("--fmt", choices=("samples", "counts", "summary", "evaluator", "nested"),
+                   help="input format (default: detect)")
+    g.add_argument("--model", help="model label for files that do not name it")
+    g.add_argument("--benchmark", help="benchmark label for files that do not name it")
+    g.add_argument("--step", type=int, help="checkpoint label for every row")
+    g.add_argument("--mapping", help="field mapping for nested layouts (e.g. rollouts)")
+
+
+def _data_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mirror", help="data mirror root (default: env LEASH_DATA_MIRROR)")
+    p.add_argument("--dest", help="download cache (default: data/raw/ of the repository)")
+
+
+def _out_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print a JSON list of row objects")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``leash`` command (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Support dynamics, pass@k and answer statistics of base vs RLVR models "
+                    "from generation files (arXiv 2507.14843).")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    # -q is also accepted after the subcommand; SUPPRESS keeps the global value otherwise.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add = sub.add_parser
+
+    def add_parser(name, **kw):
+        return _add(name, parents=[common], **kw)
+
+    sub.add_parser = add_parser
+
+    p = sub.add_parser("validate", help="check generation files and list every problem")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _reader_options(p)
+    _data_options(p)
+    _out_options(p)
+
+    p = sub.add_parser("summarize", help="per-question summary (n, c, answers, tokens)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--out", help="write the per-question summary as Parquet here")
+    p.add_argument("--na", choices=("class", "truncated"), default="class",
+                   help="what counts as a missing answer (default: class)")
+    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
+                   help="invalid rows: stop (default) or skip and count them")
+    _reader_options(p)
+    _data_options(p)
+    _out_options(p)
+
+    p = sub.add_parser("fetch", help="fetch verified data files of the manifest")
+    p.add_argument("names", nargs="*", metavar="NAME", help="dataset or group names")
+    p.add_argument("--list", action="store_true", help="list datasets and groups")
+    p.add_argument("--force", action="store_true", help="ignore the download cache")
+    _data_options(p)
+    _out_options(p)
+
+    p = sub.add_parser("rescore", help="recompute correctness from response texts")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--gold", help="gold answers: a benchmark of the manifest (e.g. math500) "
+                   "or a JSONL question file; default: the file's own gold field. For "
+                   "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")
+    p.add_argument("--gold-rule", choices=("answer", "gold", "minerva", "olympiadbench"),
+                   default="answer", help="where the gold is in a --gold JSONL file")
+    p.add_argument("--scorer", choices=("math-verify", "reasoning-gym"), default="math-verify")
+    p.add_argument("--extract", choices=("math-verify", "leash"), default="math-verify",
+                   help="answer extraction for math-verify (default: its own)")
+    p.add_argument("--task", help="Reasoning Gym task name (with --scorer reasoning-gym)")
+    p.add_argument("--out", help="write the rescored samples (canonical samples format, "
+                   ".jsonl or .parquet)")
+    _reader_options(p)
+    _data_options(p)
+    _out_options(p)
+
+    p = sub.add_parser("passk", help="pass@k per model and benchmark")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--k", type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 "
+                   "up to n)")
+    p.add_argument("--estimator", choices=("unbiased", "first-k"), default="unbiased")
+    _reader_options(p)
+    _data_options(p)
+    _out_options(p)
+
+    p = sub.add_parser("support", help="support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--base", required=True, help="model label of the base model")
+    p.add_argument("--rl", required=True, help="model label of the RLVR model")
+    p.add_argument("--k", type=int, help="budget (default: every question's full n)")
+    p.add_argument("--min-count", type=int, default=1,
+                   help="correct samples needed to find a question (paper: 1)")
+    p.add_argument("--zeta", type=float, default=0.05,
+                   help="miss probability for the reported epsilon = -ln(zeta)/k")
+    p.add_argument("--shared-only", action="store_true",
+                   help="keep only questions both models answered")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap random seed")
+    _reader_options(p)
+    _data_options(p)
+    _out_options(p)
+    return parser
+
+
+# ----------------------------------------------------------------------------- output
+
+
+def _emit(df: pd.DataFrame, as_json: bool) -> None:
+    if as_json:
+        records = json.loads(df.to_json(orient="records", double_precision=15))
+        sys.stdout.write(json.dumps(records, indent=1) + "\n")
+        return
+    if df.empty:
+        sys.stdout.write("(no rows)\n")
+        return
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 200):
+        sys.stdout.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _inputs(args, ctx: _Context):
+    """Resolve FILE arguments (paths or manifest names) into (path, reader kwargs) pairs."""
+    from . import manifest as mf
+
+    given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
+             "step": args.step, "mapping": args.mapping}
+    given = {k: v for k, v in given.items() if v is not None}
+    out = []
+    for name in args.files:
+        for path, ds in mf.resolve(name, mirror=args.mirror, dest=args.dest,
+                                   progress=not ctx.quiet):
+            kw = {}
+            if ds is not None:
+                if not ds.is_generations:
+                    raise ValueError(f"Dataset {ds.name!r} ({ds.format}) is not a generations "
+                                     "file.")
+                kw = ds.reader_kwargs()
+            kw.update(given)
+            out.append((path, kw))
+    return out
+
+
+def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
+    """Summary frame of every input: one reader call per set of labels, then one frame.
+
+    Without ``summarize_kwargs`` the inputs go through :func:`leash.summarize.load_counts`
+    (summary Parquet files allowed), else through :func:`leash.summarize.summarize`.
+    """
+    from .summarize import KEY_COLUMNS, load_counts, summarize
+
+    groups: dict[str, tuple[list, dict]] = {}
+    for path, kw in _inputs(args, ctx):
+        groups.setdefault(json.dumps(kw, sort_keys=True), ([], kw))[0].append(path)
+    frames = []
+    for i, (paths, kw) in enumerate(groups.values(), start=1):
+        ctx.note(f"reading {len(paths)} file(s) ({i}/{len(groups)}): "
+                 f"{', '.join(Path(p).name for p in paths)}")
+        if summarize_kwargs:
+            frames.append(summarize(paths, **summarize_kwargs, **kw))
+        else:
+            frames.append(load_counts(paths, **kw))
+    if len(frames) == 1:
+        return frames[0]
+    summary = pd.concat(frames, ignore_index=True)
+    keys = summary[list(KEY_COLUMNS)].astype(object)
+    keys = keys.where(keys.notna(), None)
+    dup = keys.duplicated(keep=False)
+    if dup.any():
+        first = keys[dup].drop_duplicates().head(3).to_dict("records")
+        raise ValueError(f"{int(keys[dup].drop_duplicates().shape[0])} questions appear in more "
+                         f"than one input (first: {first}); pass each question once.")
+    return summary
+
+
+# ----------------------------------------------------------------------------- subcommands
+
+
+def _cmd_validate(args, ctx: _Context) -> int:
+    from .validate import validate
+
+    rows, reports = [], []
+    inputs = _inputs(args, ctx)
+    for i, (path, kw) in enumerate(inputs, start=1):
+        ctx.note(f"validating {path} ({i}/{len(inputs)})")
+        rep = validate(path, **kw)
+        reports.append(rep)
+        rows.append({"file": str(path), "format": rep.format, "ok": rep.ok,
+                     "rows_read": rep.rows_read, "rows_used": rep.rows_used,
+                     "rows_rejected": rep.rows_rejected, "n_problems": len(rep.problems),
+                     "problems_by_reason": json.dumps(rep.counts_by_reason())})
+    if args.json:
+        _emit(pd.DataFrame(rows), True)
+    else:
+        for rep in reports:
+            sys.stdout.write(str(rep) + "\n")
+    return 0 if all(r.ok for r in reports) else EXIT_INVALID
+
+
+def _overview(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
+    from .passk import avg_at_n
+
+    df = summary.assign(
+        _avg=avg_at_n(summary["n"].to_numpy(), summary["c"].to_numpy()),
+        _found=(summary["c"].to_numpy() > 0),
+        step=summary["step"].astype("Int64"),
+    )
+    g = df.groupby(["model", "benchmark", "step"], dropna=False, sort=True, observed=True)
+    out = g.agg(questions=("question_id", "size"), samples=("n", "sum"), correct=("c", "sum"),
+                n_min=("n", "min"), n_max=("n", "max"), answer_missing=("n_answer_missing",
+                                                                         "sum"),
+                truncated=("n_truncated", "sum"), **{"avg@n": ("_avg", "mean"),
+                                                     "pass@n": ("_found", "mean")})
+    return out.reset_index()
+
+
+def _cmd_summarize(args, ctx: _Context) -> int:
+    from .summarize import write_summary
+
+    summary = _load_summary(args, ctx, na=args.na, on_error=args.on_error)
+    if args.out:
+        write_summary(summary, args.out)
+        ctx.note(f"wrote {len(summary)} question rows to {args.out}")
+    _emit(_overview(summary), args.json)
+    return 0
+
+
+def _cmd_fetch(args, ctx: _Context) -> int:
+    from . import manifest as mf
+
+    m = mf.load_manifest()
+    if args.list or not args.names:
+        rows = [{"name": d.name, "format": d.format, "model": d.model, "benchmark": d.benchmark,
+                 "step": d.step, "path": d.path, "local": str(mf.locate(
+                     d.name, dest=args.dest, mirror=args.mirror, manifest=m) or "")}
+                for d in m.datasets.values()]
+        rows += [{"name": g, "format": "group", "model": None, "benchmark": None, "step": None,
+                  "path": ", ".join(members), "local": ""} for g, members in m.groups.items()]
+        _emit(pd.DataFrame(rows), args.json)
+        return 0
+    rows = []
+    for name in args.names:
+        got = mf.fetch(name, dest=args.dest, mirror=args.mirror, force=args.force,
+                       progress=not ctx.quiet, manifest=m)
+        paths = {name: got} if isinstance(got, Path) else got
+        for n, p in paths.items():
+            rows.append({"name": n, "path": str(p), "sha256": m.datasets[n].sha256})
+    _emit(pd.DataFrame(rows), args.json)
+    return 0
+
+
+def _gold_for(args, samples: pd.DataFrame):
+    from . import rescore as rs
+
+    if args.gold is None:
+        if args.scorer == "reasoning-gym":
+            raise ValueError("--scorer reasoning-gym needs --gold FILE (Reasoning Gym entries).")
+        have = samples.dropna(subset=["gold"])
+        if have.empty:
+            raise ValueError("The input carries no gold answers: pass --gold (a manifest "
+                             "benchmark such as math500, or a JSONL question file).")
+        return dict(zip(have["question_id"].astype(str), have["gold"]))
+    gpath = Path(args.gold)
+    if args.scorer == "reasoning-gym":
+        if not gpath.is_file():
+            raise FileNotFoundError(f"The --gold file {gpath} does not exist.")
+        entries = {}
+        with open(gpath, encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if line.strip():
+                    try:
+                        e = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise ValueError(f"{gpath}, line {i + 1}: malformed JSON "
+                                         f"({exc.msg}).") from None
+                    entries[str(e.get("question_id", e.get("idx", len(entries))))] = e
+        return entries
+    if gpath.is_file():
+        return rs.gold_from_frame(rs.read_benchmark(gpath, args.gold_rule))
+    return rs.gold_from_frame(rs.load_benchmark(args.gold, mirror=args.mirror, dest=args.dest))
+
+
+def _cmd_rescore(args, ctx: _Context) -> int:
+    from . import rescore as rs
+    from .answers import extract_answer, normalize_answer
+
+    parts = []
+    for path, kw in _inputs(args, ctx):
+        ctx.note(f"reading responses from {path}")
+        parts.append(rs.read_responses(path, **kw))
+    samples = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    gold = _gold_for(args, samples)
+    ctx.note(f"rescoring {len(samples)} samples with {args.scorer}")
+    res = rs.rescore(samples, gold, scorer=args.scorer,
+                     extract=args.extract if args.scorer == "math-verify" else "math-verify",
+                     task=args.task, progress=not ctx.quiet)
+    out = res.samples
+    before = samples["correct"]
+    if args.out:
+        canon = out.drop(columns=["gold", "response"]).assign(
+            answer=[normalize_answer(extract_answer(r)) for r in out["response"]])
+        target = Path(args.out)
+        if target.name.lower().endswith((".parquet", ".pq")):
+            canon.to_parquet(target, index=False)
+        elif target.name.lower().endswith(".jsonl"):
+            canon.to_json(target, orient="records", lines=True)
+        else:
+            raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
+        ctx.note(f"wrote {len(canon)} rescored samples to {target}")
+    df = out.assign(_before=before, _changed=res.changed)
+    for col in ("model", "benchmark"):
+        df[col] = df[col].astype(object).where(df[col].notna(), "")
+    rows = []
+    for (m, b, st), g in df.groupby(["model", "benchmark", "step"], sort=True, dropna=False):
+        known = g["_before"].notna()
+        rows.append({"model": m, "benchmark": b, "step": st, "samples": len(g),
+                     "questions": g["question_id"].nunique(),
+                     "accuracy_before": (float(g.loc[known, "_before"].astype(bool).mean())
+                                         if known.any() else math.nan),
+                     "accuracy_after": float(g["correct"].mean()),
+                     "changed": int(g["_changed"].sum()),
+                     "agreement": (1 - float(g.loc[known, "_changed"].mean())
+                                   if known.any() else math.nan)})
+    _emit(pd.DataFrame(rows), args.json)
+    return 0
+
+
+def _cmd_passk(args, ctx: _Context) -> int:
+    from .tables import passk_table
+
+    summary = _load_summary(args, ctx)
+    by = ["model", "benchmark"] + (["step"] if summary["step"].notna().any() else [])
+    table = passk_table(summary, args.k, estimator=args.estimator, by=by)
+    _emit(table, args.json)
+    return 0
+
+
+def _cmd_support(args, ctx: _Context) -> int:
+    try:
+        from .pairing import pair_counts
+    except ImportError:
+        raise ImportError("leash.pairing is not available in this installation; "
+                          "'leash support' needs it.") from None
+    from .support import epsilon
+    from .tables import support_table
+
+    summary = _load_summary(args, ctx)
+    paired = pair_counts(summary, base=args.base, rl=args.rl,
+                         restrict_to_shared=args.shared_only, budget=args.k)
+    if args.n_boot < 0:
+        raise ValueError(f"--n-boot must be >= 0. Got {args.n_boot}.")
+    by = ["step"] if "step" in paired.columns and paired["step"].notna().any() else []
+    ctx.note(f"support table for {len(paired)} paired questions"
+             + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
+    table = support_table(paired, k=args.k, min_count=args.min_count, by=by,
+                          n_boot=args.n_boot, rng=np.random.default_rng(args.seed))
+    kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
+    eps = np.full(len(table), np.nan)
+    ok = np.isfinite(kk)
+    if ok.any():
+        eps[ok] = epsilon(kk[ok].astype(np.int64), args.zeta)
+    table.insert(table.columns.get_loc("k") + 1, "epsilon", eps)
+    _emit(table, args.json)
+    return 0
+
+
+_COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _cmd_fetch,
+             "rescore": _cmd_rescore, "passk": _cmd_passk, "support": _cmd_support}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``leash`` command; returns the exit status (0 ok, 1 invalid input file, 2 error).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; default ``sys.argv[1:]``.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = _Context(args.quiet)
+    try:
+        return _COMMANDS[args.command](args, ctx)
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
