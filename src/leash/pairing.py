@@ -1,0 +1,233 @@
+"""Pair the per-question counts of a base model and an RLVR model, question by question.
+
+Rules (also in ``data/README.md``):
+
+* Questions are matched on ``(benchmark, question_id)``. For checkpoint studies the RLVR side
+  may carry several ``step`` values; each is paired with the same base row, and ``step`` is a
+  column of the result. The base side must have one row per question.
+* A question present for one model and missing for the other is an error listing them (first
+  few and how many), unless ``restrict_to_shared=True``: then they are dropped, a warning says
+  how many, and ``attrs["pairing"]`` records it.
+* Sample counts may differ between the models (or between questions). The comparison then uses a
+  common budget ``b`` = the smallest ``n`` on either side (or ``budget=`` if given, which must not
+  exceed any ``n``). It is reported in a warning and in ``attrs["pairing"]["budget"]``.
+* When ``n > b`` the number correct among the first ``b`` samples cannot be recomputed from
+  ``c`` alone. leash is honest about it:
+
+  - ``found_<side>`` (at least one correct among the first ``b`` samples) is exact when
+    ``first_correct`` is known: found iff ``0 <= first_correct < b``; also when ``c == 0``
+    (never found) or ``c == n`` (always found);
+  - ``c_<side>`` at budget ``b`` is exact when ``c == 0`` (0), ``c == n`` (``b``) or
+    ``first_correct == -1`` or ``>= b`` (0); otherwise it is NA;
+  - if found-ness is unknown for some question (a counts input without ``first_correct`` and
+    ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed;
+  - ``subsample="expected"`` (explicit opt-in) replaces ``c`` at the budget by its
+    hypergeometric expectation ``c * b / n`` (a float; a random subset of ``b`` of the ``n``
+    samples), and leaves ``found`` from ``first_correct`` where known.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["pair_counts", "SUBSAMPLE"]
+
+SUBSAMPLE = ("first", "expected")
+_SHOW = 5
+
+
+def _select(summary: pd.DataFrame, side, name: str) -> tuple[pd.DataFrame, str]:
+    if isinstance(side, tuple) and len(side) == 2:
+        model, step = side
+    elif isinstance(side, str):
+        model, step = side, None
+    else:
+        raise TypeError(f"The '{name}' parameter must be a model label (str) or a "
+                        f"(model, step) tuple. Got {side!r} instead.")
+    sel = summary["model"] == model
+    if step is not None:
+        sel &= summary["step"] == step
+    out = summary.loc[sel.fillna(False).to_numpy(dtype=bool)]
+    if out.empty:
+        models = sorted(pd.unique(summary["model"].astype(object)))[:10]
+        raise ValueError(f"The '{name}' parameter selects no rows: model {model!r}"
+                         f"{'' if step is None else f', step {step}'} is not in the summary "
+                         f"(models: {models}).")
+    label = model if step is None else f"{model}@step{step}"
+    return out, label
+
+
+def _keys_text(keys) -> str:
+    keys = list(keys)
+    shown = ", ".join(f"{b}/{q}" for b, q in keys[:_SHOW])
+    more = f" and {len(keys) - _SHOW} more" if len(keys) > _SHOW else ""
+    return f"{len(keys)} questions ({shown}{more})"
+
+
+def _at_budget(n, c, first, b, subsample, side):
+    """Counts at budget b from (n, c, first_correct); see the module docstring."""
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    fk = ~pd.isna(first)
+    fc = np.where(fk, pd.array(first).fillna(-1).to_numpy(dtype=np.int64), -1)
+    cut = n > b
+    found = np.where(fk, (fc >= 0) & (fc < b), c > 0)
+    found_known = fk | ~cut | (c == 0) | (c == n)
+    found = np.where(cut & ~fk & (c == n), True, found)
+    first_b = np.where(fk & (fc >= b), -1, fc)
+    if subsample == "expected":
+        cb = np.where(cut, c * b / np.maximum(n, 1), c).astype(np.float64)
+        c_out = pd.array(cb, dtype="Float64")
+    else:
+        zero = (c == 0) | (fk & ((fc == -1) | (fc >= b)))
+        cb = np.where(~cut, c, np.where(zero, 0, np.where(c == n, b, 0)))
+        known = ~cut | zero | (c == n)
+        c_out = pd.array(np.where(known, cb, 0), dtype="Int64")
+        c_out[~known] = pd.NA
+    if not found_known.all():
+        bad = int((~found_known).sum())
+        raise ValueError(
+            f"pair_counts: {bad} {side} questions have n > budget {b}, 0 < c < n and no "
+            "first_correct, so whether they are solved within the first "
+            f"{b} samples is unknown. Provide per-sample data (or counts with first_correct) "
+            "or counts at equal n; subsample='expected' uses the hypergeometric expectation "
+            "instead.")
+    fb = pd.array(np.where(fk, first_b, 0), dtype="Int64")
+    fb[~fk] = pd.NA
+    return c_out, fb, pd.array(found, dtype="boolean")
+
+
+def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
+                budget: int | None = None, subsample: str = "first") -> pd.DataFrame:
+    """Pair base and RLVR per-question counts.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame, shape (n_rows, >=7)
+        A summary frame (``leash.summarize.load_counts``) with columns model, benchmark,
+        question_id, step, n, c, first_correct.
+    base, rl : str or tuple (str, int)
+        Model label, or (model, step) to select one checkpoint (e.g. step 0 vs step 300).
+    restrict_to_shared : bool, default False
+        Drop questions present for only one side (warn and record) instead of raising.
+    budget : int, optional
+        Common number of samples per question; default: the smallest n on either side. Must
+        be >= 1 and <= every n.
+    subsample : {"first", "expected"}, default "first"
+        How counts are taken at a budget below n: "first" = the first ``budget`` samples in
+        generation order (exact found-ness from ``first_correct``; c where determinable, else
+        NA); "expected" = hypergeometric expectation ``c * budget / n``.
+
+    Returns
+    -------
+    pandas.DataFrame, shape (n_questions, 12)
+        Columns benchmark, question_id, step, n_base, c_base, first_correct_base, found_base,
+        n_rl, c_rl, first_correct_rl, found_rl, budget_reduced (bool: n differed from the
+        budget on a side). ``n_*`` equal the budget. ``attrs["pairing"]`` records the budget,
+        the original sample counts, dropped questions and NA counts.
+
+    Raises
+    ------
+    ValueError
+        Missing columns, unknown models, unshared questions (without ``restrict_to_shared``),
+        duplicate base rows, a budget above some n, undeterminable found-ness.
+    """
+    need = ["model", "benchmark", "question_id", "step", "n", "c", "first_correct"]
+    if not isinstance(summary, pd.DataFrame):
+        raise TypeError("The 'summary' parameter must be a pandas DataFrame. "
+                        f"Got {type(summary).__name__} instead.")
+    missing = [c for c in need if c not in summary.columns]
+    if missing:
+        raise ValueError(f"The 'summary' parameter lacks columns {missing}.")
+    if subsample not in SUBSAMPLE:
+        raise ValueError(f"The 'subsample' parameter must be one of {SUBSAMPLE}. "
+                         f"Got {subsample!r} instead.")
+    b_rows, b_label = _select(summary, base, "base")
+    r_rows, r_label = _select(summary, rl, "rl")
+    key = ["benchmark", "question_id"]
+    bdup = b_rows.duplicated(key, keep=False)
+    if bdup.any():
+        raise ValueError(
+            f"pair_counts: the base side {b_label!r} has several rows for "
+            f"{_keys_text(b_rows.loc[bdup, key].drop_duplicates().itertuples(index=False))}"
+            " (several steps?); select one with base=(model, step).")
+    r_steps = r_rows["step"].astype("Int64")
+    rkey = key + ["step"]
+    rdup = r_rows.assign(step=r_steps).duplicated(rkey, keep=False)
+    if rdup.any():
+        raise ValueError(f"pair_counts: the rl side {r_label!r} has duplicate rows for "
+                         f"{int(rdup.sum())} (benchmark, question_id, step) keys.")
+    bk = set(map(tuple, b_rows[key].astype(str).to_numpy().tolist()))
+    pairing = {"base": b_label, "rl": r_label, "dropped_base_only": 0, "dropped_rl_only": 0}
+    # per rl step, compare question sets with the base
+    only_b, only_r = set(), set()
+    for _, grp in r_rows.assign(step=r_steps).groupby("step", dropna=False, sort=False):
+        rk = set(map(tuple, grp[key].astype(str).to_numpy().tolist()))
+        only_b |= bk - rk
+        only_r |= rk - bk
+    if only_b or only_r:
+        msg = []
+        if only_b:
+            msg.append(f"present for base {b_label!r} only: {_keys_text(sorted(only_b))}")
+        if only_r:
+            msg.append(f"present for rl {r_label!r} only: {_keys_text(sorted(only_r))}")
+        if not restrict_to_shared:
+            raise ValueError("pair_counts: questions are not shared; " + "; ".join(msg)
+                             + ". Pass restrict_to_shared=True to drop them.")
+        warnings.warn("pair_counts: dropping unshared questions; " + "; ".join(msg),
+                      stacklevel=2)
+        pairing["dropped_base_only"] = len(only_b)
+        pairing["dropped_rl_only"] = len(only_r)
+    left = b_rows[key + ["n", "c", "first_correct"]].astype({"benchmark": str,
+                                                            "question_id": str})
+    right = r_rows.assign(step=r_steps)[rkey + ["n", "c", "first_correct"]].astype(
+        {"benchmark": str, "question_id": str})
+    m = right.merge(left, on=key, how="inner", suffixes=("_rl", "_base"))
+    if m.empty:
+        raise ValueError(f"pair_counts: {b_label!r} and {r_label!r} share no questions.")
+    n_b = m["n_base"].to_numpy(np.int64)
+    n_r = m["n_rl"].to_numpy(np.int64)
+    nmin = int(min(n_b.min(), n_r.min()))
+    if budget is None:
+        b = nmin
+    else:
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not (
+                1 <= budget <= nmin):
+            raise ValueError(f"The 'budget' parameter must be an int in the range [1, {nmin}] "
+                             f"(the smallest n of the paired questions). Got {budget!r}.")
+        b = int(budget)
+    pairing["budget"] = b
+    pairing["n_base"] = sorted(set(n_b.tolist()))[:10]
+    pairing["n_rl"] = sorted(set(n_r.tolist()))[:10]
+    reduced = (n_b > b) | (n_r > b)
+    if reduced.any() and budget is None:
+        warnings.warn(
+            f"pair_counts: sample counts differ (base n in {pairing['n_base']}, rl n in "
+            f"{pairing['n_rl']}); comparing at the common budget {b} "
+            f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}).",
+            stacklevel=2)
+    out = pd.DataFrame({
+        "benchmark": m["benchmark"].astype("string"),
+        "question_id": m["question_id"].astype("string"),
+        "step": m["step"].astype("Int64"),
+    })
+    for side in ("base", "rl"):
+        c_b, f_b, found = _at_budget(m[f"n_{side}"], m[f"c_{side}"], m[f"first_correct_{side}"],
+                                     b, subsample, side)
+        out[f"n_{side}"] = np.full(len(m), b, dtype=np.int64)
+        out[f"c_{side}"] = c_b
+        out[f"first_correct_{side}"] = f_b
+        out[f"found_{side}"] = found
+        pairing[f"c_{side}_unknown"] = int(pd.isna(c_b).sum())
+    out["budget_reduced"] = reduced
+    out = out[["benchmark", "question_id", "step", "n_base", "c_base", "first_correct_base",
+               "found_base", "n_rl", "c_rl", "first_correct_rl", "found_rl", "budget_reduced"]]
+    if (out["c_base"].dtype == "Int64" and not pd.isna(out["c_base"]).any()
+            and not pd.isna(out["c_rl"]).any()):
+        out["c_base"] = out["c_base"].astype(np.int64)
+        out["c_rl"] = out["c_rl"].astype(np.int64)
+    out.attrs["pairing"] = pairing
+    return out.reset_index(drop=True)
