@@ -1,0 +1,89 @@
+"""Study files: parsing, validation messages, and loading real data through the manifest."""
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from leash.study import list_studies, load_study
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("LEASH_DATA_MIRROR", REPO.parent / "shared" / "data"))
+
+
+def test_shipped_studies_parse():
+    assert {"paper", "demo", "gsm8k-probe", "math-eval-example"} <= set(list_studies())
+    paper = load_study("paper")
+    assert not paper.simulated and load_study("demo").simulated
+    support = paper.section("support")
+    assert [p.label for p in support.pairs][:2] == ["ProRL-1.5B-v1", "ProRL-1.5B-v2"]
+    assert not paper.has_data("support")  # the authors released no generations
+    assert paper.budget("MATH500") == 8192
+    assert paper.budget("MATH500", support.pair("Nemotron-1-14B")) == 4096
+    assert paper.budget("SimpleQA", support.pair("Nemotron-1-14B")) == 1024
+    assert paper.section("sft").options["ks"] == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def test_paper_study_matches_paper_benchmark_sizes():
+    from leash.paper import load_benchmarks
+
+    bench = load_benchmarks().set_index("benchmark")
+    study = load_study("paper").benchmarks.set_index("benchmark")
+    for name, row in study.iterrows():
+        assert int(row.N) == int(bench.loc[name, "N"]), name
+        assert row.domain == bench.loc[name, "domain"], name
+
+
+def write(tmp_path, text):
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_study_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="has domain 'maths'; expected one of"):
+        load_study(write(tmp_path, "benchmarks: {A: {domain: maths}}"))
+    with pytest.raises(ValueError, match=r"Source 0 of the section 's' .* exactly one of"):
+        load_study(write(tmp_path, "sections: {s: {sources: [{file: x}]}}"))
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['modle'\]"):
+        load_study(write(tmp_path, "sections: {s: {sources: [{path: x, modle: m}]}}"))
+    with pytest.raises(ValueError, match="Pair 0 of the section 's' .* needs 'base' and 'rl'"):
+        load_study(write(tmp_path, "sections: {s: {pairs: [{base: a}]}}"))
+    with pytest.raises(FileNotFoundError, match="No study file 'nope'"):
+        load_study("nope")
+    s = load_study(write(tmp_path, "sections: {s: {sources: [{path: missing*.jsonl}]}}"))
+    with pytest.raises(FileNotFoundError, match="matches no file"):
+        s.summaries("s")
+    with pytest.raises(ValueError, match=r"no section 'x'; sections: \['s'\]"):
+        s.section("x")
+
+
+def test_path_sources_are_relative_to_the_study_file(tmp_path):
+    rows = [{"model": m, "benchmark": "A", "question_id": q, "n": 4, "c": c}
+            for m, q, c in [("b", "1", 1), ("b", "2", 0), ("r", "1", 0), ("r", "2", 2)]]
+    pd.DataFrame(rows).to_csv(tmp_path / "counts.csv", index=False)
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\n"
+                                   "sections: {s: {sources: [{path: counts.csv}],"
+                                   " pairs: [{base: b, rl: r}]}}"))
+    f = s.summaries("s")
+    assert f.groupby("model")["c"].sum().to_dict() == {"b": 1, "r": 2}
+    bad = load_study(write(tmp_path, "benchmarks: {B: {domain: math}}\n"
+                                     "sections: {s: {sources: [{path: counts.csv}]}}"))
+    with pytest.raises(ValueError, match=r"benchmark\(s\) \['A'\] that the study does not"):
+        bad.summaries("s")
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason="real-data mirror (LEASH_DATA_MIRROR) absent")
+def test_gsm8k_probe_through_manifest_matches_hand_count(monkeypatch):
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
+    s = load_study("gsm8k-probe")
+    f = s.summaries("support")
+    for model, name in (("sft", "final_2048.sft_raw.jsonl"), ("rl", "final_2048.rl_raw.jsonl")):
+        with open(MIRROR / "gsm8k-sft-vs-rlvr-probe" / name) as fh:
+            raw = [json.loads(line) for line in fh]
+        hand = {str(r["qid"]): sum(bool(x["correct"]) for x in r["rollouts"]) for r in raw}
+        got = f[f.model == model].set_index("question_id")["c"].to_dict()
+        assert got == hand
+        assert (f[f.model == model]["n"] == 8).all()
