@@ -1,0 +1,140 @@
+"""How much the support conclusions depend on the analyst's choices: zeta, min_count, budget k,
+and the rule itself; and the significance of expansion against shrinkage across benchmarks.
+
+Two rules decide whether a model "found" a question at budget k:
+
+``"count"`` (the paper's, SPEC 1.3)
+    at least ``min_count`` of the k samples are correct (the paper: 1).
+``"rate"`` (the alternative reading the paper does NOT use)
+    the empirical rate exceeds the threshold, c/k > epsilon(k, zeta). With the paper's
+    epsilon = -ln(zeta)/k this is c > -ln(zeta) whatever k is, i.e. a count rule with
+    min_count = floor(-ln(zeta)) + 1 (3 at zeta = 0.05). :func:`rate_rule_min_count` computes it
+    for any epsilon, so both rules run through one code path.
+
+At the full budget counts are exact; below it the sweep uses exact expected counts over random
+k-subsets of the n samples (hypergeometric), which is defined for every min_count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ._checks import check_probability
+from .stats import holm
+from .support import epsilon
+from .tables import require_columns, support_table
+
+__all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
+
+RULES = ("count", "rate")
+
+
+def rate_rule_min_count(k, zeta=0.05, *, exact=False):
+    """The smallest correct count c with c / k > epsilon(k, zeta).
+
+    Parameters
+    ----------
+    k : int
+        Budget.
+    zeta : float, default 0.05
+    exact : bool, default False
+        Use the exact epsilon ``1 - zeta**(1/k)`` instead of the paper's ``-ln(zeta)/k``.
+
+    Returns
+    -------
+    int
+        ``floor(k * epsilon) + 1``.
+
+    Examples
+    --------
+    >>> rate_rule_min_count(8192), rate_rule_min_count(32, 0.5)
+    (3, 1)
+    """
+    zeta = check_probability(zeta, "zeta", "rate_rule_min_count")
+    return int(math.floor(k * epsilon(k, zeta, exact=exact) + 1e-12)) + 1
+
+
+def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 0.2),
+                      min_counts=(1, 2, 3, 5), domains=None, by=(), pool=True):
+    """Support counts and metrics over a grid of budgets, thresholds and both rules.
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        Paired per-question frame (see :func:`leash.tables.support_table`); both models must
+        have the same n on each question.
+    ks : sequence of int, optional
+        Budgets (each <= the smallest n). Default: the full budget only.
+    zetas : sequence of float
+        Confidence parameters for the "rate" rule.
+    min_counts : sequence of int
+        Thresholds for the "count" rule (1 is the paper's).
+    domains, by, pool
+        As in :func:`leash.tables.support_table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (rule, setting, k, by..., scope, benchmark) with columns ``rule``,
+        ``zeta`` (NaN for "count"), ``min_count`` (the effective count threshold), ``k``,
+        ``exact_counts`` (False where counts are expectations) and the support table columns
+        (without the McNemar columns, which need exact counts).
+    """
+    require_columns(paired, ["n_base", "n_rl"], "sensitivity_sweep")
+    n_min = int(min(paired["n_base"].min(), paired["n_rl"].min()))
+    n_max = int(max(paired["n_base"].max(), paired["n_rl"].max()))
+    ks = [n_min] if ks is None else [int(k) for k in ks]
+    settings = [("count", np.nan, int(m)) for m in min_counts]
+    frames = []
+    for k in ks:
+        rate = [("rate", float(z), rate_rule_min_count(k, z)) for z in zetas]
+        for rule, zeta, m in settings + rate:
+            full = k == n_min == n_max
+            t = support_table(paired, k=None if full else k, min_count=m, domains=domains, by=by,
+                              pool=pool, budget_rule="expected")
+            t = t.drop(columns=[c for c in t.columns if c.startswith(("mcnemar", "E/(E+S)"))])
+            t.insert(0, "exact_counts", full)
+            t.insert(0, "k_budget", k)
+            t.insert(0, "min_count", m)
+            t.insert(0, "zeta", zeta)
+            t.insert(0, "rule", rule)
+            frames.append(t.drop(columns=["k"]).rename(columns={"k_budget": "k"}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def significance_table(support: pd.DataFrame, *, by=()):
+    """McNemar p-values of expansion vs shrinkage with a Holm correction across benchmarks.
+
+    Parameters
+    ----------
+    support : pandas.DataFrame
+        A :func:`leash.tables.support_table` result (exact counts, with ``mcnemar_p``).
+    by : sequence of str
+        Grouping columns; the correction runs within each group, over its per-benchmark rows
+        (pooled rows are reported with their own unadjusted p-value: they are not separate
+        tests of the same family).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``*by, scope, benchmark, E, S, E/(E+S), E/(E+S) low, E/(E+S) high, mcnemar_p,
+        holm_p, significant_0.05`` (on the Holm-adjusted value for benchmark rows).
+    """
+    by = list(by)
+    require_columns(support, ["scope", "benchmark", "E", "S", "mcnemar_p", *by],
+                    "significance_table")
+    out = support.copy()
+    out["holm_p"] = out["mcnemar_p"]
+    groups = [((), out)] if not by else out.groupby(by, sort=False, observed=True)
+    for _, g in groups:
+        idx = g.index[g["scope"] == "benchmark"]
+        out.loc[idx, "holm_p"] = holm(out.loc[idx, "mcnemar_p"].to_numpy(dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["E/(E+S)"] = out["E"] / (out["E"] + out["S"])
+    out["significant_0.05"] = out["holm_p"] < 0.05
+    cols = [*by, "scope", "benchmark", "E", "S", "E/(E+S)", "E/(E+S) low", "E/(E+S) high",
+            "mcnemar_p", "holm_p", "significant_0.05"]
+    return out[[c for c in cols if c in out.columns]]

@@ -1,0 +1,60 @@
+"""Sensitivity sweep and significance table."""
+
+from math import floor, log
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leash.sensitivity import rate_rule_min_count, sensitivity_sweep, significance_table
+from leash.support import support_counts
+from leash.tables import support_table
+
+
+def test_rate_rule_is_a_count_threshold_independent_of_k():
+    for zeta in (0.01, 0.05, 0.1, 0.2, 0.5):
+        for k in (8, 256, 8192):
+            m = rate_rule_min_count(k, zeta)
+            assert m == floor(-log(zeta)) + 1
+            # c/k > eps holds for c = m and fails for c = m - 1
+            eps = -log(zeta) / k
+            assert m / k > eps and (m - 1) / k <= eps
+    assert rate_rule_min_count(8192) == 3  # SPEC 1.3's warning: "c >= 3"
+
+
+def paired(seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"benchmark": np.repeat(["A", "B"], 40), "n_base": 8, "n_rl": 8,
+                         "c_base": rng.binomial(8, rng.random(80) * 0.4),
+                         "c_rl": rng.binomial(8, rng.random(80) * 0.4)})
+
+
+def test_sweep_at_full_budget_matches_direct_counts():
+    df = paired()
+    s = sensitivity_sweep(df, min_counts=(1, 3), zetas=(0.05,), pool=False)
+    for m in (1, 3):
+        row = s[(s.rule == "count") & (s.min_count == m) & (s.benchmark == "A")].iloc[0]
+        a = df[df.benchmark == "A"]
+        assert tuple(row[["P", "E", "S", "O"]]) == support_counts(a.c_base, a.c_rl, min_count=m)
+        assert bool(row.exact_counts)
+    rate = s[(s.rule == "rate") & (s.benchmark == "A")].iloc[0]
+    count3 = s[(s.rule == "count") & (s.min_count == 3) & (s.benchmark == "A")].iloc[0]
+    assert rate.min_count == 3 and tuple(rate[["P", "E", "S", "O"]]) == tuple(
+        count3[["P", "E", "S", "O"]])
+
+
+def test_sweep_below_budget_uses_expected_counts():
+    s = sensitivity_sweep(paired(), ks=[4], min_counts=(1,), zetas=(), pool=False)
+    assert not s.exact_counts.any()
+    assert s[["P", "E", "S", "O"]].sum(axis=1).tolist() == pytest.approx([40, 40])
+
+
+def test_significance_table_holm_over_benchmarks_only():
+    t = pd.DataFrame({"scope": ["benchmark", "benchmark", "overall"],
+                      "benchmark": ["A", "B", "Overall"], "E": [0, 1, 1], "S": [10, 1, 11],
+                      "mcnemar_p": [0.002, 1.0, 0.006]})
+    g = significance_table(t)
+    assert g.holm_p.tolist() == pytest.approx([0.004, 1.0, 0.006])
+    assert g["significant_0.05"].tolist() == [True, False, True]
+    full = significance_table(support_table(paired(), domains={"A": "math", "B": "math"}))
+    assert (full.holm_p >= full.mcnemar_p - 1e-15).all()
