@@ -87,10 +87,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from scipy import optimize, special
 
 from ._checks import as_count_array, check_c_le_n, check_positive_int, check_probability
+from .formats import SUMMARY_METADATA_KEY
+from .summarize import SUMMARY_SCHEMA
 from .support import CATEGORIES, CATEGORY_DTYPE, epsilon, support_codes
+from .tables import found_at_budget
 
 __all__ = [
     "SOURCE",
@@ -135,26 +139,23 @@ DEMO_SEED = 2507_14843
 DEMO_FILES = ("support", "entropy", "checkpoints", "sft", "gym", "truth")
 """The frames of :func:`simulate_study`, one Parquet file each in ``data/demo/``."""
 
+# pandas dtypes of the summary frame as leash.summarize.read_summary returns them (the nullable
+# Int64 columns are NA for counts-only inputs there); list columns hold Python lists here.
+_NULLABLE_INT = ("step", "first_correct", "n_answer_missing", "n_truncated")
 SUMMARY_COLUMNS = {
-    "model": "string",
-    "benchmark": "string",
-    "question_id": "string",
-    "step": "Int64",
-    "n": "int64",
-    "c": "int64",
-    "first_correct": "int64",
-    "n_answer_missing": "int64",
-    "answer_values": "object",
-    "answer_counts": "object",
-    "n_tokens_mean": "float64",
-    "n_tokens_min": "float64",
-    "n_tokens_max": "float64",
-    "token_entropy_mean": "float64",
-    "token_entropy_std": "float64",
-    "n_truncated": "int64",
+    **{
+        f.name: (
+            "string" if f.type == pa.string()
+            else ("Int64" if f.name in _NULLABLE_INT else "int64") if f.type == pa.int64()
+            else "float64" if f.type == pa.float64()
+            else "object"
+        )
+        for f in SUMMARY_SCHEMA
+    },
     "source": "string",
 }
-"""Columns and dtypes of a simulated summary frame: the project's summary schema + ``source``."""
+"""Columns and pandas dtypes of a simulated summary frame: ``leash.summarize.SUMMARY_SCHEMA``
+plus ``source``."""
 
 TRUTH_COLUMNS = {
     "study": "string",
@@ -638,11 +639,10 @@ def tilt(q, beta, *, sharpen=1.0, reward=None):
     if not np.isin(reward, (0.0, 1.0)).all():
         raise ValueError(f"The 'reward' parameter of {func} must hold 0/1 values.")
     b = beta[:, None] if beta.ndim == 1 else beta
-    # In log space relative to each row's max so that large beta cannot overflow.
-    with np.errstate(divide="ignore"):
-        logw = sharpen * np.log(q) + b * reward
-    logw -= logw.max(axis=1, keepdims=True)
-    w = np.exp(logw)
+    # exp(beta (R - R_max)) with R_max the largest reward carrying base mass in the row: the
+    # same distribution after normalization, no overflow for large beta, and q**1 stays exact.
+    r_max = np.where(q > 0, reward, -np.inf).max(axis=1, keepdims=True)
+    w = q**sharpen * np.exp(b * (reward - r_max))
     return w / w.sum(axis=1, keepdims=True)
 
 
@@ -821,11 +821,13 @@ def _answer_lists(counts, answers):
 def _summary_frame(model, benchmark, qids, step, n, counts, answers, first_correct,
                    token_stats=None):
     n_q = counts.shape[0]
-    if answers is None:
-        values = [[] for _ in range(n_q)]
-        cnts = [[] for _ in range(n_q)]
+    if answers is None:  # counts-only rows, as leash.summarize gives them
+        values = [None] * n_q
+        cnts = [None] * n_q
+        missing = pd.array([None] * n_q, dtype="Int64")
     else:
         values, cnts = _answer_lists(counts, answers)
+        missing = pd.array(counts[:, -1], dtype="Int64")
     nan = np.full(n_q, np.nan)
     ts = token_stats or {}
     frame = pd.DataFrame(
@@ -837,9 +839,8 @@ def _summary_frame(model, benchmark, qids, step, n, counts, answers, first_corre
             "step": pd.array([step] * n_q, dtype="Int64"),
             "n": np.broadcast_to(np.asarray(n, dtype=np.int64), (n_q,)).copy(),
             "c": counts[:, 0].astype(np.int64),
-            "first_correct": first_correct.astype(np.int64),
-            "n_answer_missing": counts[:, -1].astype(np.int64) if answers is not None
-            else np.zeros(n_q, dtype=np.int64),
+            "first_correct": pd.array(first_correct, dtype="Int64"),
+            "n_answer_missing": missing,
             "answer_values": pd.Series(values, dtype=object),
             "answer_counts": pd.Series(cnts, dtype=object),
             "n_tokens_mean": ts.get("n_tokens_mean", nan),
@@ -847,8 +848,7 @@ def _summary_frame(model, benchmark, qids, step, n, counts, answers, first_corre
             "n_tokens_max": ts.get("n_tokens_max", nan),
             "token_entropy_mean": ts.get("token_entropy_mean", nan),
             "token_entropy_std": ts.get("token_entropy_std", nan),
-            "n_truncated": counts[:, -1].astype(np.int64) if answers is not None
-            else np.zeros(n_q, dtype=np.int64),
+            "n_truncated": missing.copy(),
             "source": pd.array([SOURCE] * n_q, dtype="string"),
         }
     )
@@ -944,8 +944,9 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
     Returns
     -------
     pandas.DataFrame, shape (2 * n_questions, len(SUMMARY_COLUMNS))
-        The summary schema (base rows first, then RLVR rows); answer lists empty, token columns
-        NaN, ``n_answer_missing = n_truncated = 0`` (there is no NA class here).
+        The summary schema (base rows first, then RLVR rows) for counts-only inputs, as
+        ``leash.summarize`` gives them: answer lists None, ``n_answer_missing`` and
+        ``n_truncated`` NA, token columns NaN.
     """
     func = "simulate_pair"
     pb = np.atleast_1d(np.asarray(p_base, dtype=np.float64))
@@ -953,7 +954,7 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
     for name, p in (("p_base", pb), ("p_rl", pr)):
         if p.ndim != 1 or (~np.isfinite(p) | (p < 0) | (p > 1)).any():
             bad = np.flatnonzero(~np.isfinite(p) | (p < 0) | (p > 1))
-            got = f"{p[bad[0]]!r} at index {bad[0]}" if bad.size else f"shape {p.shape}"
+            got = f"{float(p[bad[0]])!r} at index {bad[0]}" if bad.size else f"shape {p.shape}"
             raise ValueError(
                 f"The '{name}' parameter of {func} must be a 1-D array of probabilities in "
                 f"[0, 1]. Got {got} instead."
@@ -1239,6 +1240,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
     t = truth[truth["study"] == study].copy()
     s = summary[need].copy()
     s["step"] = s["step"].astype("Int64").fillna(-1)
+    s["first_correct"] = s["first_correct"].astype("Int64").fillna(-2)  # -2: not recorded
     t["_bstep"] = t["base_step"].astype("Int64").fillna(-1)
     t["_step"] = t["step"].astype("Int64").fillna(-1)
     keys = ["benchmark", "question_id"]
@@ -1262,33 +1264,28 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
             f"the smallest n is {nmin}."
         )
 
-    def found_at_k(n, c, fc):
-        n, c, fc = (np.asarray(a, dtype=np.int64) for a in (n, c, fc))
-        if k < n.min() or (k < n).any():
-            if min_count != 1:
-                raise ValueError(
-                    f"The 'min_count' parameter of {func} must be 1 when k < n (only the first "
-                    f"correct index is stored). Got min_count={min_count}, k={k}."
-                )
-        return np.where(k < n, (fc >= 0) & (fc < k), c >= min_count)
-
-    fb = found_at_k(m["n_b"], m["c_b"], m["fc_b"])
-    fr = found_at_k(m["n_r"], m["c_r"], m["fc_r"])
-    emp = support_codes(fb.astype(np.int64), fr.astype(np.int64))
+    fb = found_at_budget(m["n_b"], m["c_b"], m["fc_b"], k, min_count=min_count, where=func)
+    fr = found_at_budget(m["n_r"], m["c_r"], m["fc_r"], k, min_count=min_count, where=func)
+    emp = support_codes(fb, fr)
     true = _true_category(m["p_base"].to_numpy(), m["p_rl"].to_numpy(), epsilon(k, zeta))
-    m["true_category"] = pd.Categorical.from_codes(true, dtype=CATEGORY_DTYPE)
-    m["empirical"] = pd.Categorical.from_codes(emp, dtype=CATEGORY_DTYPE)
-    tab = pd.crosstab(
-        [m[col] for col in by] + [m["true_category"]], m["empirical"], dropna=False
-    )
-    tab = tab.reindex(columns=list(CATEGORIES), fill_value=0)
-    # Keep only groups that exist, but all four true categories within each.
-    tab = tab[tab.groupby(level=list(range(len(by))), dropna=False).transform("sum").sum(
-        axis=1) > 0]
-    tab.columns = list(tab.columns)
-    tab["total"] = tab[list(CATEGORIES)].sum(axis=1)
-    diag = np.array([tab.loc[idx, idx[-1]] for idx in tab.index])
-    tab["misclassified"] = tab["total"] - diag
+    # Every observed group (NA steps included) x 4 true x 4 empirical categories, by codes.
+    if by:
+        gid = m.groupby(list(by), dropna=False, sort=True).ngroup().to_numpy()
+        first = pd.Series(np.arange(len(m))).groupby(gid).first().to_numpy()
+        group_rows = m[list(by)].iloc[first].reset_index(drop=True)
+    else:
+        gid = np.zeros(len(m), dtype=np.int64)
+        group_rows = pd.DataFrame(index=range(1))
+    n_groups = len(group_rows)
+    cube = np.bincount(gid * 16 + true * 4 + emp, minlength=n_groups * 16).reshape(-1, 4)
+    index = group_rows.loc[np.repeat(np.arange(n_groups), 4)].reset_index(drop=True)
+    index["true_category"] = pd.Categorical(np.tile(list(CATEGORIES), n_groups),
+                                            dtype=CATEGORY_DTYPE)
+    tab = pd.DataFrame(cube, columns=list(CATEGORIES),
+                       index=pd.MultiIndex.from_frame(index))
+    tab["total"] = cube.sum(axis=1)
+    tab["misclassified"] = tab["total"] - cube[np.arange(len(cube)), np.tile(np.arange(4),
+                                                                              n_groups)]
     return tab
 
 
@@ -1302,30 +1299,40 @@ def demo_dir():
     return Path(__file__).resolve().parents[2] / "data" / "demo"
 
 
-def _arrow_type(col, dtype):
-    import pyarrow as pa
-
-    if col == "answer_values":
-        return pa.list_(pa.string())
-    if col == "answer_counts":
-        return pa.list_(pa.int64())
-    return {"string": pa.string(), "Int64": pa.int64(), "int64": pa.int64(),
-            "float64": pa.float64(), "bool": pa.bool_()}[dtype]
+_TRUTH_SCHEMA = pa.schema([
+    pa.field(c, {"string": pa.string(), "Int64": pa.int64(), "int64": pa.int64(),
+                 "float64": pa.float64(), "bool": pa.bool_()}[d])
+    for c, d in TRUTH_COLUMNS.items()
+])
+_DEMO_SUMMARY_SCHEMA = SUMMARY_SCHEMA.append(pa.field("source", pa.string()))
 
 
-def _to_arrow(frame, seed, cfg):
-    import pyarrow as pa
-
-    cols = TRUTH_COLUMNS if "true_category" in frame.columns else SUMMARY_COLUMNS
-    schema = pa.schema([pa.field(c, _arrow_type(c, d)) for c, d in cols.items()])
-    table = pa.Table.from_pandas(frame[list(cols)], schema=schema, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[b"source"] = SOURCE.encode()
-    meta[b"leash.simulate.seed"] = str(seed).encode()
-    meta[b"leash.simulate.config"] = json.dumps(cfg.to_dict(), sort_keys=True).encode()
-    meta[b"leash.simulate.notice"] = (
-        b"SIMULATED data from leash.simulate; not the paper's data and not model generations."
-    )
+def _to_arrow(frame, name, seed, cfg):
+    """Arrow table with an explicit schema and no pandas metadata (so that the bytes depend on
+    the data and the pyarrow version only)."""
+    schema = _TRUTH_SCHEMA if name == "truth" else _DEMO_SUMMARY_SCHEMA
+    cols = {}
+    for f in schema:
+        s = frame[f.name]
+        if pa.types.is_list(f.type):
+            cols[f.name] = pa.array([None if v is None else list(v) for v in s], type=f.type)
+        else:
+            cols[f.name] = pa.array(s.astype(object).where(s.notna(), None).tolist(),
+                                    type=f.type)
+    table = pa.table(cols, schema=schema)
+    notice = "SIMULATED data from leash.simulate; not the paper's data, not model generations."
+    meta = {
+        b"source": SOURCE.encode(),
+        b"leash.simulate": json.dumps(
+            {"source": SOURCE, "notice": notice, "frame": name, "seed": seed,
+             "config": cfg.to_dict()}, sort_keys=True).encode(),
+    }
+    if name != "truth":
+        # Makes the file a leash summary for leash.summarize.read_summary / load_counts; the
+        # provenance there says "simulated".
+        meta[SUMMARY_METADATA_KEY] = json.dumps(
+            {"source": SOURCE, "notice": notice, "generator": "leash.simulate.write_demo",
+             "frame": name, "seed": seed}, sort_keys=True).encode()
     return table.replace_schema_metadata(meta)
 
 
@@ -1357,7 +1364,7 @@ def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
         path = out / f"{name}.parquet"
         # Deterministic: fixed compression, no statistics timestamps (Parquet has none), one
         # row group.
-        pq.write_table(_to_arrow(frames[name], seed, cfg), path, compression="zstd",
+        pq.write_table(_to_arrow(frames[name], name, seed, cfg), path, compression="zstd",
                        compression_level=9, row_group_size=len(frames[name]) + 1)
         paths[name] = path
     return paths
@@ -1366,15 +1373,10 @@ def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
 def _restore_dtypes(frame, columns):
     out = frame.copy()
     for col, dtype in columns.items():
-        if col not in out.columns:
-            continue
-        if col in ("answer_values", "answer_counts"):
-            out[col] = pd.Series([list(v) if v is not None else [] for v in out[col]],
-                                 dtype=object, index=out.index)
-            if col == "answer_counts":
-                out[col] = out[col].map(lambda v: [int(x) for x in v])
-            else:
-                out[col] = out[col].map(lambda v: [str(x) for x in v])
+        if col == "answer_values":
+            out[col] = [None if v is None else [str(x) for x in v] for v in out[col]]
+        elif col == "answer_counts":
+            out[col] = [None if v is None else [int(x) for x in v] for v in out[col]]
         else:
             out[col] = out[col].astype(dtype)
     return out
@@ -1413,7 +1415,7 @@ def read_demo(directory=None):
                 f"read_demo: {path.name} is not labelled source=simulated in its metadata."
             )
         cols = TRUTH_COLUMNS if name == "truth" else SUMMARY_COLUMNS
-        out[name] = _restore_dtypes(table.to_pandas(), cols)
+        out[name] = _restore_dtypes(table.to_pandas(), cols)[list(cols)]
     return out
 
 
@@ -1586,3 +1588,7 @@ def _build_default_config():
 
 DEFAULT_CONFIG = _build_default_config()
 """The demo's configuration (documented parameter by parameter in data/demo/README.md)."""
+
+
+if __name__ == "__main__":  # python -m leash.simulate [--out DIR] [--seed N] [--check]
+    sys.exit(main_simulate())
