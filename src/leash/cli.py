@@ -146,8 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("support", help="support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--base", required=True, help="model label of the base model")
-    p.add_argument("--rl", required=True, help="model label of the RLVR model")
+    p.add_argument("--base", required=True,
+                   help="model label of the base model (MODEL or MODEL@STEP)")
+    p.add_argument("--rl", required=True,
+                   help="model label of the RLVR model (MODEL, or MODEL@STEP for one "
+                        "checkpoint; a MODEL with several checkpoints gives one row per step)")
     p.add_argument("--k", type=int, help="budget (default: every question's full n)")
     p.add_argument("--min-count", type=int, default=1,
                    help="correct samples needed to find a question (paper: 1)")
@@ -166,10 +169,21 @@ def build_parser() -> argparse.ArgumentParser:
 # ----------------------------------------------------------------------------- output
 
 
+def _json_value(x):
+    """numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return None if np.isnan(x) else float(x)
+    raise TypeError(f"not JSON serializable: {type(x).__name__}")
+
+
 def _emit(df: pd.DataFrame, as_json: bool) -> None:
     if as_json:
-        records = json.loads(df.to_json(orient="records", double_precision=15))
-        sys.stdout.write(json.dumps(records, indent=1) + "\n")
+        records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        sys.stdout.write(json.dumps(records, indent=1, default=_json_value) + "\n")
         return
     if df.empty:
         sys.stdout.write("(no rows)\n")
@@ -393,8 +407,20 @@ def _cmd_passk(args, ctx: _Context) -> int:
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
-    by = ["model", "benchmark"] + (["step"] if summary["step"].notna().any() else [])
-    table = passk_table(summary, args.k, estimator=args.estimator, by=by)
+    by = ["model", "benchmark"]
+    steps = summary["step"].astype("Int64")
+    if steps.notna().any():
+        # Checkpoint rows per step; rows without a step get their own call, because grouping
+        # by a column with missing values would drop them.
+        parts = [passk_table(summary[steps.notna()], args.k, estimator=args.estimator,
+                             by=[*by, "step"])]
+        if steps.isna().any():
+            parts.insert(0, passk_table(summary[steps.isna()], args.k,
+                                        estimator=args.estimator, by=by).assign(step=pd.NA))
+        table = pd.concat(parts, ignore_index=True)
+        table.insert(2, "step", table.pop("step").astype("Int64"))
+    else:
+        table = passk_table(summary, args.k, estimator=args.estimator, by=by)
     _emit(table, args.json)
     return 0
 
@@ -409,15 +435,34 @@ def _cmd_support(args, ctx: _Context) -> int:
     from .tables import support_table
 
     summary = _load_summary(args, ctx)
-    paired = pair_counts(summary, base=args.base, rl=args.rl,
-                         restrict_to_shared=args.shared_only, budget=args.k)
     if args.n_boot < 0:
         raise ValueError(f"--n-boot must be >= 0. Got {args.n_boot}.")
-    by = ["step"] if "step" in paired.columns and paired["step"].notna().any() else []
+    # Pair at the full sample counts; the budget --k is applied by support_table (first k
+    # samples in generation order, from first_correct), which needs the per-question counts.
+    paired = pair_counts(summary, base=_model_spec(args.base), rl=_model_spec(args.rl),
+                         restrict_to_shared=args.shared_only)
+    for side in ("base", "rl"):
+        unknown = int(pd.isna(paired[f"c_{side}"]).sum())
+        if unknown:
+            raise ValueError(
+                f"The {side} model's sample counts differ from the other model's, so pairing "
+                f"reduced them to a common budget and {unknown} correct counts are unknown; "
+                "the support table needs them: compare models with equal samples per question.")
     ctx.note(f"support table for {len(paired)} paired questions"
              + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
-    table = support_table(paired, k=args.k, min_count=args.min_count, by=by,
-                          n_boot=args.n_boot, rng=np.random.default_rng(args.seed))
+    rng = np.random.default_rng(args.seed)
+    kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng)
+    steps = paired["step"].astype("Int64")
+    if steps.notna().any():
+        # One table per checkpoint; rows of the final (step NA) model get their own call,
+        # because grouping by a column with missing values would drop them.
+        parts = [support_table(paired[steps.notna()], by=["step"], **kw)]
+        if steps.isna().any():
+            parts.insert(0, support_table(paired[steps.isna()], **kw).assign(step=pd.NA))
+        table = pd.concat(parts, ignore_index=True)
+        table.insert(0, "step", table.pop("step").astype("Int64"))
+    else:
+        table = support_table(paired, **kw)
     kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
     eps = np.full(len(table), np.nan)
     ok = np.isfinite(kk)
@@ -426,6 +471,17 @@ def _cmd_support(args, ctx: _Context) -> int:
     table.insert(table.columns.get_loc("k") + 1, "epsilon", eps)
     _emit(table, args.json)
     return 0
+
+
+def _model_spec(text: str):
+    """``MODEL`` or ``MODEL@STEP`` (one checkpoint of a trajectory) for pair_counts."""
+    if "@" in text:
+        model, _, step = text.rpartition("@")
+        try:
+            return (model, int(step))
+        except ValueError:
+            raise ValueError(f"A model@step label needs an integer step. Got {text!r}.") from None
+    return text
 
 
 _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _cmd_fetch,
