@@ -466,13 +466,20 @@ def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname):
         add("n", bad)
         cc, _, bad = V.vec_int(raw.column("c").combine_chunks(), min_value=0)
         add("c", bad)
-        add("c", [(V.C_GT_N, "must be <= n", cc > nn)])
+        valid_nc = np.ones(n, dtype=bool)
+        for field, _, _, mask in problems:
+            if field in ("n", "c"):
+                valid_nc &= ~mask
+        add("c", [(V.C_GT_N, "must be <= n", (cc > nn) & valid_nc)])
         cols["n"], cols["c"] = pa.array(nn), pa.array(cc)
         if "first_correct" in raw.column_names:
             fc, null, bad = V.vec_int(raw.column("first_correct").combine_chunks(),
-                                      min_value=-1)
+                                      min_value=-1, required=False)
             add("first_correct", bad)
-            incons = ~null & ((fc >= nn) | ((fc == -1) != (cc == 0)))
+            ok = ~null & valid_nc
+            for _, _, mask in bad:
+                ok &= ~mask
+            incons = ok & ((fc >= nn) | ((fc == -1) != (cc == 0)))
             add("first_correct", [(V.INCONSISTENT,
                                    "must be < n, and -1 exactly when c == 0", incons)])
             cols["first_correct"] = pa.array(fc, mask=null)

@@ -1,0 +1,205 @@
+"""Validation: every bad-input case names the file, the line/row and the field; skip mode
+counts what it rejects; validate() lists every problem."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from leash.summarize import summarize
+from leash.validate import ValidationReport, validate
+
+
+def rec(q="q1", i=0, correct=True, **kw):
+    r = {"model": "m", "benchmark": "b", "question_id": q, "sample_idx": i, "correct": correct}
+    r.update(kw)
+    return r
+
+
+def write_lines(path, lines):
+    path.write_text("".join(
+        (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def raises_naming(path, *parts, **kw):
+    with pytest.raises(ValueError) as e:
+        summarize(path, **kw)
+    msg = str(e.value)
+    assert path.name in msg, msg
+    for p in parts:
+        assert p in msg, f"{p!r} not in {msg!r}"
+    return msg
+
+
+def test_malformed_json_names_line(tmp_path):
+    p = write_lines(tmp_path / "bad.jsonl", [rec(i=0), rec(i=1), '{"model": "m", "bench',
+                                             rec(i=2)])
+    raises_naming(p, "line 3", "malformed JSON")
+
+
+def test_missing_required_value_names_line_and_field(tmp_path):
+    p = write_lines(tmp_path / "miss.jsonl", [rec(i=0), rec(i=1, correct=None)])
+    raises_naming(p, "line 2", "'correct'", "missing")
+
+
+def test_missing_required_column_names_field(tmp_path):
+    p = write_lines(tmp_path / "nomodel.jsonl",
+                    [{k: v for k, v in rec(i=i).items() if k != "model"} for i in range(2)])
+    raises_naming(p, "'model'", "model=")
+    out = summarize(p, model="given")
+    assert out.model.tolist() == ["given"]
+
+
+@pytest.mark.parametrize("bad, reason", [(0.5, "boolean-like"), ("yes", "boolean-like"),
+                                         ("t", "boolean-like"), ([1], "boolean-like")])
+def test_correct_must_be_boolean_like(tmp_path, bad, reason):
+    p = write_lines(tmp_path / "corr.jsonl", [rec(i=0), rec(i=1), rec(i=2, correct=bad)])
+    raises_naming(p, "line 3", "'correct'", reason, repr(bad))
+
+
+def test_boolean_like_values_accepted(tmp_path):
+    vals = [True, False, 1, 0, "TRUE", " false ", "1", "0", 1.0, "True"]
+    p = write_lines(tmp_path / "ok.jsonl", [rec(i=i, correct=v) for i, v in enumerate(vals)])
+    out = summarize(p)
+    assert out.loc[0, "c"] == 6 and out.loc[0, "n"] == 10 and out.loc[0, "first_correct"] == 0
+
+
+def test_wrong_types_name_field(tmp_path):
+    p = write_lines(tmp_path / "idx.jsonl", [rec(i=0), rec(i="abc")])
+    raises_naming(p, "line 2", "'sample_idx'", "integer")
+    p = write_lines(tmp_path / "neg.jsonl", [rec(i=0), rec(i=-1)])
+    raises_naming(p, "line 2", "'sample_idx'", ">= 0")
+    p = write_lines(tmp_path / "tok.jsonl", [rec(i=0, n_tokens=5), rec(i=1, n_tokens=-3)])
+    raises_naming(p, "line 2", "'n_tokens'")
+    p = write_lines(tmp_path / "ans.jsonl", [rec(i=0, answer="1"), rec(i=1, answer={"a": 1})])
+    raises_naming(p, "line 2", "'answer'")
+
+
+def test_blank_lines_keep_true_line_numbers(tmp_path):
+    # fast reader (consistent types): the line is recovered from the object ordinal
+    p = write_lines(tmp_path / "blank.jsonl", [rec(i=0), "", "   ", rec(i=1), rec(i=-2)])
+    raises_naming(p, "line 5", "'sample_idx'")
+    # exact reader (a field changes type, so pyarrow cannot parse it)
+    p = write_lines(tmp_path / "blank2.jsonl", [rec(i=0), "", rec(i=1, correct="yes")])
+    raises_naming(p, "line 3", "'correct'", "'yes'")
+
+
+def test_duplicates_across_chunks(tmp_path):
+    lines = [rec(i=i) for i in range(5)] + [rec(q="q2", i=0), rec(i=3)]
+    p = write_lines(tmp_path / "dup.jsonl", lines)
+    msg = raises_naming(p, "line 7", "'sample_idx'", "duplicate", chunk_size=2)
+    assert "question_id='q1'" in msg and "sample_idx=3" in msg
+    with pytest.warns(UserWarning, match="1 of 7 rows rejected"):
+        out = summarize(p, chunk_size=2, on_error="skip")
+    prov = out.attrs["provenance"]
+    assert prov["rows_rejected"] == 1 and prov["rejected_by_reason"] == {"duplicate": 1}
+    assert out.n.tolist() == [5, 1]
+
+
+def test_parquet_location_is_row_group_and_row(tmp_path):
+    t = pa.table({"model": ["m"] * 6, "benchmark": ["b"] * 6, "question_id": ["q"] * 6,
+                  "sample_idx": [0, 1, 2, 3, 4, 5],
+                  "correct": pa.array([1, 0, 1, 0, 7, 1], pa.int64())})
+    p = tmp_path / "rg.parquet"
+    pq.write_table(t, p, row_group_size=3)
+    raises_naming(p, "row group 1, row 1", "'correct'", "7")
+
+
+def test_csv_location_is_row(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text("model,benchmark,question_id,n,c\nm,b,q1,8,3\nm,b,q2,8,9\nm,b,q3,-1,0\n")
+    raises_naming(p, "row 2", "'c'", "<= n")
+    rep = validate(p)
+    assert [(x.location.split(" (")[0], x.field, x.reason) for x in rep.problems] == [
+        ("row 2", "c", "c_greater_than_n"), ("row 3", "n", "out_of_range")]
+
+
+def test_counts_rules(tmp_path):
+    p = write_lines(tmp_path / "counts.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": 1, "n": 4, "c": 2, "first_correct": 1},
+        {"model": "m", "benchmark": "b", "question_id": 2, "n": 4, "c": 0, "first_correct": 2},
+        {"model": "m", "benchmark": "b", "question_id": 3, "n": 4, "c": 1, "first_correct": 4},
+        {"model": "m", "benchmark": "b", "question_id": 1, "n": 4, "c": 1},
+        {"model": "m", "benchmark": "b", "question_id": 5, "n": 4, "c": -1},
+    ])
+    rep = validate(p)
+    got = [(x.location, x.field, x.reason) for x in rep.problems]
+    assert got == [("line 2", "first_correct", "first_correct_inconsistent"),
+                   ("line 3", "first_correct", "first_correct_inconsistent"),
+                   ("line 5", "c", "out_of_range"),
+                   ("line 4", "question_id", "duplicate")]
+    assert rep.rows_read == 5 and rep.rows_rejected == 4 and rep.rows_used == 1
+    with pytest.raises(ValueError, match="4 problems in .*counts.jsonl"):
+        rep.raise_on_error()
+
+
+def test_evaluator_ragged_lists_are_reported_not_padded(tmp_path):
+    p = write_lines(tmp_path / "eval.jsonl", [
+        {"idx": 0, "code": ["a", "b"], "pred": ["1", "2"], "score": [True, False]},
+        {"idx": 1, "code": ["a", "b", "c"], "pred": ["1"], "score": [True]},
+    ])
+    raises_naming(p, "line 2", "'code'", "same length", model="m", benchmark="b")
+    with pytest.warns(UserWarning):
+        out = summarize(p, model="m", benchmark="b", on_error="skip")
+    assert out.n.tolist() == [2]
+    assert out.attrs["provenance"]["rejected_by_reason"] == {"ragged_list": 1}
+    assert out.attrs["provenance"]["rows_rejected"] == 1
+
+
+def test_evaluator_needs_model_and_benchmark(tmp_path):
+    p = write_lines(tmp_path / "eval.jsonl", [{"idx": 0, "code": ["a"], "score": [True]}])
+    with pytest.raises(ValueError, match="eval.jsonl.*model=") as e:
+        summarize(p, benchmark="b")
+    assert "evaluator" in str(e.value)
+
+
+def test_nested_bad_sample_names_line_sample_and_field(tmp_path):
+    p = write_lines(tmp_path / "probe.jsonl", [
+        {"model_name": "m", "qid": 0, "rollouts": [
+            {"rollout": 0, "correct": True, "pred_value": 3.0},
+            {"rollout": 1, "correct": "maybe", "pred_value": 2.0}]}])
+    raises_naming(p, "line 1, sample 1", "'rollouts[1].correct'", "'maybe'", benchmark="b")
+
+
+def test_skip_counts_every_rejection_and_validate_lists_all(tmp_path):
+    lines = [rec(i=0), rec(i=1, correct="yes"), "{oops", rec(i=2, sample_idx=None),
+             rec(i=3), rec(i=3)]
+    lines[3] = {k: v for k, v in rec(i=0).items() if k != "sample_idx"}
+    p = write_lines(tmp_path / "many.jsonl", lines)
+    rep = validate(p)
+    assert isinstance(rep, ValidationReport) and not rep.ok
+    assert [(x.location, x.field, x.reason) for x in rep.problems] == [
+        ("line 2", "correct", "invalid_bool"), ("line 3", "-", "malformed_json"),
+        ("line 4", "sample_idx", "missing_field"), ("line 6", "sample_idx", "duplicate")]
+    assert all(x.file.endswith("many.jsonl") for x in rep.problems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = summarize(p, on_error="skip")
+    prov = out.attrs["provenance"]
+    assert (prov["rows_read"], prov["rows_used"], prov["rows_rejected"]) == (6, 2, 4)
+    assert prov["rejected_by_reason"] == {"invalid_bool": 1, "malformed_json": 1,
+                                          "missing_field": 1, "duplicate": 1}
+    assert out.n.tolist() == [2]
+    clean = write_lines(tmp_path / "clean.jsonl", [rec(i=0), rec(i=1)])
+    assert validate(clean).ok
+
+
+def test_validate_reports_undetectable_file(tmp_path):
+    p = write_lines(tmp_path / "odd.jsonl", [{"x": 1}])
+    rep = validate(p)
+    assert not rep.ok and "odd.jsonl" in str(rep.problems[0])
+
+
+def test_on_error_parameter_checked(tmp_path):
+    p = write_lines(tmp_path / "a.jsonl", [rec()])
+    with pytest.raises(ValueError, match="'on_error' parameter"):
+        summarize(p, on_error="ignore")
+    with pytest.raises(ValueError, match="'chunk_size' parameter"):
+        summarize(p, chunk_size=0)
+    with pytest.raises(ValueError, match="'na' parameter"):
+        summarize(p, na="drop")
