@@ -471,3 +471,28 @@ def test_misclassification_table_on_demo(demo):
     assert 0 < tab["misclassified"].sum() < 0.10 * tab["total"].sum()
     with pytest.raises(ValueError, match="'k' parameter of misclassification_table"):
         S.misclassification_table(demo["support"], demo["truth"], k=10_000, study="support")
+
+
+def test_misclassification_table_reports_unmatched_and_missing_order():
+    pb, pr = np.array([0.5, 0.5]), np.array([0.5, 0.5])
+    summary = S.simulate_pair(pb[:1], pr[:1], 8, rng=np.random.default_rng(0))
+    truth = _truth_rows(pb, pr, ["q00000", "q00001"], 8)
+    with pytest.warns(UserWarning, match="1 of 2 truth rows .* left out; 1 used"):
+        tab = S.misclassification_table(summary, truth, k=8)
+    assert tab["total"].sum() == 1
+    summary["first_correct"] = pd.array([None, None], dtype="Int64")
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="first_correct NA"):
+        S.misclassification_table(summary, truth, k=4)
+
+
+def test_study_config_is_validated():
+    import dataclasses
+
+    cfg = S.DEFAULT_CONFIG
+    bad = dataclasses.replace(cfg, entropy_benchmarks=("AIME24", "GSM8K"))
+    with pytest.raises(ValueError, match=r"entropy benchmarks \['GSM8K'\]"):
+        S.simulate_study(bad, rng=np.random.default_rng(0))
+    bad = dataclasses.replace(cfg, checkpoints=dataclasses.replace(cfg.checkpoints,
+                                                                   pair_size="70B"))
+    with pytest.raises(ValueError, match="CheckpointSpec.pair_size '70B'"):
+        S.simulate_study(bad, rng=np.random.default_rng(0))

@@ -334,7 +334,23 @@ class PairSpec:
 
 @dataclass(frozen=True)
 class CheckpointSpec:
-    """Checkpoints of an RLVR run started from one pair's base model (Table 4 style)."""
+    """Checkpoints of an RLVR run started from one pair's base model (Table 4 style).
+
+    Attributes
+    ----------
+    pair_size : str
+        ``PairSpec.size`` of the pair whose base distributions q (and truth) are reused.
+    model : str
+        Model label of every checkpoint row (steps distinguish them; step 0 is the base).
+    steps : tuple of int
+        Checkpoint steps, including 0; step s uses ``rlvr.at_fraction(s / max(steps))``.
+    budget : int
+        Samples per question and checkpoint.
+    benchmarks : tuple of str
+        Benchmarks of the run (names of ``StudyConfig.benchmarks``).
+    rlvr : RLVRModel
+        The model at the last step.
+    """
 
     pair_size: str
     model: str
@@ -348,10 +364,24 @@ class CheckpointSpec:
 class SFTSpec:
     """Base vs SFT vs RLVR on the same base (Table 3/14 style).
 
-    ``teacher_mu/teacher_sigma`` give the teacher's logit-normal success probability via
-    ``expit(mu_b + sigma_b z + teacher_shift + teacher_sigma e)``... precisely: the teacher's
-    logit is ``logit(p_base) + teacher_shift + teacher_sigma * e`` with ``e ~ N(0, 1)``; the
-    SFT model is ``(1 - lam) q + lam t``.
+    The SFT model is the mixture ``(1 - lam) q + lam t``. The teacher t has success logit
+    ``logit(p_base) + teacher_shift + teacher_sigma * e``, ``e ~ N(0, 1)``, and its own
+    NA/wrong split drawn from the same prior.
+
+    Attributes
+    ----------
+    base_model, sft_model, rl_model : str
+        Model labels.
+    budget : int
+        Samples per question and model.
+    priors : dict of str to BasePrior
+        Base prior per benchmark (the benchmarks of this study).
+    lam : float
+        Teacher weight of the mixture, in [0, 1].
+    teacher_shift, teacher_sigma : float
+        Mean shift and noise scale of the teacher's success logit.
+    rlvr : RLVRModel
+        The RLVR model trained from the same base.
     """
 
     base_model: str
@@ -367,7 +397,21 @@ class SFTSpec:
 
 @dataclass(frozen=True)
 class GymTask:
-    """A Reasoning-Gym-like task for pass@k curves (Figs. 2-4 style)."""
+    """A Reasoning-Gym-like task for pass@k curves (Figs. 2-4 style).
+
+    Attributes
+    ----------
+    name : str
+        Benchmark label (the paper's task names; the tasks themselves are invented).
+    n_questions, budget : int
+        Instances and samples per instance and model.
+    prior : BasePrior
+        Base prior (set directly, not calibrated).
+    rlvr : RLVRModel
+        The update.
+    pattern : str
+        "preservation", "expansion" or "shrinkage": what the parameters are meant to show.
+    """
 
     name: str
     n_questions: int
@@ -379,7 +423,30 @@ class GymTask:
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """Everything :func:`simulate_study` needs; :data:`DEFAULT_CONFIG` is the demo's."""
+    """Everything :func:`simulate_study` needs; :data:`DEFAULT_CONFIG` is the demo's.
+
+    Attributes
+    ----------
+    benchmarks : tuple of Benchmark
+        Benchmarks of the support study.
+    pairs : tuple of PairSpec
+        Base -> RLVR pairs of the support and entropy studies.
+    checkpoints : CheckpointSpec
+    sft : SFTSpec
+    gym_models : (str, str)
+        Base and RLVR labels of the gym tasks.
+    gym : tuple of GymTask
+    n_wrong : int, default 8
+        Wrong-answer classes per question (plus one correct and one NA class).
+    rho : float, default 0.8
+        Correlation of a question's latent difficulty between the pairs' bases.
+    entropy_n : int, default 32
+        Samples per question of the entropy study (Table 5 uses 32).
+    entropy_benchmarks : tuple of str
+        Benchmarks of the entropy study; every pair's TokenModels must cover them.
+    zeta : float, default 0.05
+        Confidence parameter of the truth table's epsilon (SPEC 1.2).
+    """
 
     benchmarks: tuple
     pairs: tuple
@@ -415,8 +482,8 @@ BENCHMARKS = (
 """The paper's benchmarks and sizes (SPEC 2.2) with the 1.5B/7B budgets (SPEC 2.3)."""
 
 # (expected pass@1, expected pass@k, k) of the BASE model that the logit-normal priors are
-# calibrated to. Sources: pass@1 = the paper's avg@32 (Table 5: DeepSeek-1.5B, DeepSeek-7B,
-# Qwen2.5-32B has no analogue); pass@k = the base pass@8192 / pass@2048 of Tables 6 (1.5B) and
+# calibrated to. Sources: pass@1 = the paper's avg@32 (Table 5: DeepSeek-1.5B, DeepSeek-7B);
+# pass@k = the base pass@8192 / pass@2048 of Tables 6 (1.5B) and
 # 7 (7B), and pass@256 of Table 3 (math-7B). Values of 100% are capped at 99.5% (a logit-normal
 # never gives exactly 1). "inv" = invented (the paper prints no such number).
 CALIBRATION_TARGETS = {
@@ -992,6 +1059,51 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
 # --------------------------------------------------------------------------------------------
 
 
+def _validate_config(cfg):
+    """Cross-checks of a StudyConfig, with messages that name the offending field."""
+    names = [b.name for b in cfg.benchmarks]
+    if len(set(names)) != len(names):
+        raise ValueError(f"StudyConfig.benchmarks has duplicate names: {names}.")
+    for b in cfg.benchmarks:
+        if b.n_questions < 1 or b.budget < 2:
+            raise ValueError(f"StudyConfig.benchmarks[{b.name!r}] needs n_questions >= 1 and "
+                             f"budget >= 2. Got {b.n_questions}, {b.budget}.")
+    check_positive_int(cfg.n_wrong, "n_wrong", "StudyConfig")
+    check_positive_int(cfg.entropy_n, "entropy_n", "StudyConfig", minimum=2)
+    check_probability(cfg.zeta, "zeta", "StudyConfig")
+    if not -1.0 <= cfg.rho <= 1.0:
+        raise ValueError(f"StudyConfig.rho must be in [-1, 1]. Got {cfg.rho!r}.")
+    labels = set()
+    for pair in cfg.pairs:
+        missing = [n for n in names if n not in pair.priors]
+        if missing:
+            raise ValueError(f"PairSpec {pair.size!r} has no BasePrior for {missing}.")
+        for tok, which in ((pair.tokens_base, "tokens_base"), (pair.tokens_rl, "tokens_rl")):
+            gaps = [n for n in cfg.entropy_benchmarks
+                    if n not in tok.entropy or n not in tok.length]
+            if gaps:
+                raise ValueError(f"PairSpec {pair.size!r}.{which} has no token entropy/length "
+                                 f"level for entropy benchmarks {gaps}.")
+        labels |= {pair.base_model, pair.rl_model}
+    unknown = [n for n in cfg.entropy_benchmarks if n not in names]
+    if unknown:
+        raise ValueError(f"StudyConfig.entropy_benchmarks names unknown benchmarks {unknown}.")
+    ck = cfg.checkpoints
+    if ck.pair_size not in {p.size for p in cfg.pairs}:
+        raise ValueError(f"CheckpointSpec.pair_size {ck.pair_size!r} is not the size of any "
+                         f"pair ({[p.size for p in cfg.pairs]}).")
+    if 0 not in ck.steps or min(ck.steps) < 0 or len(set(ck.steps)) != len(ck.steps):
+        raise ValueError(f"CheckpointSpec.steps must be distinct, >= 0 and include 0. Got "
+                         f"{ck.steps}.")
+    unknown = [n for n in (*ck.benchmarks, *cfg.sft.priors) if n not in names]
+    if unknown:
+        raise ValueError(f"The checkpoint/SFT studies name unknown benchmarks {unknown}.")
+    if not 0.0 <= cfg.sft.lam <= 1.0:
+        raise ValueError(f"SFTSpec.lam must be in [0, 1]. Got {cfg.sft.lam!r}.")
+    if len(cfg.gym_models) != 2:
+        raise ValueError(f"StudyConfig.gym_models must be two labels. Got {cfg.gym_models!r}.")
+
+
 def _qids(bench, n_q):
     return [f"{bench}-{i:04d}" for i in range(n_q)]
 
@@ -1027,6 +1139,7 @@ def simulate_study(config=None, *, rng):
             "The 'rng' parameter of simulate_study must be a numpy.random.Generator. Got "
             f"{type(rng).__name__} instead."
         )
+    _validate_config(cfg)
     r_lat, r_sup, r_ent, r_ckp, r_sft, r_gym = rng.spawn(6)
     bench_by_name = {b.name: b for b in cfg.benchmarks}
 
@@ -1263,7 +1376,12 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
             f"The 'k' parameter of {func} must be an int in the range [1, n]. Got k={k}, but "
             f"the smallest n is {nmin}."
         )
-
+    no_order = ((m["fc_b"] == -2) & (m["n_b"] > k)) | ((m["fc_r"] == -2) & (m["n_r"] > k))
+    if no_order.any():
+        raise ValueError(
+            f"{func}: k={k} is below n, which needs first_correct (the first k samples), but "
+            f"{int(no_order.sum())} matched rows have first_correct NA (counts-only inputs)."
+        )
     fb = found_at_budget(m["n_b"], m["c_b"], m["fc_b"], k, min_count=min_count, where=func)
     fr = found_at_budget(m["n_r"], m["c_r"], m["fc_r"], k, min_count=min_count, where=func)
     emp = support_codes(fb, fr)
