@@ -214,7 +214,8 @@ def test_fetch_list_json_keys(capsys):
     code, out, _ = _run(capsys, "fetch", "--list", "--json", "--mirror", str(MIRROR))
     assert code == 0
     rows = json.loads(out)
-    assert set(rows[0]) == {"name", "format", "model", "benchmark", "step", "path", "local"}
+    assert set(rows[0]) == {"name", "kind", "format", "model", "benchmark", "step", "path",
+                            "local"}
     names = {r["name"] for r in rows}
     assert {"gsm8k-probe-sft", "math500", "gsm8k-probe"} <= names
 

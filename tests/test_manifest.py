@@ -173,6 +173,21 @@ def test_download_from_file_url_then_cached(tmp_path, monkeypatch, capsys):
     assert mf.locate("toy", dest=dest, manifest=m) == path
 
 
+def test_force_downloads_again(tmp_path, monkeypatch):
+    m = _fake_manifest(tmp_path, b"payload")
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    dest = tmp_path / "raw"
+    path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
+    opened = []
+    real = mf._urlopen
+    monkeypatch.setattr(mf, "_urlopen", lambda url, timeout: opened.append(url) or real(
+        url, timeout))
+    assert mf.fetch("toy", dest=dest, manifest=m, progress=False) == path
+    assert opened == []
+    assert mf.fetch("toy", dest=dest, manifest=m, progress=False, force=True) == path
+    assert opened == list(m.datasets["toy"].urls)
+
+
 def test_download_checksum_mismatch_leaves_nothing(tmp_path, monkeypatch):
     m = _fake_manifest(tmp_path, b"payload", sha="1" * 64)
     monkeypatch.delenv(mf.MIRROR_ENV, raising=False)

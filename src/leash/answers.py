@@ -14,7 +14,10 @@ natural order for math responses:
    "the content after </think>"; taking only its last line would be a guess), if non-empty.
 
 Otherwise the answer is missing (``None``), which the entropy code counts as the paper's "NA"
-class. Which steps are tried, and in which order, is the ``methods`` parameter.
+class. Which steps are tried, and in which order, is the ``methods`` parameter. The paper
+extracts answers for its entropy study with Lighteval (SPEC 1.7), whose exact configuration it
+does not give; this module is a documented stand-in, and math-verify (which Lighteval uses) is
+available for answer equivalence below and for verification in :mod:`leash.rescore`.
 
 Normalization (:func:`normalize_answer`)
 ----------------------------------------

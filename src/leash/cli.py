@@ -308,13 +308,20 @@ def _cmd_fetch(args, ctx: _Context) -> int:
 
     m = mf.load_manifest()
     if args.list or not args.names:
-        rows = [{"name": d.name, "format": d.format, "model": d.model, "benchmark": d.benchmark,
-                 "step": d.step, "path": d.path, "local": str(mf.locate(
-                     d.name, dest=args.dest, mirror=args.mirror, manifest=m) or "")}
+        rows = [{"name": d.name, "kind": "dataset", "format": d.format, "model": d.model,
+                 "benchmark": d.benchmark, "step": d.step, "path": d.path,
+                 "local": str(mf.locate(d.name, dest=args.dest, mirror=args.mirror,
+                                        manifest=m) or "")}
                 for d in m.datasets.values()]
-        rows += [{"name": g, "format": "group", "model": None, "benchmark": None, "step": None,
-                  "path": ", ".join(members), "local": ""} for g, members in m.groups.items()]
-        _emit(pd.DataFrame(rows), args.json)
+        groups = [{"name": g, "kind": "group", "format": None, "model": None, "benchmark": None,
+                   "step": None, "path": " ".join(members), "local": ""}
+                  for g, members in m.groups.items()]
+        if args.json:
+            _emit(pd.DataFrame(rows + groups), True)
+        else:
+            _emit(pd.DataFrame(rows).drop(columns="kind"), False)
+            sys.stdout.write("\ngroups:\n" + "".join(
+                f"  {g['name']}: {g['path']}\n" for g in groups))
         return 0
     rows = []
     for name in args.names:
