@@ -68,6 +68,13 @@ def test_missing_file_is_one_line_exit_2(capsys, tmp_path):
     assert "Traceback" not in err
 
 
+def test_unwritable_output_is_one_line_exit_2(capsys, tmp_path):
+    f = _samples_file(tmp_path)
+    target = f / "summary.parquet"  # the parent is a file
+    code, out, err = _run(capsys, "-q", "summarize", str(f), "--out", str(target))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
 def test_invalid_content_is_one_line_exit_2(capsys, tmp_path):
     f = tmp_path / "bad.jsonl"
     f.write_text(json.dumps({"model": "m", "benchmark": "b", "question_id": "1",

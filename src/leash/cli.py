@@ -10,9 +10,9 @@ Conventions:
 
 * tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
   progress and notes go to stderr (``--quiet`` silences them);
-* input errors (ValueError, TypeError, FileNotFoundError, a missing optional package) end the
-  command with exit status 2 and a one-line reason on stderr, without a traceback; ``leash
-  validate`` exits 1 when a file has problems.
+* input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
+  ``--out``, a missing optional package) end the command with exit status 2 and a one-line
+  reason on stderr, without a traceback; ``leash validate`` exits 1 when a file has problems.
 """
 
 from __future__ import annotations
@@ -508,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = _Context(args.quiet)
     try:
         return _COMMANDS[args.command](args, ctx)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_INPUT
