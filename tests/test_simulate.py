@@ -496,3 +496,15 @@ def test_study_config_is_validated():
                                                                    pair_size="70B"))
     with pytest.raises(ValueError, match="CheckpointSpec.pair_size '70B'"):
         S.simulate_study(bad, rng=np.random.default_rng(0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 20_000), st.floats(0.0, 1.0)), min_size=1,
+                max_size=50), st.integers(0, 2**32 - 1))
+def test_first_correct_is_a_feasible_position(nc, seed):
+    n = np.array([a for a, _ in nc])
+    c = np.floor(np.array([f for _, f in nc]) * n).astype(np.int64)
+    fc = S.draw_first_correct(n, c, rng=np.random.default_rng(seed))
+    assert ((fc == -1) == (c == 0)).all()
+    assert ((fc >= -1) & (fc <= n - c) & (fc < n)).all()
+    assert (fc[c == n] == 0).all()
