@@ -117,12 +117,23 @@ def _outdir(outdir, func: str) -> Path:
     return out
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Permissions of written files: what open() would give (mkstemp creates them 0600).
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def _write_bytes(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file in the same folder + os.replace)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

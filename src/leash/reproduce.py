@@ -84,6 +84,10 @@ EMBEDDED = "embedded"
 KERNEL_NAME = "python3"
 #: Environment of every kernel (papermill's kernels inherit the parent's environment).
 KERNEL_ENV = {"PYTHONHASHSEED": "0", "MPLBACKEND": "Agg", "SOURCE_DATE_EPOCH": "0"}
+#: Command-line arguments of every kernel. ipykernel logs start-up chatter (e.g. a warning
+#: about TCP transport on localhost) to the terminal, where it would break the progress lines;
+#: errors of the notebook's code still reach the executed notebook and the runner's report.
+KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=CRITICAL",)
 _NOTEBOOK_ENV = "LEASH_NOTEBOOK"  # same value as leash.report.NOTEBOOK_ENV
 STUDY_PARAMETER = "study"
 OUTDIR_PARAMETER = "outdir"
@@ -579,7 +583,8 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
         Values injected into its parameters cell; validated first (:func:`validate_parameters`).
         ``outdir`` is added for notebooks that declare it.
     outdir : str or path-like, default "figures"
-        Artifact folder. The notebook's artifact records there are cleared before the run.
+        Artifact folder. The notebook's artifact records there (``.artifacts/<stem>.json``) are
+        cleared before the run and put back if the notebook skips or fails.
     build : str or path-like, default "build"
         Folder of the executed copy ``<build>/<stem>.ipynb`` (created).
     cwd : str or path-like, optional
@@ -620,16 +625,22 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
     build.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
     output = build / f"{stem}.ipynb"
-    sidecar_path(outdir, stem).unlink(missing_ok=True)
+    # The notebook's artifact records are rebuilt by this run; a run that skips or fails puts
+    # the previous records back, since the files they describe were not regenerated.
+    side = sidecar_path(outdir, stem)
+    previous = side.read_bytes() if side.is_file() else None
+    side.unlink(missing_ok=True)
     t0 = time.perf_counter()
     with _environ({**KERNEL_ENV, _NOTEBOOK_ENV: stem}):
         try:
             papermill.execute_notebook(
                 str(path), str(output), parameters=params, kernel_name=kernel_name,
                 progress_bar=False, cwd=str(cwd), log_output=False,
+                extra_arguments=list(KERNEL_ARGUMENTS),
             )
         except PapermillExecutionError as exc:
             seconds = time.perf_counter() - t0
+            _restore(side, previous)
             if exc.ename == "SkipNotebook":
                 return NotebookResult(stem, "skipped", seconds, output, effective,
                                       reason=str(exc.evalue))
@@ -647,12 +658,21 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
                                 exec_count=exc.exec_count, ename=exc.ename,
                                 evalue=exc.evalue, output=output) from None
         except Exception as exc:  # noqa: BLE001 - kernel died, timeout...: still name the notebook
+            _restore(side, previous)
             raise NotebookError(
                 f"Notebook {stem} could not be executed: {type(exc).__name__}: {exc}"
                 f"\n  partially executed notebook: {_display_path(output)}",
                 notebook=stem, ename=type(exc).__name__, evalue=str(exc), output=output,
             ) from None
     return NotebookResult(stem, "ok", time.perf_counter() - t0, output, effective)
+
+
+def _restore(side: Path, previous: bytes | None) -> None:
+    if previous is None:
+        side.unlink(missing_ok=True)
+    else:
+        side.parent.mkdir(parents=True, exist_ok=True)
+        side.write_bytes(previous)
 
 
 def _kernel_path(p: Path, cwd: Path) -> str:
