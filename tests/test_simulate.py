@@ -489,7 +489,7 @@ def test_study_config_is_validated():
     import dataclasses
 
     cfg = S.DEFAULT_CONFIG
-    bad = dataclasses.replace(cfg, entropy_benchmarks=("AIME24", "GSM8K"))
+    bad = dataclasses.replace(cfg, entropy_benchmarks=("AIME2024", "GSM8K"))
     with pytest.raises(ValueError, match=r"entropy benchmarks \['GSM8K'\]"):
         S.simulate_study(bad, rng=np.random.default_rng(0))
     bad = dataclasses.replace(cfg, checkpoints=dataclasses.replace(cfg.checkpoints,

@@ -457,7 +457,7 @@ class StudyConfig:
     n_wrong: int = 8
     rho: float = 0.8
     entropy_n: int = 32
-    entropy_benchmarks: tuple = ("AIME24", "AIME25", "AMC23", "MATH500", "Minerva",
+    entropy_benchmarks: tuple = ("AIME2024", "AIME2025", "AMC23", "MATH500", "Minerva",
                                  "OlympiadBench")
     zeta: float = 0.05
 
@@ -470,8 +470,8 @@ BENCHMARKS = (
     Benchmark("MATH500", "math", 500, 8192),
     Benchmark("Minerva", "math", 272, 8192),
     Benchmark("OlympiadBench", "math", 675, 8192),
-    Benchmark("AIME24", "math", 30, 8192),
-    Benchmark("AIME25", "math", 30, 8192),
+    Benchmark("AIME2024", "math", 30, 8192),
+    Benchmark("AIME2025", "math", 30, 8192),
     Benchmark("AMC23", "math", 40, 8192),
     Benchmark("SimpleQA", "non-math", 433, 2048),
     Benchmark("LiveBench-R", "non-math", 100, 2048),
@@ -487,8 +487,8 @@ BENCHMARKS = (
 # 7 (7B), and pass@256 of Table 3 (math-7B). Values of 100% are capped at 99.5% (a logit-normal
 # never gives exactly 1). "inv" = invented (the paper prints no such number).
 CALIBRATION_TARGETS = {
-    ("1.5B", "AIME24"): (0.3115, 0.933, 8192),
-    ("1.5B", "AIME25"): (0.23, 0.800, 8192),  # pass@1 inv
+    ("1.5B", "AIME2024"): (0.3115, 0.933, 8192),
+    ("1.5B", "AIME2025"): (0.23, 0.800, 8192),  # pass@1 inv
     ("1.5B", "AMC23"): (0.7281, 0.995, 8192),
     ("1.5B", "MATH500"): (0.8501, 0.996, 8192),
     ("1.5B", "Minerva"): (0.3218, 0.717, 8192),
@@ -498,8 +498,8 @@ CALIBRATION_TARGETS = {
     ("1.5B", "LiveBench-C"): (0.25, 0.625, 2048),  # pass@1 inv
     ("1.5B", "LiveBench-L"): (0.08, 0.260, 2048),  # pass@1 inv
     ("1.5B", "SciBench"): (0.45, 0.941, 2048),  # pass@1 inv
-    ("7B", "AIME24"): (0.5323, 0.933, 8192),
-    ("7B", "AIME25"): (0.40, 0.995, 8192),  # pass@1 inv
+    ("7B", "AIME2024"): (0.5323, 0.933, 8192),
+    ("7B", "AIME2025"): (0.40, 0.995, 8192),  # pass@1 inv
     ("7B", "AMC23"): (0.893, 0.995, 8192),
     ("7B", "MATH500"): (0.9395, 0.998, 8192),
     ("7B", "Minerva"): (0.4307, 0.717, 8192),
@@ -509,8 +509,8 @@ CALIBRATION_TARGETS = {
     ("7B", "LiveBench-C"): (0.40, 0.859, 2048),  # pass@1 inv
     ("7B", "LiveBench-L"): (0.08, 0.240, 2048),  # pass@1 inv
     ("7B", "SciBench"): (0.55, 0.947, 2048),  # pass@1 inv
-    ("math-7B", "AIME24"): (0.10, 0.6333, 256),  # pass@1 inv
-    ("math-7B", "AIME25"): (0.05, 0.50, 256),  # pass@1 inv
+    ("math-7B", "AIME2024"): (0.10, 0.6333, 256),  # pass@1 inv
+    ("math-7B", "AIME2025"): (0.05, 0.50, 256),  # pass@1 inv
     ("math-7B", "AMC23"): (0.40, 0.995, 256),  # pass@1 inv
     ("math-7B", "MATH500"): (0.60, 0.964, 256),  # pass@1 inv
     ("math-7B", "Minerva"): (0.20, 0.6324, 256),  # pass@1 inv
@@ -1589,8 +1589,8 @@ def _frames_equal(a, b):
 # (tests/test_simulate.py recomputes them). Hard-coded rather than solved at run time so that
 # the demo does not depend on the root finder's last bits.
 _PRIOR_MU_SIGMA = {
-    ("1.5B", "AIME24"): (-2.43, 4.62),
-    ("1.5B", "AIME25"): (-4.53, 5.87),
+    ("1.5B", "AIME2024"): (-2.43, 4.62),
+    ("1.5B", "AIME2025"): (-4.53, 5.87),
     ("1.5B", "AMC23"): (3.10, 4.79),
     ("1.5B", "MATH500"): (6.41, 5.92),
     ("1.5B", "Minerva"): (-4.31, 9.14),
@@ -1600,8 +1600,8 @@ _PRIOR_MU_SIGMA = {
     ("1.5B", "LiveBench-C"): (-5.58, 8.08),
     ("1.5B", "LiveBench-L"): (-14.96, 10.49),
     ("1.5B", "SciBench"): (-0.63, 4.69),
-    ("7B", "AIME24"): (0.56, 6.66),
-    ("7B", "AIME25"): (-0.92, 3.17),
+    ("7B", "AIME2024"): (0.56, 6.66),
+    ("7B", "AIME2025"): (-0.92, 3.17),
     ("7B", "AMC23"): (9.23, 7.21),
     ("7B", "MATH500"): (11.63, 7.28),
     ("7B", "Minerva"): (-2.28, 12.86),
@@ -1611,26 +1611,26 @@ _PRIOR_MU_SIGMA = {
     ("7B", "LiveBench-C"): (-1.59, 6.01),
     ("7B", "LiveBench-L"): (-16.39, 11.53),
     ("7B", "SciBench"): (0.71, 5.38),
-    ("math-7B", "AIME24"): (-4.88, 3.36),
-    ("math-7B", "AIME25"): (-6.09, 3.23),
+    ("math-7B", "AIME2024"): (-4.88, 3.36),
+    ("math-7B", "AIME2025"): (-6.09, 3.23),
     ("math-7B", "AMC23"): (-0.64, 1.85),
     ("math-7B", "MATH500"): (1.06, 3.81),
     ("math-7B", "Minerva"): (-4.39, 4.90),
     ("math-7B", "OlympiadBench"): (-2.90, 3.92),
 }
 
-_MATH = ("AIME24", "AIME25", "AMC23", "MATH500", "Minerva", "OlympiadBench")
+_MATH = ("AIME2024", "AIME2025", "AMC23", "MATH500", "Minerva", "OlympiadBench")
 
 
 def _tokens(entropy, length, scale=0.7):
-    """Token model from Table 5 rows (AIME24, AMC23, MATH500, Minerva, Olympiad); AIME25 (not
-    in Table 5) copies AIME24. The median length of answered samples is ``scale`` times the
+    """Token model from Table 5 rows (AIME2024, AMC23, MATH500, Minerva, Olympiad); AIME2025 (not
+    in Table 5) copies AIME2024. The median length of answered samples is ``scale`` times the
     printed mean length (the printed mean also contains truncated samples)."""
-    e = dict(zip(("AIME24", "AMC23", "MATH500", "Minerva", "OlympiadBench"), entropy,
+    e = dict(zip(("AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"), entropy,
                  strict=True))
-    n = dict(zip(("AIME24", "AMC23", "MATH500", "Minerva", "OlympiadBench"), length,
+    n = dict(zip(("AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"), length,
                  strict=True))
-    e["AIME25"], n["AIME25"] = e["AIME24"], n["AIME24"]
+    e["AIME2025"], n["AIME2025"] = e["AIME2024"], n["AIME2024"]
     return TokenModel(entropy=e, length={b: scale * v for b, v in n.items()})
 
 
