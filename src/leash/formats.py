@@ -303,14 +303,10 @@ class Chunk(NamedTuple):
 class Locator:
     """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5"."""
 
-    def __init__(self, path: Path, container: str, *, ordinal_json: bool = False,
-                 list_field: str | None = None):
+    def __init__(self, path: Path, container: str):
         self.path = path
         self.container = container
-        self.ordinal_json = ordinal_json
-        self.list_field = list_field
         self._rg_starts = None
-        self._line_of_ordinal = None
 
     def __call__(self, loc: int, sub: int = -1) -> str:
         loc = int(loc)
@@ -323,23 +319,7 @@ class Locator:
             return f"row group {g}, row {loc - int(self._rg_starts[g])}"
         if self.container == "csv":
             return f"row {loc + 1} (1-based, header excluded)"
-        line = self._line(loc) if self.ordinal_json else loc
-        text = f"line {line}"
-        if sub >= 0:
-            text += f", sample {sub}"
-        return text
-
-    def _line(self, ordinal: int) -> int:
-        # The fast JSON reader counts objects, not lines; map to lines only when a problem
-        # must be reported (rare), by scanning the file once.
-        if self._line_of_ordinal is None:
-            lines = []
-            with _open_text(self.path) as fh:
-                for lineno, line in enumerate(fh, 1):
-                    if line.strip():
-                        lines.append(lineno)
-            self._line_of_ordinal = np.asarray(lines, dtype=np.int64)
-        return int(self._line_of_ordinal[ordinal])
+        return f"line {loc}" + (f", sample {sub}" if sub >= 0 else "")
 
 
 class FileStats:
@@ -509,7 +489,9 @@ def _block_size(path: Path, chunk_size: int) -> int:
         head = fh.read(1 << 16)
     lines = max(head.count(b"\n"), 1)
     per_row = max(len(head) / lines, 16)
-    return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 30))
+    # capped at 32 MB: pyarrow parses several blocks in parallel, so bigger blocks only
+    # raise the peak memory, not the speed
+    return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 25))
 
 
 def _read_parquet(path, kind, chunk_size):
@@ -521,7 +503,9 @@ def _read_parquet(path, kind, chunk_size):
                  if c in schema.names and (pa.types.is_string(schema.field(c).type)
                                            or pa.types.is_large_string(schema.field(c).type)
                                            or pa.types.is_dictionary(schema.field(c).type))]
-    pf = pq.ParquetFile(path, read_dictionary=dict_cols)
+    # pre_buffer=False: the default read-ahead buffers many row groups at once, which makes
+    # peak memory grow with the file (measured: 300 MB vs 30 MB of Arrow memory on 25M rows)
+    pf = pq.ParquetFile(path, read_dictionary=dict_cols, pre_buffer=False)
     cols = [c for c in wanted if c in pf.schema_arrow.names]
     start = 0
     for batch in pf.iter_batches(batch_size=chunk_size, columns=cols):
@@ -551,43 +535,59 @@ def _read_csv(path, kind, chunk_size):
         start += t.num_rows
 
 
-class _FastJsonFailed(Exception):
-    def __init__(self, done: int, error: Exception):
-        self.done = done
-        self.error = error
+def _json_pieces(path: Path, nbytes: int):
+    """Yield (bytes, first line number) pieces of whole lines of about nbytes each.
 
-
-def _read_json_fast(path, chunk_size):
-    stream = pa.input_stream(str(path), compression="gzip" if path.name.lower().endswith(
-        ".gz") else None)
-    done = 0
-    try:
-        reader = pjson.open_json(
-            stream, read_options=pjson.ReadOptions(block_size=_block_size(path, chunk_size)))
-        for batch in reader:
-            t = pa.Table.from_batches([batch])
-            yield t, np.arange(done, done + t.num_rows, dtype=np.int64)
-            done += t.num_rows
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise _FastJsonFailed(done, exc) from None
-    finally:
-        stream.close()
-
-
-def _iter_json_lines(path: Path, skip: int = 0):
-    """Yield (line number, parsed object or JSONDecodeError); skip the first `skip` objects."""
-    seen = 0
+    Hand-written instead of pyarrow.json.open_json: that streaming reader reads ahead without
+    bound (measured: its Arrow memory grows with the file), while pieces keep the peak at a
+    few times nbytes and give every row its exact line number.
+    """
+    line = 1
+    rest = b""
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+        while True:
+            data = fh.read(nbytes)
+            if not data:
+                break
+            buf = rest + data
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                rest = buf
                 continue
-            seen += 1
-            if seen <= skip:
+            piece, rest = buf[: cut + 1], buf[cut + 1:]
+            yield piece, line
+            line += piece.count(b"\n")
+    if rest.strip():
+        yield rest, line
+
+
+def _piece_lines(piece: bytes, start: int, n_rows: int) -> np.ndarray:
+    """Line number of each JSON object in a piece (pyarrow skips blank lines)."""
+    n_lines = piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
+    if n_lines == n_rows:  # every line holds one object: no blank lines
+        return np.arange(start, start + n_rows, dtype=np.int64)
+    out = np.asarray([start + i for i, ln in enumerate(piece.split(b"\n")) if ln.strip()],
+                     dtype=np.int64)
+    if len(out) != n_rows:  # defensive: never mislabel a row
+        raise RuntimeError("internal error: JSON rows and lines do not match")
+    return out
+
+
+def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
+    """Yield (line number, parsed object or JSONDecodeError, raw line) of a file or a piece."""
+    src = _open_text(path) if piece is None else None
+    lines = src if src is not None else piece.split(b"\n")
+    try:
+        for lineno, line in enumerate(lines, start):
+            if not line.strip():
                 continue
             try:
                 yield lineno, json.loads(line), line
             except json.JSONDecodeError as exc:
                 yield lineno, exc, line
+    finally:
+        if src is not None:
+            src.close()
 
 
 _PY_RULES = {
@@ -662,12 +662,12 @@ def _py_row(kind, rec: dict, labels, fname, where, sink, stats, present):
     return None if bad else row
 
 
-def _read_json_slow(path, kind, chunk_size, *, skip, labels, fname, sink, stats):
+def _read_json_slow(lines, kind, chunk_size, *, labels, fname, sink, stats):
     names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
     cols = {k: [] for k in names}
     locs = []
     present: set = set()
-    for lineno, rec, line in _iter_json_lines(path, skip):
+    for lineno, rec, line in lines:
         stats.rows_read += 1
 
         def where(lineno=lineno):
@@ -855,43 +855,31 @@ def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Itera
                                       sink=sink, locator=locator, fname=fname)
             yield Chunk(kind, table, loc[keep], sub[keep], False)
         return
-    # JSONL: the fast pyarrow reader first; if it cannot parse the file (malformed JSON or a
-    # field changing type), continue with the exact line-by-line reader from the first object
-    # not yet used.
-    stats.reader = "pyarrow json"
-    locator = Locator(path, "jsonl", ordinal_json=True)
+    # JSONL: pieces of whole lines parsed by pyarrow.json; a piece pyarrow cannot parse
+    # (malformed JSON, a field changing type) is re-read line by line with the exact rules.
+    stats.reader = "pyarrow json (pieces)"
+    locator = Locator(path, "jsonl")
     stats.locator = locator
-    try:
-        for raw, loc in _read_json_fast(path, chunk_size):
+    nbytes = _block_size(path, chunk_size)
+    opts = pjson.ReadOptions(block_size=1 << 22)
+    slow_pieces = 0
+    for piece, start in _json_pieces(path, nbytes):
+        try:
+            raw = pjson.read_json(pa.py_buffer(piece), read_options=opts)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            raw = None
+        if raw is not None:
+            loc = _piece_lines(piece, start, raw.num_rows)
             stats.rows_read += raw.num_rows
             sub = np.full(len(loc), -1, dtype=np.int64)
             table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
                                       sink=sink, locator=locator, fname=fname)
             yield Chunk(kind, table, loc[keep], sub[keep], False)
-        return
-    except _FastJsonFailed as failed:
-        done = failed.done
-        stats.reader = (f"pyarrow json for the first {done} records, then python json "
-                        f"(pyarrow: {str(failed.error).splitlines()[0][:120]})")
-    # The remaining rows come with real line numbers; the first `done` ordinals keep the
-    # ordinal locator (they were clean). Duplicates among the later rows are located by line.
-    line_locator = Locator(path, "jsonl")
-    stats.locator = _MixedLocator(locator, line_locator, done)
-    for table, lines in _read_json_slow(path, kind, chunk_size, skip=done, labels=labels,
-                                        fname=fname, sink=sink, stats=stats):
-        # encode line numbers after the ordinal range so one locator can tell them apart
-        yield Chunk(kind, table, lines + _MixedLocator.OFFSET,
-                    np.full(len(lines), -1, dtype=np.int64), False)
-
-
-class _MixedLocator:
-    OFFSET = 1 << 40
-
-    def __init__(self, ordinal_locator, line_locator, done):
-        self.a, self.b, self.done = ordinal_locator, line_locator, done
-
-    def __call__(self, loc, sub=-1):
-        loc = int(loc)
-        if loc >= self.OFFSET:
-            return self.b(loc - self.OFFSET, sub)
-        return self.a(loc, sub)
+            continue
+        slow_pieces += 1
+        stats.reader = (f"pyarrow json (pieces); {slow_pieces} piece(s) re-read with python "
+                        "json")
+        for table, lines in _read_json_slow(_iter_json_lines(path, piece, start), kind,
+                                            chunk_size, labels=labels, fname=fname, sink=sink,
+                                            stats=stats):
+            yield Chunk(kind, table, lines, np.full(len(lines), -1, dtype=np.int64), False)
