@@ -144,3 +144,28 @@ def test_wide_with_average_is_unweighted_mean():
                        "v": [1.0, 2.0, 3.0, 5.0]})
     w = wide_with_average(df, "v")
     assert w.loc["a", "Avg"] == 1.5 and w.loc["b", "Avg"] == 4.0
+
+
+def test_grouping_keeps_rows_with_missing_step():
+    # A base model without a step next to checkpoints: its rows must not vanish.
+    s = pd.DataFrame({"model": ["b", "r", "r"], "benchmark": "x", "question_id": "0",
+                      "step": pd.array([pd.NA, 100, 200], dtype="Int64"),
+                      "n": 4, "c": [1, 2, 3]})
+    t = passk_table(s, [1], by=("model", "step"))
+    assert len(t) == 3
+    e = entropy_table(s, by=("model", "step"))
+    assert len(e) == 3
+    df = paired_frame().assign(step=pd.array([pd.NA] * 8, dtype="Int64"))
+    assert len(support_table(df, by=["step"], pool=False)) == 2
+
+
+def test_support_table_uses_pairings_found_columns():
+    # After pairing at a reduced budget, c may be unknown (NA) while found-ness is exact.
+    df = paired_frame().assign(
+        c_base=pd.array([pd.NA] * 8, dtype="Int64"),
+        found_base=[True, False, True, False, True, True, True, False],
+        found_rl=[True, True, False, False, False, True, True, True])
+    t = support_table(df, pool=False)
+    assert tuple(t.iloc[0][["P", "E", "S", "O"]]) == (1, 1, 2, 1)
+    with pytest.raises(ValueError, match="column 'found_rl' is missing at row 2"):
+        support_table(df.assign(found_rl=[True, True, None, False, False, True, True, True]))

@@ -25,7 +25,7 @@ import pandas as pd
 from ._checks import check_probability
 from .stats import holm
 from .support import epsilon
-from .tables import require_columns, support_table
+from .tables import _groups, require_columns, support_table
 
 __all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
 
@@ -128,8 +128,7 @@ def significance_table(support: pd.DataFrame, *, by=()):
                     "significance_table")
     out = support.copy()
     out["holm_p"] = out["mcnemar_p"]
-    groups = [((), out)] if not by else out.groupby(by, sort=False, observed=True)
-    for _, g in groups:
+    for _, g in _groups(out, by, sort=False):
         idx = g.index[g["scope"] == "benchmark"]
         out.loc[idx, "holm_p"] = holm(out.loc[idx, "mcnemar_p"].to_numpy(dtype=float))
     with np.errstate(invalid="ignore", divide="ignore"):

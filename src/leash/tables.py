@@ -98,6 +98,18 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
     return ((fc >= 0) & (fc < k)).astype(np.int64)
 
 
+def _groups(df: pd.DataFrame, by: list, *, sort: bool):
+    """(key tuple, frame) per group of ``by``; the whole frame once when ``by`` is empty.
+
+    Rows whose key is missing (e.g. a base model without a ``step``) form their own group.
+    """
+    if not by:
+        yield (), df
+        return
+    for key, g in df.groupby(by, sort=sort, observed=True, dropna=False):
+        yield (key if isinstance(key, tuple) else (key,)), g
+
+
 def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: bool):
     """Yield (scope, label, domain, frame) for each benchmark, then pooled domains and overall."""
     for bench, g in df.groupby("benchmark", sort=False, observed=True):
@@ -179,7 +191,12 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
         k = check_positive_int(k, "k", where)
 
     expected = k is not None and budget_rule == "expected"
-    if not expected:
+    if k is None and min_count == 1 and {"found_base", "found_rl"} <= set(paired.columns):
+        # leash.pairing already decided found-ness at the common budget (exactly, from the
+        # first correct sample when the two models had different sample counts).
+        fb, fr = (_found_column(paired, f"found_{side}", where) for side in ("base", "rl"))
+        work = paired.assign(_fb=fb, _fr=fr)
+    elif not expected:
         fb = found_at_budget(paired["n_base"], paired["c_base"],
                              paired.get("first_correct_base"), k, min_count=min_count,
                              where=where)
@@ -190,9 +207,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
         work = paired
 
     rows = []
-    groups = [((), work)] if not by else work.groupby(by, sort=True, observed=True)
-    for key, gdf in groups:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, gdf in _groups(work, by, sort=True):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
             if expected:
                 counts = expected_support_counts(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"],
@@ -223,6 +238,17 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
     return pd.DataFrame(rows)
 
 
+def _found_column(df: pd.DataFrame, col: str, where: str) -> np.ndarray:
+    v = df[col]
+    if v.isna().any():
+        i = int(np.flatnonzero(v.isna().to_numpy())[0])
+        raise ValueError(
+            f"{where}: column {col!r} is missing at row {i} (found-ness unknown at the common "
+            "budget); pair with per-sample data or counts at equal n."
+        )
+    return v.astype(bool).to_numpy().astype(np.int64)
+
+
 def _budget_label(n: pd.Series):
     lo, hi = int(n.min()), int(n.max())
     return lo if lo == hi else f"{lo}-{hi}"
@@ -249,9 +275,7 @@ def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True)
     by = list(by)
     require_columns(counts, ["benchmark", *COUNTS, *by], "support_from_counts")
     rows = []
-    groups = [((), counts)] if not by else counts.groupby(by, sort=False, observed=True)
-    for key, gdf in groups:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, gdf in _groups(counts, by, sort=False):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
             tot = {c: int(g[c].sum()) for c in COUNTS}
             m = support_metrics(*(tot[c] for c in COUNTS))
@@ -286,8 +310,7 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
     need = ["n", "c", *by] + (["first_correct"] if estimator == "first-k" else [])
     require_columns(summary, need, where)
     frames = []
-    for key, g in summary.groupby(by, sort=True, observed=True):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in _groups(summary, by, sort=True):
         kk = default_ks(int(g["n"].min())) if ks is None else np.atleast_1d(ks)
         try:
             m = pass_at_k_curve(g["n"].to_numpy(), g["c"].to_numpy(), kk, estimator=estimator,
@@ -334,8 +357,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
     by = list(by)
     require_columns(summary, ["n", "c", *by], where)
     rows = []
-    for key, g in summary.groupby(by, sort=True, observed=True):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in _groups(summary, by, sort=True):
         n = g["n"].to_numpy(dtype=np.float64)
         row = dict(zip(by, key))
         row.update(n_questions=len(g), n_samples=int(n.sum()),
