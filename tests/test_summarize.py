@@ -1,0 +1,211 @@
+"""summarize / load_counts / read_summary: exact agreement with a naive pandas groupby for any
+chunk size (hypothesis), hand-computed statistics, provenance, and one entry point for all
+inputs."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import warnings
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from leash.formats import SUMMARY_METADATA_KEY
+from leash.summarize import SUMMARY_COLUMNS, load_counts, read_summary, summarize
+
+
+def naive_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Reference: plain pandas over the whole frame, one row per question."""
+    rows = []
+    for (m, b, q), g in df.groupby(["model", "benchmark", "question_id"], sort=True):
+        g = g.sort_values("sample_idx")
+        corr = g.correct.to_numpy(bool)
+        ans = [None if (a is None or (isinstance(a, float) and math.isnan(a)))
+               else str(a).strip() for a in g.answer]
+        ans = [None if a in ("", "NA") else a for a in ans]
+        hist = Counter(a for a in ans if a is not None)
+        order = sorted(hist.items(), key=lambda kv: (-kv[1], kv[0]))
+        tok = g.n_tokens.dropna().to_numpy(float)
+        ent = g.token_entropy.dropna().to_numpy(float)
+        rows.append({
+            "model": m, "benchmark": b, "question_id": q, "n": len(g), "c": int(corr.sum()),
+            "first_correct": int(g.sample_idx.to_numpy()[corr][0]) if corr.any() else -1,
+            "n_answer_missing": sum(a is None for a in ans),
+            "answer_values": [k for k, _ in order], "answer_counts": [v for _, v in order],
+            "n_tokens_mean": tok.mean() if len(tok) else np.nan,
+            "n_tokens_min": tok.min() if len(tok) else np.nan,
+            "n_tokens_max": tok.max() if len(tok) else np.nan,
+            "token_entropy_mean": ent.mean() if len(ent) else np.nan,
+            "token_entropy_std": statistics.stdev(ent) if len(ent) > 1 else np.nan,
+            "n_truncated": int((g.finish_reason == "length").sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def compare(got: pd.DataFrame, ref: pd.DataFrame):
+    got = got.sort_values(["model", "benchmark", "question_id"]).reset_index(drop=True)
+    assert len(got) == len(ref)
+    for col in ("model", "benchmark", "question_id"):
+        assert got[col].tolist() == ref[col].tolist()
+    for col in ("n", "c", "first_correct", "n_answer_missing", "n_truncated"):
+        assert got[col].astype(int).tolist() == ref[col].tolist(), col
+    assert [list(v) for v in got.answer_values] == ref.answer_values.tolist()
+    assert [list(v) for v in got.answer_counts] == ref.answer_counts.tolist()
+    for col in ("n_tokens_mean", "n_tokens_min", "n_tokens_max", "token_entropy_mean",
+                "token_entropy_std"):
+        np.testing.assert_allclose(got[col].to_numpy(float), ref[col].to_numpy(float),
+                                   rtol=1e-9, atol=1e-12, err_msg=col)
+
+
+sample_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["m1", "m2"]), st.sampled_from(["b1", "b2"]),
+        st.integers(0, 4),                                    # question
+        st.booleans(),                                        # correct
+        st.one_of(st.none(), st.sampled_from(["1", "2", " 2", "x", "", "NA"])),
+        st.one_of(st.none(), st.integers(1, 900)),            # n_tokens
+        st.one_of(st.none(), st.floats(0, 5, allow_nan=False)),
+        st.sampled_from(["stop", "length", None]),
+    ),
+    min_size=1, max_size=60)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=sample_rows, chunk=st.integers(1, 25), perm_seed=st.integers(0, 2**31 - 1))
+def test_any_chunk_size_matches_naive_groupby(tmp_path, rows, chunk, perm_seed):
+    recs = []
+    counter = Counter()
+    for m, b, q, ok, ans, tok, ent, fr in rows:
+        key = (m, b, q)
+        recs.append({"model": m, "benchmark": b, "question_id": f"q{q}",
+                     "sample_idx": counter[key], "correct": ok, "answer": ans,
+                     "n_tokens": tok, "token_entropy": ent, "finish_reason": fr})
+        counter[key] += 1
+    # file order is a random permutation: first_correct must follow sample_idx, not file order
+    perm = np.random.default_rng(perm_seed).permutation(len(recs))
+    p = tmp_path / f"h{perm_seed}_{chunk}.jsonl"
+    with open(p, "w") as fh:
+        for i in perm:
+            fh.write(json.dumps(recs[i]) + "\n")
+    df = pd.DataFrame(recs).astype({"answer": object})
+    got = summarize(p, chunk_size=chunk)
+    compare(got, naive_summary(df))
+    # parquet path agrees too
+    pq_path = p.with_suffix(".parquet")
+    df.iloc[perm].to_parquet(pq_path)
+    compare(summarize(pq_path, chunk_size=chunk), naive_summary(df))
+
+
+def test_hand_computed_statistics(tmp_path):
+    recs = [
+        {"sample_idx": 3, "correct": True, "answer": "5", "n_tokens": 10, "token_entropy": 1.0},
+        {"sample_idx": 0, "correct": False, "answer": "4", "n_tokens": 30, "token_entropy": 2.0,
+         "finish_reason": "length"},
+        {"sample_idx": 1, "correct": False, "answer": "NA", "n_tokens": None,
+         "token_entropy": 4.0},
+        {"sample_idx": 2, "correct": True, "answer": 5.0},
+    ]
+    p = tmp_path / "h.jsonl"
+    p.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": 1, **r})
+                         + "\n" for r in recs))
+    r = summarize(p, chunk_size=1).iloc[0]
+    assert (r.n, r.c, r.first_correct, r.n_answer_missing, r.n_truncated) == (4, 2, 2, 1, 1)
+    assert list(r.answer_values) == ["5", "4"] and list(r.answer_counts) == [2, 1]
+    assert (r.n_tokens_mean, r.n_tokens_min, r.n_tokens_max) == (20.0, 10.0, 30.0)
+    assert r.token_entropy_mean == pytest.approx(7 / 3)
+    assert r.token_entropy_std == pytest.approx(math.sqrt(((4 / 3) ** 2 + (1 / 3) ** 2
+                                                            + (5 / 3) ** 2) / 2))
+    t = summarize(p, na="truncated").iloc[0]
+    assert t.n_answer_missing == 2 and list(t.answer_counts) == [2]
+
+
+def test_provenance_attrs_and_parquet_metadata(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": "q",
+                                     "sample_idx": i, "correct": i % 2}) + "\n"
+                         for i in range(5)) + "{broken\n")
+    out_path = tmp_path / "out" / "summary.parquet"
+    with pytest.warns(UserWarning, match="1 of 6 rows rejected"):
+        df = summarize(p, on_error="skip", out=out_path)
+    prov = df.attrs["provenance"]
+    assert prov["files"][0]["path"] == str(p)
+    assert (prov["rows_read"], prov["rows_used"], prov["rows_rejected"]) == (6, 5, 1)
+    assert prov["rejected_by_reason"] == {"malformed_json": 1}
+    assert "line 6" in prov["problem_examples"][0]
+    meta = json.loads(pq.read_schema(out_path).metadata[SUMMARY_METADATA_KEY])
+    assert meta == json.loads(json.dumps(prov))
+    back = read_summary(out_path)
+    assert list(back.columns) == list(SUMMARY_COLUMNS)
+    pd.testing.assert_frame_equal(back, df)
+    assert back.attrs["provenance"]["rows_rejected"] == 1
+
+
+def test_load_counts_accepts_samples_counts_and_summaries(tmp_path):
+    s = tmp_path / "samples.jsonl"
+    s.write_text("".join(json.dumps({"model": "base", "benchmark": "b", "question_id": q,
+                                     "sample_idx": i, "correct": (i + q) % 3 == 0}) + "\n"
+                         for q in range(3) for i in range(4)))
+    c = tmp_path / "counts.csv"
+    c.write_text("model,benchmark,question_id,n,c,first_correct\n"
+                 "rl,b,0,4,2,0\nrl,b,1,4,0,-1\nrl,b,2,4,4,0\n")
+    c2 = tmp_path / "counts_nofirst.csv"
+    c2.write_text("model,benchmark,question_id,n,c\nrl2,b,0,4,2\nrl2,b,1,4,0\n")
+    summ = tmp_path / "base_summary.parquet"
+    summarize(s, out=summ)
+    for inputs in ([s, c, c2], [summ, c, c2]):
+        out = load_counts(inputs)
+        assert len(out) == 8
+        base = out[out.model == "base"].set_index("question_id")
+        assert base.c.to_dict() == {"0": 2, "1": 1, "2": 1}
+        assert base.first_correct.tolist() == [0, 2, 1]
+        rl = out[out.model == "rl"].set_index("question_id")
+        assert rl.c.tolist() == [2, 0, 4] and rl.first_correct.tolist() == [0, -1, 0]
+        assert rl.n_answer_missing.isna().all() and rl.answer_values.isna().all()
+        rl2 = out[out.model == "rl2"].set_index("question_id")
+        assert pd.isna(rl2.loc["0", "first_correct"]) and rl2.loc["1", "first_correct"] == -1
+        assert out.n.dtype == np.int64 and str(out.step.dtype) == "Int64"
+    with pytest.raises(ValueError, match="more than one input"):
+        load_counts([s, summ])
+
+
+def test_checkpoint_step_label_and_duplicates_between_files(tmp_path):
+    p = tmp_path / "a.jsonl"
+    p.write_text(json.dumps({"model": "m", "benchmark": "b", "question_id": "q",
+                             "sample_idx": 0, "correct": True}) + "\n")
+    with pytest.raises(ValueError, match="duplicate"):
+        summarize([p, p])
+    # caller's step replaces the file's absent step; two steps of one file are distinct rows
+    a = summarize(p, step=100)
+    b = summarize(p, step=300)
+    both = pd.concat([a, b], ignore_index=True)
+    assert both.step.tolist() == [100, 300]
+    with pytest.raises(ValueError, match="'step' parameter"):
+        summarize(p, step=-1)
+
+
+def test_memory_independent_of_file_for_counts_of_groups(tmp_path):
+    """Chunking never changes results: 1-row chunks equal one big chunk on a bigger file."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({"model": "m", "benchmark": "b",
+                       "question_id": rng.integers(0, 40, n).astype(str),
+                       "correct": rng.random(n) < 0.3,
+                       "answer": rng.integers(0, 5, n).astype(str),
+                       "token_entropy": rng.gamma(2, 0.5, n)})
+    df["sample_idx"] = df.groupby("question_id").cumcount()
+    p = tmp_path / "big.parquet"
+    df.to_parquet(p, row_group_size=333)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = summarize(p, chunk_size=7)
+        b = summarize(p, chunk_size=10_000)
+    compare(a, naive_summary(df.assign(n_tokens=np.nan, finish_reason=None)))
+    compare(b, naive_summary(df.assign(n_tokens=np.nan, finish_reason=None)))
