@@ -23,7 +23,7 @@ Rules (also in ``data/README.md``):
     ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed;
   - ``subsample="expected"`` (explicit opt-in) replaces ``c`` at the budget by its
     hypergeometric expectation ``c * b / n`` (a float; a random subset of ``b`` of the ``n``
-    samples), and leaves ``found`` from ``first_correct`` where known.
+    samples), and leaves ``found`` from ``first_correct`` where known (NA otherwise).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _at_budget(n, c, first, b, subsample, side):
         known = ~cut | zero | (c == n)
         c_out = pd.array(np.where(known, cb, 0), dtype="Int64")
         c_out[~known] = pd.NA
-    if not found_known.all():
+    if not found_known.all() and subsample == "first":
         bad = int((~found_known).sum())
         raise ValueError(
             f"pair_counts: {bad} {side} questions have n > budget {b}, 0 < c < n and no "
@@ -97,7 +97,9 @@ def _at_budget(n, c, first, b, subsample, side):
             "instead.")
     fb = pd.array(np.where(fk, first_b, 0), dtype="Int64")
     fb[~fk] = pd.NA
-    return c_out, fb, pd.array(found, dtype="boolean")
+    found_out = pd.array(found, dtype="boolean")
+    found_out[~found_known] = pd.NA
+    return c_out, fb, found_out
 
 
 def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
