@@ -1,0 +1,393 @@
+"""Tests of leash.report: byte-stable artifacts, their numbers, and the artifact index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from leash import report  # noqa: E402
+from leash.report import (  # noqa: E402
+    artifact_index,
+    register_artifact,
+    save_figure,
+    save_table,
+    sidecar_path,
+    simulated_label,
+    write_index,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _table():
+    return pd.DataFrame({
+        "Model": ["ProRL_1.5B", "50% model"],
+        "SRR": [1 / 3, np.nan],
+        "P": [1355, 5],
+        "step": pd.array([0, None], dtype="Int64"),
+    })
+
+
+def _figure():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([1, 2, 4], [0.1, 0.25, 0.5], marker="o", label="base")
+    ax.set_title("pass@k")
+    ax.legend()
+    return fig
+
+
+def _digest(paths):
+    return {k: hashlib.sha256(Path(p).read_bytes()).hexdigest() for k, p in paths.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# save_table
+# ---------------------------------------------------------------------------------------------
+
+def test_save_table_writes_three_files_with_fixed_formatting(tmp_path):
+    paths = save_table(_table(), "t1", tmp_path, caption="Support 50% (simulated)",
+                       float_format={"SRR": "{:.2f}"})
+    assert set(paths) == {"csv", "md", "tex"}
+    assert [p.name for p in paths.values()] == ["t1.csv", "t1.md", "t1.tex"]
+    csv = paths["csv"].read_text()
+    # the CSV keeps full precision, NA as an empty field
+    assert csv.splitlines() == ["Model,SRR,P,step", f"ProRL_1.5B,{1 / 3!r},1355,0",
+                                "50% model,,5,"]
+    md = paths["md"].read_text()
+    assert md.startswith("Table: Support 50% (simulated)\n\n")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()[2:]]
+    assert rows[0] == ["Model", "SRR", "P", "step"]
+    assert rows[2] == ["ProRL_1.5B", "0.33", "1355", "0"]
+    assert rows[3] == ["50% model", "--", "5", "--"]
+    sep = md.splitlines()[3].strip("|").split("|")  # alignment row
+    assert sep[0].startswith(":") and all(c.endswith(":") for c in sep[1:])  # numbers right
+    tex = paths["tex"].read_text()
+    assert r"\caption{Support 50\% (simulated)}" in tex
+    assert r"\label{tab:t1}" in tex
+    assert r"ProRL\_1.5B & 0.33 & 1355 & 0 \\" in tex
+    assert r"50\% model & -- & 5 & -- \\" in tex
+    assert r"\begin{tabular}{lrrr}" in tex
+    assert r"\toprule" in tex and r"\bottomrule" in tex
+
+
+def test_save_table_is_byte_stable_with_lf_endings(tmp_path):
+    first = _digest(save_table(_table(), "t", tmp_path))
+    for p in tmp_path.glob("t.*"):
+        assert b"\r" not in p.read_bytes()
+        assert p.read_bytes().endswith(b"\n")
+    assert _digest(save_table(_table(), "t", tmp_path)) == first
+
+
+def test_save_table_default_format_and_index(tmp_path):
+    df = pd.DataFrame({"x": [0.12345, 2.0]}, index=pd.Index(["a", "b"], name="bench"))
+    paths = save_table(df, "t", tmp_path, index=True)
+    assert paths["csv"].read_text().splitlines() == ["bench,x", "a,0.12345", "b,2.0"]
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in paths["md"].read_text().splitlines()]
+    assert rows == [["bench", "x"], rows[1], ["a", "0.123"], ["b", "2.000"]]
+    assert "bench" in paths["tex"].read_text()
+
+
+@pytest.mark.parametrize("fmt, expected", [("%.1f", "0.3"), ("{:.1%}", "33.3%"),
+                                           (lambda v: f"<{v:.0e}>", "<3e-01>")])
+def test_save_table_float_format_kinds(tmp_path, fmt, expected):
+    md = save_table(pd.DataFrame({"v": [1 / 3]}), "t", tmp_path, float_format=fmt)["md"]
+    assert expected in md.read_text()
+
+
+def test_save_table_markdown_escapes_pipes(tmp_path):
+    md = save_table(pd.DataFrame({"a|b": ["x|y"]}), "t", tmp_path)["md"].read_text()
+    assert r"a\|b" in md and r"x\|y" in md
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1,
+                max_size=8))
+def test_save_table_csv_round_trips_and_md_shows_the_format(tmp_path_factory, values):
+    out = tmp_path_factory.mktemp("t")
+    df = pd.DataFrame({"v": values})
+    paths = save_table(df, "t", out, float_format="{:.4f}")
+    back = pd.read_csv(paths["csv"])
+    np.testing.assert_array_equal(back["v"].to_numpy(), np.asarray(values))
+    cells = [line.strip("|").strip() for line in paths["md"].read_text().splitlines()[2:]]
+    assert cells == [f"{v:.4f}" for v in values]
+
+
+def test_save_table_rejects_bad_input(tmp_path):
+    with pytest.raises(TypeError, match="'df' parameter of save_table"):
+        save_table([1, 2], "t", tmp_path)
+    with pytest.raises(ValueError, match="'name' parameter of save_table.*'a/b'"):
+        save_table(_table(), "a/b", tmp_path)
+    with pytest.raises(ValueError, match="'name' parameter.*'t.csv.'"):
+        save_table(_table(), "t.csv.", tmp_path)
+    with pytest.raises(ValueError, match=r"columns that the table does not have: \['NDR'\]"):
+        save_table(_table(), "t", tmp_path, float_format={"NDR": "{:.2f}"})
+    with pytest.raises(TypeError, match="'float_format' parameter of save_table"):
+        save_table(_table(), "t", tmp_path, float_format=3)
+    with pytest.raises(TypeError, match="'caption' parameter"):
+        save_table(_table(), "t", tmp_path, caption=1)
+    dup = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    with pytest.raises(ValueError, match="duplicated columns"):
+        save_table(dup, "t", tmp_path)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="must be a folder"):
+        save_table(_table(), "t", tmp_path / "file")
+
+
+# ---------------------------------------------------------------------------------------------
+# save_figure
+# ---------------------------------------------------------------------------------------------
+
+def test_save_figure_is_byte_stable(tmp_path):
+    data = pd.DataFrame({"k": [1, 2, 4], "pass_at_k": [0.1, 0.25, 0.5]})
+    fig = _figure()
+    first = _digest(save_figure(fig, "f", tmp_path, data=data))
+    assert set(first) == {"pdf", "png", "csv"}
+    second = _digest(save_figure(fig, "f", tmp_path, data=data))
+    assert first == second
+    # a fresh but identical figure gives the same bytes too
+    assert _digest(save_figure(_figure(), "f", tmp_path, data=data)) == first
+
+
+def test_save_figure_metadata_has_no_timestamps(tmp_path):
+    paths = save_figure(_figure(), "f", tmp_path, data=False)
+    pdf = paths["pdf"].read_bytes()
+    assert pdf.startswith(b"%PDF")
+    assert b"CreationDate" not in pdf and b"ModDate" not in pdf
+    assert b"/Producer (leash \\(matplotlib\\))" in pdf
+    png = paths["png"].read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png
+    # fixed dpi: the pHYs chunk stores pixels per metre = dpi / 0.0254
+    i = png.index(b"pHYs")
+    ppm = int.from_bytes(png[i + 4:i + 8], "big")
+    assert ppm == round(report.DPI / 0.0254)
+
+
+def test_save_figure_csv_holds_exactly_the_data(tmp_path):
+    data = pd.DataFrame({"model": ["base", "rlvr"], "k": [8192, 8192],
+                         "pass_at_k": [0.1 + 0.2, 2 / 3]})
+    paths = save_figure(_figure(), "f", tmp_path, data=data)
+    back = pd.read_csv(paths["csv"])
+    pd.testing.assert_frame_equal(back, data)
+    # a meaningful index is kept as a column
+    indexed = data.set_index("model")
+    back = pd.read_csv(save_figure(_figure(), "g", tmp_path, data=indexed)["csv"])
+    assert list(back.columns) == ["model", "k", "pass_at_k"]
+
+
+def test_save_figure_requires_data(tmp_path):
+    with pytest.raises(ValueError, match="data=False for a pure diagram"):
+        save_figure(_figure(), "f", tmp_path)
+    with pytest.raises(ValueError, match="empty"):
+        save_figure(_figure(), "f", tmp_path, data=pd.DataFrame())
+    with pytest.raises(TypeError, match="matplotlib Figure"):
+        save_figure(plt.subplots()[1], "f", tmp_path, data=False)
+    with pytest.raises(TypeError, match="'data' parameter of save_figure"):
+        save_figure(_figure(), "f", tmp_path, data=[1, 2])
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_figure_pure_diagram_removes_stale_csv(tmp_path):
+    (tmp_path / "d.csv").write_text("old\n")
+    paths = save_figure(_figure(), "d", tmp_path, data=False)
+    assert set(paths) == {"pdf", "png"}
+    assert not (tmp_path / "d.csv").exists()
+
+
+def test_save_figure_bytes_equal_across_processes(tmp_path):
+    """A second interpreter (other hash seed) writes the same bytes."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import matplotlib
+        matplotlib.use("Agg")
+        import pandas as pd
+        from test_report import _figure
+        from leash.report import save_figure
+        save_figure(_figure(), "f", sys.argv[1],
+                    data=pd.DataFrame({{"k": [1, 2, 4], "y": [0.1, 0.25, 0.5]}}))
+    """)
+    env = {**os.environ, "PYTHONHASHSEED": "123"}
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "a")], check=True, env=env)
+    here = save_figure(_figure(), "f", tmp_path / "b",
+                       data=pd.DataFrame({"k": [1, 2, 4], "y": [0.1, 0.25, 0.5]}))
+    for fmt in ("pdf", "png", "csv"):
+        assert (tmp_path / "a" / f"f.{fmt}").read_bytes() == here[fmt].read_bytes(), fmt
+
+
+# ---------------------------------------------------------------------------------------------
+# simulated_label
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("Table 1", "Table 1 (simulated)"),
+    ("Table 1  ", "Table 1 (simulated)"),
+    ("Simulated pass@k", "Simulated pass@k"),
+    ("pass@k (SIMULATED data)", "pass@k (SIMULATED data)"),
+    ("", "simulated"),
+    ("unsimulated", "unsimulated (simulated)"),  # a word, not a substring
+])
+def test_simulated_label(text, expected):
+    assert simulated_label(text) == expected
+
+
+@given(st.text())
+def test_simulated_label_always_contains_the_word(text):
+    out = simulated_label(text)
+    assert report._SIMULATED_RE.search(out)
+    assert simulated_label(out) == out
+
+
+def test_simulated_label_rejects_non_str():
+    with pytest.raises(TypeError, match="'text' parameter of simulated_label"):
+        simulated_label(None)
+
+
+# ---------------------------------------------------------------------------------------------
+# register_artifact, artifact_index, write_index
+# ---------------------------------------------------------------------------------------------
+
+def _saved(tmp_path, name="t"):
+    return save_table(pd.DataFrame({"x": [1.0]}), name, tmp_path)
+
+
+def test_register_artifact_writes_a_sorted_deterministic_sidecar(tmp_path):
+    register_artifact("zz", _saved(tmp_path, "zz"), notebook="01_nb", parameters={"k": 8},
+                      inputs="embedded", description="last")
+    register_artifact("aa", _saved(tmp_path, "aa"), notebook="01_nb",
+                      parameters={"zeta": np.float64(0.05), "k": np.int64(4)},
+                      inputs=["embedded"], description="first  \n line")
+    side = sidecar_path(tmp_path, "01_nb")
+    assert side == tmp_path / ".artifacts" / "01_nb.json"
+    records = json.loads(side.read_text())
+    assert [r["name"] for r in records] == ["aa", "zz"]
+    assert records[0] == {"description": "first line", "files": ["aa.csv", "aa.md", "aa.tex"],
+                          "inputs": ["embedded"], "name": "aa", "notebook": "01_nb",
+                          "parameters": {"k": 4, "zeta": 0.05}}
+    text = side.read_text()
+    # re-registering replaces the record by name, and the file stays byte-identical
+    register_artifact("aa", _saved(tmp_path, "aa"), notebook="01_nb",
+                      parameters={"zeta": 0.05, "k": 4}, inputs=["embedded"],
+                      description="first line")
+    assert side.read_text() == text
+
+
+def test_register_artifact_notebook_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(report.NOTEBOOK_ENV, "03_table4")
+    rec = register_artifact("t", _saved(tmp_path), parameters={}, inputs=[], description="d")
+    assert rec["notebook"] == "03_table4"
+    assert sidecar_path(tmp_path, "03_table4").is_file()
+    monkeypatch.delenv(report.NOTEBOOK_ENV)
+    with pytest.raises(ValueError, match="needs the notebook's name"):
+        register_artifact("t", _saved(tmp_path), parameters={}, inputs=[], description="d")
+
+
+def test_register_artifact_records_portable_paths(tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(mirror))
+    rec = register_artifact(
+        "t", _saved(tmp_path), notebook="nb",
+        parameters={"study": str(REPO_ROOT / "data" / "studies" / "x.yaml")},
+        inputs=[mirror / "sub" / "f.jsonl", "data/raw/y.parquet", "gsm8k-probe"],
+        description="d",
+    )
+    assert rec["parameters"] == {"study": "data/studies/x.yaml"}
+    assert rec["inputs"] == ["$LEASH_DATA_MIRROR/sub/f.jsonl", "data/raw/y.parquet",
+                             "gsm8k-probe"]
+    with pytest.warns(UserWarning, match="only the file name"):
+        rec = register_artifact("t", _saved(tmp_path), notebook="nb", parameters={},
+                                inputs=[Path(os.path.abspath(os.sep)) / "elsewhere" / "z.csv"],
+                                description="d")
+    assert rec["inputs"] == ["z.csv"]
+
+
+def test_register_artifact_rejects_bad_input(tmp_path):
+    files = _saved(tmp_path)
+    ok = {"notebook": "nb", "parameters": {}, "inputs": [], "description": "d"}
+    with pytest.raises(ValueError, match="do not exist"):
+        register_artifact("t", [tmp_path / "nope.csv"], **ok)
+    with pytest.raises(ValueError, match="is empty"):
+        register_artifact("t", [], **ok)
+    with pytest.raises(ValueError, match="'description' parameter"):
+        register_artifact("t", files, **{**ok, "description": "  "})
+    with pytest.raises(TypeError, match="'parameters' parameter"):
+        register_artifact("t", files, **{**ok, "parameters": ["k"]})
+    with pytest.raises(TypeError, match="Cannot record a value of type object"):
+        register_artifact("t", files, **{**ok, "parameters": {"x": object()}})
+    other = _saved(tmp_path / "other", "u")
+    with pytest.raises(ValueError, match="lie in 2 folders"):
+        register_artifact("t", [files["csv"], other["csv"]], **ok)
+    with pytest.raises(ValueError, match="not in outdir"):
+        register_artifact("t", files, outdir=tmp_path / "other", **ok)
+
+
+def test_artifact_index_rejects_a_name_registered_by_two_notebooks(tmp_path):
+    ok = {"parameters": {}, "inputs": [], "description": "d"}
+    register_artifact("t", _saved(tmp_path), notebook="01_a", **ok)
+    register_artifact("t", _saved(tmp_path), notebook="02_b", **ok)
+    with pytest.raises(ValueError, match="'t' is registered by two notebooks: 01_a and 02_b"):
+        artifact_index(tmp_path)
+
+
+def test_artifact_index_rejects_malformed_sidecar(tmp_path):
+    side = tmp_path / ".artifacts"
+    side.mkdir()
+    (side / "x.json").write_text("[{\"name\": 1}]")
+    with pytest.raises(ValueError, match="x.json, record 0: expected the keys"):
+        artifact_index(tmp_path)
+    (side / "x.json").write_text("{")
+    with pytest.raises(ValueError, match="not valid JSON: line 1"):
+        artifact_index(tmp_path)
+
+
+def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
+    ok = {"inputs": ["embedded"], "description": "what | it shows"}
+    register_artifact("table2", _saved(tmp_path, "table2"), notebook="02_b",
+                      parameters={"k": 256, "estimator": "first-k"}, **ok)
+    register_artifact("figure1", save_figure(_figure(), "figure1", tmp_path, data=False),
+                      notebook="01_a", parameters={}, **ok)
+    records = artifact_index(tmp_path)
+    assert [r["name"] for r in records] == ["figure1", "table2"]
+    index = write_index(records, tmp_path / "README.md")
+    text = index.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows[0].startswith("| `figure1` | [figure1.pdf](figure1.pdf), [figure1.png]"
+                              "(figure1.png) | `notebooks/01_a.ipynb` | (defaults) |")
+    assert "| estimator=first-k, k=256 | embedded | what \\| it shows |" in rows[1]
+    assert "Files without a record" not in text
+    before = index.read_bytes()
+    assert write_index(list(reversed(records)), tmp_path / "README.md").read_bytes() == before
+    (tmp_path / "old.png").write_bytes(b"x")
+    with pytest.warns(UserWarning, match="not registered by any notebook: old.png"):
+        text = write_index(records, tmp_path / "README.md").read_text()
+    assert text.endswith("## Files without a record\n\nNo notebook registered these files "
+                         "(stale output of an earlier run?):\n\n- old.png\n")
+
+
+def test_writes_are_atomic_and_keep_normal_permissions(tmp_path):
+    paths = save_table(pd.DataFrame({"x": [1]}), "t", tmp_path)
+    mode = paths["csv"].stat().st_mode & 0o777
+    assert mode == report._FILE_MODE
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
