@@ -641,7 +641,7 @@ def read_summary(path) -> pd.DataFrame:
 
 
 def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
-              chunk_size=1_000_000, out=None, na="class", on_error="raise") -> pd.DataFrame:
+              chunk_size=250_000, out=None, na="class", on_error="raise") -> pd.DataFrame:
     """Stream generation files into the per-question summary frame.
 
     Parameters
@@ -660,8 +660,10 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         Checkpoint label for every row (e.g. ``step=100`` for a trajectory file).
     mapping : str, dict or NestedMapping, optional
         Field mapping for nested layouts (``"rollouts"``, ``"samples"``, ``"evaluator"``).
-    chunk_size : int, default 1_000_000
-        Rows per chunk (approximate for text formats, which are read in byte blocks).
+    chunk_size : int, default 250_000
+        Rows per chunk (approximate for text formats, which are read in byte blocks). Peak
+        memory is about 110 MB (interpreter and libraries) plus ~1 KB per row of chunk;
+        bigger chunks are not faster (measured on 25M samples).
     out : str or os.PathLike, optional
         Also write the summary as Parquet here (provenance in the schema metadata).
     na : {"class", "truncated"}, default "class"
@@ -704,7 +706,7 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
 
 
 def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
-                chunk_size=1_000_000, na="class", on_error="raise") -> pd.DataFrame:
+                chunk_size=250_000, na="class", on_error="raise") -> pd.DataFrame:
     """Load per-question counts from samples, counts or summary files alike.
 
     Parameters

@@ -152,7 +152,7 @@ class ValidationReport:
 
 
 def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
-             chunk_size=1_000_000) -> ValidationReport:
+             chunk_size=250_000) -> ValidationReport:
     """Check one generations file against every rule and list every problem.
 
     Parameters
