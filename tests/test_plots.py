@@ -1,0 +1,360 @@
+"""Tests of leash.plots: each helper draws exactly the numbers it is given, on the given Axes."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.container import BarContainer  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+
+from leash import plots  # noqa: E402
+from leash.plots import (  # noqa: E402
+    BASE_COLOR,
+    CATEGORY_COLORS,
+    EXTRA_COLORS,
+    RLVR_COLOR,
+    SFT_COLOR,
+    model_colors,
+    plot_entropy_scatter,
+    plot_epsilon,
+    plot_metric_trajectory,
+    plot_pass_at_k_curves,
+    plot_passk_bars,
+    plot_support_counts,
+    plot_support_diagram,
+)
+from leash.support import epsilon  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _curves():
+    # rows deliberately out of k order: the helper sorts by k within each model
+    return pd.DataFrame({
+        "model": ["Base", "Base", "Base", "ProRL", "ProRL", "ProRL"],
+        "k": [4, 1, 2, 1, 2, 4],
+        "pass_at_k": [0.3, 0.1, 0.2, 0.4, 0.5, 0.6],
+    })
+
+
+def _bars():
+    return pd.DataFrame({
+        "benchmark": ["AIME24", "AIME24", "AMC", "AMC", "AIME24", "AIME24"],
+        "model": ["Base", "ProRL", "Base", "ProRL", "Base", "ProRL"],
+        "k": [8192, 8192, 8192, 8192, 1024, 1024],
+        "pass_at_k": [0.933, 0.833, 1.0, 1.0, 0.5, 0.4],
+    })
+
+
+def _counts():
+    return pd.DataFrame({"benchmark": ["AIME24", "AMC23", "MATH500"],
+                         "P": [25, 40, 480], "E": [0, 0, 15], "S": [3, 0, 2], "O": [2, 0, 3]})
+
+
+def _trajectory():
+    return pd.DataFrame({
+        "benchmark": ["AIME24"] * 3 + ["AMC23"] * 3,
+        "step": [200, 0, 100, 0, 100, 200],
+        "SRR": [0.8, 1.0, 0.9, 1.0, 0.95, 0.9],
+        "NDR": [0.1, np.nan, 0.05, np.nan, 0.0, 0.02],
+        "NSCR": [-0.1, 0.0, -0.05, 0.0, -0.05, -0.08],
+    })
+
+
+def _entropy():
+    return pd.DataFrame({
+        "model": ["DeepSeek-1.5B", "ProRL-1.5B", "DeepSeek-7B", "AceReason-7B", "SFT-7B"],
+        "role": ["base", "rlvr", "base", "rlvr", "sft"],
+        "token_entropy": [0.50, 0.62, 0.45, 0.40, 0.47],
+        "answer_entropy": [1.20, 0.70, 0.90, 0.60, 0.85],
+        "base_model": [None, "DeepSeek-1.5B", None, "DeepSeek-7B", "DeepSeek-7B"],
+    })
+
+
+# ---------------------------------------------------------------------------------------------
+# the palette
+# ---------------------------------------------------------------------------------------------
+
+def test_model_colors_are_fixed_by_role():
+    assert model_colors(["Base", "ProRL"]) == {"Base": BASE_COLOR, "ProRL": RLVR_COLOR}
+    assert model_colors(["A", "B"], {"A": "rlvr", "B": "base"}) == {"A": RLVR_COLOR,
+                                                                   "B": BASE_COLOR}
+    assert model_colors(["SFT", "DAPO"]) == {"SFT": SFT_COLOR, "DAPO": RLVR_COLOR}
+    assert model_colors(["x", "y", "z"]) == {"x": RLVR_COLOR, "y": EXTRA_COLORS[0],
+                                             "z": EXTRA_COLORS[1]}
+    with pytest.raises(ValueError, match="unknown role 'teacher'"):
+        model_colors(["x"], {"x": "teacher"})
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_pass_at_k_curves
+# ---------------------------------------------------------------------------------------------
+
+def test_pass_at_k_curves_draw_one_sorted_line_per_model():
+    ax = plot_pass_at_k_curves(_curves())
+    assert isinstance(ax, Axes)
+    assert len(ax.lines) == 2
+    base, rl = ax.lines
+    np.testing.assert_array_equal(base.get_xdata(), [1, 2, 4])
+    np.testing.assert_array_equal(base.get_ydata(), [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(rl.get_ydata(), [0.4, 0.5, 0.6])
+    assert to_hex(base.get_color()) == BASE_COLOR.lower()
+    assert to_hex(rl.get_color()) == RLVR_COLOR.lower()
+    assert ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Base", "ProRL"]
+    assert len(ax.texts) == 0 and len(ax.collections) == 0
+
+
+def test_pass_at_k_curves_annotations_and_bands():
+    df = _curves().assign(low=lambda d: d.pass_at_k - 0.05, high=lambda d: d.pass_at_k + 0.05)
+    ax = plot_pass_at_k_curves(df, annotate=True)
+    assert sorted(t.get_text() for t in ax.texts) == ["0.100", "0.200", "0.300", "0.400",
+                                                      "0.500", "0.600"]
+    assert len(ax.collections) == 2  # one band per model
+    band = ax.collections[0].get_paths()[0].vertices
+    assert np.isclose(band[:, 1].min(), 0.05) and np.isclose(band[:, 1].max(), 0.35)
+
+
+def test_pass_at_k_curves_on_given_axes_linear():
+    fig, (a1, a2) = plt.subplots(1, 2)
+    out = plot_pass_at_k_curves(_curves(), ax=a2, logx=False)
+    assert out is a2 and len(a2.lines) == 2 and len(a1.lines) == 0
+    assert a2.get_xscale() == "linear"
+
+
+def test_pass_at_k_curves_validation():
+    with pytest.raises(ValueError, match="no column 'pass_at_k'"):
+        plot_pass_at_k_curves(_curves().drop(columns="pass_at_k"))
+    with pytest.raises(ValueError, match="no column 'family'"):
+        plot_pass_at_k_curves(_curves(), hue="family")
+    with pytest.raises(ValueError, match="both columns 'low' and 'high'"):
+        plot_pass_at_k_curves(_curves().assign(low=0.0))
+    dup = pd.concat([_curves(), _curves().iloc[:1]])
+    with pytest.raises(ValueError, match=r"2 rows share the same \['model', 'k'\]"):
+        plot_pass_at_k_curves(dup)
+    with pytest.raises(ValueError, match="must be > 0 on a log axis"):
+        plot_pass_at_k_curves(_curves().assign(k=[0, 1, 2, 0, 1, 2]))
+    with pytest.raises(ValueError, match="'pass_at_k' must be finite. Got nan in row 2"):
+        plot_pass_at_k_curves(_curves().assign(pass_at_k=[0.1, 0.2, np.nan, 0.1, 0.2, 0.3]))
+    with pytest.raises(ValueError, match="empty"):
+        plot_pass_at_k_curves(_curves().iloc[:0])
+    with pytest.raises(TypeError, match="'ax' parameter"):
+        plot_pass_at_k_curves(_curves(), ax="left")
+    with pytest.raises(TypeError, match="'df' parameter"):
+        plot_pass_at_k_curves(_curves().to_dict())
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_passk_bars
+# ---------------------------------------------------------------------------------------------
+
+def test_passk_bars_use_the_largest_budget_per_benchmark():
+    ax = plot_passk_bars(_bars())
+    assert isinstance(ax, Axes)
+    containers = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert len(containers) == 2 and len(ax.patches) == 4
+    heights = {c.get_label(): [p.get_height() for p in c] for c in containers}
+    assert heights == {"Base": [0.933, 1.0], "ProRL": [0.833, 1.0]}
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["AIME24\n@8192", "AMC\n@8192"]
+    # bars of one benchmark sit side by side, centred on the tick
+    b0, r0 = containers[0][0], containers[1][0]
+    centre = (b0.get_x() + r0.get_x() + r0.get_width()) / 2
+    assert np.isclose(centre, 0.0, atol=0.02)
+
+
+def test_passk_bars_without_k_and_on_given_axes():
+    _, ax = plt.subplots()
+    df = _bars().query("k == 8192").drop(columns="k")
+    assert plot_passk_bars(df, ax=ax) is ax
+    assert len(ax.patches) == 4
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["AIME24", "AMC"]
+
+
+def test_passk_bars_validation():
+    with pytest.raises(ValueError, match="no column 'benchmark'"):
+        plot_passk_bars(_bars().drop(columns="benchmark"))
+    missing = _bars().drop(index=3)  # ProRL on AMC at k = 8192
+    with pytest.raises(ValueError, match="no value for model 'ProRL' on benchmark 'AMC' at "
+                                         "k = 8192"):
+        plot_passk_bars(missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_support_counts
+# ---------------------------------------------------------------------------------------------
+
+def test_support_counts_stack_p_e_s_o():
+    ax = plot_support_counts(_counts())
+    assert isinstance(ax, Axes)
+    assert len(ax.containers) == 4 and len(ax.patches) == 12
+    labels = [c.get_label() for c in ax.containers]
+    assert labels == ["Preservation (P)", "Expansion (E)", "Shrinkage (S)",
+                      "Out of Support (O)"]
+    # MATH500 column: bottoms 0, 480, 495, 497 and heights 480, 15, 2, 3
+    col = [c[2] for c in ax.containers]
+    assert [p.get_y() for p in col] == [0, 480, 495, 497]
+    assert [p.get_height() for p in col] == [480, 15, 2, 3]
+    assert to_hex(col[0].get_facecolor()) == CATEGORY_COLORS["preservation"].lower()
+
+
+def test_support_counts_normalized_on_given_axes():
+    _, ax = plt.subplots()
+    out = plot_support_counts(_counts(), ax=ax, normalize=True)
+    assert out is ax
+    tops = [c[0].get_y() + c[0].get_height() for c in ax.containers]
+    assert np.isclose(tops[-1], 1.0)
+    assert np.isclose(ax.containers[0][0].get_height(), 25 / 30)
+
+
+def test_support_counts_validation():
+    with pytest.raises(ValueError, match="no column 'O'"):
+        plot_support_counts(_counts().drop(columns="O"))
+    with pytest.raises(ValueError, match="'E' must be >= 0"):
+        plot_support_counts(_counts().assign(E=[0, -1, 0]))
+    zero = _counts().assign(P=[0, 40, 1], E=0, S=0, O=0)
+    with pytest.raises(ValueError, match="row 0 \\('AIME24'\\) has P\\+E\\+S\\+O = 0"):
+        plot_support_counts(zero, normalize=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_metric_trajectory
+# ---------------------------------------------------------------------------------------------
+
+def test_metric_trajectory_one_line_per_benchmark_and_metric():
+    ax = plot_metric_trajectory(_trajectory())
+    assert isinstance(ax, Axes)
+    assert len(ax.lines) == 2 * 3 + 1  # + the reference line at 0
+    first = ax.lines[0]  # AIME24 SRR, sorted by step
+    np.testing.assert_array_equal(first.get_xdata(), [0, 100, 200])
+    np.testing.assert_array_equal(first.get_ydata(), [1.0, 0.9, 0.8])
+    ndr = ax.lines[1].get_ydata()
+    assert np.isnan(ndr[0]) and np.allclose(ndr[1:], [0.05, 0.1])  # undefined NDR is a gap
+    assert len(ax.get_legend().get_texts()) == 2 + 3
+
+
+def test_metric_trajectory_subset_on_given_axes():
+    _, ax = plt.subplots()
+    assert plot_metric_trajectory(_trajectory(), metrics="SRR", ax=ax) is ax
+    assert len(ax.lines) == 2 + 1
+
+
+def test_metric_trajectory_validation():
+    with pytest.raises(ValueError, match="no column 'SDS'"):
+        plot_metric_trajectory(_trajectory(), metrics=("SRR", "SDS"))
+    with pytest.raises(ValueError, match="must name 1 to 4 columns"):
+        plot_metric_trajectory(_trajectory(), metrics=())
+    with pytest.raises(ValueError, match="share the same"):
+        plot_metric_trajectory(_trajectory().assign(step=0))
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_entropy_scatter
+# ---------------------------------------------------------------------------------------------
+
+def test_entropy_scatter_arrows_from_base_to_trained_model():
+    ax = plot_entropy_scatter(_entropy())
+    assert isinstance(ax, Axes)
+    assert len(ax.collections) == 3  # base, rlvr, sft
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == 3
+    assert len(ax.texts) == 5
+    offsets = {tuple(np.round(o, 6)) for c in ax.collections for o in c.get_offsets()}
+    assert offsets == {(0.5, 1.2), (0.62, 0.7), (0.45, 0.9), (0.4, 0.6), (0.47, 0.85)}
+    assert ax.get_xlabel() == "token-level entropy"
+    assert ax.get_ylabel() == "answer-level entropy"
+
+
+def test_entropy_scatter_on_given_axes_without_labels():
+    _, ax = plt.subplots()
+    assert plot_entropy_scatter(_entropy(), ax=ax, labels=False) is ax
+    assert len(ax.texts) == 0
+
+
+def test_entropy_scatter_validation():
+    with pytest.raises(ValueError, match="no column 'base_model'"):
+        plot_entropy_scatter(_entropy().drop(columns="base_model"))
+    bad = _entropy()
+    bad.loc[1, "base_model"] = "DeepSeek-1.5"
+    with pytest.raises(ValueError, match="'ProRL-1.5B' .* names base 'DeepSeek-1.5'"):
+        plot_entropy_scatter(bad)
+    bad = _entropy()
+    bad.loc[1, "base_model"] = None
+    with pytest.raises(ValueError, match="names base (None|nan|<NA>) in column"):
+        plot_entropy_scatter(bad)
+    with pytest.raises(ValueError, match=r"unknown value\(s\) \['teacher'\]"):
+        plot_entropy_scatter(_entropy().assign(role=["base", "teacher", "base", "rlvr",
+                                                     "sft"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# plot_epsilon and plot_support_diagram
+# ---------------------------------------------------------------------------------------------
+
+def test_epsilon_one_line_per_zeta_with_the_core_values():
+    ks = [1, 2, 8192, 4]
+    ax = plot_epsilon(ks, [0.05, 0.01])
+    assert isinstance(ax, Axes) and len(ax.lines) == 2
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1, 2, 4, 8192])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), -np.log(0.05) / np.array([1, 2, 4, 8192]))
+    assert np.isclose(ax.lines[0].get_ydata()[-1], 3.657e-4, atol=1e-7)  # the paper's 3.66e-4
+    ax2 = plot_epsilon(ks, [0.05], exact=True, ax=plt.subplots()[1])
+    np.testing.assert_allclose(ax2.lines[0].get_ydata(),
+                               epsilon(np.array([1, 2, 4, 8192]), 0.05, exact=True))
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+
+
+def test_epsilon_validation_comes_from_the_core():
+    with pytest.raises(ValueError, match="'zeta' parameter of epsilon"):
+        plot_epsilon([1, 2], [1.5])
+    with pytest.raises(ValueError, match="'k' parameter of epsilon"):
+        plot_epsilon([0, 2], [0.05])
+    with pytest.raises(ValueError, match="non-empty"):
+        plot_epsilon([], [0.05])
+
+
+def test_support_diagram_has_four_regions_and_two_thresholds():
+    ax = plot_support_diagram(eps=1e-3)
+    assert isinstance(ax, Axes)
+    rects = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(rects) == 4
+    assert len(ax.lines) == 2
+    texts = [t.get_text() for t in ax.texts]
+    for name in ("Preservation", "Expansion", "Shrinkage", "Out of Support"):
+        assert name in texts
+    # Preservation is the upper-right square: both probabilities above epsilon
+    pres = rects[0]
+    assert np.isclose(pres.get_x(), 1e-3) and np.isclose(pres.get_y(), 1e-3)
+    assert to_hex(pres.get_facecolor()) == CATEGORY_COLORS["preservation"].lower()
+    _, given = plt.subplots()
+    assert plot_support_diagram(given) is given
+
+
+def test_support_diagram_validation():
+    with pytest.raises(ValueError, match="0 < lim\\[0\\] < eps < lim\\[1\\] <= 1"):
+        plot_support_diagram(eps=2.0)
+    with pytest.raises(ValueError, match="'lim' parameter"):
+        plot_support_diagram(lim=None)
+
+
+def test_every_helper_returns_a_new_axes_when_none_is_given():
+    axes = [
+        plot_pass_at_k_curves(_curves()), plot_passk_bars(_bars()),
+        plot_support_counts(_counts()), plot_metric_trajectory(_trajectory()),
+        plot_entropy_scatter(_entropy()), plot_epsilon([1, 2], [0.05]),
+        plot_support_diagram(),
+    ]
+    assert len({id(a.figure) for a in axes}) == len(axes)
+    assert plots.__all__  # the public names are declared
