@@ -8,9 +8,10 @@ Rules (also in ``data/README.md``):
 * A question present for one model and missing for the other is an error listing them (first
   few and how many), unless ``restrict_to_shared=True``: then they are dropped, a warning says
   how many, and ``attrs["pairing"]`` records it.
-* Sample counts may differ between the models (or between questions). The comparison then uses a
-  common budget ``b`` = the smallest ``n`` on either side (or ``budget=`` if given, which must not
-  exceed any ``n``). It is reported in a warning and in ``attrs["pairing"]["budget"]``.
+* Sample counts may differ between the models. Each question is then compared at the common
+  budget ``b`` = min(n_base, n_rl) of that question, so benchmarks with different budgets keep
+  their own (or at ``budget=`` for every question, if given, which must not exceed any ``n``).
+  It is reported in a warning and in ``attrs["pairing"]["budget_by_benchmark"]``.
 * When ``n > b`` the number correct among the first ``b`` samples cannot be recomputed from
   ``c`` alone. leash is honest about it:
 
@@ -194,22 +195,28 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     n_r = m["n_rl"].to_numpy(np.int64)
     nmin = int(min(n_b.min(), n_r.min()))
     if budget is None:
-        b = nmin
+        # Per question: the two models' common sample count. Benchmarks with different
+        # budgets (8192 for math, 2048 for non-math in the paper) keep their own.
+        b = np.minimum(n_b, n_r)
     else:
         if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not (
                 1 <= budget <= nmin):
             raise ValueError(f"The 'budget' parameter must be an int in the range [1, {nmin}] "
                              f"(the smallest n of the paired questions). Got {budget!r}.")
-        b = int(budget)
-    pairing["budget"] = b
+        b = np.full(len(m), int(budget), dtype=np.int64)
+    by_bench = pd.Series(b).groupby(m["benchmark"].to_numpy()).agg(lambda x: sorted(set(x)))
+    pairing["budget"] = int(b[0]) if (b == b[0]).all() else None
+    pairing["budget_by_benchmark"] = {k: (v[0] if len(v) == 1 else v)
+                                      for k, v in by_bench.items()}
     pairing["n_base"] = sorted(set(n_b.tolist()))[:10]
     pairing["n_rl"] = sorted(set(n_r.tolist()))[:10]
     reduced = (n_b > b) | (n_r > b)
     if reduced.any() and budget is None:
         warnings.warn(
-            f"pair_counts: sample counts differ (base n in {pairing['n_base']}, rl n in "
-            f"{pairing['n_rl']}); comparing at the common budget {b} "
-            f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}).",
+            f"pair_counts: the two models have different sample counts on {int(reduced.sum())} "
+            f"questions; each is compared at min(n_base, n_rl) "
+            f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
+            f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
             stacklevel=2)
     out = pd.DataFrame({
         "benchmark": m["benchmark"].astype("string"),
@@ -219,7 +226,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     for side in ("base", "rl"):
         c_b, f_b, found = _at_budget(m[f"n_{side}"], m[f"c_{side}"], m[f"first_correct_{side}"],
                                      b, subsample, side)
-        out[f"n_{side}"] = np.full(len(m), b, dtype=np.int64)
+        out[f"n_{side}"] = b
         out[f"c_{side}"] = c_b
         out[f"first_correct_{side}"] = f_b
         out[f"found_{side}"] = found

@@ -1,0 +1,25 @@
+"""Benchmarks with different budgets keep their own budget when paired (as in the paper:
+8192 samples for math, 2048 for non-math)."""
+
+import pandas as pd
+
+from leash.pairing import pair_counts
+from leash.tables import support_table
+
+
+def test_each_benchmark_keeps_its_budget():
+    rows = []
+    for model in ("base", "rl"):
+        # math: 8 samples, first success at index 5 (found only with the full budget)
+        rows.append((model, "math-bench", "1", 8, 1, 5))
+        # non-math: 2 samples
+        rows.append((model, "other", "1", 2, 1, 0))
+    s = pd.DataFrame(rows, columns=["model", "benchmark", "question_id", "n", "c",
+                                    "first_correct"]).assign(step=pd.NA)
+    p = pair_counts(s, "base", "rl")
+    assert p.set_index("benchmark")["n_base"].to_dict() == {"math-bench": 8, "other": 2}
+    assert p["found_base"].tolist() == [True, True]
+    assert p.attrs["pairing"]["budget_by_benchmark"] == {"math-bench": 8, "other": 2}
+    t = support_table(p, pool=False)
+    assert t["k"].tolist() == [8, 2]
+    assert t["P"].tolist() == [1, 1]
