@@ -349,6 +349,12 @@ def _split_annotation(ann: str) -> tuple[str | None, str | None, bool]:
     return (a if a in _TYPES else None), (elem if elem in _TYPES else None), allow_none
 
 
+def _allows_none(p: NotebookParameter) -> bool:
+    if p.type_name is not None:
+        return _split_annotation(p.type_name)[2]
+    return p.has_literal_default and p.value is None
+
+
 def _type_of_literal(v) -> str | None:
     for name in ("bool", "int", "float", "str", "list", "dict"):
         if _TYPES[name](v):
@@ -438,6 +444,8 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None):
                 f"{type(value).__name__}; its annotation asks for {expected}."
             )
         rule = rules.get(name)
+        if value is None and _allows_none(declared[name]):
+            rule = None  # "not given", as the annotation permits
         if rule is not None:
             try:
                 ok = bool(rule.check(value))

@@ -1,0 +1,331 @@
+"""Tests of leash.reproduce: parameter validation, discovery, and real papermill runs.
+
+The notebook tests/notebooks/tiny.ipynb is executed through the same function the paper's
+notebooks go through (run_notebook / run_all); each kernel run takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from leash import reproduce
+from leash.reproduce import (
+    EMBEDDED,
+    KERNEL_ENV,
+    PARAMETER_RULES,
+    NotebookError,
+    ParameterError,
+    SkipNotebook,
+    discover_notebooks,
+    main,
+    missing_notebooks,
+    notebook_parameters,
+    require_data,
+    run_all,
+    run_notebook,
+    validate_parameters,
+)
+
+HERE = Path(__file__).resolve().parent
+TINY = HERE / "notebooks" / "tiny.ipynb"
+REPO_ROOT = HERE.parent
+
+
+def _notebook(folder: Path, stem: str, parameters: str | None, body: str = "x = 1") -> Path:
+    cells = []
+    if parameters is not None:
+        cells.append(nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]}))
+    cells.append(nbformat.v4.new_code_cell(body))
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"},
+        "language_info": {"name": "python"}})
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# reading and validating parameters (no kernel)
+# ---------------------------------------------------------------------------------------------
+
+def test_notebook_parameters_of_tiny():
+    params = notebook_parameters(TINY)
+    assert list(params) == ["k", "zeta", "seed", "fail", "data", "prefix", "outdir"]
+    assert params["k"].type_name == "int" and params["k"].value == 4
+    assert params["k"].help == "budget"
+    assert params["zeta"].value == 0.05 and params["fail"].value is False
+    assert params["data"].default == '""'
+
+
+def test_notebook_parameters_reads_what_papermill_cannot(tmp_path):
+    src = ("study: str | None = None  # optional study file\n"
+           "ks: list[int] = [1, 2,\n      4]\n"
+           "a = b = 3\n"
+           "label = 'x'")
+    nb = _notebook(tmp_path, "nb", src)
+    params = notebook_parameters(nb)
+    assert set(params) == {"study", "ks", "a", "b", "label"}
+    assert params["study"].type_name == "str | None" and params["study"].value is None
+    assert params["ks"].value == [1, 2, 4]
+    assert params["label"].type_name is None and params["label"].value == "x"
+    assert notebook_parameters(_notebook(tmp_path, "none", None)) == {}
+
+
+def test_unknown_parameter_is_rejected_with_the_closest_name():
+    with pytest.raises(ParameterError, match=r"Notebook tiny: unknown parameter 'zetta'\. "
+                                             r"Did you mean 'zeta'\? Parameters of this "
+                                             r"notebook: k, zeta, seed"):
+        validate_parameters(TINY, {"zetta": 0.1})
+    with pytest.raises(ParameterError, match="unknown parameter 'qqqq'. Parameters"):
+        validate_parameters(TINY, {"qqqq": 1})
+
+
+@pytest.mark.parametrize("params, pattern", [
+    ({"zeta": 1.5}, r"Notebook tiny: parameter 'zeta' = 1\.5 breaks the rule for 'zeta': it "
+                    r"must be a float in the open interval \(0, 1\)"),
+    ({"zeta": 0}, r"'zeta' = 0 breaks the rule"),
+    ({"k": 0}, r"parameter 'k' = 0 breaks the rule for 'k': it must be an int >= 1"),
+    ({"seed": -1}, r"'seed' = -1 breaks the rule for 'seed': it must be an int >= 0"),
+    ({"k": "4"}, r"parameter 'k' = '4' has type str; its annotation asks for int"),
+    ({"k": True}, r"parameter 'k' = True has type bool; its annotation asks for int"),
+    ({"k": 4.0}, r"'k' = 4\.0 has type float"),
+    ({"fail": 1}, r"'fail' = 1 has type int; its annotation asks for bool"),
+    ({"zeta": "0.1"}, r"'zeta' = '0\.1' has type str; its annotation asks for float"),
+])
+def test_invalid_values_are_rejected(params, pattern):
+    with pytest.raises(ParameterError, match=pattern):
+        validate_parameters(TINY, params)
+
+
+def test_valid_values_give_the_effective_parameters():
+    eff = validate_parameters(TINY, {"k": 8, "zeta": 0.1})
+    assert eff == {"k": 8, "zeta": 0.1, "seed": 0, "fail": False, "data": "", "prefix": "tiny",
+                   "outdir": "figures"}
+
+
+def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
+    src = ('ks: list[int] = [1, 2]\nestimator: str = "unbiased"\nmin_count: int = 1\n'
+           'n_boot: int = 0\nstudy: str | None = None\nlevel = 0.95\nscale: float = 0.5')
+    nb = _notebook(tmp_path, "nb", src)
+    assert validate_parameters(nb, {"scale": 2})["scale"] == 2  # an int is a valid float
+    assert validate_parameters(nb, {"estimator": "first-k", "ks": (1, 8)})["ks"] == [1, 8]
+    with pytest.raises(ParameterError, match=r"'ks' = \['a'\] has type list; its annotation "
+                                             r"asks for list\[int\]"):
+        validate_parameters(nb, {"ks": ["a"]})
+    with pytest.raises(ParameterError, match=r"'ks' = \[0, 2\] breaks the rule .* non-empty "
+                                             r"list of ints >= 1"):
+        validate_parameters(nb, {"ks": [0, 2]})
+    with pytest.raises(ParameterError, match="'estimator' = 'first_k' breaks the rule .* "
+                                             "leash.passk.ESTIMATORS"):
+        validate_parameters(nb, {"estimator": "first_k"})
+    with pytest.raises(ParameterError, match="'min_count' = 0 breaks"):
+        validate_parameters(nb, {"min_count": 0})
+    with pytest.raises(ParameterError, match="'n_boot' = -5 breaks"):
+        validate_parameters(nb, {"n_boot": -5})
+    # un-annotated parameters are checked against the type of their literal default
+    with pytest.raises(ParameterError, match=r"'level' = 'high' has type str; its annotation "
+                                             r"asks for float \(the type of its default 0\.95\)"):
+        validate_parameters(nb, {"level": "high"})
+    with pytest.raises(ParameterError, match="'level' = 1.0 breaks the rule"):
+        validate_parameters(nb, {"level": 1.0})
+    # study: None allowed by the annotation; else 'embedded' or an existing file
+    validate_parameters(nb, {"study": EMBEDDED})
+    with pytest.raises(ParameterError, match="'study' = 'data/studies/nope.yaml' breaks"):
+        validate_parameters(nb, {"study": "data/studies/nope.yaml"})
+
+
+def test_bad_defaults_are_caught_before_running(tmp_path):
+    nb = _notebook(tmp_path, "07_bad", "zeta: float = 2.0")
+    with pytest.raises(ParameterError, match=r"Notebook 07_bad: parameter 'zeta' = 2\.0 \(the "
+                                             r"default in its parameters cell\) breaks"):
+        validate_parameters(nb, {})
+
+
+def test_parameters_for_a_notebook_without_parameters_cell(tmp_path):
+    nb = _notebook(tmp_path, "plain", None)
+    assert validate_parameters(nb, {}) == {}
+    with pytest.raises(ParameterError, match="no cell tagged 'parameters'"):
+        validate_parameters(nb, {"k": 1})
+
+
+def test_rule_table_keys():
+    assert {"zeta", "k", "budget", "min_count", "n_boot", "estimator", "seed"} <= set(
+        PARAMETER_RULES)
+
+
+# ---------------------------------------------------------------------------------------------
+# discovery, selection, require_data
+# ---------------------------------------------------------------------------------------------
+
+def test_discover_notebooks_in_file_name_order(tmp_path):
+    for stem in ("01_table1", "00_walkthrough", "_draft", "10_figure4"):
+        _notebook(tmp_path, stem, "k: int = 1")
+    overrides = {"01_table1": {"k": 2}, "05_planned": {"k": 3}}
+    found = discover_notebooks(tmp_path, overrides)
+    assert found == [("00_walkthrough", {}), ("01_table1", {"k": 2}), ("10_figure4", {})]
+    assert missing_notebooks(tmp_path, overrides) == ["05_planned"]
+    found[1][1]["k"] = 99  # a copy: the override table is not modified
+    assert overrides["01_table1"] == {"k": 2}
+
+
+def test_select_by_stem_name_or_number():
+    stems = ["00_walkthrough", "01_table1", "02_table3"]
+    assert reproduce._select(stems, ["02_table3", "00"]) == ["00_walkthrough", "02_table3"]
+    assert reproduce._select(stems, ["table1"]) == ["01_table1"]
+    with pytest.raises(ParameterError, match="--only 'tabel1': no such notebook.*Did you mean"):
+        reproduce._select(stems, ["tabel1"])
+
+
+def test_require_data_existing_missing_and_unknown(tmp_path):
+    f = tmp_path / "x.jsonl"
+    f.write_text("{}\n")
+    assert require_data(f) == f
+    with pytest.raises(SkipNotebook, match="input file .*nowhere/y.jsonl not found"):
+        require_data(str(tmp_path / "nowhere" / "y.jsonl"))
+    with pytest.raises(ValueError, match="'no-such-dataset' is neither an existing file nor"):
+        require_data("no-such-dataset")
+    with pytest.raises(TypeError, match="'path_or_name' parameter of require_data"):
+        require_data(3)
+
+
+def test_require_data_skips_a_dataset_without_local_copy(tmp_path, monkeypatch):
+    from leash import manifest
+
+    name = next(iter(manifest.load_manifest().datasets))
+    monkeypatch.setattr(manifest, "default_dest", lambda: tmp_path / "cache")
+    monkeypatch.setenv(manifest.MIRROR_ENV, str(tmp_path / "empty-mirror"))
+    with pytest.raises(SkipNotebook, match=f"data not available locally: {re.escape(name)}"):
+        require_data(name)
+
+
+@pytest.mark.mirror
+def test_require_data_finds_the_mirror(monkeypatch):
+    from leash import manifest
+
+    mirror = REPO_ROOT.parent / "shared" / "data"
+    if not mirror.is_dir():
+        pytest.skip("no data mirror next to the repository")
+    monkeypatch.setenv(manifest.MIRROR_ENV, str(mirror))
+    name = next(iter(manifest.load_manifest().datasets))
+    path = require_data(name)
+    assert path.is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# command line without kernels
+# ---------------------------------------------------------------------------------------------
+
+def test_main_rejects_an_unknown_notebook_name(capsys):
+    assert main(["--only", "no_such_notebook_xyz"]) == 2
+    assert "--only 'no_such_notebook_xyz': no such notebook" in capsys.readouterr().err
+
+
+def test_run_all_validates_everything_before_running(tmp_path):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    shutil.copy(TINY, folder / "00_tiny.ipynb")
+    _notebook(folder, "01_bad", "k: int = 1")
+    with pytest.raises(ParameterError, match="Notebook 01_bad: unknown parameter 'kk'"):
+        run_all([("00_tiny", {}), ("01_bad", {"kk": 2})], directory=folder,
+                outdir=tmp_path / "fig", build=tmp_path / "build")
+    assert not (tmp_path / "build").exists()  # nothing was executed
+    with pytest.raises(ParameterError, match="no such study file"):
+        run_all([("00_tiny", {})], directory=folder, data=str(tmp_path / "s.yaml"),
+                outdir=tmp_path / "fig", build=tmp_path / "build")
+    with pytest.raises(ParameterError, match="'jobs' parameter of run_all"):
+        run_all([], directory=folder, jobs=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# real runs (each starts a kernel)
+# ---------------------------------------------------------------------------------------------
+
+def _stream_text(nb_path: Path) -> str:
+    nb = nbformat.read(nb_path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def test_run_all_executes_writes_artifacts_and_index(tmp_path):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    shutil.copy(TINY, folder / "00_tiny.ipynb")
+    out, build, stream = tmp_path / "fig", tmp_path / "build", io.StringIO()
+    before = {k: os.environ.get(k) for k in KERNEL_ENV}
+    results = run_all([("00_tiny", {"k": 8})], directory=folder, outdir=out, build=build,
+                      stream=stream)
+    assert [(r.name, r.status) for r in results] == [("00_tiny", "ok")]
+    assert results[0].parameters["k"] == 8
+    log = stream.getvalue()
+    assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s$", log, re.M), log
+    assert "1 notebook(s) in" in log and "1 ok, 0 skipped, 0 failed" in log
+    executed = build / "00_tiny.ipynb"
+    assert executed.is_file()
+    nb = nbformat.read(executed, as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and "k = 8" in injected[0].source
+    # the kernel saw the deterministic environment; the parent's is unchanged
+    assert ("env: PYTHONHASHSEED=0 MPLBACKEND=Agg SOURCE_DATE_EPOCH=0 LEASH_NOTEBOOK=00_tiny"
+            in _stream_text(executed))
+    assert {k: os.environ.get(k) for k in KERNEL_ENV} == before
+    for name in ("tiny_table.csv", "tiny_table.md", "tiny_table.tex", "tiny_figure.pdf",
+                 "tiny_figure.png", "tiny_figure.csv"):
+        assert (out / name).is_file(), name
+    records = json.loads((out / ".artifacts" / "00_tiny.json").read_text())
+    assert [r["name"] for r in records] == ["tiny_figure", "tiny_table"]
+    assert records[0]["parameters"] == {"k": 8, "seed": 0, "zeta": 0.05}
+    index = (out / "README.md").read_text()
+    assert "| `tiny_table` |" in index and "`notebooks/00_tiny.ipynb`" in index
+    assert "(simulated)" in (out / "tiny_table.md").read_text()
+
+
+def test_failing_cell_is_reported_with_notebook_and_cell(tmp_path):
+    with pytest.raises(NotebookError) as info:
+        run_notebook(TINY, {"fail": True}, tmp_path / "fig", tmp_path / "build")
+    err = info.value
+    msg = str(err)
+    assert msg.startswith("Notebook tiny failed in cell 3 of tests/notebooks/tiny.ipynb (In [")
+    assert "RuntimeError: tiny: failure requested by the 'fail' parameter" in msg
+    assert "cell starts with: if fail:" in msg
+    assert err.notebook == "tiny" and err.cell_index == 3 and err.ename == "RuntimeError"
+    assert err.output == tmp_path / "build" / "tiny.ipynb" and err.output.is_file()
+    assert f"partially executed notebook: {err.output}" in msg
+
+
+def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
+    out = tmp_path / "fig"
+    side = out / ".artifacts" / "tiny.json"
+    side.parent.mkdir(parents=True)
+    side.write_text("[]\n")
+    res = run_notebook(TINY, {"data": "tests-missing-input/x.jsonl"}, out, tmp_path / "build")
+    assert res.status == "skipped"
+    assert res.reason == "input file tests-missing-input/x.jsonl not found"
+    assert side.read_text() == "[]\n"
+
+
+def test_run_all_stops_at_a_failure_and_in_parallel(tmp_path):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    for stem in ("00_a", "01_b", "02_c"):
+        shutil.copy(TINY, folder / f"{stem}.ipynb")
+    out, stream = tmp_path / "fig", io.StringIO()
+    results = run_all([("00_a", {"prefix": "a"}), ("01_b", {"data": "gone/x.csv"}),
+                       ("02_c", {"fail": True})], directory=folder, outdir=out,
+                      build=tmp_path / "build", jobs=2, stream=stream)
+    status = {r.name: r.status for r in results}
+    assert status == {"00_a": "ok", "01_b": "skipped", "02_c": "failed"}
+    log = stream.getvalue()
+    assert re.search(r"^\[2/3\] 01_b \.\.\. skipped: input file gone/x\.csv not found", log, re.M)
+    assert re.search(r"^\[3/3\] 02_c \.\.\. FAILED", log, re.M)
+    assert "Notebook 02_c failed in cell 3" in log
+    assert "1 ok, 1 skipped, 1 failed" in log
+    assert not (out / "README.md").exists()  # no index after a failed run
