@@ -1,0 +1,448 @@
+"""One function per paper artifact: the tables and plotted numbers the notebooks show and save.
+
+Each function takes a ``study`` and returns DataFrames; notebooks only lay them out and save
+them. Three kinds of input, one code path after the counts:
+
+* ``"paper"``: the paper's printed counts and values (``data/paper/``, via :mod:`leash.paper`),
+  for the artifacts that counts determine (Tables 1, 3, 4, 6-12, 14; Figure 1);
+* a study file (``data/studies/*.yaml``, :mod:`leash.study`): per-question summaries of
+  generations, paired per model pair, then the same tables;
+* ``"embedded"`` (the default of every notebook): the paper's counts where the artifact is
+  determined by counts, the simulated demo study (``data/studies/demo.yaml``) where it needs
+  generations (Table 5 entropies, Reasoning Gym curves, Table 2 perplexities).
+
+Whatever the input, the result has the same columns, so a notebook never branches on it beyond
+choosing titles ("simulated" is said whenever the data are).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import paper as _paper
+from .pairing import pair_counts
+from .stats import mcnemar_exact
+from .study import Study, load_study
+from .support import support_metrics
+from .tables import entropy_table, passk_table, support_from_counts, support_table
+
+__all__ = [
+    "PAPER",
+    "EMBEDDED",
+    "open_study",
+    "describe_source",
+    "is_simulated",
+    "support_long",
+    "table1",
+    "appendix_table",
+    "figure1_data",
+    "gym_curves",
+    "sft_support",
+    "sft_passk",
+    "checkpoint_support",
+    "entropy_long",
+    "entropy_wide",
+    "entropy_pairs",
+]
+
+PAPER = "paper"
+EMBEDDED = "embedded"
+METRICS = ["SRR", "NDR", "SDS", "NSCR"]
+COUNTS = ["P", "E", "S", "O"]
+LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base", "pass@k rl",
+                *COUNTS, *METRICS, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
+MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
+
+
+def open_study(study: str | Study = EMBEDDED, *, embedded: str = PAPER):
+    """Resolve a notebook's ``study`` parameter.
+
+    Parameters
+    ----------
+    study : str or Study
+        ``"embedded"``, ``"paper"``, a shipped study name (``"demo"``, ``"gsm8k-probe"``...) or
+        the path of a study file.
+    embedded : {"paper", "demo"}
+        What ``"embedded"`` means for this artifact: the paper's printed counts, or the demo.
+
+    Returns
+    -------
+    "paper" or Study
+    """
+    if isinstance(study, Study):
+        return study
+    if study == EMBEDDED:
+        study = embedded
+    if study == PAPER:
+        return PAPER
+    return load_study(study)
+
+
+def is_simulated(src) -> bool:
+    """Whether the source is simulated data (its artifacts must say so)."""
+    return isinstance(src, Study) and src.simulated
+
+
+def describe_source(src) -> str:
+    """A one-line description of the data behind an artifact, for captions and the index."""
+    if src == PAPER:
+        return "the paper's printed counts (data/paper/)"
+    label = "SIMULATED demo data, not the paper's" if src.simulated else "generations"
+    return f"{src.title} [{label}; study file {src.source.name if src.source else src.name}]"
+
+
+def _paper_domains() -> dict:
+    b = _paper.load_benchmarks()
+    return dict(zip(b["benchmark"], b["domain"]))
+
+
+def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
+    t = t.copy()
+    t["pass@k base"] = (t["P"] + t["S"]) / t["N"]
+    t["pass@k rl"] = (t["P"] + t["E"]) / t["N"]
+    tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
+    t["mcnemar_p"] = [r.p_value for r in tests]
+    t["E/(E+S) low"] = [r.ci_low for r in tests]
+    t["E/(E+S) high"] = [r.ci_high for r in tests]
+    return t
+
+
+def _paper_support(tables, *, by=("pair",)) -> pd.DataFrame:
+    sc = _paper.load_support_counts()
+    sc = sc[sc["table"].astype(int).isin(tables)]
+    t = support_from_counts(sc, by=list(by), domains=_paper_domains())
+    k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
+    t["k"] = [k.get((p, b), np.nan) for p, b in zip(t["pair"], t["benchmark"])]
+    return _with_pass_and_tests(t)
+
+
+def support_long(study=EMBEDDED, *, section="support", pairs=None, min_count=1, k=None,
+                 n_boot=0, seed=0, level=0.95):
+    """Support dynamics of every pair, per benchmark and pooled (Tables 1 and 6-12, long form).
+
+    Parameters
+    ----------
+    study : str or Study, default "embedded" (the paper's printed counts)
+    section : str, default "support"
+        Study section (``"support"``; ``"sft"`` for Table 3).
+    pairs : list of str, optional
+        Pair labels to keep (default: all).
+    min_count : int, default 1
+        Correct samples for "found" (generations only; printed counts are fixed at 1).
+    k : int, optional
+        Budget below the number of samples (generations only; first k samples).
+    n_boot, seed, level
+        Bootstrap intervals (generations only: printed counts have no per-question data).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``pair, scope, benchmark, domain, N, k, pass@k base, pass@k rl, P, E, S, O,
+        SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI columns).
+    """
+    src = open_study(study)
+    if src == PAPER:
+        table = {"support": [6, 7, 8, 9, 10, 11, 12], "sft": [3]}[section]
+        t = _paper_support(table)
+        if section == "support":
+            # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
+            t1 = _paper.load_table1()
+            v2 = t1[t1["model"] == "ProRL-1.5B-v2"].rename(columns={"model": "pair"})
+            v2 = v2.assign(scope=np.where(v2["domain"] == "overall", "overall", "domain"),
+                           benchmark=v2["domain"].map({"math": "Math", "non-math": "Non-Math",
+                                                       "overall": "Overall"}),
+                           domain=np.where(v2["domain"] == "overall", "", v2["domain"]))
+            v2["N"] = v2[COUNTS].sum(axis=1)
+            m = support_metrics(*(v2[c].to_numpy(float) for c in COUNTS))
+            for name, values in zip(METRICS, m):
+                v2[name] = values
+            v2 = _with_pass_and_tests(v2[["pair", "scope", "benchmark", "domain", "N", *COUNTS,
+                                          *METRICS]])
+            order = list(dict.fromkeys(_paper.load_pairs()["pair"]))
+            t = pd.concat([t, v2], ignore_index=True)
+            t["_o"] = t["pair"].map({p: i for i, p in enumerate(order)})
+            t = t.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+    else:
+        sec = src.section(section)
+        rng = np.random.default_rng(seed)
+        frames = []
+        for p in sec.pairs:
+            paired = src.paired(section, p)
+            f = support_table(paired, k=k, min_count=min_count, domains=src.domains,
+                              n_boot=n_boot, rng=rng if n_boot else None, level=level)
+            f.insert(0, "pair", p.label)
+            frames.append(f)
+        t = pd.concat(frames, ignore_index=True)
+    t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
+    if pairs:
+        unknown = sorted(set(pairs) - set(t["pair"]))
+        if unknown:
+            known = list(dict.fromkeys(t["pair"]))
+            raise ValueError(f"Unknown pair(s) {unknown}; available: {known}.")
+        t = t[t["pair"].isin(pairs)].reset_index(drop=True)
+    return t
+
+
+def table1(long: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's layout: pooled rows per model and domain (Math, Non-Math, Overall).
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`support_long` result.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; the paper prints 2
+        decimals, rounded from 3: see :func:`leash.paper.round_half_up`).
+    """
+    pooled = long[long["scope"].isin(["domain", "overall"])]
+    out = pooled.rename(columns={"pair": "Model", "benchmark": "Domain"})
+    return out[["Model", "Domain", *METRICS, *COUNTS]].reset_index(drop=True)
+
+
+def appendix_table(long: pd.DataFrame, pair: str) -> pd.DataFrame:
+    """The appendix layout (Tables 6-12) for one pair: per benchmark, then "Agg" rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``Dataset, k, pass@k Base (%), pass@k RLVR (%), SRR, NDR, SDS, NSCR, P, E, S, O,
+        McNemar p`` plus the bootstrap interval columns present in ``long``.
+    """
+    t = long[long["pair"] == pair]
+    if t.empty:
+        raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
+    ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
+    out = pd.DataFrame({"Dataset": ds, "k": t["k"].to_numpy(),
+                        "pass@k Base (%)": 100 * t["pass@k base"].to_numpy(),
+                        "pass@k RLVR (%)": 100 * t["pass@k rl"].to_numpy()})
+    out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
+    for c in [*METRICS, *COUNTS]:
+        out[c] = t[c].to_numpy()
+    out["McNemar p"] = t["mcnemar_p"].to_numpy()
+    for c in [c for c in t.columns if c.endswith((" low", " high")) and c.split()[0] in METRICS]:
+        out[c] = t[c].to_numpy()
+    return out
+
+
+def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None):
+    """Figure 1's bars: base vs RLVR pass@k at the largest budget per benchmark (long form).
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`support_long` result.
+    pair : str, optional
+        Default: the first pair (the paper: ProRL-1.5B-v1).
+    benchmarks : list of str, optional
+        Default: every benchmark of the pair (the paper's figure omits MATH500).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``benchmark, domain, k, model, role, pass_at_k`` (two rows per benchmark).
+    """
+    pair = pair or long["pair"].iat[0]
+    t = long[(long["pair"] == pair) & (long["scope"] == "benchmark")]
+    if benchmarks:
+        t = t[t["benchmark"].isin(benchmarks)]
+    rows = []
+    for _, r in t.iterrows():
+        for role, col, name in (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR")):
+            rows.append({"benchmark": r["benchmark"], "domain": r["domain"], "k": r["k"],
+                         "model": name, "role": role, "pass_at_k": r[col]})
+    return pd.DataFrame(rows)
+
+
+def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0.95):
+    """Reasoning Gym pass@k curves (Figures 2-4): k = 1, 2, 4, ... up to each task's budget.
+
+    With ``study="paper"`` only Figure 4's series exist (decoded from the PDF, approximate);
+    ``"embedded"`` uses the simulated demo.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, model, role, k, pass_at_k`` (+ ``low, high`` with ``n_boot``) and
+        ``approximate`` (True for the paper's decoded series).
+    """
+    src = open_study(study, embedded="demo")
+    if src == PAPER:
+        f = _paper.load_rg_figure4()
+        return pd.DataFrame({"task": f["task"], "model": f["series"],
+                             "role": np.where(f["series"] == "Base", "base", "rlvr"),
+                             "k": f["k"], "pass_at_k": f["pass_at_k"],
+                             "approximate": f["approximate"].astype(bool)})
+    sec = src.section("gym")
+    summary = src.summaries("gym")
+    rng = np.random.default_rng(seed)
+    frames = []
+    for p in sec.pairs:
+        paired = src.paired("gym", p)
+        for task, g in paired.groupby("benchmark", sort=True):
+            ks = 2 ** np.arange(int(np.log2(int(g["n_base"].min()))) + 1)
+            if n_boot:
+                from .stats import bootstrap_pass_at_k
+
+                b = bootstrap_pass_at_k(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"], ks,
+                                        rng=rng, n_boot=n_boot, level=level, estimator=estimator,
+                                        first_correct_base=g["first_correct_base"],
+                                        first_correct_rl=g["first_correct_rl"])
+                b = b[b["series"] != "rl - base"]
+                f = pd.DataFrame({"task": task, "k": b["k"], "pass_at_k": b["estimate"],
+                                  "low": b["low"], "high": b["high"],
+                                  "model": np.where(b["series"] == "base", p.base, p.rl),
+                                  "role": np.where(b["series"] == "base", "base", "rlvr")})
+            else:
+                parts = []
+                for role, model in (("base", p.base), ("rlvr", p.rl)):
+                    s = summary[(summary["model"] == model) & (summary["benchmark"] == task)]
+                    pk = passk_table(s, ks, estimator=estimator)
+                    parts.append(pd.DataFrame({"task": task, "k": pk["k"],
+                                               "pass_at_k": pk["pass@k"], "model": model,
+                                               "role": role}))
+                f = pd.concat(parts, ignore_index=True)
+            frames.append(f)
+    out = pd.concat(frames, ignore_index=True)
+    out["approximate"] = False
+    cols = ["task", "model", "role", "k", "pass_at_k", *(["low", "high"] if n_boot else []),
+            "approximate"]
+    return out[cols]
+
+
+def sft_support(study=EMBEDDED, **kwargs):
+    """Table 3: support dynamics of SFT and RLVR (DAPO) from the same base, per benchmark.
+
+    Keyword arguments go to :func:`support_long` (section ``"sft"``).
+    """
+    return support_long(study, section="sft", **kwargs)
+
+
+def sft_passk(study=EMBEDDED, *, ks=None, estimator="first-k"):
+    """Table 14: pass@k at k = 1, 2, 4, ..., 256 of each trained model (and its base).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long form ``benchmark, model, k, pass_at_k`` (fractions); the paper's printed values for
+        ``"paper"``/``"embedded"``.
+    """
+    src = open_study(study)
+    if src == PAPER:
+        t = _paper.load_table14_passk()
+        return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
+                             "pass_at_k": t["pass_at_k_percent"] / 100.0})
+    sec = src.section("sft")
+    ks = ks or sec.options.get("ks")
+    s = src.summaries("sft")
+    models = list(dict.fromkeys([sec.pairs[0].base, *(p.rl for p in sec.pairs)]))
+    labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
+    t = passk_table(s[s["model"].isin(models)], ks, estimator=estimator)
+    return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
+                         "k": t["k"], "pass_at_k": t["pass@k"]})
+
+
+def checkpoint_support(study=EMBEDDED, *, min_count=1, n_boot=0, seed=0, level=0.95):
+    """Table 4: support dynamics of each training checkpoint against step 0, per benchmark.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair, step, scope, benchmark, domain, N, k, pass@k base, pass@k rl, P, E, S, O, SRR,
+        NDR, SDS, NSCR, mcnemar_p, ...``, sorted by benchmark then step.
+    """
+    src = open_study(study)
+    if src == PAPER:
+        sc = _paper.load_support_counts()
+        sc = sc[sc["table"].astype(int) == 4]
+        t = support_from_counts(sc, by=["pair", "step"], domains=_paper_domains(), pool=False)
+        t["k"] = 256
+        t = _with_pass_and_tests(t)
+    else:
+        sec = src.section("checkpoints")
+        rng = np.random.default_rng(seed)
+        frames = []
+        for p in sec.pairs:
+            # The base may be step 0 of the same run: pair it against every other step.
+            base = (p.base, p.base_step) if p.base_step is not None else p.base
+            paired = pair_counts(src.summaries("checkpoints"), base=base, rl=p.rl)
+            if p.base_step is not None:
+                paired = paired[paired["step"] != p.base_step]
+            f = support_table(paired, by=["step"], min_count=min_count, domains=src.domains,
+                              pool=False, n_boot=n_boot, rng=rng if n_boot else None,
+                              level=level)
+            f.insert(0, "pair", p.label)
+            frames.append(f)
+        t = pd.concat(frames, ignore_index=True)
+    t["step"] = t["step"].astype("Int64")
+    return t.sort_values(["pair", "benchmark", "step"], kind="stable").reset_index(drop=True)
+
+
+def entropy_long(study=EMBEDDED, *, na="class", base=None, correction=None):
+    """Table 5's quantities per model and benchmark, long form.
+
+    ``"embedded"`` uses the simulated demo (Table 5 needs generations); ``"paper"`` returns the
+    printed values in the same layout.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, role, base_model, benchmark, avg@n (%), response_length, token_entropy,
+        answer_entropy, distinct_answers``.
+    """
+    src = open_study(study, embedded="demo")
+    if src == PAPER:
+        t = _paper.load_table5_entropy()
+        t = t[t["benchmark"] != "Avg"]
+        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length": "response_length",
+                 "token_entropy": "token_entropy", "answer_entropy": "answer_entropy"}
+        t = t.assign(metric=t["metric"].map(names))
+        w = t.pivot_table(index=["model", "role", "benchmark"], columns="metric",
+                          values="value", sort=False).reset_index()
+        bases = t.drop_duplicates("model").set_index("model")["base_of_pair"]
+        w.insert(2, "base_model", w["model"].map(bases))
+        w["distinct_answers"] = np.nan
+        w.columns.name = None
+        return w
+    sec = src.section("entropy")
+    s = src.summaries("entropy")
+    e = entropy_table(s, na=na, base=base, correction=correction)
+    roles = {}
+    for p in sec.pairs:
+        roles.setdefault(p.base, ("base", None))
+        roles[p.rl] = ("rlvr", p.base)
+    e.insert(1, "role", e["model"].map(lambda m: roles.get(m, ("model", None))[0]))
+    e.insert(2, "base_model", e["model"].map(lambda m: roles.get(m, (None, None))[1]))
+    return e
+
+
+def entropy_wide(long: pd.DataFrame, metric: str, *, benchmarks=None) -> pd.DataFrame:
+    """One metric of Table 5 as models x benchmarks with the unweighted "Avg" column."""
+    from .tables import wide_with_average
+
+    cols = benchmarks or [b for b in MATH_5 if b in set(long["benchmark"])] or sorted(
+        long["benchmark"].unique())
+    sub = long[long["benchmark"].isin(cols)]
+    return wide_with_average(sub, metric, column_order=cols)
+
+
+def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
+    """Per model: mean token and answer entropy over benchmarks, for the entropy scatter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, role, base_model, token_entropy, answer_entropy`` (unweighted means over the
+        benchmarks, as Table 5's Avg column).
+    """
+    cols = benchmarks or [b for b in MATH_5 if b in set(long["benchmark"])] or None
+    sub = long if cols is None else long[long["benchmark"].isin(cols)]
+    g = sub.groupby(["model", "role"], sort=False, dropna=False)
+    out = g[["token_entropy", "answer_entropy"]].mean().reset_index()
+    bases = sub.drop_duplicates("model").set_index("model")["base_model"]
+    out.insert(2, "base_model", out["model"].map(bases))
+    return out
+
