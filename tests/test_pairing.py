@@ -62,7 +62,7 @@ def test_different_n_uses_common_budget_and_first_correct():
         ("r", "b", "1", None, 4, 1, 3), ("r", "b", "2", None, 4, 0, -1),
         ("r", "b", "3", None, 4, 4, 0), ("r", "b", "4", None, 4, 2, 0),
     ])
-    with pytest.warns(UserWarning, match="common budget 4"):
+    with pytest.warns(UserWarning, match=r"compared at min\(n_base, n_rl\)"):
         p = pair_counts(s, "a", "r")
     p = p.set_index("question_id")
     assert p.found_base.tolist() == [False, True, True, False]
@@ -71,8 +71,10 @@ def test_different_n_uses_common_budget_and_first_correct():
     assert cb[0] == 0 and pd.isna(cb[1]) and cb[2] == 4 and cb[3] == 0
     assert (p.n_base == 4).all() and (p.n_rl == 4).all()
     assert p.attrs["pairing"]["c_base_unknown"] == 1
+    assert p.attrs["pairing"]["budget_by_benchmark"] == {"b": 4}
     # hypergeometric expectation only on request: c * b / n; found from first_correct
-    e = pair_counts(s, "a", "r", subsample="expected").set_index("question_id")
+    with pytest.warns(UserWarning, match="hypergeometric"):
+        e = pair_counts(s, "a", "r", subsample="expected").set_index("question_id")
     assert e.c_base.tolist() == [1.5, 1.5, 4.0, 0.0]
     # it is indeed the mean of the count among a random b-subset (hypergeometric)
     n, c, b = 8, 3, 4
@@ -82,9 +84,10 @@ def test_different_n_uses_common_budget_and_first_correct():
 
 def test_found_unknown_without_first_correct_raises():
     s = frame([("a", "b", "1", None, 8, 3, None), ("r", "b", "1", None, 4, 1, 0)])
-    with pytest.raises(ValueError, match="first_correct"):
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="first_correct"):
         pair_counts(s, "a", "r")
-    ok = pair_counts(s, "a", "r", subsample="expected")
+    with pytest.warns(UserWarning, match="hypergeometric"):
+        ok = pair_counts(s, "a", "r", subsample="expected")
     assert ok.c_base.tolist() == [1.5] and pd.isna(ok.found_base[0])
     # c == 0 or c == n stay exact without first_correct
     s2 = frame([("a", "b", "1", None, 8, 8, None), ("a", "b", "2", None, 8, 0, None),

@@ -209,3 +209,20 @@ def test_memory_independent_of_file_for_counts_of_groups(tmp_path):
         b = summarize(p, chunk_size=10_000)
     compare(a, naive_summary(df.assign(n_tokens=np.nan, finish_reason=None)))
     compare(b, naive_summary(df.assign(n_tokens=np.nan, finish_reason=None)))
+
+
+def test_empty_inputs_and_caller_labels(tmp_path):
+    empty = tmp_path / "empty.parquet"
+    pd.DataFrame({"model": pd.Series([], dtype=object), "benchmark": pd.Series([], dtype=object),
+                  "question_id": pd.Series([], dtype=object),
+                  "sample_idx": pd.Series([], dtype="int64"),
+                  "correct": pd.Series([], dtype=bool)}).to_parquet(empty)
+    out = summarize(empty)
+    assert len(out) == 0 and list(out.columns) == list(SUMMARY_COLUMNS)
+    p = tmp_path / "probe.jsonl"
+    p.write_text(json.dumps({"model_name": "file-model", "qid": 1, "rollouts": [
+        {"rollout": 0, "correct": True, "pred_value": 2.0, "text": "t"}]}) + "\n")
+    out = summarize(p, model="mine", benchmark="b")
+    assert out.model.tolist() == ["mine"]
+    assert out.attrs["provenance"]["files"][0]["notes"] == [
+        "field 'model_name' replaced by the caller's value 'mine'"]

@@ -372,11 +372,14 @@ def _report(sink, locator, fname, problems, loc, sub, values_of):
 
 def _constant_or_column(raw: pa.Table, name: str, given, stats: FileStats, n: int):
     if given is not None:
-        if name in raw.column_names:
-            stats.notes.append(f"column '{name}' replaced by the caller's value {given!r}")
+        note = f"column '{name}' replaced by the caller's value {given!r}"
+        if name in raw.column_names and note not in stats.notes:
+            stats.notes.append(note)
         if name == "step":
             return pa.array(np.full(n, int(given), dtype=np.int64))
-        return pa.array([str(given)] * n, type=pa.string()) if n else pa.array([], pa.string())
+        # one dictionary entry instead of n copies of the label
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                              pa.array([str(given)], type=pa.string()))
     if name in raw.column_names:
         return raw.column(name).combine_chunks()
     return None
@@ -776,6 +779,10 @@ def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sin
                 given = labels.get(name)
                 if given is not None:
                     qlevel[name] = int(given) if name == "step" else str(given)
+                    fld = getattr(mapping, name)
+                    note = f"field '{fld}' replaced by the caller's value {given!r}"
+                    if fld and fld in rec and note not in stats.notes:
+                        stats.notes.append(note)
                     continue
                 fld = getattr(mapping, name)
                 if fld is None:
