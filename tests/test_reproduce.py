@@ -138,7 +138,8 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
     with pytest.raises(ParameterError, match="'level' = 1.0 breaks the rule"):
         validate_parameters(nb, {"level": 1.0})
     # study: None allowed by the annotation; else 'embedded' or an existing file
-    validate_parameters(nb, {"study": EMBEDDED})
+    for ok in (EMBEDDED, "paper", "demo", "data/studies/demo.yaml"):
+        validate_parameters(nb, {"study": ok})
     with pytest.raises(ParameterError, match="'study' = 'data/studies/nope.yaml' breaks"):
         validate_parameters(nb, {"study": "data/studies/nope.yaml"})
 

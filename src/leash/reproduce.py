@@ -28,8 +28,9 @@
    records (:func:`leash.report.write_index`).
 
 ``--data embedded`` runs every notebook on its defaults (the paper's printed counts plus the
-simulated demo). ``--data <study.yaml>`` passes that file as the ``study`` parameter to every
-notebook that declares one; the others run unchanged. ``outdir`` is passed to every notebook that
+simulated demo). ``--data <study.yaml>`` (or a shipped study name such as ``demo``, or
+``paper``) is passed as the ``study`` parameter to every notebook that declares one; the others
+run unchanged. ``outdir`` is passed to every notebook that
 declares it.
 
 Notebook contract: declare ``outdir: str = "figures"`` (and ``study: str = "embedded"`` when the
@@ -81,6 +82,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 #: ``--data`` value that runs every notebook on its embedded defaults.
 EMBEDDED = "embedded"
+PAPER = "paper"  # the paper's printed counts (leash.artifacts.PAPER)
 KERNEL_NAME = "python3"
 #: Environment of every kernel (papermill's kernels inherit the parent's environment).
 KERNEL_ENV = {"PYTHONHASHSEED": "0", "MPLBACKEND": "Agg", "SOURCE_DATE_EPOCH": "0"}
@@ -194,9 +196,13 @@ def _estimators():
 
 
 def _study_ok(v) -> bool:
-    if not isinstance(v, str):
+    """``study`` as :func:`leash.artifacts.open_study` resolves it: a keyword, a shipped study
+    name, or an existing file (relative paths: from the repository root, the kernels' cwd)."""
+    from .study import list_studies
+
+    if not isinstance(v, str) or not v:
         return False
-    return v == EMBEDDED or (REPO_ROOT / v).is_file()
+    return v in (EMBEDDED, PAPER) or v in list_studies() or (REPO_ROOT / v).is_file()
 
 
 #: Range rules shared by every notebook, keyed by parameter name.
@@ -212,8 +218,8 @@ PARAMETER_RULES: dict[str, Rule] = {
     "n_boot": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
     "estimator": Rule("one of leash.passk.ESTIMATORS", lambda v: v in _estimators()),
-    "study": Rule(f"{EMBEDDED!r} or the path of an existing study file, relative to the "
-                  f"repository root", _study_ok),
+    "study": Rule(f"{EMBEDDED!r}, {'paper'!r}, the name of a study in data/studies/, or the "
+                  f"path of an existing study file (relative to the repository root)", _study_ok),
 }
 
 _NO_LITERAL = object()
@@ -750,8 +756,9 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
     directory : str or path-like, optional
         Folder of the notebooks; default ``notebooks/``.
     data : str, default "embedded"
-        ``"embedded"`` or the path of a study file, passed as ``study`` to the notebooks that
-        declare that parameter.
+        ``"embedded"`` (notebooks keep their default), or a study passed as ``study`` to the
+        notebooks that declare that parameter: ``"paper"``, a shipped study name
+        (``data/studies/<name>.yaml``) or the path of a study file.
     outdir, build : str or path-like
         Artifact folder and folder of the executed notebooks.
     jobs : int, default 1
@@ -778,11 +785,18 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
     study = None
     if data != EMBEDDED:
+        from .study import list_studies
+
         p = Path(os.path.abspath(data))
-        if not p.is_file():
-            raise ParameterError(f"--data {data!r}: no such study file (use '{EMBEDDED}' or the "
-                                 f"path of a study file such as data/studies/<name>.yaml).")
-        study = _kernel_path(p, REPO_ROOT)
+        if p.is_file():
+            study = _kernel_path(p, REPO_ROOT)
+        elif data == PAPER or data in list_studies():
+            study = data
+        else:
+            raise ParameterError(
+                f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
+                f"'{PAPER}', one of {list_studies()} or the path of a study file)."
+            )
 
     jobs_list = []
     for stem, params in notebooks:
@@ -866,8 +880,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Regenerate every table and figure: run notebooks/*.ipynb with papermill.",
     )
     ap.add_argument("--data", default=EMBEDDED,
-                    help="'embedded' (paper counts + simulated demo) or a study file passed as "
-                         "the 'study' parameter (default: %(default)s)")
+                    help="'embedded' (paper counts + simulated demo), or a study file (or "
+                         "shipped study name, or 'paper') passed as the 'study' parameter of "
+                         "the notebooks that have one (default: %(default)s)")
     ap.add_argument("--only", nargs="+", metavar="NAME", default=None,
                     help="run only these notebooks (stem, stem without number, or number)")
     ap.add_argument("--outdir", default="figures", help="artifact folder (default: %(default)s)")
