@@ -333,6 +333,7 @@ class FileStats:
         self.rows_rejected = 0
         self.reader = ""
         self.notes: list[str] = []
+        self.locator = None
 
 
 # --------------------------------------------------------------------------------------------

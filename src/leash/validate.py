@@ -35,7 +35,6 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -593,7 +592,3 @@ def vec_answer(arr):
         out = pa.nulls(len(arr), pa.string())
     return out, bad
 
-
-def file_label(path) -> str:
-    """How a file is named in messages and provenance: as the caller gave it."""
-    return str(path) if not isinstance(path, Path) else str(path)
