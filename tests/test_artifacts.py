@@ -130,3 +130,16 @@ def test_same_layout_for_every_source(paper_long):
     with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['x'\]"):
         A.support_long("paper", pairs=["x"])
     assert isinstance(A.table1(demo), pd.DataFrame)
+
+
+def test_table2_paper_layout_and_demo_is_deterministic():
+    w = A.table2_wide(A.table2("paper"))
+    row = w[(w.category == "out_of_support") & (w.reference == "Claude Sonnet 4")]
+    assert row.set_index("role").loc[["base", "rlvr"], "AIME2024"].tolist() == [8.76, 14.91]
+    a, b = A.table2(seed=3), A.table2(seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert set(a.category) <= {"shrinkage", "expansion", "out_of_support"}
+    # the simulated RLVR model finds traces less likely where it lost the question
+    s = a[a.category == "shrinkage"].pivot_table(index=["reference", "benchmark"],
+                                                 columns="role", values="ppl")
+    assert (s["rlvr"] > s["base"]).all()

@@ -169,3 +169,27 @@ def test_support_table_uses_pairings_found_columns():
     assert tuple(t.iloc[0][["P", "E", "S", "O"]]) == (1, 1, 2, 1)
     with pytest.raises(ValueError, match="column 'found_rl' is missing at row 2"):
         support_table(df.assign(found_rl=[True, True, None, False, False, True, True, True]))
+
+
+def test_perplexity_table_hand_values():
+    from math import exp, log
+
+    from leash.tables import perplexity_table
+
+    traces = pd.DataFrame({
+        "benchmark": "A", "question_id": ["1", "2", "1", "3"], "reference": "R",
+        "model": ["m", "m", "r", "m"], "n_tokens": [2, 4, 2, 1],
+        "sum_logprob": [2 * log(0.5), 4 * log(0.25), 2 * log(0.5), log(0.5)],
+    })
+    cats = pd.DataFrame({"benchmark": "A", "question_id": ["1", "2"],
+                         "category": ["shrinkage", "shrinkage"]})
+    with pytest.warns(UserWarning, match="1 of 4 traces have no category"):
+        t = perplexity_table(traces, cats)
+    m = t[t.model == "m"].iloc[0]
+    assert m.ppl == pytest.approx((2 + 4) / 2) and m.n_traces == 2
+    with pytest.warns(UserWarning):
+        pooled = perplexity_table(traces, cats, how="token-pooled")
+    assert pooled[pooled.model == "m"].ppl.iat[0] == pytest.approx(
+        exp(-(2 * log(0.5) + 4 * log(0.25)) / 6))
+    with pytest.raises(ValueError, match="trace row 0 has n_tokens=0"):
+        perplexity_table(traces.assign(n_tokens=0), cats)

@@ -44,6 +44,8 @@ __all__ = [
     "entropy_long",
     "entropy_wide",
     "entropy_pairs",
+    "table2",
+    "table2_wide",
 ]
 
 PAPER = "paper"
@@ -446,3 +448,93 @@ def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
     out.insert(2, "base_model", out["model"].map(bases))
     return out
 
+
+
+TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
+
+
+def _read_traces(src: Study) -> pd.DataFrame:
+    """Trace log-probabilities from the files of a study's ``perplexity`` section."""
+    frames = []
+    for s in src.section("perplexity").sources:
+        for path, _ in src._resolve(s):
+            p = str(path)
+            if p.endswith((".parquet", ".pq")):
+                frames.append(pd.read_parquet(path))
+            elif p.endswith(".csv"):
+                frames.append(pd.read_csv(path))
+            else:
+                frames.append(pd.read_json(path, lines=True))
+    return pd.concat(frames, ignore_index=True)
+
+
+def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
+           seed=0):
+    """Table 2: perplexity of external reasoning traces, by support category and reference.
+
+    Parameters
+    ----------
+    study : str or Study
+        ``"paper"``: the printed values. A study: categories from its ``support`` section
+        (``pair``), trace log-probabilities from its ``perplexity`` section (files with
+        ``benchmark, question_id, reference, model, n_tokens, sum_logprob``); for the
+        simulated demo they are simulated (:func:`leash.simulate.simulate_traces`).
+        ``"embedded"`` = the demo.
+    pair : str, optional
+        Pair label (default: the first of the support section).
+    benchmarks : sequence of str
+        The paper uses AIME2024, AIME2025 and OlympiadBench.
+    how : {"trace-mean", "token-pooled"}
+    seed : int
+        Seed of the simulated traces (demo only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category, reference, role ("base"/"rlvr"), model, benchmark, ppl, n_traces``.
+    """
+    src = open_study(study, embedded="demo")
+    if src == PAPER:
+        t = _paper.load_table2_perplexity().dropna(subset=["ppl"])
+        return pd.DataFrame({"category": t["category"], "reference": t["reference"],
+                             "role": np.where(t["target"] == "Base", "base", "rlvr"),
+                             "model": t["target"], "benchmark": t["benchmark"],
+                             "ppl": t["ppl"], "n_traces": np.nan})
+    from .simulate import simulate_traces
+    from .support import support_codes
+    from .tables import perplexity_table
+
+    p = src.section("support").pair(pair)
+    paired = src.paired("support", p)
+    paired = paired[paired["benchmark"].isin(list(benchmarks))]
+    if {"found_base", "found_rl"} <= set(paired.columns):
+        fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
+    else:
+        fb, fr = paired["c_base"], paired["c_rl"]
+    from .support import CATEGORIES
+
+    cats = paired[["benchmark", "question_id"]].assign(
+        category=np.asarray(CATEGORIES)[support_codes(fb, fr)])
+    if src.has_data("perplexity"):
+        traces = _read_traces(src)
+    elif src.simulated:
+        traces = simulate_traces(cats, rng=np.random.default_rng(seed), models=(p.base, p.rl))
+    else:
+        raise ValueError(
+            f"Study {src.name!r} has no 'perplexity' section with trace log-probabilities "
+            "(columns benchmark, question_id, reference, model, n_tokens, sum_logprob).")
+    t = perplexity_table(traces, cats, how=how)
+    t.insert(2, "role", np.where(t["model"] == p.base, "base", "rlvr"))
+    return t[t["category"] != "preservation"].reset_index(drop=True)
+
+
+def table2_wide(long: pd.DataFrame) -> pd.DataFrame:
+    """Table 2's layout: rows (category, reference, role), one column per benchmark."""
+    w = long.pivot_table(index=["category", "reference", "role"], columns="benchmark",
+                         values="ppl", sort=False)
+    order = {"shrinkage": 0, "expansion": 1, "out_of_support": 2}
+    w = w.reset_index()
+    w = w.sort_values(["category", "reference", "role"], key=lambda c: c.map(order)
+                      if c.name == "category" else c, kind="stable")
+    w.columns.name = None
+    return w.reset_index(drop=True)

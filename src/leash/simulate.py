@@ -124,6 +124,8 @@ __all__ = [
     "simulate_pair",
     "simulate_study",
     "misclassification_table",
+    "TraceModel",
+    "simulate_traces",
     "write_demo",
     "read_demo",
     "demo_dir",
@@ -1410,6 +1412,80 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
 # --------------------------------------------------------------------------------------------
 # Writing and reading the demo
 # --------------------------------------------------------------------------------------------
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 2: log-probabilities of external reference traces (SIMULATED)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceModel:
+    """Explicit model of how likely a reference trace is under the base and the RLVR model.
+
+    Per trace, the per-token perplexity is
+    ``reference_ppl[reference] * category_factor[category] * (rl_factor[category] if RLVR)``
+    times a log-normal noise factor with ``noise_sigma``; the length is log-normal around
+    ``median_tokens[reference]``. The factors encode the paper's reading of Table 2 (an RLVR
+    model finds external traces less likely, most so where it lost the question; expansion is
+    the exception), not a fit to any model: the demo only exercises the computation.
+    """
+
+    reference_ppl: tuple = (("DeepSeek-R1", 1.3), ("Claude Sonnet 4", 1.8))
+    category_factor: tuple = (("preservation", 1.0), ("expansion", 1.05), ("shrinkage", 1.05),
+                              ("out_of_support", 1.35))
+    rl_factor: tuple = (("preservation", 1.1), ("expansion", 0.92), ("shrinkage", 1.2),
+                        ("out_of_support", 1.3))
+    median_tokens: tuple = (("DeepSeek-R1", 6000), ("Claude Sonnet 4", 2500))
+    noise_sigma: float = 0.05
+    length_sigma: float = 0.4
+
+
+def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
+    """SIMULATED token log-probabilities of reference traces, for the Table 2 demo.
+
+    Parameters
+    ----------
+    categories : pandas.DataFrame
+        ``benchmark, question_id, category`` (support category of each question).
+    rng : numpy.random.Generator
+    models : (str, str)
+        Labels of the base and the RLVR model in the output.
+    model : TraceModel, optional
+        Default ``TraceModel()``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (question, reference, model): ``benchmark, question_id, reference, model,
+        n_tokens, sum_logprob, source`` with ``source == "simulated"``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError("The 'rng' parameter of simulate_traces must be a "
+                        f"numpy.random.Generator. Got {type(rng).__name__} instead.")
+    tm = TraceModel() if model is None else model
+    cat = categories[["benchmark", "question_id", "category"]].reset_index(drop=True)
+    unknown = sorted(set(cat["category"].astype(str)) - set(CATEGORIES))
+    if unknown:
+        raise ValueError(f"simulate_traces: unknown categories {unknown}; expected {CATEGORIES}.")
+    cf, rf = dict(tm.category_factor), dict(tm.rl_factor)
+    frames = []
+    for ref, ppl0 in tm.reference_ppl:
+        q = len(cat)
+        n_tok = np.maximum(1, np.round(dict(tm.median_tokens)[ref] * np.exp(
+            tm.length_sigma * rng.standard_normal(q)))).astype(np.int64)
+        base_ppl = ppl0 * cat["category"].astype(str).map(cf).to_numpy(float)
+        for role, label in zip(("base", "rlvr"), models):
+            ppl = base_ppl * (cat["category"].astype(str).map(rf).to_numpy(float)
+                              if role == "rlvr" else 1.0)
+            ppl = ppl * np.exp(tm.noise_sigma * rng.standard_normal(q))
+            frames.append(pd.DataFrame({
+                "benchmark": cat["benchmark"].astype(str), "question_id":
+                cat["question_id"].astype(str), "reference": ref, "model": label,
+                "n_tokens": n_tok, "sum_logprob": -n_tok * np.log(np.maximum(ppl, 1.0)),
+                "source": SOURCE}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def demo_dir():

@@ -14,6 +14,7 @@ Every metric is computed by the numpy core (``leash.passk``, ``leash.support``,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "passk_table",
     "entropy_table",
     "wide_with_average",
+    "perplexity_table",
 ]
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
@@ -422,3 +424,61 @@ def wide_with_average(df: pd.DataFrame, value: str, *, index="model", columns="b
     wide[average] = wide.mean(axis=1, skipna=False)
     wide.columns.name = None
     return wide
+
+
+PPL_AGGREGATIONS = ("trace-mean", "token-pooled")
+
+
+def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="trace-mean"):
+    """Table 2: perplexity of reference traces under each model, by support category.
+
+    Parameters
+    ----------
+    traces : pandas.DataFrame, shape (n_traces, ...)
+        One row per (benchmark, question_id, reference, model): the scoring ``model`` (base or
+        RLVR), the ``reference`` that wrote the trace (e.g. "DeepSeek-R1"), and the trace's
+        ``n_tokens`` and ``sum_logprob`` (natural-log probability of its reasoning tokens under
+        the model, teacher-forced).
+    categories : pandas.DataFrame
+        ``benchmark, question_id, category``: each question's support category for the pair
+        (e.g. from :func:`leash.support.support_status`).
+    how : {"trace-mean", "token-pooled"}, default "trace-mean"
+        "trace-mean": mean over traces of ``exp(-sum_logprob / n_tokens)``; "token-pooled":
+        ``exp(-sum(sum_logprob) / sum(n_tokens))`` over the cell. The paper does not say which
+        (SPEC 1.8).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``category, reference, model, benchmark, ppl, n_traces``; questions whose category has
+        no trace are absent (the paper prints "-" there).
+    """
+    where = "perplexity_table"
+    check_choice(how, "how", where, PPL_AGGREGATIONS)
+    require_columns(traces, ["benchmark", "question_id", "reference", "model", "n_tokens",
+                             "sum_logprob"], where)
+    require_columns(categories, ["benchmark", "question_id", "category"], where)
+    n = traces["n_tokens"].to_numpy(dtype=np.float64)
+    lp = traces["sum_logprob"].to_numpy(dtype=np.float64)
+    bad = ~(n >= 1) | ~np.isfinite(lp) | (lp > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{where}: trace row {i} has n_tokens={n[i]!r}, sum_logprob={lp[i]!r}; need "
+            "n_tokens >= 1 and a finite log-probability <= 0."
+        )
+    key = ["benchmark", "question_id"]
+    cat = categories[[*key, "category"]].astype({"benchmark": str, "question_id": str})
+    t = traces.astype({"benchmark": str, "question_id": str}).merge(cat, on=key, how="inner")
+    unmatched = len(traces) - len(t)
+    if unmatched:
+        warnings.warn(f"{where}: {unmatched} of {len(traces)} traces have no category (their "
+                      "question is not in 'categories') and are left out.", stacklevel=2)
+    t = t.assign(_ppl=np.exp(-t["sum_logprob"] / t["n_tokens"]))
+    g = t.groupby(["category", "reference", "model", "benchmark"], observed=True, sort=True)
+    if how == "trace-mean":
+        ppl = g["_ppl"].mean()
+    else:
+        ppl = np.exp(-g["sum_logprob"].sum() / g["n_tokens"].sum())
+    out = pd.DataFrame({"ppl": ppl, "n_traces": g.size()}).reset_index()
+    return out
