@@ -464,7 +464,8 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{where}: trace row {i} has n_tokens={n[i]!r}, sum_logprob={lp[i]!r}; need "
+            f"{where}: trace row {i} has n_tokens={n[i].item():g}, "
+            f"sum_logprob={lp[i].item():g}; need "
             "n_tokens >= 1 and a finite log-probability <= 0."
         )
     key = ["benchmark", "question_id"]
