@@ -391,3 +391,19 @@ def test_writes_are_atomic_and_keep_normal_permissions(tmp_path):
     mode = paths["csv"].stat().st_mode & 0o777
     assert mode == report._FILE_MODE
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_save_table_grouped_headers_and_mixed_columns(tmp_path):
+    cols = pd.MultiIndex.from_tuples([("", "Dataset"), ("pass@k", "Base"), ("pass@k", "Target")])
+    df = pd.DataFrame([["AIME24", 63.333, 2 / 3], ["AMC23", 100.0, np.nan]], columns=cols)
+    paths = save_table(df, "t3", tmp_path, float_format="{:.2f}")
+    md = paths["md"].read_text().splitlines()
+    assert [c.strip() for c in md[0].strip("|").split("|")] == ["Dataset", "pass@k / Base",
+                                                                "pass@k / Target"]
+    assert [c.strip() for c in md[3].strip("|").split("|")] == ["AMC23", "100.00", "--"]
+    tex = paths["tex"].read_text()
+    assert r"\multicolumn{2}{c}{pass@k}" in tex and r"AIME24 & 63.33 & 0.67 \\" in tex
+    # an object column mixing text and numbers still gets the float format
+    mixed = pd.DataFrame({"a": ["–", 0.12345]}, dtype=object)
+    cells = save_table(mixed, "m", tmp_path)["md"].read_text().splitlines()[2:]
+    assert [c.strip("| ").strip() for c in cells] == ["–", "0.123"]

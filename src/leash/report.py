@@ -44,6 +44,7 @@ __all__ = [
     "TABLE_FORMATS",
     "artifact_index",
     "register_artifact",
+    "publish",
     "save_figure",
     "save_table",
     "sidecar_path",
@@ -211,13 +212,13 @@ def _format_cells(df: pd.DataFrame, float_format, na_rep: str, func: str) -> pd.
             spec = float_format.get(col, _DEFAULT_FLOAT_FORMAT)
         else:
             spec = _DEFAULT_FLOAT_FORMAT if float_format is None else float_format
-        is_float = pd.api.types.is_float_dtype(s.dtype)
-        fmt = _formatter(spec, col, func) if is_float or isinstance(float_format, Mapping) else None
+        # every float cell is formatted, also in object columns that mix text and numbers
+        fmt = _formatter(spec, col, func)
         cells = []
         for v in s.tolist():
             if v is None or (not isinstance(v, (list, tuple, np.ndarray)) and pd.isna(v)):
                 cells.append(na_rep)
-            elif fmt is not None and isinstance(v, (float, np.floating)):
+            elif isinstance(v, (float, np.floating)):
                 cells.append(fmt(float(v)))
             else:
                 cells.append(str(v))
@@ -706,3 +707,40 @@ def write_index(records, path="figures/README.md"):
         lines += [f"- {_cell(n)}" for n in unlisted]
     return _write_text(path, "\n".join(lines) + "\n")
 
+
+
+def publish(obj, name, outdir="figures", *, parameters, inputs, description, data=None,
+            caption=None, float_format=None, index=False):
+    """Save a table or a figure and record it in the artifact index: one call per artifact.
+
+    Parameters
+    ----------
+    obj : pandas.DataFrame or matplotlib.figure.Figure
+        A table (saved by :func:`save_table`) or a figure (saved by :func:`save_figure`, which
+        needs ``data``, the numbers plotted).
+    name : str
+        Artifact name (file stem).
+    outdir : str or path-like, default "figures"
+    parameters, inputs, description
+        As in :func:`register_artifact`.
+    data : pandas.DataFrame, optional
+        For a figure: exactly the numbers plotted (``False`` for a pure diagram).
+    caption, float_format, index
+        For a table, as in :func:`save_table`.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        The files written.
+    """
+    if isinstance(obj, pd.DataFrame):
+        files = save_table(obj, name, outdir, caption=caption, float_format=float_format,
+                           index=index)
+    else:
+        files = save_figure(obj, name, outdir, data=data)
+        import matplotlib.pyplot as plt
+
+        plt.close(obj)
+    register_artifact(name, files, parameters=parameters, inputs=inputs,
+                      description=description, outdir=outdir)
+    return files
