@@ -313,6 +313,7 @@ def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
     assert side.read_text() == "[]\n"
 
 
+@pytest.mark.slow  # three kernels in two worker processes: about 5-6 s
 def test_run_all_stops_at_a_failure_and_in_parallel(tmp_path):
     folder = tmp_path / "nbs"
     folder.mkdir()
