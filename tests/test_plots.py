@@ -118,6 +118,15 @@ def test_pass_at_k_curves_draw_one_sorted_line_per_model():
     assert len(ax.texts) == 0 and len(ax.collections) == 0
 
 
+def test_pass_at_k_curves_many_budgets_label_every_other_tick():
+    ks = 2 ** np.arange(15)  # 1 .. 16384, as in Figure 3
+    df = pd.DataFrame({"model": "Base", "k": ks, "pass_at_k": np.linspace(0, 1, 15)})
+    ax = plot_pass_at_k_curves(df)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "1" and labels[1] == "" and labels[-1] == "16384"
+    np.testing.assert_array_equal(ax.get_xticks(), ks)
+
+
 def test_pass_at_k_curves_annotations_and_bands():
     df = _curves().assign(low=lambda d: d.pass_at_k - 0.05, high=lambda d: d.pass_at_k + 0.05)
     ax = plot_pass_at_k_curves(df, annotate=True)

@@ -167,10 +167,17 @@ def _roles_of(df: pd.DataFrame, hue: str, func: str) -> dict | None:
     return dict(zip(df[hue], df["role"]))
 
 
+_MAX_TICK_LABELS = 8
+
+
 def _log2_ticks(ax, xs: np.ndarray) -> None:
+    """log2 x axis with a tick at every value; beyond 8 values every other label is left blank
+    (k = 1..16384 has 15 ticks, too many labels for a small panel)."""
     ax.set_xscale("log", base=2)
     ticks = np.unique(xs)
     labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]
+    if len(ticks) > _MAX_TICK_LABELS:
+        labels = [lab if i % 2 == 0 else "" for i, lab in enumerate(labels)]
     ax.set_xticks(ticks, labels=labels)
     ax.minorticks_off()
 
