@@ -143,3 +143,11 @@ def test_table2_paper_layout_and_demo_is_deterministic():
     s = a[a.category == "shrinkage"].pivot_table(index=["reference", "benchmark"],
                                                  columns="role", values="ppl")
     assert (s["rlvr"] > s["base"]).all()
+
+
+def test_entropy_paper_has_all_four_metrics():
+    e = A.entropy_long("paper")
+    for metric in ("avg@n (%)", "response_length", "token_entropy", "answer_entropy"):
+        assert e[metric].notna().all(), metric
+    w = A.entropy_wide(e, "response_length")
+    assert w.loc["DeepSeek-1.5B", "AIME2024"] == 16363

@@ -17,6 +17,8 @@ choosing titles ("simulated" is said whenever the data are).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -31,6 +33,11 @@ __all__ = [
     "PAPER",
     "EMBEDDED",
     "open_study",
+    "sources",
+    "artifact_name",
+    "slug",
+    "caption",
+    "inputs",
     "describe_source",
     "is_simulated",
     "support_long",
@@ -48,6 +55,7 @@ __all__ = [
     "table2_wide",
 ]
 
+_REPO = Path(__file__).resolve().parents[2]
 PAPER = "paper"
 EMBEDDED = "embedded"
 METRICS = ["SRR", "NDR", "SDS", "NSCR"]
@@ -79,6 +87,53 @@ def open_study(study: str | Study = EMBEDDED, *, embedded: str = PAPER):
     if study == PAPER:
         return PAPER
     return load_study(study)
+
+
+def sources(study: str | Study = EMBEDDED, *, paper: bool = True):
+    """The inputs a notebook runs on, as ``[(label, source), ...]``.
+
+    ``"embedded"`` gives the paper's printed numbers (label ``"paper"``, where the artifact has
+    them: ``paper=True``) and the simulated demo (label ``"demo"``), so the default run both
+    reproduces the printed tables and shows the full pipeline on per-question data (bootstrap
+    intervals need it). Any other value gives that one source, labelled by its name.
+    """
+    if study == EMBEDDED:
+        out = [(PAPER, PAPER)] if paper else []
+        return out + [("demo", load_study("demo"))]
+    src = open_study(study)
+    return [(PAPER, PAPER)] if src == PAPER else [(src.name, src)]
+
+
+def artifact_name(stem: str, label: str) -> str:
+    """File stem of an artifact: ``stem`` for the paper's numbers, ``stem_<label>`` otherwise."""
+    return stem if label == PAPER else f"{stem}_{label}"
+
+
+def slug(label: str) -> str:
+    """A file-name-safe form of a label: "SFT -> PPO (final)" -> "sft-ppo-final"."""
+    import re
+
+    out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
+    return out or "x"
+
+
+def caption(text: str, src) -> str:
+    """A caption naming the data; it says "simulated" whenever the data are."""
+    from .report import simulated_label
+
+    if src == PAPER:
+        return f"{text} (from the paper's printed numbers)"
+    if src.simulated:
+        return simulated_label(f"{text} ({src.title})")
+    return f"{text} ({src.title})"
+
+
+def inputs(src) -> str:
+    """What to record as an artifact's input data."""
+    if src == PAPER:
+        return "data/paper/"
+    return str(src.source.relative_to(_REPO)) if src.source and src.source.is_relative_to(
+        _REPO) else (str(src.source) if src.source else src.name)
 
 
 def is_simulated(src) -> bool:
@@ -399,7 +454,7 @@ def entropy_long(study=EMBEDDED, *, na="class", base=None, correction=None):
     if src == PAPER:
         t = _paper.load_table5_entropy()
         t = t[t["benchmark"] != "Avg"]
-        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length": "response_length",
+        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length_tokens": "response_length",
                  "token_entropy": "token_entropy", "answer_entropy": "answer_entropy"}
         t = t.assign(metric=t["metric"].map(names))
         w = t.pivot_table(index=["model", "role", "benchmark"], columns="metric",

@@ -247,6 +247,11 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
     return ax
 
 
+def _tick_style(n_labels: int) -> dict:
+    """Slanted category labels when there are too many to sit side by side."""
+    return {"rotation": 30, "ha": "right", "rotation_mode": "anchor"} if n_labels > 5 else {}
+
+
 def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_at_k"):
     """Grouped bars of pass@k per benchmark, base vs RLVR (Figure 1's bar panel).
 
@@ -292,8 +297,9 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
     for j, m in enumerate(models):
         ax.bar(pos + (j - (len(models) - 1) / 2) * width, table[m].to_numpy(), width * 0.95,
                color=colors[m], label=str(m))
-    labels = [f"{b}\n@{int(kmax[b])}" if kmax is not None else str(b) for b in benches]
-    ax.set_xticks(pos, labels=labels)
+    sep = " " if len(benches) > 5 else "\n"  # slanted labels (see _tick_style) stay on one line
+    labels = [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b) for b in benches]
+    ax.set_xticks(pos, labels=labels, **_tick_style(len(labels)))
     ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
@@ -344,7 +350,7 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
         ax.bar(pos, counts[:, j], 0.7, bottom=bottom, color=CATEGORY_COLORS[cat],
                label=f"{CATEGORY_LABELS[cat]} ({col})")
         bottom = bottom + counts[:, j]
-    ax.set_xticks(pos, labels=[str(v) for v in df[by]])
+    ax.set_xticks(pos, labels=[str(v) for v in df[by]], **_tick_style(len(df)))
     ax.set_ylabel("fraction of questions" if normalize else "questions")
     ax.legend(frameon=False, fontsize=8)
     return ax

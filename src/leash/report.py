@@ -738,9 +738,6 @@ def publish(obj, name, outdir="figures", *, parameters, inputs, description, dat
                            index=index)
     else:
         files = save_figure(obj, name, outdir, data=data)
-        import matplotlib.pyplot as plt
-
-        plt.close(obj)
     register_artifact(name, files, parameters=parameters, inputs=inputs,
                       description=description, outdir=outdir)
     return files
