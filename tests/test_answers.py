@@ -278,3 +278,11 @@ def test_extraction_agrees_with_evaluator_preds():
             agree += normalize_answer(extract_answer(code)) == normalize_answer(pred)
     assert total == 800
     assert agree / total >= 0.99
+
+
+def test_normalize_reaches_a_fixed_point_on_exposed_delimiters():
+    # Found by hypothesis: removing "%" exposed "$$", which one pass left behind.
+    from leash.answers import normalize_answer
+
+    assert normalize_answer("%$$") is None
+    assert normalize_answer("$%5%$") == normalize_answer(normalize_answer("$%5%$"))

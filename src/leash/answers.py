@@ -262,8 +262,19 @@ def normalize_answer(answer) -> str | None:
         raise TypeError(f"The 'answer' parameter of normalize_answer must be a str, a number "
                         f"or None. Got {type(answer).__name__}.")
     s = str(answer).strip()
-    if s == "" or s == "NA":
-        return None
+    # The steps are applied until nothing changes (removing a mark can expose a delimiter,
+    # e.g. "%$$"), so that normalizing twice equals normalizing once.
+    for _ in range(8):
+        if s == "" or s == "NA":
+            return None
+        out = _normalize_once(s)
+        if out == s:
+            break
+        s = out
+    return s if s and s != "NA" else None
+
+
+def _normalize_once(s: str) -> str:
     # 1. enclosing delimiters and box (repeated: "$\boxed{5}$")
     prev = None
     while prev != s:
@@ -287,7 +298,7 @@ def normalize_answer(answer) -> str | None:
     num = _canonical_number(s)
     if num is not None:
         s = num
-    return s if s else None
+    return s
 
 
 # ----------------------------------------------------------------------------- equivalence
