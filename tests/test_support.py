@@ -161,3 +161,21 @@ def test_support_errors():
         support_metrics(1, 1, -1, 0)
     with pytest.raises(TypeError, match="'P' parameter of support_metrics must be numeric"):
         support_metrics("a", 1, 1, 1)
+
+
+def test_population_pass_at_k_and_misclassification():
+    from leash.support import misclassification_probability, population_pass_at_k
+
+    assert population_pass_at_k(0.5, 3) == pytest.approx(1 - 0.125)
+    assert population_pass_at_k(0.0, 100) == 0.0 and population_pass_at_k(1.0, 1) == 1.0
+    assert population_pass_at_k(1e-12, 1) == pytest.approx(1e-12, rel=1e-9)
+    k = 100
+    eps = epsilon(k)
+    # just above epsilon: missed with probability (1 - p)^k, which is at most zeta
+    assert misclassification_probability(eps * 1.0001, k) == pytest.approx(
+        (1 - eps * 1.0001) ** k)
+    assert misclassification_probability(eps * 1.0001, k) <= 0.05 + 1e-3
+    # below epsilon: wrongly "found" with probability 1 - (1 - p)^k
+    assert misclassification_probability(eps / 2, k) == pytest.approx(1 - (1 - eps / 2) ** k)
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\]\. Got 1\.5 at index 1"):
+        population_pass_at_k([0.5, 1.5], 2)

@@ -193,3 +193,17 @@ def test_perplexity_table_hand_values():
         exp(-(2 * log(0.5) + 4 * log(0.25)) / 6))
     with pytest.raises(ValueError, match="trace row 0 has n_tokens=0"):
         perplexity_table(traces.assign(n_tokens=0), cats)
+
+
+def test_expected_support_curve_ends_at_exact_counts():
+    from leash.tables import expected_support_curve
+
+    df = paired_frame()
+    c = expected_support_curve(df, [1, 4, 8])
+    assert c["k"].tolist() == [1, 4, 8]
+    assert c[["P", "E", "S", "O"]].sum(axis=1).tolist() == pytest.approx([8, 8, 8])
+    last = c.iloc[-1]
+    full = support_table(df, pool=False)
+    assert last.P == full.P.sum() and last.S == full.S.sum()
+    # at k = 1: P = sum of (c_b/n)(c_r/n)
+    assert c.iloc[0].P == pytest.approx(float(((df.c_base / 8) * (df.c_rl / 8)).sum()))

@@ -59,6 +59,8 @@ __all__ = [
     "support_metrics",
     "found_probability",
     "expected_support_counts",
+    "population_pass_at_k",
+    "misclassification_probability",
 ]
 
 
@@ -318,3 +320,66 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
         float(np.sum(fb * (1 - fr))),
         float(np.sum((1 - fb) * (1 - fr))),
     )
+
+
+def _check_p(p, func):
+    p = np.asarray(p, dtype=np.float64)
+    bad = ~np.isfinite(p) | (p < 0) | (p > 1)
+    if bad.any():
+        i = int(np.flatnonzero(np.ravel(bad))[0])
+        raise ValueError(
+            f"The 'p' parameter of {func} must hold probabilities in [0, 1]. "
+            f"Got {np.ravel(p)[i].item()!r} at index {i} instead."
+        )
+    return p
+
+
+def population_pass_at_k(p, k):
+    """pass@k of a model whose per-sample success probability is ``p`` (SPEC 1.5, Cor. C.2).
+
+    Parameters
+    ----------
+    p : float or array_like of float, shape (n,)
+        True probability that one sample is correct.
+    k : int or array_like of int, broadcastable with ``p``
+        Number of i.i.d. samples.
+
+    Returns
+    -------
+    float or ndarray of float
+        ``1 - (1 - p)**k``, computed as ``-expm1(k * log1p(-p))`` so small values stay exact.
+    """
+    func = "population_pass_at_k"
+    p = _check_p(p, func)
+    k = as_count_array(k, "k", func)
+    with np.errstate(divide="ignore"):
+        out = -np.expm1(k * np.log1p(-p)) + 0.0
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def misclassification_probability(p, k, zeta=0.05):
+    """Probability that the empirical rule (>= 1 correct in k samples) contradicts the truth.
+
+    The truth is "in support" when ``p > epsilon(k, zeta)``. The rule errs on an in-support
+    question when all k samples fail, with probability ``(1 - p)**k`` (at most ``zeta`` by the
+    choice of epsilon), and on an out-of-support question when some sample succeeds, with
+    probability ``1 - (1 - p)**k`` (at most ``1 - zeta``, reached just below epsilon).
+
+    Parameters
+    ----------
+    p : float or array_like of float, shape (n,)
+        True per-sample success probability.
+    k : int
+        Budget.
+    zeta : float, default 0.05
+
+    Returns
+    -------
+    float or ndarray of float, shape (n,)
+    """
+    func = "misclassification_probability"
+    p = _check_p(p, func)
+    eps = epsilon(k, zeta)
+    found = population_pass_at_k(p, k)
+    out = np.where(p > eps, 1.0 - found, found)
+    return float(out) if np.ndim(out) == 0 else out

@@ -37,6 +37,7 @@ __all__ = [
     "entropy_table",
     "wide_with_average",
     "perplexity_table",
+    "expected_support_curve",
 ]
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
@@ -483,3 +484,31 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
         ppl = np.exp(-g["sum_logprob"].sum() / g["n_tokens"].sum())
     out = pd.DataFrame({"ppl": ppl, "n_traces": g.size()}).reset_index()
     return out
+
+
+def expected_support_curve(paired: pd.DataFrame, ks, *, min_count=1):
+    """Exact expected P, E, S, O and metrics as smooth functions of the budget k.
+
+    For each k (at most every question's n), each model's k samples are a random subset of
+    its n samples (:func:`leash.support.expected_support_counts`), so no resampling noise.
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        Columns ``n_base, c_base, n_rl, c_rl``.
+    ks : array_like of int, shape (n_ks,)
+    min_count : int, default 1
+
+    Returns
+    -------
+    pandas.DataFrame, shape (n_ks, 9)
+        ``k, P, E, S, O, SRR, NDR, SDS, NSCR`` (expected counts are floats; the metrics are
+        those of the expected counts).
+    """
+    require_columns(paired, ["n_base", "c_base", "n_rl", "c_rl"], "expected_support_curve")
+    rows = []
+    for k in np.atleast_1d(ks):
+        counts = expected_support_counts(paired["n_base"], paired["c_base"], paired["n_rl"],
+                                         paired["c_rl"], int(k), min_count=min_count)
+        rows.append({"k": int(k), **counts._asdict(), **support_metrics(*counts)._asdict()})
+    return pd.DataFrame(rows)
