@@ -407,3 +407,23 @@ def test_save_table_grouped_headers_and_mixed_columns(tmp_path):
     mixed = pd.DataFrame({"a": ["–", 0.12345]}, dtype=object)
     cells = save_table(mixed, "m", tmp_path)["md"].read_text().splitlines()[2:]
     assert [c.strip("| ").strip() for c in cells] == ["–", "0.123"]
+
+
+def test_publish_saves_and_records_tables_and_figures(tmp_path, monkeypatch):
+    monkeypatch.setenv(report.NOTEBOOK_ENV, "09_nb")
+    ok = {"parameters": {"pair": ""}, "inputs": ["data/paper/"], "description": "d"}
+    files = report.publish(pd.DataFrame({"x": [0.5]}), "t", tmp_path, caption="c",
+                           float_format="{:.1f}", **ok)
+    assert set(files) == {"csv", "md", "tex"} and "0.5" in files["md"].read_text()
+    data = pd.DataFrame({"k": [1], "y": [0.5]})
+    files = report.publish(_figure(), "f", tmp_path, data=data, **ok)
+    assert set(files) == {"pdf", "png", "csv"}
+    assert [r["name"] for r in artifact_index(tmp_path)] == ["f", "t"]
+    assert '| pair="" |' in write_index(artifact_index(tmp_path), tmp_path / "README.md") \
+        .read_text()
+    with pytest.raises(ValueError, match="pass data=<DataFrame>"):
+        report.publish(_figure(), "g", tmp_path, **ok)
+    with pytest.raises(ValueError, match="caption apply to tables only"):
+        report.publish(_figure(), "g", tmp_path, data=data, caption="c", **ok)
+    with pytest.raises(ValueError, match="'data' is for figures"):
+        report.publish(pd.DataFrame({"x": [1]}), "g", tmp_path, data=data, **ok)

@@ -651,7 +651,9 @@ def _cell(text: str) -> str:
 
 
 def _fmt_value(v) -> str:
-    return json.dumps(v, sort_keys=True, ensure_ascii=False) if not isinstance(v, str) else v
+    if isinstance(v, str):
+        return v if v else '""'  # an empty string stays visible
+    return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
 def write_index(records, path="figures/README.md"):
@@ -708,7 +710,6 @@ def write_index(records, path="figures/README.md"):
     return _write_text(path, "\n".join(lines) + "\n")
 
 
-
 def publish(obj, name, outdir="figures", *, parameters, inputs, description, data=None,
             caption=None, float_format=None, index=False):
     """Save a table or a figure and record it in the artifact index: one call per artifact.
@@ -734,9 +735,17 @@ def publish(obj, name, outdir="figures", *, parameters, inputs, description, dat
         The files written.
     """
     if isinstance(obj, pd.DataFrame):
+        if data is not None:
+            raise ValueError(f"publish({name!r}): 'data' is for figures; a table is its own "
+                             f"data (its CSV).")
         files = save_table(obj, name, outdir, caption=caption, float_format=float_format,
                            index=index)
     else:
+        unused = [k for k, v in (("caption", caption), ("float_format", float_format))
+                  if v is not None] + (["index"] if index else [])
+        if unused:
+            raise ValueError(f"publish({name!r}): {', '.join(unused)} apply to tables only; "
+                             f"a figure's title and labels are set on its Axes.")
         files = save_figure(obj, name, outdir, data=data)
     register_artifact(name, files, parameters=parameters, inputs=inputs,
                       description=description, outdir=outdir)
