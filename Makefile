@@ -12,7 +12,7 @@ else
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 endif
-EXTRAS  ?= dev,verify
+EXTRAS  ?= dev,verify,gym
 # Data switch for `make reproduce`: "embedded" (paper counts + simulated demo, offline) or a
 # study file (data/studies/*.yaml) that points at real generations.
 DATA    ?= embedded

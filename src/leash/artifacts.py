@@ -53,6 +53,7 @@ __all__ = [
     "entropy_pairs",
     "table2",
     "table2_wide",
+    "answer_cases",
 ]
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -593,3 +594,61 @@ def table2_wide(long: pd.DataFrame) -> pd.DataFrame:
                       if c.name == "category" else c, kind="stable")
     w.columns.name = None
     return w.reset_index(drop=True)
+
+
+def _answer_text(values, counts, n_missing) -> str:
+    """ "52 x6, 57 x1, NA x1" from a summary row's answer histogram."""
+    parts = [f"{v} x{int(c)}" for v, c in zip(values if values is not None else [],
+                                              counts if counts is not None else [])]
+    if n_missing is not None and not pd.isna(n_missing) and int(n_missing) > 0:
+        parts.append(f"NA x{int(n_missing)}")
+    return ", ".join(parts)
+
+
+def answer_cases(study, *, section="support", pair=None, categories=("shrinkage", "expansion"),
+                 gold=None):
+    """The questions behind the shrinkage/expansion counts: gold answer and what each model said.
+
+    Parameters
+    ----------
+    study : str or Study
+        A study with per-question answers (e.g. ``"gsm8k-probe"``).
+    section : str, default "support"
+    pair : str, optional
+        Pair label (default: the section's first).
+    categories : sequence of str
+        Support categories to list.
+    gold : pandas.DataFrame, optional
+        ``question_id, gold[, question]`` (e.g. :func:`leash.rescore.load_benchmark`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``benchmark, question_id, category, [question, gold,] c_base, c_rl, base answers,
+        rl answers`` (answers as "value xcount", most frequent first).
+    """
+    from .support import CATEGORIES, support_codes
+
+    src = open_study(study)
+    p = src.section(section).pair(pair)
+    paired = src.paired(section, p)
+    fb = paired["found_base"].astype(int) if "found_base" in paired else paired["c_base"]
+    fr = paired["found_rl"].astype(int) if "found_rl" in paired else paired["c_rl"]
+    cat = np.asarray(CATEGORIES)[support_codes(fb, fr)]
+    out = paired[["benchmark", "question_id", "c_base", "c_rl"]].assign(category=cat)
+    out = out[out["category"].isin(list(categories))]
+    s = src.summaries(section)
+    for side, model in (("base", p.base), ("rl", p.rl)):
+        rows = s[s["model"] == model].set_index(["benchmark", "question_id"])
+        idx = list(zip(out["benchmark"], out["question_id"]))
+        out[f"{side} answers"] = [
+            _answer_text(rows.at[i, "answer_values"], rows.at[i, "answer_counts"],
+                         rows.at[i, "n_answer_missing"]) if i in rows.index else ""
+            for i in idx]
+    if gold is not None:
+        cols = [c for c in ("question_id", "question", "gold") if c in gold.columns]
+        out = out.merge(gold[cols].astype({"question_id": str}), on="question_id", how="left")
+    first = ["benchmark", "question_id", "category"]
+    rest = [c for c in ("question", "gold") if c in out.columns]
+    return out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]].reset_index(
+        drop=True)

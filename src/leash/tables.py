@@ -38,6 +38,7 @@ __all__ = [
     "wide_with_average",
     "perplexity_table",
     "expected_support_curve",
+    "answer_entropy_per_question",
 ]
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
@@ -117,7 +118,7 @@ def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: boo
     """Yield (scope, label, domain, frame) for each benchmark, then pooled domains and overall."""
     for bench, g in df.groupby("benchmark", sort=False, observed=True):
         yield "benchmark", str(bench), (domains or {}).get(str(bench), ""), g
-    if not pool:
+    if not pool or df["benchmark"].nunique() < 2:  # pooling one benchmark repeats its row
         return
     if domains:
         dom = df["benchmark"].map(lambda b: domains.get(str(b), ""))
@@ -512,3 +513,35 @@ def expected_support_curve(paired: pd.DataFrame, ks, *, min_count=1):
                                          paired["c_rl"], int(k), min_count=min_count)
         rows.append({"k": int(k), **counts._asdict(), **support_metrics(*counts)._asdict()})
     return pd.DataFrame(rows)
+
+
+def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
+                                correction=None):
+    """Answer-level entropy of every question (the per-question values Table 5 averages).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-question summary with ``answer_counts`` and ``n_answer_missing``.
+    na, base, correction
+        As in :func:`leash.entropy.answer_entropy_from_histograms`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The key columns (``model, benchmark, question_id`` and ``step`` if present), ``n, c``,
+        ``answer_entropy``, ``n_distinct``, ``n_answer_missing``.
+    """
+    require_columns(summary, ["n", "c", "answer_counts"], "answer_entropy_per_question")
+    n_na = (summary["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
+            if "n_answer_missing" in summary else None)
+    hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
+             for h in summary["answer_counts"]]
+    ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
+                                        correction=correction)
+    keys = [c for c in ("model", "benchmark", "question_id", "step") if c in summary]
+    out = summary[keys + ["n", "c"]].reset_index(drop=True)
+    out["answer_entropy"] = ae.entropy
+    out["n_distinct"] = ae.n_distinct
+    out["n_answer_missing"] = ae.n_na
+    return out
