@@ -313,6 +313,18 @@ def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
     assert side.read_text() == "[]\n"
 
 
+def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
+    from leash import manifest
+
+    name = next(iter(manifest.load_manifest().datasets))
+    body = ("from leash.manifest import DatasetUnavailableError\n"
+            f"raise DatasetUnavailableError('no copy of {name}')")
+    nb = _notebook(tmp_path / "nbs", "09_real", "outdir: str = 'figures'", body)
+    res = run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")
+    assert (res.status, res.reason) == ("skipped", f"no copy of {name}")
+    assert "DatasetUnavailableError" in reproduce.SKIP_EXCEPTIONS
+
+
 @pytest.mark.slow  # three kernels in two worker processes: about 5-6 s
 def test_run_all_stops_at_a_failure_and_in_parallel(tmp_path):
     folder = tmp_path / "nbs"

@@ -21,11 +21,12 @@
    goes to stderr, one line per notebook (``[3/12] 03_table4_checkpoints ... ok 4.2 s``), then a
    summary.
 4. **Outcome.** A notebook that raises :class:`SkipNotebook` (e.g. via :func:`require_data` when
-   real data is absent) is reported as ``skipped: <reason>``. Any other error stops the run with
-   exit status 1, naming the notebook, the failing cell (index in the source notebook and the
-   ``In [n]`` of the executed copy), the exception and the path of the partially executed
-   notebook. After a run without failure, ``<outdir>/README.md`` is regenerated from the artifact
-   records (:func:`leash.report.write_index`).
+   real data is absent) or :class:`leash.manifest.DatasetUnavailableError` (the data layer's
+   "no cached copy, no mirror, no network") is reported as ``skipped: <reason>``. Any other
+   error stops the run with exit status 1, naming the notebook, the failing cell (index in the
+   source notebook and the ``In [n]`` of the executed copy), the exception and the path of the
+   partially executed notebook. After a run without failure, ``<outdir>/README.md`` is
+   regenerated from the artifact records (:func:`leash.report.write_index`).
 
 ``--data embedded`` runs every notebook on its defaults (the paper's printed counts plus the
 simulated demo). ``--data <study.yaml>`` (or a shipped study name such as ``demo``, or
@@ -61,6 +62,7 @@ __all__ = [
     "NOTEBOOKS",
     "NOTEBOOK_DIR",
     "PARAMETER_RULES",
+    "SKIP_EXCEPTIONS",
     "NotebookError",
     "NotebookParameter",
     "NotebookResult",
@@ -91,6 +93,10 @@ KERNEL_ENV = {"PYTHONHASHSEED": "0", "MPLBACKEND": "Agg", "SOURCE_DATE_EPOCH": "
 #: errors of the notebook's code still reach the executed notebook and the runner's report.
 KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=CRITICAL",)
 _NOTEBOOK_ENV = "LEASH_NOTEBOOK"  # same value as leash.report.NOTEBOOK_ENV
+#: Exceptions (by class name, as the kernel reports them) that mean "skipped", not "failed":
+#: SkipNotebook, and leash.manifest.DatasetUnavailableError (a dataset neither cached, nor in
+#: the mirror, nor downloadable), which the data layer raises when real data is absent.
+SKIP_EXCEPTIONS = ("SkipNotebook", "DatasetUnavailableError")
 STUDY_PARAMETER = "study"
 OUTDIR_PARAMETER = "outdir"
 
@@ -608,7 +614,8 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
     Returns
     -------
     NotebookResult
-        ``status`` "ok" or "skipped" (with ``reason``).
+        ``status`` "ok" or "skipped" (with ``reason``: the notebook raised one of
+        :data:`SKIP_EXCEPTIONS`).
 
     Raises
     ------
@@ -655,7 +662,7 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
         except PapermillExecutionError as exc:
             seconds = time.perf_counter() - t0
             _restore(side, previous)
-            if exc.ename == "SkipNotebook":
+            if exc.ename in SKIP_EXCEPTIONS:
                 return NotebookResult(stem, "skipped", seconds, output, effective,
                                       reason=str(exc.evalue))
             src = _source_cell(_read_nb(path), exc.cell_index, bool(params))
@@ -733,8 +740,7 @@ def _run_one(job):
 
 
 def _line(i: int, total: int, stem: str) -> str:
-    width = len(str(total))
-    return f"[{i:>{width}}/{total}] {stem} ... "
+    return f"[{i}/{total}] {stem} ... "
 
 
 def _outcome(res: NotebookResult) -> str:
