@@ -746,8 +746,9 @@ def _line(i: int, total: int, stem: str) -> str:
 def _outcome(res: NotebookResult) -> str:
     if res.status == "ok":
         return f"ok {res.seconds:.1f} s"
-    if res.status == "skipped":
-        return f"skipped: {res.reason} ({res.seconds:.1f} s)"
+    if res.status == "skipped":  # the full reason is repeated in the summary
+        reason = res.reason if len(res.reason) <= 90 else res.reason[:89] + "…"
+        return f"skipped: {reason} ({res.seconds:.1f} s)"
     return f"FAILED {res.seconds:.1f} s"
 
 
