@@ -678,6 +678,9 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
             raise NotebookError(message, notebook=stem, cell_index=src,
                                 exec_count=exc.exec_count, ename=exc.ename,
                                 evalue=exc.evalue, output=output) from None
+        except KeyboardInterrupt:
+            _restore(side, previous)
+            raise
         except Exception as exc:  # noqa: BLE001 - kernel died, timeout...: still name the notebook
             _restore(side, previous)
             raise NotebookError(
