@@ -17,6 +17,11 @@ EXTRAS  ?= dev,verify,gym
 # study file (data/studies/*.yaml) that points at real generations.
 DATA    ?= embedded
 JOBS    ?=
+# Local mirror of the real public datasets (data/manifest.yaml): used before the network. By
+# default the shared data folder beside the repository, when there is one; set it to your own
+# mirror, or leave it empty to download (`leash fetch NAME`) or skip the real-data case study.
+LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+export LEASH_DATA_MIRROR
 
 .PHONY: help install test test-fast reproduce bench lint clean
 

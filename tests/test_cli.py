@@ -123,8 +123,8 @@ def test_passk_unbiased_matches_hand_computation(capsys, tmp_path):
     code, out, err = _run(capsys, "passk", str(f), "--k", "1,2,4", "--json")
     assert code == 0 and "reading" in err  # progress on stderr
     rows = json.loads(out)
-    assert set(rows[0]) == {"model", "benchmark", "k", "pass@k", "n_questions", "estimator"}
-    got = {(r["model"], r["k"]): r["pass@k"] for r in rows}
+    assert set(rows[0]) == {"model", "benchmark", "k", "pass_at_k", "n_questions", "estimator"}
+    got = {(r["model"], r["k"]): r["pass_at_k"] for r in rows}
     for model, per_q in COUNTS.items():
         for k in (1, 2, 4):
             expected = sum(_unbiased(N, c, k) for c in per_q.values()) / len(per_q)
@@ -136,7 +136,7 @@ def test_passk_first_k_uses_generation_order(capsys, tmp_path):
     code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1,2", "--estimator", "first-k",
                         "--json")
     assert code == 0
-    got = {(r["model"], r["k"]): r["pass@k"] for r in json.loads(out)}
+    got = {(r["model"], r["k"]): r["pass_at_k"] for r in json.loads(out)}
     # correct samples come last: within the first k, question found iff c > N - k
     for model, per_q in COUNTS.items():
         for k in (1, 2):
@@ -157,7 +157,7 @@ def test_summarize_writes_summary_and_prints_overview(capsys, tmp_path):
     # the written summary is itself an input
     code, out2, _ = _run(capsys, "-q", "passk", str(out_path), "--k", "4", "--json")
     assert code == 0
-    assert {r["model"]: r["pass@k"] for r in json.loads(out2)} == pytest.approx(
+    assert {r["model"]: r["pass_at_k"] for r in json.loads(out2)} == pytest.approx(
         {"base": 3 / 5, "rl": 3 / 5})
 
 
@@ -174,7 +174,7 @@ def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1", "--json")
     assert code == 0
-    got = {(r["model"], r["step"]): r["pass@k"] for r in json.loads(out)}
+    got = {(r["model"], r["step"]): r["pass_at_k"] for r in json.loads(out)}
     assert got == pytest.approx({("base", None): 1 / 4, ("rl", None): 3 / 4, ("rl", 10): 2 / 4,
                                  ("rl", 20): 4 / 4})
     if importlib.util.find_spec("leash.pairing") is None:
@@ -270,7 +270,7 @@ def test_rescore_evaluator_file(capsys, tmp_path):
     # the rescored file is a canonical samples file: the summary readers accept it
     code, out, _ = _run(capsys, "-q", "passk", str(out_path), "--k", "1,2", "--json")
     assert code == 0
-    assert [r["pass@k"] for r in json.loads(out)] == pytest.approx([0.5, 1.0])
+    assert [r["pass_at_k"] for r in json.loads(out)] == pytest.approx([0.5, 1.0])
 
 
 def test_rescore_without_gold_exit_2(capsys, tmp_path):

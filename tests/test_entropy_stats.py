@@ -157,7 +157,7 @@ def test_bootstrap_pass_at_k_paired_difference():
     n = np.full(80, 16)
     c = rng.binomial(16, rng.random(80))
     out = bootstrap_pass_at_k(n, c, n, c, [1, 4, 16], rng=rng, n_boot=200)
-    diff = out[out.series == "rl - base"]
+    diff = out[out.series == "rlvr - base"]
     # identical models: paired resampling gives an exactly zero difference in every replicate
     assert (diff[["estimate", "low", "high"]].to_numpy() == 0).all()
     base = out[out.series == "base"]
@@ -185,3 +185,12 @@ def test_bootstrap_crossover_finds_a_known_crossover():
     # pass@k of the base = 1 - C(62,k)/C(64,k); the first k in ks where it reaches 0.7 is 32
     assert r["estimate"] == 32.0
     assert r["low"] <= 32 <= r["high"] and r["share_crossing"] > 0.9
+
+
+def test_crossover_interval_ends_are_budgets():
+    n = np.full(100, 64)
+    cb = np.full(100, 2)
+    cr = np.where(np.arange(100) < 70, 60, 0)
+    ks = [1, 2, 4, 8, 16, 32, 64]
+    r = bootstrap_crossover(n, cb, n, cr, ks, rng=np.random.default_rng(1), n_boot=200)
+    assert r["low"] in ks and r["high"] in ks

@@ -113,9 +113,9 @@ def test_passk_table_against_hand_values():
     s = pd.DataFrame({"model": "m", "benchmark": "b", "question_id": ["0", "1"],
                       "n": [4, 4], "c": [1, 0], "first_correct": [2, -1]})
     t = passk_table(s, [1, 2, 4])
-    assert t["pass@k"].tolist() == pytest.approx([1 / 8, (1 - 3 / 6) / 2, 1 / 2])
+    assert t["pass_at_k"].tolist() == pytest.approx([1 / 8, (1 - 3 / 6) / 2, 1 / 2])
     f = passk_table(s, [1, 2, 4], estimator="first-k")
-    assert f["pass@k"].tolist() == [0, 0, 0.5]
+    assert f["pass_at_k"].tolist() == [0, 0, 0.5]
     assert default_ks(10).tolist() == [1, 2, 4, 8, 10]
     assert passk_table(s)["k"].tolist() == [1, 2, 4]
     with pytest.raises(ValueError, match=r"group \{'model': 'm', 'benchmark': 'b'\}"):

@@ -34,6 +34,7 @@ __all__ = [
     "EMBEDDED",
     "open_study",
     "sources",
+    "has_section_data",
     "artifact_name",
     "slug",
     "caption",
@@ -90,19 +91,47 @@ def open_study(study: str | Study = EMBEDDED, *, embedded: str = PAPER):
     return load_study(study)
 
 
-def sources(study: str | Study = EMBEDDED, *, paper: bool = True):
+def has_section_data(src, section: str) -> bool:
+    """Whether a study can feed a section: it lists sources there, or simulates it."""
+    if src == PAPER or section not in src.sections:
+        return False
+    sec = src.sections[section]
+    return bool(sec.sources) or bool(sec.options.get("simulated"))
+
+
+def sources(study: str | Study = EMBEDDED, *, section: str | None = None, paper: bool = True):
     """The inputs a notebook runs on, as ``[(label, source), ...]``.
 
     ``"embedded"`` gives the paper's printed numbers (label ``"paper"``, where the artifact has
     them: ``paper=True``) and the simulated demo (label ``"demo"``), so the default run both
     reproduces the printed tables and shows the full pipeline on per-question data (bootstrap
     intervals need it). Any other value gives that one source, labelled by its name.
+
+    Parameters
+    ----------
+    study : str or Study
+    section : str, optional
+        The study section the artifact needs (``"support"``, ``"gym"``...). A study without
+        data for it is left out; if that leaves nothing, the notebook is skipped
+        (:class:`leash.reproduce.SkipNotebook`) with a message saying what is missing.
+    paper : bool, default True
+        Whether the paper's printed numbers can serve this artifact.
     """
+    from .reproduce import SkipNotebook
+
     if study == EMBEDDED:
         out = [(PAPER, PAPER)] if paper else []
-        return out + [("demo", load_study("demo"))]
+        demo = load_study("demo")
+        return out + ([("demo", demo)] if section is None or has_section_data(demo, section)
+                      else [])
     src = open_study(study)
-    return [(PAPER, PAPER)] if src == PAPER else [(src.name, src)]
+    if src == PAPER:
+        return [(PAPER, PAPER)] if paper else []
+    if section is not None and not has_section_data(src, section):
+        raise SkipNotebook(
+            f"study {src.name!r} has no data for this artifact: its section {section!r} is "
+            f"missing or lists no sources (sections: {sorted(src.sections)})")
+    return [(src.name, src)]
 
 
 def artifact_name(stem: str, label: str) -> str:
@@ -349,7 +378,7 @@ def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0
                                         rng=rng, n_boot=n_boot, level=level, estimator=estimator,
                                         first_correct_base=g["first_correct_base"],
                                         first_correct_rl=g["first_correct_rl"])
-                b = b[b["series"] != "rl - base"]
+                b = b[b["series"] != "rlvr - base"]
                 f = pd.DataFrame({"task": task, "k": b["k"], "pass_at_k": b["estimate"],
                                   "low": b["low"], "high": b["high"],
                                   "model": np.where(b["series"] == "base", p.base, p.rl),
@@ -360,7 +389,7 @@ def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0
                     s = summary[(summary["model"] == model) & (summary["benchmark"] == task)]
                     pk = passk_table(s, ks, estimator=estimator)
                     parts.append(pd.DataFrame({"task": task, "k": pk["k"],
-                                               "pass_at_k": pk["pass@k"], "model": model,
+                                               "pass_at_k": pk["pass_at_k"], "model": model,
                                                "role": role}))
                 f = pd.concat(parts, ignore_index=True)
             frames.append(f)
@@ -400,7 +429,7 @@ def sft_passk(study=EMBEDDED, *, ks=None, estimator="first-k"):
     labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
     t = passk_table(s[s["model"].isin(models)], ks, estimator=estimator)
     return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
-                         "k": t["k"], "pass_at_k": t["pass@k"]})
+                         "k": t["k"], "pass_at_k": t["pass_at_k"]})
 
 
 def checkpoint_support(study=EMBEDDED, *, min_count=1, n_boot=0, seed=0, level=0.95):
@@ -531,10 +560,11 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
     Parameters
     ----------
     study : str or Study
-        ``"paper"``: the printed values. A study: categories from its ``support`` section
-        (``pair``), trace log-probabilities from its ``perplexity`` section (files with
-        ``benchmark, question_id, reference, model, n_tokens, sum_logprob``); for the
-        simulated demo they are simulated (:func:`leash.simulate.simulate_traces`).
+        ``"paper"``: the printed values. A study: its ``perplexity`` section names the pair
+        (categories come from that pair in the ``support`` section) and lists files of trace
+        log-probabilities (``benchmark, question_id, reference, model, n_tokens,
+        sum_logprob``); with ``simulated: true`` instead (the demo) they are simulated
+        (:func:`leash.simulate.simulate_traces`).
         ``"embedded"`` = the demo.
     pair : str, optional
         Pair label (default: the first of the support section).
@@ -560,7 +590,8 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
     from .support import support_codes
     from .tables import perplexity_table
 
-    p = src.section("support").pair(pair)
+    sec = src.section("perplexity")
+    p = sec.pair(pair)
     paired = src.paired("support", p)
     paired = paired[paired["benchmark"].isin(list(benchmarks))]
     if {"found_base", "found_rl"} <= set(paired.columns):
@@ -571,9 +602,9 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
 
     cats = paired[["benchmark", "question_id"]].assign(
         category=np.asarray(CATEGORIES)[support_codes(fb, fr)])
-    if src.has_data("perplexity"):
+    if sec.sources:
         traces = _read_traces(src)
-    elif src.simulated:
+    elif sec.options.get("simulated"):
         traces = simulate_traces(cats, rng=np.random.default_rng(seed), models=(p.base, p.rl))
     else:
         raise ValueError(

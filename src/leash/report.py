@@ -44,6 +44,7 @@ __all__ = [
     "TABLE_FORMATS",
     "artifact_index",
     "register_artifact",
+    "resolve_outdir",
     "publish",
     "save_figure",
     "save_table",
@@ -105,13 +106,23 @@ def _check_name(name, func: str) -> str:
     return name
 
 
+def resolve_outdir(outdir) -> Path:
+    """An output folder as a path; a relative one is relative to the repository root.
+
+    So a notebook opened in JupyterLab (working directory ``notebooks/``) and ``make reproduce``
+    (working directory the repository) write to the same ``figures/``.
+    """
+    out = Path(outdir)
+    return out if out.is_absolute() else _REPO_ROOT / out
+
+
 def _outdir(outdir, func: str) -> Path:
     if not isinstance(outdir, (str, os.PathLike)):
         raise TypeError(
             f"The 'outdir' parameter of {func} must be a str or path. Got {outdir!r} of type "
             f"{type(outdir).__name__} instead."
         )
-    out = Path(outdir)
+    out = resolve_outdir(outdir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file {out}.")
     out.mkdir(parents=True, exist_ok=True)
@@ -489,7 +500,7 @@ def _portable(value):
 
 def sidecar_path(outdir, notebook) -> Path:
     """``<outdir>/.artifacts/<notebook>.json``, the record file of one notebook."""
-    return Path(outdir) / SIDECAR_DIR / f"{Path(str(notebook)).stem}.json"
+    return resolve_outdir(outdir) / SIDECAR_DIR / f"{Path(str(notebook)).stem}.json"
 
 
 def _dump(obj) -> str:
@@ -629,7 +640,7 @@ def artifact_index(outdir="figures"):
         If two notebooks registered the same artifact name (one would overwrite the other's
         files), or a sidecar is malformed.
     """
-    side_dir = Path(outdir) / SIDECAR_DIR
+    side_dir = resolve_outdir(outdir) / SIDECAR_DIR
     records: list[dict] = []
     owner: dict[str, str] = {}
     for path in sorted(side_dir.glob("*.json")):

@@ -787,7 +787,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         Before anything runs, if any notebook's parameters are invalid or the study file is
         missing.
     """
-    from .report import INDEX_NAME, artifact_index, write_index
+    from .report import INDEX_NAME, artifact_index, resolve_outdir, write_index
 
     stream = sys.stderr if stream is None else stream
     directory = NOTEBOOK_DIR if directory is None else Path(directory)
@@ -874,7 +874,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         if r.status == "skipped":
             stream.write(f"  skipped {r.name}: {r.reason}\n")
     if not failed:
-        index = write_index(artifact_index(outdir), Path(outdir) / INDEX_NAME)
+        index = write_index(artifact_index(outdir), resolve_outdir(outdir) / INDEX_NAME)
         stream.write(f"  artifact index: {_display_path(index)}\n")
     stream.flush()
     return done_results

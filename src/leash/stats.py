@@ -127,14 +127,14 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
     return w
 
 
-def _interval(rep, level):
+def _interval(rep, level, method="linear"):
     a = (1 - level) / 2
     # A ratio undefined in every replicate (e.g. NDR when P + E = 0) has a NaN interval; numpy's
     # "All-NaN slice" warning says nothing the NaN does not.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanquantile(rep, a, axis=0) if rep.size else np.nan
-        hi = np.nanquantile(rep, 1 - a, axis=0) if rep.size else np.nan
+        lo = np.nanquantile(rep, a, axis=0, method=method) if rep.size else np.nan
+        hi = np.nanquantile(rep, 1 - a, axis=0, method=method) if rep.size else np.nan
     return lo, hi
 
 
@@ -209,7 +209,8 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     Returns
     -------
     pandas.DataFrame
-        Long format, one row per (k, series) with series in ``base``, ``rl``, ``rl - base``;
+        Long format, one row per (k, series) with series in ``base``, ``rlvr``,
+        ``rlvr - base`` (the role names the plot helpers use);
         columns ``k, series, estimate, low, high``.
     """
     func = "bootstrap_pass_at_k"
@@ -221,7 +222,7 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
     q = mb.shape[0]
     w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
-    series = {"base": mb, "rl": mr, "rl - base": mr - mb}
+    series = {"base": mb, "rlvr": mr, "rlvr - base": mr - mb}
     ks_arr = np.atleast_1d(np.asarray(ks))
     frames = []
     for name, m in series.items():
@@ -298,7 +299,9 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
     est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
     crossing = np.isfinite(rep)
-    lo, hi = _interval(rep[crossing][:, None], level) if crossing.any() else ([np.nan], [np.nan])
+    # Budgets are discrete: the interval ends are budgets that occurred, not interpolations.
+    lo, hi = (_interval(rep[crossing][:, None], level, method="inverted_cdf") if crossing.any()
+              else ([np.nan], [np.nan]))
     return {
         "estimate": est,
         "low": float(np.ravel(lo)[0]),

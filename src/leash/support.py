@@ -363,7 +363,8 @@ def misclassification_probability(p, k, zeta=0.05):
     The truth is "in support" when ``p > epsilon(k, zeta)``. The rule errs on an in-support
     question when all k samples fail, with probability ``(1 - p)**k`` (at most ``zeta`` by the
     choice of epsilon), and on an out-of-support question when some sample succeeds, with
-    probability ``1 - (1 - p)**k`` (at most ``1 - zeta``, reached just below epsilon).
+    probability ``1 - (1 - p)**k``, which is about ``1 - zeta`` just below epsilon (slightly
+    more with the paper's epsilon, a little above the exact one): the boundary is fuzzy.
 
     Parameters
     ----------

@@ -306,7 +306,7 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
     Returns
     -------
     pandas.DataFrame
-        Columns ``*by, k, pass@k, n_questions, estimator``; pass@k as a fraction.
+        Columns ``*by, k, pass_at_k, n_questions, estimator``; pass@k as a fraction.
     """
     where = "passk_table"
     by = list(by)
@@ -322,13 +322,13 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
                                                if estimator == "first-k" else None))
         except ValueError as exc:
             raise ValueError(f"{where}, group {dict(zip(by, key))}: {exc}") from None
-        f = pd.DataFrame({"k": kk, "pass@k": m.mean(axis=0)})
+        f = pd.DataFrame({"k": kk, "pass_at_k": m.mean(axis=0)})
         for name, value in zip(by, key):
             f.insert(len(f.columns) - 2, name, value)
         f["n_questions"] = len(g)
         f["estimator"] = estimator
         frames.append(f)
-    cols = [*by, "k", "pass@k", "n_questions", "estimator"]
+    cols = [*by, "k", "pass_at_k", "n_questions", "estimator"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
