@@ -330,3 +330,10 @@ def test_support_on_probe_matches_direct_count(capsys, monkeypatch):
     differ = {int(q) for q, cs, cr in zip(table["qid"], table["c_sft"], table["c_rl"],
                                           strict=True) if (cs, cr) != (c_sft[q], c_rl[q])}
     assert differ == {13, 24}
+
+
+def test_simulate_and_reproduce_are_passed_through(capsys):
+    # `leash simulate --check` compares the committed demo with a fresh regeneration
+    assert main(["simulate", "--check"]) == 0
+    assert main(["reproduce", "--list"]) == 0
+    assert "01_table1_support" in capsys.readouterr().out

@@ -1,7 +1,90 @@
 """leash: empirical support dynamics of base vs RLVR models (arXiv 2507.14843).
 
-The metric core (``leash.passk``, ``leash.support``, ``leash.entropy``, ``leash.stats``) is
-numpy/scipy only; everything else (readers, tables, plots, notebooks) builds on it.
+Layers, bottom up (each idea in the module named after it):
+
+* the metric core, numpy/scipy only: :mod:`leash.passk` (pass@k estimators),
+  :mod:`leash.support` (epsilon, support categories, SRR/NDR/SDS/NSCR), :mod:`leash.entropy`
+  (answer/token entropy, perplexity), :mod:`leash.stats` (bootstrap, McNemar, crossover, Holm);
+* generations: :mod:`leash.formats`, :mod:`leash.validate`, :mod:`leash.summarize`,
+  :mod:`leash.pairing`, :mod:`leash.answers`, :mod:`leash.rescore`, :mod:`leash.manifest`;
+* analysis: :mod:`leash.tables`, :mod:`leash.sensitivity`, :mod:`leash.study`,
+  :mod:`leash.artifacts` (one function per paper artifact), :mod:`leash.paper` (the paper's
+  printed numbers and their audit), :mod:`leash.simulate` (the SIMULATED demo);
+* output: :mod:`leash.plots`, :mod:`leash.report`, :mod:`leash.reproduce` (`make reproduce`),
+  :mod:`leash.cli` (the `leash` command).
 """
 
+from .entropy import (
+    aggregate_perplexity,
+    answer_entropy,
+    answer_entropy_from_histograms,
+    entropy_from_counts,
+    perplexity,
+    token_entropy,
+)
+from .passk import ESTIMATORS, avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
+from .stats import (
+    bootstrap_crossover,
+    bootstrap_pass_at_k,
+    bootstrap_support,
+    crossover_budget,
+    holm,
+    mcnemar_exact,
+)
+from .support import (
+    CATEGORIES,
+    epsilon,
+    expected_support_counts,
+    found,
+    found_probability,
+    misclassification_probability,
+    population_pass_at_k,
+    support_counts,
+    support_metrics,
+    support_status,
+)
+from .tables import (
+    entropy_table,
+    expected_support_curve,
+    passk_table,
+    perplexity_table,
+    support_from_counts,
+    support_table,
+)
+
 __version__ = "0.1.0"
+
+# Heavier layers (pyarrow readers, manifest, notebooks' glue) load on first use. Functions
+# named like their module (summarize, validate, rescore) are not exported here, so that
+# `leash.summarize` always is the module: call leash.summarize.summarize(...) and so on.
+_LAZY = {
+    "load_counts": "summarize", "read_summary": "summarize",
+    "pair_counts": "pairing", "fetch": "manifest",
+    "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
+    "answer_classes": "answers", "load_benchmark": "rescore",
+    "load_study": "study", "simulate_study": "simulate", "simulate_pair": "simulate",
+    "sensitivity_sweep": "sensitivity", "significance_table": "sensitivity",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'leash' has no attribute {name!r}")
+
+
+__all__ = [
+    "CATEGORIES", "ESTIMATORS", "aggregate_perplexity", "answer_entropy",
+    "answer_entropy_from_histograms", "avg_at_n", "bootstrap_crossover", "bootstrap_pass_at_k",
+    "bootstrap_support", "crossover_budget", "entropy_from_counts", "entropy_table", "epsilon",
+    "expected_support_counts", "expected_support_curve", "found", "found_probability", "holm",
+    "mcnemar_exact", "misclassification_probability", "pass_at_k", "pass_at_k_curve",
+    "pass_at_k_first", "passk_table", "perplexity", "perplexity_table", "population_pass_at_k",
+    "support_counts", "support_from_counts", "support_metrics", "support_status",
+    "support_table", "token_entropy", *_LAZY,
+]

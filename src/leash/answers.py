@@ -178,7 +178,21 @@ def extract(text, *, methods: Sequence[str] = METHODS) -> Extracted:
 
 
 def extract_answer(text, *, methods: Sequence[str] = METHODS) -> str | None:
-    """The raw final answer of one response, or None ("NA"); see :func:`extract`."""
+    """The raw final answer of one response, or None ("NA"); see :func:`extract`.
+
+    Parameters
+    ----------
+    text : str or None
+        The response.
+    methods : sequence of str, default METHODS
+        Extraction methods tried in order (``<answer>`` tags, last ``\\boxed{}``, text after
+        ``</think>``).
+
+    Returns
+    -------
+    str or None
+        The extracted answer before normalization, None when nothing is found.
+    """
     return extract(text, methods=methods).answer
 
 

@@ -163,6 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     _reader_options(p)
     _data_options(p)
     _out_options(p)
+
+    # Two commands with their own option parsers: their arguments are passed through.
+    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set",
+                       add_help=False)
+    p.add_argument("args", nargs="*", help="see `leash simulate --help`")
+    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure",
+                       add_help=False)
+    p.add_argument("args", nargs="*", help="see `leash reproduce --help`")
     return parser
 
 
@@ -491,8 +499,23 @@ def _model_spec(text: str):
     return text
 
 
+def _run_simulate(argv) -> int:
+    from .simulate import main_simulate
+
+    return main_simulate(argv)
+
+
+def _run_reproduce(argv) -> int:
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(argv)
+
+
 _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _cmd_fetch,
              "rescore": _cmd_rescore, "passk": _cmd_passk, "support": _cmd_support}
+# Commands with their own argument parser, called with the rest of the command line (argparse
+# cannot pass leading --options through a subparser).
+_PASSTHROUGH = {"simulate": _run_simulate, "reproduce": _run_reproduce}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     argv : list of str, optional
         Arguments without the program name; default ``sys.argv[1:]``.
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _PASSTHROUGH:
+        return _PASSTHROUGH[argv[0]](argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = _Context(args.quiet)

@@ -304,6 +304,17 @@ def locate(
     default env ``LEASH_DATA_MIRROR``). A file whose sha256 differs is ignored in the cache
     (:func:`fetch` replaces it) and an error in the mirror.
 
+    Parameters
+    ----------
+    name : str
+        Dataset name of the manifest.
+    dest : path-like, optional
+        Download cache; default ``data/raw/`` of the repository.
+    mirror : path-like, optional
+        Mirror root; default the environment variable ``LEASH_DATA_MIRROR``.
+    manifest : Manifest, optional
+        Default: ``data/manifest.yaml``.
+
     Returns
     -------
     pathlib.Path or None

@@ -1,0 +1,28 @@
+"""Every public name of the package is importable from `leash` and documented."""
+
+import leash
+
+
+def test_every_public_name_is_importable_and_documented():
+    for name in leash.__all__:
+        obj = getattr(leash, name)
+        if callable(obj) and not isinstance(obj, type):
+            assert obj.__doc__ and "Parameters" in obj.__doc__, f"{name} lacks a numpydoc docstring"
+
+
+def test_modules_are_not_shadowed_by_functions():
+    import types
+
+    from leash import validate as v
+
+    assert isinstance(v, types.ModuleType)
+    import leash.summarize
+
+    assert isinstance(leash.summarize, types.ModuleType)
+
+
+def test_unknown_attribute():
+    import pytest
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        leash.nope  # noqa: B018
