@@ -23,13 +23,14 @@ JOBS    ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast reproduce bench lint clean
+.PHONY: help install test test-fast reproduce bench lint lab clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>)"
 	@echo "make test        run the test suite (creates .venv on first use)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/ and tests/"
+	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ] && [ ! -x $(VENV)/bin/python ]; then \
@@ -54,6 +55,10 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
+
+lab: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[lab]"
+	$(PY) -m jupyterlab --notebook-dir=notebooks
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
