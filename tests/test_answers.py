@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from decimal import Decimal
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
 from leash.answers import (
     Extracted,
     answer_classes,
@@ -22,21 +21,6 @@ from leash.answers import (
     last_boxed,
     normalize_answer,
 )
-
-REPO = Path(__file__).resolve().parents[1]
-_env = os.environ.get("LEASH_DATA_MIRROR")
-MIRROR = Path(_env) if _env else REPO.parent / "shared" / "data"
-needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="data mirror not found "
-                                  "(set LEASH_DATA_MIRROR)")
-
-try:
-    import math_verify  # noqa: F401
-
-    HAVE_MV = True
-except ImportError:  # pragma: no cover - depends on the environment
-    HAVE_MV = False
-needs_mv = pytest.mark.skipif(not HAVE_MV, reason="math-verify not installed")
-
 
 # ----------------------------------------------------------------------------- extraction
 

@@ -5,25 +5,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
 from leash.cli import main
-
-REPO = Path(__file__).resolve().parents[1]
-_env = os.environ.get("LEASH_DATA_MIRROR")
-MIRROR = Path(_env) if _env else REPO.parent / "shared" / "data"
-needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="data mirror not found "
-                                  "(set LEASH_DATA_MIRROR)")
-try:
-    import math_verify  # noqa: F401
-
-    HAVE_MV = True
-except ImportError:  # pragma: no cover
-    HAVE_MV = False
 
 # Hand-made counts: question -> (n, c) per model; every question has 4 samples, and the
 # correct ones come first except where noted in SAMPLES below.

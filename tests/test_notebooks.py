@@ -11,17 +11,15 @@ compared here because another matplotlib release may render differently.)
 import json
 import os
 import re
-from pathlib import Path
 
 import papermill
 import pytest
 
+from _support import MIRROR, REPO
 from leash import reproduce
 
-REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 FIGURES = REPO / "figures"
-MIRROR = Path(os.environ.get("LEASH_DATA_MIRROR", REPO.parent / "shared" / "data"))
 
 
 def cells(path):

@@ -1,16 +1,12 @@
 """Study files: parsing, validation messages, and loading real data through the manifest."""
 
 import json
-import os
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from _support import MIRROR
 from leash.study import list_studies, load_study
-
-REPO = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("LEASH_DATA_MIRROR", REPO.parent / "shared" / "data"))
 
 
 def test_shipped_studies_parse():
