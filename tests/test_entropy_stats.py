@@ -194,3 +194,16 @@ def test_crossover_interval_ends_are_budgets():
     ks = [1, 2, 4, 8, 16, 32, 64]
     r = bootstrap_crossover(n, cb, n, cr, ks, rng=np.random.default_rng(1), n_boot=200)
     assert r["low"] in ks and r["high"] in ks
+
+
+def test_bootstrap_crossover_with_first_k_estimator():
+    # first-k: base finds question i only at index 8 (within k = 16), RLVR at index 0 or never
+    n = np.full(10, 16)
+    cb = np.ones(10, dtype=int)
+    fb = np.full(10, 8)
+    cr = np.where(np.arange(10) < 7, 1, 0)
+    fr = np.where(cr > 0, 0, -1)
+    ks = [1, 2, 4, 8, 16]
+    r = bootstrap_crossover(n, cb, n, cr, ks, rng=np.random.default_rng(0), n_boot=50,
+                            estimator="first-k", first_correct_base=fb, first_correct_rl=fr)
+    assert r["estimate"] == 16.0  # base pass@16 = 1 >= 0.7; below 16 it is 0

@@ -44,6 +44,7 @@ __all__ = [
     "support_long",
     "table1",
     "appendix_table",
+    "float_formats",
     "figure1_data",
     "gym_curves",
     "sft_support",
@@ -290,8 +291,19 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     return out[["Model", "Domain", *METRICS, *COUNTS]].reset_index(drop=True)
 
 
-def appendix_table(long: pd.DataFrame, pair: str) -> pd.DataFrame:
+def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     """The appendix layout (Tables 6-12) for one pair: per benchmark, then "Agg" rows.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`support_long` result.
+    pair : str
+        Pair label.
+    zeta : float, optional
+        With it, a column ``epsilon`` = -ln(zeta)/k: the probability below which a correct
+        answer never seen in the k samples is taken to lie (per benchmark; NaN on pooled rows
+        whose budgets differ).
 
     Returns
     -------
@@ -303,9 +315,19 @@ def appendix_table(long: pd.DataFrame, pair: str) -> pd.DataFrame:
     if t.empty:
         raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
     ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
-    out = pd.DataFrame({"Dataset": ds, "k": t["k"].to_numpy(),
+    k_shown = [int(v) if isinstance(v, (int, float, np.integer, np.floating)) and np.isfinite(v)
+               else ("" if pd.isna(v) else v) for v in t["k"]]
+    out = pd.DataFrame({"Dataset": ds, "k": pd.Series(k_shown, dtype=object),
                         "pass@k Base (%)": 100 * t["pass@k base"].to_numpy(),
                         "pass@k RLVR (%)": 100 * t["pass@k rl"].to_numpy()})
+    if zeta is not None:
+        from .support import epsilon
+
+        k = pd.to_numeric(t["k"], errors="coerce").to_numpy(dtype=float)
+        ok = np.isfinite(k) & (k >= 1)
+        eps = np.full(k.shape, np.nan)
+        eps[ok] = epsilon(k[ok].astype(np.int64), zeta)
+        out.insert(2, "epsilon", eps)
     out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
     for c in [*METRICS, *COUNTS]:
         out[c] = t[c].to_numpy()
@@ -313,6 +335,17 @@ def appendix_table(long: pd.DataFrame, pair: str) -> pd.DataFrame:
     for c in [c for c in t.columns if c.endswith((" low", " high")) and c.split()[0] in METRICS]:
         out[c] = t[c].to_numpy()
     return out
+
+
+_FORMATS = {"epsilon": "{:.2e}", "pass@k Base (%)": "{:.1f}", "pass@k RLVR (%)": "{:.1f}",
+            "McNemar p": "{:.3g}", "mcnemar_p": "{:.3g}", "pass@k base": "{:.3f}",
+            "pass@k rl": "{:.3f}"}
+
+
+def float_formats(table: pd.DataFrame, default: str = "{:.3f}") -> dict:
+    """Display formats (Markdown/LaTeX) for the columns of ``table``: p-values and epsilon in
+    significant digits, percentages with one decimal, everything else ``default``."""
+    return {c: _FORMATS.get(c, default) for c in table.columns}
 
 
 def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None):
@@ -645,6 +678,7 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     study : str or Study
         A study with per-question answers (e.g. ``"gsm8k-probe"``).
     section : str, default "support"
+        ``"checkpoints"`` lists the cases of every step (a ``step`` column).
     pair : str, optional
         Pair label (default: the section's first).
     categories : sequence of str
@@ -655,31 +689,40 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     Returns
     -------
     pandas.DataFrame
-        ``benchmark, question_id, category, [question, gold,] c_base, c_rl, base answers,
+        ``benchmark, question_id, step, category, [question, gold,] c_base, c_rl, base answers,
         rl answers`` (answers as "value xcount", most frequent first).
     """
     from .support import CATEGORIES, support_codes
 
     src = open_study(study)
     p = src.section(section).pair(pair)
-    paired = src.paired(section, p)
+    base = (p.base, p.base_step) if p.base_step is not None else p.base
+    paired = pair_counts(src.summaries(section), base=base, rl=p.rl)
+    if p.base_step is not None:
+        paired = paired[paired["step"] != p.base_step]
     fb = paired["found_base"].astype(int) if "found_base" in paired else paired["c_base"]
     fr = paired["found_rl"].astype(int) if "found_rl" in paired else paired["c_rl"]
     cat = np.asarray(CATEGORIES)[support_codes(fb, fr)]
-    out = paired[["benchmark", "question_id", "c_base", "c_rl"]].assign(category=cat)
-    out = out[out["category"].isin(list(categories))]
+    out = paired[["benchmark", "question_id", "step", "c_base", "c_rl"]].assign(category=cat)
+    out = out[out["category"].isin(list(categories))].reset_index(drop=True)
     s = src.summaries(section)
-    for side, model in (("base", p.base), ("rl", p.rl)):
-        rows = s[s["model"] == model].set_index(["benchmark", "question_id"])
-        idx = list(zip(out["benchmark"], out["question_id"]))
-        out[f"{side} answers"] = [
-            _answer_text(rows.at[i, "answer_values"], rows.at[i, "answer_counts"],
-                         rows.at[i, "n_answer_missing"]) if i in rows.index else ""
-            for i in idx]
+    text = s.assign(_answers=[_answer_text(v, c, m) for v, c, m in zip(
+        s["answer_values"], s["answer_counts"], s["n_answer_missing"])])
+    text = text.assign(benchmark=text["benchmark"].astype(str),
+                       question_id=text["question_id"].astype(str),
+                       step=text["step"].astype("Int64"))
+    keys = ["benchmark", "question_id"]
+    b = text[(text["model"] == p.base) & ((text["step"] == p.base_step) if p.base_step is not None
+                                           else True)][[*keys, "_answers"]]
+    r = text[text["model"] == p.rl][[*keys, "step", "_answers"]]
+    out = out.astype({"benchmark": str, "question_id": str})
+    out = out.merge(b.rename(columns={"_answers": "base answers"}), on=keys, how="left")
+    out = out.merge(r.rename(columns={"_answers": "rl answers"}), on=[*keys, "step"], how="left")
     if gold is not None:
         cols = [c for c in ("question_id", "question", "gold") if c in gold.columns]
         out = out.merge(gold[cols].astype({"question_id": str}), on="question_id", how="left")
-    first = ["benchmark", "question_id", "category"]
+    first = ["benchmark", "question_id", "step", "category"]
     rest = [c for c in ("question", "gold") if c in out.columns]
-    return out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]].reset_index(
-        drop=True)
+    out = out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]]
+    return out.sort_values(["step", "category", "question_id"], kind="stable",
+                           na_position="first").reset_index(drop=True)

@@ -267,7 +267,8 @@ def crossover_budget(curve_base, curve_rl, ks):
 
 
 def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
-                        level=0.95):
+                        level=0.95, estimator="unbiased", first_correct_base=None,
+                        first_correct_rl=None):
     """The crossover budget with its paired bootstrap distribution.
 
     Parameters
@@ -279,6 +280,9 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     n_boot : int, default 1000
     strata : array_like, shape (n_questions,), optional
     level : float, default 0.95
+    estimator : {"unbiased", "first-k"}, default "unbiased"
+    first_correct_base, first_correct_rl : array_like of int, shape (n_questions,), optional
+        Needed for ``estimator="first-k"``.
 
     Returns
     -------
@@ -292,8 +296,8 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     n_base, c_base = _check_model_arrays(n_base, c_base, func, "base")
     n_rl, c_rl = _check_model_arrays(n_rl, c_rl, func, "rl")
     same_length(func, c_base=c_base, c_rl=c_rl)
-    mb = pass_at_k_curve(n_base, c_base, ks)
-    mr = pass_at_k_curve(n_rl, c_rl, ks)
+    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
+    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
     q = mb.shape[0]
     w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
     rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
