@@ -181,3 +181,12 @@ def test_reasoning_gym_real_scorer():
     samples = pd.DataFrame({"question_id": ["0", "1", "2"], "response": responses})
     res = rs.rescore(samples, entries, scorer="reasoning-gym", task="leg_counting")
     assert res.samples["correct"].tolist() == [True, False, True]
+
+
+def test_read_benchmark_names_file_and_line_of_malformed_json(tmp_path):
+    from leash.rescore import read_benchmark
+
+    p = tmp_path / "bench.jsonl"
+    p.write_text('{"idx": 0, "answer": "1"}\n\n{"idx": 1, "answer": \n')
+    with pytest.raises(ValueError, match=r"bench\.jsonl, line 3: malformed JSON"):
+        read_benchmark(p, "answer")

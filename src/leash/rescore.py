@@ -103,6 +103,23 @@ def _gold_str(value, *, where: str) -> str:
     raise ValueError(f"The gold answer of {where} must be a string or a number. Got {value!r}.")
 
 
+
+def _json_records(path: Path):
+    """Yield ``(where, record)`` for each non-blank line of a JSONL file (.gz too), where
+    ``where`` names the file and line for error messages; malformed JSON is a ValueError."""
+    from . import formats as F
+
+    with F._open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {lineno}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON ({exc.msg}).") from None
+            yield where, record
+
 def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     """Read a benchmark JSONL file into ``question_id, question, gold`` with a gold ``rule``.
 
@@ -125,34 +142,26 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
                          f"Got {rule!r}.")
     p = Path(path)
     rows = []
-    with open(p, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{p}, line {lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc.msg}).") from None
-            qid = rec.get("idx", rec.get("qid", len(rows)))
-            question = rec.get("problem", rec.get("question"))
-            if rule in ("answer", "gold"):
-                if rule not in rec:
-                    raise ValueError(f"{where}: field '{rule}' is missing.")
-                gold = _gold_str(rec[rule], where=where)
-            elif rule == "minerva":
-                sol = rec.get("solution")
-                boxed = last_boxed(sol) if isinstance(sol, str) else None
-                if not boxed:
-                    raise ValueError(f"{where}: field 'solution' has no \\boxed{{}} answer.")
-                gold = boxed
-            else:
-                fa = rec.get("final_answer")
-                if not isinstance(fa, list) or not fa:
-                    raise ValueError(f"{where}: field 'final_answer' must be a non-empty list. "
-                                     f"Got {fa!r}.")
-                gold = ", ".join(_gold_str(v, where=where) for v in fa)
-            rows.append({"question_id": str(qid), "question": question, "gold": gold})
+    for where, rec in _json_records(p):
+        qid = rec.get("idx", rec.get("qid", len(rows)))
+        question = rec.get("problem", rec.get("question"))
+        if rule in ("answer", "gold"):
+            if rule not in rec:
+                raise ValueError(f"{where}: field '{rule}' is missing.")
+            gold = _gold_str(rec[rule], where=where)
+        elif rule == "minerva":
+            sol = rec.get("solution")
+            boxed = last_boxed(sol) if isinstance(sol, str) else None
+            if not boxed:
+                raise ValueError(f"{where}: field 'solution' has no \\boxed{{}} answer.")
+            gold = boxed
+        else:
+            fa = rec.get("final_answer")
+            if not isinstance(fa, list) or not fa:
+                raise ValueError(f"{where}: field 'final_answer' must be a non-empty list. "
+                                 f"Got {fa!r}.")
+            gold = ", ".join(_gold_str(v, where=where) for v in fa)
+        rows.append({"question_id": str(qid), "question": question, "gold": gold})
     df = pd.DataFrame(rows, columns=["question_id", "question", "gold"])
     dup = df["question_id"].duplicated()
     if dup.any():
@@ -253,47 +262,39 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
     rows: list[dict] = []
     if fmt in ("nested", "evaluator"):
         gold_field = GOLD_FIELDS.get(nm.name)
-        with F._open_text(p) as fh:
-            ordinal = 0
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                where = f"{p}, line {lineno}"
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{where}: malformed JSON ({exc.msg}).") from None
-                if nm.samples:
-                    lst = rec.get(nm.samples)
-                    if not isinstance(lst, list) or not all(isinstance(e, dict) for e in lst):
-                        raise ValueError(f"{where}: field '{nm.samples}' must be a list of "
-                                         "sample objects.")
-                    resp = [e.get(nm.response) for e in lst]
-                    corr = [e.get(nm.correct) for e in lst]
-                    idx = [e.get(nm.index) for e in lst] if nm.index else list(range(len(lst)))
-                else:
-                    resp, corr = rec.get(nm.response), rec.get(nm.correct)
-                    for fld, v in ((nm.response, resp), (nm.correct, corr)):
-                        if not isinstance(v, list):
-                            raise ValueError(f"{where}: field '{fld}' must be a list. "
-                                             f"Got {V.short_repr(v)}.")
-                    if len(resp) != len(corr):
-                        raise ValueError(f"{where}: field '{nm.response}' has {len(resp)} "
-                                         f"entries but '{nm.correct}' has {len(corr)}.")
-                    idx = list(range(len(resp)))
-                try:
-                    qid = V.py_qid(rec.get(nm.question_id) if nm.question_id else ordinal)
-                    verdicts = [None if c is None else V.py_bool(c) for c in corr]
-                except V.RuleError as e:
-                    raise ValueError(f"{where}: {e.message}") from None
-                m = model if model is not None else (rec.get(nm.model) if nm.model else None)
-                b = benchmark if benchmark is not None else (
-                    rec.get(nm.benchmark) if nm.benchmark else None)
-                g = rec.get(gold_field) if gold_field else None
-                for i, (r, c) in enumerate(zip(resp, verdicts, strict=True)):
-                    rows.append({"model": m, "benchmark": b, "question_id": qid, "step": step,
-                                 "sample_idx": idx[i], "response": r, "correct": c, "gold": g})
-                ordinal += 1
+        ordinal = 0
+        for where, rec in _json_records(p):
+            if nm.samples:
+                lst = rec.get(nm.samples)
+                if not isinstance(lst, list) or not all(isinstance(e, dict) for e in lst):
+                    raise ValueError(f"{where}: field '{nm.samples}' must be a list of "
+                                     "sample objects.")
+                resp = [e.get(nm.response) for e in lst]
+                corr = [e.get(nm.correct) for e in lst]
+                idx = [e.get(nm.index) for e in lst] if nm.index else list(range(len(lst)))
+            else:
+                resp, corr = rec.get(nm.response), rec.get(nm.correct)
+                for fld, v in ((nm.response, resp), (nm.correct, corr)):
+                    if not isinstance(v, list):
+                        raise ValueError(f"{where}: field '{fld}' must be a list. "
+                                         f"Got {V.short_repr(v)}.")
+                if len(resp) != len(corr):
+                    raise ValueError(f"{where}: field '{nm.response}' has {len(resp)} "
+                                     f"entries but '{nm.correct}' has {len(corr)}.")
+                idx = list(range(len(resp)))
+            try:
+                qid = V.py_qid(rec.get(nm.question_id) if nm.question_id else ordinal)
+                verdicts = [None if c is None else V.py_bool(c) for c in corr]
+            except V.RuleError as e:
+                raise ValueError(f"{where}: {e.message}") from None
+            m = model if model is not None else (rec.get(nm.model) if nm.model else None)
+            b = benchmark if benchmark is not None else (
+                rec.get(nm.benchmark) if nm.benchmark else None)
+            g = rec.get(gold_field) if gold_field else None
+            for i, (r, c) in enumerate(zip(resp, verdicts, strict=True)):
+                rows.append({"model": m, "benchmark": b, "question_id": qid, "step": step,
+                             "sample_idx": idx[i], "response": r, "correct": c, "gold": g})
+            ordinal += 1
         df = pd.DataFrame(rows, columns=_RESPONSE_COLUMNS)
     elif fmt == "samples":
         suffix = p.name.lower()

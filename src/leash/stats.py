@@ -180,10 +180,18 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     return (frame, rep) if return_replicates else frame
 
 
-def _check_model_arrays(n, c, func, suffix):
-    n = np.atleast_1d(as_count_array(n, f"n_{suffix}", func))
-    c = np.atleast_1d(as_count_array(c, f"c_{suffix}", func))
-    return n, c
+def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, estimator,
+                   first_correct_base, first_correct_rl):
+    """Per-question pass@k matrices of both models and the shared resampling weights."""
+    n_base = np.atleast_1d(as_count_array(n_base, "n_base", func))
+    c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
+    n_rl = np.atleast_1d(as_count_array(n_rl, "n_rl", func))
+    c_rl = np.atleast_1d(as_count_array(c_rl, "c_rl", func))
+    same_length(func, c_base=c_base, c_rl=c_rl)
+    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
+    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
+    w = resampling_weights(mb.shape[0], rng=rng, n_boot=n_boot, strata=strata)
+    return mb, mr, w.astype(np.float64)
 
 
 def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
@@ -213,15 +221,10 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         ``rlvr - base`` (the role names the plot helpers use);
         columns ``k, series, estimate, low, high``.
     """
-    func = "bootstrap_pass_at_k"
-    level = check_probability(level, "level", func)
-    n_base, c_base = _check_model_arrays(n_base, c_base, func, "base")
-    n_rl, c_rl = _check_model_arrays(n_rl, c_rl, func, "rl")
-    same_length(func, c_base=c_base, c_rl=c_rl)
-    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
-    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
+    level = check_probability(level, "level", "bootstrap_pass_at_k")
+    mb, mr, w = _paired_curves("bootstrap_pass_at_k", n_base, c_base, n_rl, c_rl, ks, rng,
+                               n_boot, strata, estimator, first_correct_base, first_correct_rl)
     q = mb.shape[0]
-    w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
     series = {"base": mb, "rlvr": mr, "rlvr - base": mr - mb}
     ks_arr = np.atleast_1d(np.asarray(ks))
     frames = []
@@ -291,15 +294,10 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         replicates that cross), ``share_crossing`` (fraction of replicates with a crossover within
         ``ks``) and ``replicates`` (ndarray, shape (n_boot,)).
     """
-    func = "bootstrap_crossover"
-    level = check_probability(level, "level", func)
-    n_base, c_base = _check_model_arrays(n_base, c_base, func, "base")
-    n_rl, c_rl = _check_model_arrays(n_rl, c_rl, func, "rl")
-    same_length(func, c_base=c_base, c_rl=c_rl)
-    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
-    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
+    level = check_probability(level, "level", "bootstrap_crossover")
+    mb, mr, w = _paired_curves("bootstrap_crossover", n_base, c_base, n_rl, c_rl, ks, rng,
+                               n_boot, strata, estimator, first_correct_base, first_correct_rl)
     q = mb.shape[0]
-    w = resampling_weights(q, rng=rng, n_boot=n_boot, strata=strata).astype(np.float64)
     rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
     est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
     crossing = np.isfinite(rep)
