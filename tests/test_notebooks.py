@@ -37,6 +37,9 @@ def test_notebook_conventions(path):
     assert cs[1]["cell_type"] == "code" and "parameters" in cs[1]["metadata"].get("tags", [])
     params = papermill.inspect_notebook(str(path))
     assert "outdir" in params
+    # papermill silently drops a line it cannot parse (e.g. "=" inside the help comment)
+    lines = [ln for ln in source(cs[1]).splitlines() if ln.strip() and not ln.startswith("#")]
+    assert len(params) == len(lines), f"{path.stem}: papermill parsed {sorted(params)}"
     for name, p in params.items():
         assert p["help"], f"{path.stem}: parameter {name!r} has no help comment"
         assert p["inferred_type_name"] not in ("None", ""), f"{path.stem}: {name!r} untyped"
