@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from . import paper as _paper
-from .pairing import pair_counts
 from .stats import mcnemar_exact
 from .study import Study, load_study
 from .support import support_metrics
@@ -486,11 +485,7 @@ def checkpoint_support(study=EMBEDDED, *, min_count=1, n_boot=0, seed=0, level=0
         rng = np.random.default_rng(seed)
         frames = []
         for p in sec.pairs:
-            # The base may be step 0 of the same run: pair it against every other step.
-            base = (p.base, p.base_step) if p.base_step is not None else p.base
-            paired = pair_counts(src.summaries("checkpoints"), base=base, rl=p.rl)
-            if p.base_step is not None:
-                paired = paired[paired["step"] != p.base_step]
+            paired = src.paired("checkpoints", p)
             f = support_table(paired, by=["step"], min_count=min_count, domains=src.domains,
                               pool=False, n_boot=n_boot, rng=rng if n_boot else None,
                               level=level)
@@ -568,6 +563,14 @@ def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
 
 
 
+def _categories(paired: pd.DataFrame) -> np.ndarray:
+    """Support category of each paired question (from pairing's exact found columns)."""
+    from .support import CATEGORIES, support_codes
+
+    fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
+    return np.asarray(CATEGORIES)[support_codes(fb, fr)]
+
+
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 
 
@@ -620,21 +623,13 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
                              "model": t["target"], "benchmark": t["benchmark"],
                              "ppl": t["ppl"], "n_traces": np.nan})
     from .simulate import simulate_traces
-    from .support import support_codes
     from .tables import perplexity_table
 
     sec = src.section("perplexity")
     p = sec.pair(pair)
     paired = src.paired("support", p)
     paired = paired[paired["benchmark"].isin(list(benchmarks))]
-    if {"found_base", "found_rl"} <= set(paired.columns):
-        fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
-    else:
-        fb, fr = paired["c_base"], paired["c_rl"]
-    from .support import CATEGORIES
-
-    cats = paired[["benchmark", "question_id"]].assign(
-        category=np.asarray(CATEGORIES)[support_codes(fb, fr)])
+    cats = paired[["benchmark", "question_id"]].assign(category=_categories(paired))
     if sec.sources:
         traces = _read_traces(src)
     elif sec.options.get("simulated"):
@@ -692,18 +687,11 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
         ``benchmark, question_id, step, category, [question, gold,] c_base, c_rl, base answers,
         rl answers`` (answers as "value xcount", most frequent first).
     """
-    from .support import CATEGORIES, support_codes
-
     src = open_study(study)
     p = src.section(section).pair(pair)
-    base = (p.base, p.base_step) if p.base_step is not None else p.base
-    paired = pair_counts(src.summaries(section), base=base, rl=p.rl)
-    if p.base_step is not None:
-        paired = paired[paired["step"] != p.base_step]
-    fb = paired["found_base"].astype(int) if "found_base" in paired else paired["c_base"]
-    fr = paired["found_rl"].astype(int) if "found_rl" in paired else paired["c_rl"]
-    cat = np.asarray(CATEGORIES)[support_codes(fb, fr)]
-    out = paired[["benchmark", "question_id", "step", "c_base", "c_rl"]].assign(category=cat)
+    paired = src.paired(section, p)
+    out = paired[["benchmark", "question_id", "step", "c_base", "c_rl"]].assign(
+        category=_categories(paired))
     out = out[out["category"].isin(list(categories))].reset_index(drop=True)
     s = src.summaries(section)
     text = s.assign(_answers=[_answer_text(v, c, m) for v, c, m in zip(

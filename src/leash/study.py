@@ -275,13 +275,18 @@ class Study:
         """The paired per-question frame of one pair of a section.
 
         Thin wrapper over :func:`leash.pairing.pair_counts` on :meth:`summaries`; keyword
-        arguments (e.g. ``restrict_to_shared=True``) are passed through.
+        arguments (e.g. ``restrict_to_shared=True``) are passed through. When the pair's base is
+        a step of the RLVR run itself (``base_step``, e.g. step 0), it is paired against every
+        other step, and not against itself.
         """
         from .pairing import pair_counts
 
         p = pair if isinstance(pair, Pair) else self.section(name).pair(pair)
         s = self.summaries(name)
-        return pair_counts(s, base=p.base, rl=p.rl, **pair_kwargs)
+        if p.base_step is None:
+            return pair_counts(s, base=p.base, rl=p.rl, **pair_kwargs)
+        paired = pair_counts(s, base=(p.base, p.base_step), rl=p.rl, **pair_kwargs)
+        return paired[paired["step"] != p.base_step].reset_index(drop=True)
 
     def __repr__(self) -> str:
         return (f"Study({self.name!r}, simulated={self.simulated}, "
