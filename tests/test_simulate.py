@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from leash import simulate as S
+from leash.compare import frame_differences
 from leash.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
 from leash.summarize import read_summary
 from leash.support import support_counts, support_metrics
@@ -314,20 +315,16 @@ def test_priors_are_calibrated_to_their_targets(key):
 
 
 def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
+    # The committed files were written on one CPU; another CPU's exp/log differ in the last
+    # bits, so floats compare within 1e-12 and everything else exactly (leash.compare).
     on_disk = S.read_demo()
     for name in S.DEMO_FILES:
-        pd.testing.assert_frame_equal(on_disk[name], demo[name], check_exact=True)
-    # Writing is deterministic: two writes give the same bytes. The committed bytes are
-    # compared too when this pyarrow is the one that wrote them (Parquet's created_by field).
+        assert frame_differences(on_disk[name], demo[name]) == [], name
+    # Writing is deterministic on one machine: two writes give the same bytes.
     a = S.write_demo(tmp_path / "a")
     b = S.write_demo(tmp_path / "b")
-    committed = S.demo_dir()
     for name in S.DEMO_FILES:
         assert a[name].read_bytes() == b[name].read_bytes()
-        same_writer = (pq.ParquetFile(a[name]).metadata.created_by
-                       == pq.ParquetFile(committed / f"{name}.parquet").metadata.created_by)
-        if same_writer:
-            assert a[name].read_bytes() == (committed / f"{name}.parquet").read_bytes()
 
 
 def test_committed_demo_is_labelled_and_readable_as_summaries():

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._argparse import OneLineParser
+
 __all__ = ["main", "build_parser"]
 
 PROG = "leash"
@@ -77,13 +79,13 @@ def _out_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``leash`` command (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Support dynamics, pass@k and answer statistics of base vs RLVR models "
                     "from generation files (arXiv 2507.14843).")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     # -q is also accepted after the subcommand; SUPPRESS keeps the global value otherwise.
-    common = argparse.ArgumentParser(add_help=False)
+    common = OneLineParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                         help="no progress on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

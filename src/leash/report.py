@@ -19,6 +19,12 @@ pandas' shortest round-trip representation of each float, the Markdown and LaTeX
 ``float_format`` given). Saving the same object twice gives identical bytes. Files are replaced
 atomically (temporary file + :func:`os.replace`), so an interrupted run never leaves half a file
 under an artifact's name.
+
+Across machines. Another CPU (or BLAS thread count) can change a float's last bits; that is
+invisible in the rounded Markdown, LaTeX and images but not in a CSV's full-precision numbers.
+A CSV is therefore left in place when the file already there holds the same table under
+:mod:`leash.compare`'s rule (floats within 1e-12, everything else exact), so re-running on
+another machine leaves the committed files, and ``git status``, unchanged.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .compare import csv_differences
 
 __all__ = [
     "DPI",
@@ -153,11 +161,27 @@ def _write_bytes(path: Path, data: bytes) -> Path:
     return path
 
 
-def _write_text(path: Path, text: str) -> Path:
+def _lf(text: str) -> str:
+    """``text`` with LF line endings and a final newline: what every text artifact holds."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not text.endswith("\n"):
-        text += "\n"
-    return _write_bytes(path, text.encode("utf-8"))
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _write_text(path: Path, text: str) -> Path:
+    return _write_bytes(path, _lf(text).encode("utf-8"))
+
+
+def _write_csv(path: Path, text: str) -> Path:
+    """Write a CSV unless the file already holds the same numbers under :mod:`leash.compare`'s
+    rule (floats within 1e-12, the rest exact): a re-run whose floats differ only in the last
+    bits (another CPU, another BLAS thread count) leaves the committed file untouched."""
+    text = _lf(text)
+    try:
+        if not csv_differences(path.read_text(encoding="utf-8"), text):
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass  # no readable file there yet: write it
+    return _write_text(path, text)
 
 
 def _csv_text(df: pd.DataFrame, index: bool) -> str:
@@ -339,7 +363,7 @@ def save_table(df, name, outdir="figures", *, caption=None, float_format=None, i
     cells = _format_cells(table, float_format, _NA_REP, func)
     align = _alignment(table)
     paths = {
-        "csv": _write_text(out / f"{name}.csv", _csv_text(df, index)),
+        "csv": _write_csv(out / f"{name}.csv", _csv_text(df, index)),
         "md": _write_text(out / f"{name}.md", _markdown(cells, align, caption)),
         "tex": _write_text(out / f"{name}.tex", _latex(cells, align, caption, f"tab:{name}")),
     }
@@ -420,7 +444,7 @@ def save_figure(fig, name, outdir="figures", *, data=None, dpi=DPI):
     if data is False:
         csv.unlink(missing_ok=True)
     else:
-        paths["csv"] = _write_text(csv, _csv_text(data, not _has_default_index(data)))
+        paths["csv"] = _write_csv(csv, _csv_text(data, not _has_default_index(data)))
     return paths
 
 

@@ -55,6 +55,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._argparse import OneLineParser
+
 __all__ = [
     "DEFAULT_PARAMETERS",
     "EMBEDDED",
@@ -885,7 +887,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
 # ---------------------------------------------------------------------------------------------
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="python -m leash.reproduce",
         description="Regenerate every table and figure: run notebooks/*.ipynb with papermill.",
     )
