@@ -22,3 +22,53 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     HAVE_MV = False
 needs_mv = pytest.mark.skipif(not HAVE_MV, reason="math-verify not installed")
+
+
+# ---------------------------------------------------------------------------------------------
+# freshness of the committed figures/ against a fresh run of the notebooks
+# ---------------------------------------------------------------------------------------------
+
+FIGURES = REPO / "figures"
+SIDECARS = ".artifacts"  # leash.report.SIDECAR_DIR
+
+
+def committed_records(figures=FIGURES):
+    """notebook stem -> its committed artifact records (figures/.artifacts/<stem>.json)."""
+    import json
+
+    return {p.stem: json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted((figures / SIDECARS).glob("*.json"))}
+
+
+def freshness(fresh_files, fresh_dir, skipped, figures=FIGURES):
+    """Compare a fresh run's artifacts with the committed ones.
+
+    ``fresh_files`` are the file names the run wrote in ``fresh_dir``; ``skipped`` the notebooks
+    the run skipped. The committed artifacts of a skipped notebook (as its committed records
+    list them) are excluded, exactly those. CSV files compare under leash.compare's rule
+    (floats within 1e-12, the rest exact), Markdown and LaTeX byte for byte, images by name
+    (another matplotlib may render other bytes; tests/test_report.py checks determinism).
+
+    Returns a dict: ``missing`` (written but not committed), ``stale`` (committed, not written,
+    not excluded), ``differ`` (name -> what differs), ``excluded`` (notebook -> its files).
+    """
+    from leash.compare import csv_differences
+
+    records = committed_records(figures)
+    excluded = {nb: sorted(f for r in records.get(nb, []) for f in r["files"])
+                for nb in sorted(skipped)}
+    skip_files = {f for files in excluded.values() for f in files}
+    committed = {p.name for p in figures.iterdir() if p.is_file() and p.name != "README.md"}
+    fresh = set(fresh_files) - {"README.md"}
+    differ = {}
+    for name in sorted(fresh & committed):
+        new, old = fresh_dir / name, figures / name
+        if name.endswith(".csv"):
+            diffs = csv_differences(old.read_text(encoding="utf-8"),
+                                    new.read_text(encoding="utf-8"))
+            if diffs:
+                differ[name] = "; ".join(diffs)
+        elif name.endswith((".md", ".tex")) and old.read_bytes() != new.read_bytes():
+            differ[name] = "bytes differ"
+    return {"missing": sorted(fresh - committed), "stale": sorted(committed - fresh - skip_files),
+            "differ": differ, "excluded": excluded}
