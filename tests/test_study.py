@@ -39,20 +39,28 @@ def write(tmp_path, text):
 
 
 def test_study_errors_name_the_problem(tmp_path):
-    with pytest.raises(ValueError, match="has domain 'maths'; expected one of"):
+    # (Section names are checked now: these cases used to be written under a section "s",
+    # which the notebooks never read; the bad-input classes are in test_bad_input_config.py.)
+    with pytest.raises(ValueError, match=r"`benchmarks.A.domain` must be one of math, non-math"
+                                         r".*got 'maths' \(str\) \(did you mean `math`\?\)"):
         load_study(write(tmp_path, "benchmarks: {A: {domain: maths}}"))
-    with pytest.raises(ValueError, match=r"Source 0 of the section 's' .* exactly one of"):
-        load_study(write(tmp_path, "sections: {s: {sources: [{file: x}]}}"))
-    with pytest.raises(ValueError, match=r"unknown key\(s\) \['modle'\]"):
-        load_study(write(tmp_path, "sections: {s: {sources: [{path: x, modle: m}]}}"))
-    with pytest.raises(ValueError, match="Pair 0 of the section 's' .* needs 'base' and 'rl'"):
-        load_study(write(tmp_path, "sections: {s: {pairs: [{base: a}]}}"))
+    with pytest.raises(ValueError, match=r"unknown key `sections.support.sources\[0\].file`"):
+        load_study(write(tmp_path, "sections: {support: {sources: [{file: x}]}}"))
+    with pytest.raises(ValueError, match=r"`sections.support.sources\[0\]` must have exactly one"
+                                         r" of path, dataset, demo; got none"):
+        load_study(write(tmp_path, "sections: {support: {sources: [{model: m}]}}"))
+    with pytest.raises(ValueError, match=r"unknown key `sections.support.sources\[0\].modle` "
+                                         r"\(did you mean `model`\?\)"):
+        load_study(write(tmp_path, "sections: {support: {sources: [{path: x, modle: m}]}}"))
+    with pytest.raises(ValueError, match=r"`sections.support.pairs\[0\]` lacks the required key "
+                                         r"`rl`"):
+        load_study(write(tmp_path, "sections: {support: {pairs: [{base: a}]}}"))
     with pytest.raises(FileNotFoundError, match="No study file 'nope'"):
         load_study("nope")
-    s = load_study(write(tmp_path, "sections: {s: {sources: [{path: missing*.jsonl}]}}"))
+    s = load_study(write(tmp_path, "sections: {support: {sources: [{path: missing*.jsonl}]}}"))
     with pytest.raises(FileNotFoundError, match="matches no file"):
-        s.summaries("s")
-    with pytest.raises(ValueError, match=r"no section 'x'; sections: \['s'\]"):
+        s.summaries("support")
+    with pytest.raises(ValueError, match=r"no section 'x'; sections: \['support'\]"):
         s.section("x")
 
 
@@ -61,14 +69,14 @@ def test_path_sources_are_relative_to_the_study_file(tmp_path):
             for m, q, c in [("b", "1", 1), ("b", "2", 0), ("r", "1", 0), ("r", "2", 2)]]
     pd.DataFrame(rows).to_csv(tmp_path / "counts.csv", index=False)
     s = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\n"
-                                   "sections: {s: {sources: [{path: counts.csv}],"
+                                   "sections: {support: {sources: [{path: counts.csv}],"
                                    " pairs: [{base: b, rl: r}]}}"))
-    f = s.summaries("s")
+    f = s.summaries("support")
     assert f.groupby("model")["c"].sum().to_dict() == {"b": 1, "r": 2}
     bad = load_study(write(tmp_path, "benchmarks: {B: {domain: math}}\n"
-                                     "sections: {s: {sources: [{path: counts.csv}]}}"))
+                                     "sections: {support: {sources: [{path: counts.csv}]}}"))
     with pytest.raises(ValueError, match=r"benchmark\(s\) \['A'\] that the study does not"):
-        bad.summaries("s")
+        bad.summaries("support")
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="real-data mirror (LEASH_DATA_MIRROR) absent")

@@ -1,8 +1,9 @@
 """Study files: which models are compared, on which benchmarks, at which budget, from which data.
 
 A study file (YAML, ``data/studies/*.yaml``) is how a notebook is pointed at generations: the
-paper's own study (its pairs, benchmarks and budgets, SPEC section 2) needs only the paths of a
-user's generations; the embedded demo and the real public data each have one too. Layout::
+paper's own study (its model pairs, benchmarks and budgets, arXiv 2507.14843v4, Tables 1-14 and
+Figures 1-4) needs only the paths of a user's generations; the embedded demo and the real public
+data each have one too. Layout::
 
     name: demo
     title: Simulated demo study (NOT the paper's data)
@@ -23,8 +24,18 @@ user's generations; the embedded demo and the real public data each have one too
       entropy: {...}                # Table 5
       sft: {...}                    # Tables 3 and 14
       gym: {...}                    # Figures 2-4
+      perplexity: {...}             # Table 2
 
-Sections may carry other keys (e.g. ``ks``); they are kept in ``Section.options``.
+The file is checked against :data:`STUDY_SCHEMA` before anything runs: an unknown key at any
+level (a misspelled ``sectoins:``, a section the notebooks do not read) is an error with the
+closest known key, and so is a value of the wrong type (``budget: true``: bools are never
+ints). YAML anchors and aliases are refused (a study file has no need of them, and refusing them
+rules out alias bombs without expanding anything), and so are duplicate keys. Each problem is
+one ValueError naming the file, the line and the key path, e.g.
+``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
+An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
+section takes ``ks`` and the ``perplexity`` section ``simulated``; they are kept in
+``Section.options``.
 """
 
 from __future__ import annotations
@@ -36,13 +47,88 @@ from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-__all__ = ["Source", "Pair", "Section", "Study", "load_study", "studies_dir", "list_studies"]
+from . import _config as C
+from .formats import FORMATS, MAPPINGS, NestedMapping
+
+__all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study", "studies_dir",
+           "list_studies"]
 
 SOURCE_KINDS = ("path", "dataset", "demo")
 READER_KEYS = ("fmt", "model", "benchmark", "step", "mapping")
 DOMAINS = ("math", "non-math", "reasoning-gym")  # RG is never pooled into Table 1
+#: The analyses a study can feed, one per section; the notebooks read no other.
+SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym", "perplexity")
+
+
+# ---- the schema of a study file (one table per level; leash._config walks it) ---------------
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int(minimum: int) -> C.Value:
+    return C.Value(f"an int >= {minimum}", lambda v: _is_int(v) and v >= minimum)
+
+
+def _one_of(choices: tuple[str, ...]) -> C.Value:
+    return C.Value(f"one of {', '.join(choices)}", lambda v: isinstance(v, str) and v in choices,
+                   choices=choices)
+
+
+def _demo_parts():
+    from .simulate import DEMO_FILES
+
+    return DEMO_FILES
+
+
+def _manifest_names():
+    from .manifest import load_manifest
+
+    m = load_manifest()
+    return (*m.datasets, *m.groups, "all")
+
+
+_LABEL = C.Value("a non-empty string (quote it if YAML reads it as a number, date or bool)",
+                 lambda v: isinstance(v, str) and bool(v.strip()))
+_TEXT = C.Value("a string", lambda v: isinstance(v, str))
+_BOOL = C.Value("true or false", lambda v: isinstance(v, bool))
+_DATASET = C.Value("a dataset or group of data/manifest.yaml",
+                   lambda v: isinstance(v, str) and v in _manifest_names(),
+                   choices=_manifest_names, known="`leash fetch --list` lists them")
+_DEMO = C.Value("a part of the simulated demo", lambda v: isinstance(v, str) and v in
+                _demo_parts(), choices=_demo_parts)
+_MAPPING = C.Either(
+    _one_of(tuple(MAPPINGS)),
+    C.Fields({f: _TEXT for f in NestedMapping.__dataclass_fields__}, required=("correct",),
+             what="a mapping of NestedMapping fields"),
+    what=f"one of {', '.join(MAPPINGS)}, or a mapping of NestedMapping fields "
+         "(data/README.md, section 4b)")
+_SOURCE = C.Fields(
+    {"path": _LABEL, "dataset": _DATASET, "demo": _DEMO, "fmt": _one_of(FORMATS),
+     "model": _LABEL, "benchmark": _LABEL, "step": _int(0), "mapping": _MAPPING},
+    one_of=SOURCE_KINDS, what="a mapping (path:, dataset: or demo:, and reader options)")
+_PAIR = C.Fields(
+    {"label": _LABEL, "base": _LABEL, "rl": _LABEL, "base_step": _int(0),
+     "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets")},
+    required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
+_SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
+_SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1)},
+                  "perplexity": {"simulated": _BOOL}}
+_BENCHMARK = C.Fields({"domain": _one_of(DOMAINS), "budget": _int(1), "N": _int(1)},
+                      required=("domain",), what="a mapping (domain:, budget:, N:)")
+
+#: The schema of a study file, level by level (see :mod:`leash._config` for the node kinds).
+STUDY_SCHEMA = C.Fields({
+    "name": _LABEL,
+    "title": _TEXT,
+    "simulated": _BOOL,
+    "description": _TEXT,
+    "benchmarks": C.MapOf(_LABEL, _BENCHMARK, what="a mapping of benchmark names to settings"),
+    "sections": C.Fields(
+        {s: C.Fields({**_SECTION_KEYS, **_SECTION_EXTRA.get(s, {})}) for s in SECTIONS},
+        what="a mapping of section names to sections"),
+}, what="a mapping (name:, title:, benchmarks:, sections:, ...)")
 
 
 def studies_dir() -> Path:
@@ -103,76 +189,44 @@ class Section:
 
 
 class Study:
-    """A parsed study file. Use :func:`load_study` to make one."""
+    """A parsed study file. Use :func:`load_study` to make one.
 
-    def __init__(self, raw: Mapping, source: Path | None = None):
+    ``Study(raw)`` checks a mapping against :data:`STUDY_SCHEMA` (ValueError at the first
+    problem); ``lines`` (key lines from the loader) puts line numbers into the messages.
+    """
+
+    def __init__(self, raw: Mapping, source: Path | None = None, *, lines: Mapping | None = None):
         where = f"study file {source}" if source else "study"
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"The {where} must be a YAML mapping. Got {type(raw).__name__}.")
+        C.check(raw, STUDY_SCHEMA, where=where, lines=lines)
         self.source = source
         self.base_dir = source.parent if source else Path.cwd()
         self.name = str(raw.get("name") or (source.stem if source else "study"))
-        self.title = str(raw.get("title", self.name))
+        self.title = str(raw.get("title") or self.name)
         self.simulated = bool(raw.get("simulated", False))
-        self.description = str(raw.get("description", "")).strip()
+        self.description = str(raw.get("description") or "").strip()
         self._where = where
         self.benchmarks = self._parse_benchmarks(raw.get("benchmarks") or {})
         sections = raw.get("sections") or {}
-        if not isinstance(sections, Mapping):
-            raise ValueError(f"'sections' of the {where} must be a mapping of section names.")
         self.sections = {str(k): self._parse_section(str(k), v) for k, v in sections.items()}
         self._cache: dict[str, pd.DataFrame] = {}
 
     # ---- parsing ---------------------------------------------------------------------------
     def _parse_benchmarks(self, raw) -> pd.DataFrame:
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"'benchmarks' of the {self._where} must map names to settings.")
-        rows = []
-        for name, spec in raw.items():
-            spec = spec or {}
-            domain = spec.get("domain")
-            if domain not in DOMAINS:
-                raise ValueError(
-                    f"Benchmark {name!r} of the {self._where} has domain {domain!r}; expected "
-                    f"one of {DOMAINS}."
-                )
-            budget = spec.get("budget")
-            if budget is not None and (not isinstance(budget, int) or budget < 1):
-                raise ValueError(
-                    f"Benchmark {name!r} of the {self._where} has budget {budget!r}; expected "
-                    "a positive int."
-                )
-            rows.append({"benchmark": str(name), "domain": domain, "budget": budget,
-                         "N": spec.get("N")})
+        rows = [{"benchmark": str(name), "domain": spec["domain"], "budget": spec.get("budget"),
+                 "N": spec.get("N")} for name, spec in raw.items()]
         return pd.DataFrame(rows, columns=["benchmark", "domain", "budget", "N"])
 
     def _parse_section(self, name, raw) -> Section:
-        where = f"section {name!r} of the {self._where}"
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"The {where} must be a mapping.")
+        raw = raw or {}
         sources = []
-        for i, s in enumerate(raw.get("sources") or []):
-            kinds = [k for k in SOURCE_KINDS if k in s] if isinstance(s, Mapping) else []
-            if len(kinds) != 1:
-                raise ValueError(
-                    f"Source {i} of the {where} must have exactly one of {SOURCE_KINDS}. "
-                    f"Got {s!r}."
-                )
-            unknown = set(s) - set(SOURCE_KINDS) - set(READER_KEYS)
-            if unknown:
-                raise ValueError(
-                    f"Source {i} of the {where} has unknown key(s) {sorted(unknown)}; allowed: "
-                    f"{[*SOURCE_KINDS, *READER_KEYS]}."
-                )
-            reader = {k: s[k] for k in READER_KEYS if k in s}
-            sources.append(Source(kinds[0], str(s[kinds[0]]), reader))
-        pairs = []
-        for i, p in enumerate(raw.get("pairs") or []):
-            if not isinstance(p, Mapping) or not {"base", "rl"} <= set(p):
-                raise ValueError(f"Pair {i} of the {where} needs 'base' and 'rl'. Got {p!r}.")
-            pairs.append(Pair(str(p.get("label", f"{p['base']} -> {p['rl']}")), str(p["base"]),
-                              str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {})))
-        options = {k: v for k, v in raw.items() if k not in ("sources", "pairs")}
+        for s in raw.get("sources") or []:
+            kind = next(k for k in SOURCE_KINDS if s.get(k) is not None)
+            reader = {k: s[k] for k in READER_KEYS if s.get(k) is not None}
+            sources.append(Source(kind, str(s[kind]), reader))
+        pairs = [Pair(str(p.get("label") or f"{p['base']} -> {p['rl']}"), str(p["base"]),
+                      str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}))
+                 for p in raw.get("pairs") or []]
+        options = {k: v for k, v in raw.items() if k not in ("sources", "pairs") and v is not None}
         return Section(name, tuple(sources), tuple(pairs), options)
 
     # ---- access ----------------------------------------------------------------------------
@@ -304,6 +358,14 @@ def load_study(name_or_path) -> Study:
     Returns
     -------
     Study
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file and no such shipped study.
+    ValueError
+        The file is not valid YAML, uses anchors or aliases, repeats a key, or breaks
+        :data:`STUDY_SCHEMA`; one line naming the file, the line and the key path.
     """
     if isinstance(name_or_path, Study):
         return name_or_path
@@ -315,9 +377,6 @@ def load_study(name_or_path) -> Study:
             f"No study file {name_or_path!r}: neither a file nor one of the shipped studies "
             f"{list_studies()}."
         )
-    with open(p, encoding="utf-8") as fh:
-        try:
-            raw = yaml.safe_load(fh)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"The study file {p} is not valid YAML: {exc}") from None
-    return Study(raw, p.resolve())
+    source = p.resolve()
+    raw, lines = C.load_yaml(p, f"study file {source}", kind="study file")
+    return Study(raw, source, lines=lines)

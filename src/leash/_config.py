@@ -1,0 +1,285 @@
+"""Strict reading of configuration files: YAML without anchors, checked against a schema.
+
+Used for study files (:mod:`leash.study`). A file is read with :func:`load_yaml`, which refuses
+YAML anchors and aliases (a configuration file has no need of them, and refusing them at the
+first anchor rules out "billion laughs" alias bombs without expanding anything) and duplicate
+keys, and records the line of every key. :func:`check` then walks the data against a
+declarative schema, a small table per level built from five node kinds:
+
+* :class:`Value`: a leaf, ``what`` (e.g. "an int >= 1") and a predicate;
+* :class:`Fields`: a mapping with a fixed set of keys (unknown keys are rejected with the
+  closest known one, by :mod:`difflib`), some required, optionally exactly one of a group;
+* :class:`MapOf`: a mapping with free keys (e.g. benchmark names), each value one schema;
+* :class:`ListOf`: a list whose items follow one schema;
+* :class:`Either`: a scalar or a mapping (e.g. a preset name or the fields it stands for).
+
+``null`` (an empty YAML value) for an optional key means "not given". Every problem is reported
+as :class:`ConfigError` (a ValueError) with a one-line message of one template::
+
+    study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+__all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "Value", "check", "load_yaml",
+           "one_line_yaml_error", "show"]
+
+
+class ConfigError(ValueError):
+    """A configuration file is unreadable or breaks its schema (the message is one line)."""
+
+
+class _Problem(Exception):
+    """Raised inside the loader; turned into a ConfigError naming the file."""
+
+    def __init__(self, line: int | None, message: str):
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+def one_line_yaml_error(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """The 1-based line (or None) and a one-line reason of a PyYAML error."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+    text = ", ".join(str(p) for p in parts if p) or str(exc)
+    return (mark.line + 1 if mark is not None else None), " ".join(text.split())
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors, aliases and duplicate keys and records key lines."""
+
+    kind = "configuration file"  # set per load, for the messages
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        # id(container) -> {key: line} for mappings, [line of each item] for lists. The
+        # containers are alive as long as the loaded data is, so the ids stay valid.
+        self.lines: dict[int, dict | list] = {}
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if event.anchor is not None:  # an anchor (&name) or an alias (*name)
+            kind = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
+            mark = "*" if kind == "alias" else "&"
+            raise _Problem(event.start_mark.line + 1,
+                           f"YAML {kind} {mark}{event.anchor} refused: a {self.kind} has no need "
+                           "of anchors or aliases (write each value out), and refusing them rules "
+                           "out alias bombs")
+        return super().compose_node(parent, index)
+
+    def _construct_map(self, node):
+        data: dict = {}
+        yield data
+        self.flatten_mapping(node)
+        lines: dict = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if not isinstance(key, Hashable):
+                raise _Problem(line, f"a key must be a plain value, got {show(key)}")
+            if key in lines:
+                raise _Problem(line, f"duplicate key `{key}` (first on line {lines[key]})")
+            lines[key] = line
+            data[key] = self.construct_object(value_node)
+        self.lines[id(data)] = lines
+
+    def _construct_seq(self, node):
+        data: list = []
+        yield data
+        data.extend(self.construct_sequence(node))
+        self.lines[id(data)] = [n.start_mark.line + 1 for n in node.value]
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader._construct_map)
+_StrictLoader.add_constructor("tag:yaml.org,2002:seq", _StrictLoader._construct_seq)
+
+
+def load_yaml(path: str | Path, where: str, kind: str = "configuration file"
+              ) -> tuple[object, dict]:
+    """Read one YAML document strictly: ``(data, lines)``; ConfigError naming ``where``.
+
+    ``kind`` names the sort of file in messages ("study file").
+
+    ``lines`` maps ``id(container)`` to the line of each key (mappings) or item (lists), for
+    :func:`check`. Anchors and aliases are refused at the first one, before anything is
+    expanded.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason}).") from None
+    loader = _StrictLoader(text)
+    loader.kind = kind
+    try:
+        data = loader.get_single_data()
+    except _Problem as p:
+        raise ConfigError(f"{where}, line {p.line}: {p.message}.") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to be a {kind}.") from None
+    except yaml.YAMLError as exc:
+        line, reason = one_line_yaml_error(exc)
+        at = f", line {line}" if line else ""
+        raise ConfigError(f"{where}{at}: not valid YAML: {reason}.") from None
+    finally:
+        loader.dispose()
+    return data, loader.lines
+
+
+# --------------------------------------------------------------------------------------------
+# the schema
+# --------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Value:
+    """A leaf: ``what`` completes "must be ..."; ``choices`` (or a callable giving them) adds a
+    "did you mean" for a near miss."""
+
+    what: str
+    ok: Callable[[object], bool]
+    choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
+    known: str | None = None  # where to find the names, when there are too many to list
+
+
+@dataclasses.dataclass(frozen=True)
+class Fields:
+    """A mapping with known keys: ``fields`` maps each key to its schema."""
+
+    fields: Mapping[str, object]
+    required: tuple[str, ...] = ()
+    one_of: tuple[str, ...] = ()  # exactly one of these keys must be given
+    what: str = "a mapping (key: value)"
+
+
+@dataclasses.dataclass(frozen=True)
+class MapOf:
+    """A mapping with free keys (each checked by ``key``) and one schema for every value."""
+
+    key: Value
+    value: object
+    what: str = "a mapping (key: value)"
+
+
+@dataclasses.dataclass(frozen=True)
+class ListOf:
+    """A list whose items follow ``item``; at least ``min_len`` of them."""
+
+    item: object
+    what: str = "a list"
+    min_len: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Either:
+    """A scalar (``scalar``) or a mapping (``mapping``); ``what`` describes both."""
+
+    scalar: Value
+    mapping: Fields
+    what: str
+
+
+def show(v) -> str:
+    """A value as the messages print it: ``true (bool)``, ``'maths' (str)``, ``null``."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"{str(v).lower()} (bool)"
+    text = repr(v)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    kind = {dict: "mapping", list: "list"}.get(type(v), type(v).__name__)
+    return f"{text} ({kind})"
+
+
+def _suggest(word, choices) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+class _Walk:
+    def __init__(self, where: str, lines: Mapping):
+        self.where, self.lines = where, lines
+
+    def fail(self, line, message):
+        at = f", line {line}" if line else ""
+        raise ConfigError(f"{self.where}{at}: {message}.")
+
+    def check(self, value, spec, path: str, line):
+        if isinstance(spec, Either):
+            spec = (spec.mapping if isinstance(value, Mapping)
+                    else dataclasses.replace(spec.scalar, what=spec.what))
+        if isinstance(spec, Value):
+            if not spec.ok(value):
+                hint = ""
+                if callable(spec.choices):  # names known only at run time: say which
+                    choices = spec.choices()
+                    hint = _suggest(value, choices) or (
+                        f"; {spec.known}" if spec.known else f"; known: {', '.join(choices)}")
+                elif spec.choices and isinstance(value, str):
+                    hint = _suggest(value, spec.choices)
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}{hint}")
+        elif isinstance(spec, ListOf):
+            if not isinstance(value, (list, tuple)):
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}")
+            if len(value) < spec.min_len:
+                self.fail(line, f"{_q(path)} must have at least {spec.min_len} item(s), got none")
+            item_lines = self.lines.get(id(value)) or []
+            for i, item in enumerate(value):
+                at = item_lines[i] if i < len(item_lines) else line
+                self.check(item, spec.item, f"{path}[{i}]", at)
+        elif isinstance(spec, (Fields, MapOf)):
+            if not isinstance(value, Mapping):
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}")
+            key_lines = self.lines.get(id(value)) or {}
+            if isinstance(spec, MapOf):
+                for key, v in value.items():
+                    at = key_lines.get(key, line)
+                    if not spec.key.ok(key):
+                        self.fail(at, f"the keys of {_q(path)} must be {spec.key.what}, got "
+                                      f"{show(key)}")
+                    self.check(v, spec.value, _join(path, key), at)
+                return
+            for key in value:
+                if key not in spec.fields:
+                    self.fail(key_lines.get(key, line),
+                              f"unknown key `{_join(path, key)}`{_suggest(key, spec.fields)}; "
+                              f"allowed {'here' if path else 'at the top level'}: "
+                              f"{', '.join(spec.fields)}")
+            for key in spec.required:
+                if key not in value:
+                    self.fail(line, f"{_q(path)} lacks the required key `{key}`")
+            if spec.one_of:
+                given = [k for k in spec.one_of if value.get(k) is not None]
+                if len(given) != 1:
+                    self.fail(line, f"{_q(path)} must have exactly one of "
+                                    f"{', '.join(spec.one_of)}; got "
+                                    f"{', '.join(given) if given else 'none'}")
+            for key, v in value.items():
+                if v is None and key not in spec.required:
+                    continue  # null = not given
+                self.check(v, spec.fields[key], _join(path, key), key_lines.get(key, line))
+        else:  # pragma: no cover - a schema bug, not an input error
+            raise TypeError(f"unknown schema node {spec!r}")
+
+
+def _q(path: str) -> str:
+    return f"`{path}`" if path else "the file"
+
+
+def _join(path: str, key) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def check(data, schema, *, where: str, lines: Mapping | None = None) -> None:
+    """Raise :class:`ConfigError` at the first place where ``data`` breaks ``schema``.
+
+    ``where`` names the file ("study file data/studies/x.yaml"); ``lines`` comes from
+    :func:`load_yaml` (without it, messages name key paths only).
+    """
+    _Walk(where, lines or {}).check(data, schema, "", 1 if lines else None)

@@ -1,0 +1,236 @@
+"""Bad configuration input is refused at the boundary: one line naming file, line, key and value.
+
+Study files (leash.study.load_study):
+
+* misspelled / unknown key at any level, with "did you mean":
+  test_misspelled_top_level_key_is_refused, test_unknown_keys_at_every_level
+* wrong value types (bools are never ints): test_wrong_types_are_named
+* YAML anchors and aliases (alias bomb), refused fast without expansion:
+  test_alias_bomb_is_refused_fast, test_any_anchor_or_alias_is_refused
+* duplicate keys, invalid YAML, a file that is not a mapping: test_duplicate_key_is_refused,
+  test_invalid_yaml_is_one_line_with_its_line, test_file_that_is_not_a_mapping
+* the shipped studies load, and paper.yaml documents every key:
+  test_shipped_studies_load, test_paper_yaml_documents_every_key
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from leash import _config as C
+from leash.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
+
+
+def _study(tmp_path, text: str, name: str = "s.yaml"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _refused(path, pattern: str) -> str:
+    """load_study(path) raises one ValueError line naming the file and matching pattern."""
+    with pytest.raises(ValueError) as info:
+        load_study(path)
+    msg = str(info.value)
+    assert "\n" not in msg, msg
+    assert str(path.resolve()) in msg, msg
+    assert re.search(pattern, msg), msg
+    return msg
+
+
+# ----------------------------------------------------------------------------- unknown keys
+
+
+def test_misspelled_top_level_key_is_refused(tmp_path):
+    p = _study(tmp_path, "name: mine\nsectoins:\n  support: {sources: [{demo: support}]}\n")
+    _refused(p, r", line 2: unknown key `sectoins` \(did you mean `sections`\?\); allowed at "
+                r"the top level: name, title, simulated, description, benchmarks, sections\.$")
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    # a section the notebooks do not read
+    ("sections:\n  table1:\n    budgets: 5\n", 2,
+     r"unknown key `sections.table1`; allowed here: support, checkpoints, sft, entropy, gym"),
+    ("sections:\n  suport: {}\n", 2, r"unknown key `sections.suport` \(did you mean `support`"),
+    # a key inside a section
+    ("sections:\n  support:\n    budgets: 5\n", 3,
+     r"unknown key `sections.support.budgets`; allowed here: sources, pairs\."),
+    ("sections:\n  support:\n    ks: [1, 2]\n", 3, r"unknown key `sections.support.ks`"),
+    # inside a pair, inside a pair's budgets
+    ("sections:\n  support:\n    pairs:\n      - {base: a, rl: b, budget: {math: 8}}\n", 4,
+     r"unknown key `sections.support.pairs\[0\].budget` \(did you mean `budgets`\?\)"),
+    ("sections:\n  sft:\n    pairs:\n      - base: a\n        rl: b\n        budgets:\n"
+     "          maths: 8\n", 7,
+     r"unknown key `sections.sft.pairs\[0\].budgets.maths` \(did you mean `math`\?\)"),
+    # inside a source and a source's field mapping
+    ("sections:\n  entropy:\n    sources:\n      - {path: x.jsonl, modle: m}\n", 4,
+     r"unknown key `sections.entropy.sources\[0\].modle` \(did you mean `model`\?\)"),
+    ("sections:\n  entropy:\n    sources:\n      - path: x.jsonl\n        mapping:\n"
+     "          correct: ok\n          questionid: pid\n", 7,
+     r"unknown key `sections.entropy.sources\[0\].mapping.questionid` \(did you mean "
+     r"`question_id`\?\)"),
+    # inside a benchmark
+    ("benchmarks:\n  MATH500: {domain: math, budgte: 8}\n", 2,
+     r"unknown key `benchmarks.MATH500.budgte` \(did you mean `budget`\?\)"),
+])
+def test_unknown_keys_at_every_level(tmp_path, text, line, message):
+    _refused(_study(tmp_path, text), rf", line {line}: {message}")
+
+
+# ----------------------------------------------------------------------------- wrong types
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    # used to fail inside a notebook with AttributeError
+    ("benchmarks: {X: math}\n", 1,
+     r"`benchmarks.X` must be a mapping \(domain:, budget:, N:\), got 'math' \(str\)\.$"),
+    # used to give TypeError
+    ("sections:\n  support:\n    pairs:\n      - {base: a, rl: b, budgets: 5}\n", 4,
+     r"`sections.support.pairs\[0\].budgets` must be a mapping of domains to budgets, "
+     r"got 5 \(int\)\.$"),
+    # used to be read as 1
+    ("benchmarks:\n  X: {domain: math, budget: true}\n", 2,
+     r"`benchmarks.X.budget` must be an int >= 1, got true \(bool\)\.$"),
+    ("benchmarks:\n  X: {domain: math, budget: 0}\n", 2,
+     r"`benchmarks.X.budget` must be an int >= 1, got 0 \(int\)\.$"),
+    ("benchmarks:\n  X: {domain: math, N: 30.0}\n", 2,
+     r"`benchmarks.X.N` must be an int >= 1, got 30.0 \(float\)\.$"),
+    ("benchmarks:\n  X: {domain: maths}\n", 2,
+     r"`benchmarks.X.domain` must be one of math, non-math, reasoning-gym, got 'maths' \(str\) "
+     r"\(did you mean `math`\?\)\.$"),
+    ("benchmarks:\n  X: {budget: 8}\n", 2, r"`benchmarks.X` lacks the required key `domain`\.$"),
+    ("benchmarks:\n  2024: {domain: math}\n", 2,
+     r"the keys of `benchmarks` must be a non-empty string .*, got 2024 \(int\)\.$"),
+    ("simulated: 'yes'\n", 1, r"`simulated` must be true or false, got 'yes' \(str\)\.$"),
+    ("sections:\n  sft:\n    ks: [1, 2, true]\n", 3,
+     r"`sections.sft.ks\[2\]` must be an int >= 1, got true \(bool\)\.$"),
+    ("sections:\n  sft:\n    ks: 8\n", 3, r"`sections.sft.ks` must be a list of ints >= 1, "
+                                          r"got 8 \(int\)\.$"),
+    ("sections:\n  checkpoints:\n    pairs:\n      - {base: a, rl: a, base_step: false}\n", 4,
+     r"`sections.checkpoints.pairs\[0\].base_step` must be an int >= 0, got false \(bool\)"),
+    ("sections:\n  support:\n    pairs:\n      - {base: 1.50, rl: b}\n", 4,
+     r"`sections.support.pairs\[0\].base` must be a non-empty string \(quote it if YAML reads "
+     r"it as a number, date or bool\), got 1.5 \(float\)\.$"),
+    ("sections:\n  support:\n    pairs:\n      - {base: a}\n", 4,
+     r"`sections.support.pairs\[0\]` lacks the required key `rl`\.$"),
+    ("sections:\n  support:\n    pairs: {base: a, rl: b}\n", 3,
+     r"`sections.support.pairs` must be a list, got \{'base': 'a', 'rl': 'b'\} \(mapping\)"),
+    ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, demo: support}\n", 4,
+     r"`sections.support.sources\[0\]` must have exactly one of path, dataset, demo; got path, "
+     r"demo\.$"),
+    ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, step: true}\n", 4,
+     r"`sections.support.sources\[0\].step` must be an int >= 0, got true \(bool\)\.$"),
+    ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, fmt: jsonl}\n", 4,
+     r"`sections.support.sources\[0\].fmt` must be one of samples, counts, summary, evaluator, "
+     r"nested, got 'jsonl' \(str\)\.$"),
+    ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, mapping: rollout}\n", 4,
+     r"`sections.support.sources\[0\].mapping` must be one of evaluator, rollouts, samples, "
+     r"or a mapping of NestedMapping fields \(data/README.md, section 4b\), got 'rollout' "
+     r"\(str\) \(did you mean `rollouts`\?\)\.$"),
+    ("sections:\n  support:\n    sources:\n      - {demo: suport}\n", 4,
+     r"`sections.support.sources\[0\].demo` must be a part of the simulated demo, got 'suport' "
+     r"\(str\) \(did you mean `support`\?\)\.$"),
+    ("sections:\n  support:\n    sources:\n      - {dataset: gsm8k-probe-sf}\n", 4,
+     r"`sections.support.sources\[0\].dataset` must be a dataset or group of "
+     r"data/manifest.yaml, got 'gsm8k-probe-sf' \(str\) \(did you mean `gsm8k-probe-sft`\?\)"),
+    ("sections:\n  support:\n    sources:\n      - {dataset: nothing-like-it}\n", 4,
+     r"`sections.support.sources\[0\].dataset` .*, got 'nothing-like-it' \(str\); `leash fetch "
+     r"--list` lists them\.$"),
+    ("sections:\n  perplexity:\n    simulated: 1\n", 3,
+     r"`sections.perplexity.simulated` must be true or false, got 1 \(int\)\.$"),
+])
+def test_wrong_types_are_named(tmp_path, text, line, message):
+    _refused(_study(tmp_path, text), rf", line {line}: {message}")
+
+
+def test_empty_values_mean_not_given(tmp_path):
+    s = load_study(_study(tmp_path, "title:\nbenchmarks:\n  X: {domain: math, budget: }\n"
+                                    "sections:\n  support:\n    sources:\n    pairs:\n"))
+    assert s.title == "s" and s.budget("X") is None and not s.has_data("support")
+
+
+def test_study_from_a_mapping_names_the_key_path():
+    with pytest.raises(ValueError, match=r"^study: `benchmarks.X.budget` must be an int >= 1, "
+                                         r"got true \(bool\)\.$"):
+        Study({"benchmarks": {"X": {"domain": "math", "budget": True}}})
+
+
+# ----------------------------------------------------------------------------- YAML features
+
+
+def _bomb(levels: int = 9) -> str:
+    lines = ['lol0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"lol{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "name: bomb\n" + "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_is_refused_fast(tmp_path):
+    p = _study(tmp_path, _bomb())  # 9**9 = 387 million strings if expanded
+    t0 = time.perf_counter()
+    msg = _refused(p, r", line 2: YAML anchor &a0 refused: a study file has no need of anchors or "
+                      r"aliases \(write each value out\), and refusing them rules out alias bombs")
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 0.5, (elapsed, msg)  # measured: about 1 ms; it used to run 24 s
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("benchmarks:\n  A: &m {domain: math}\n  B: *m\n", r", line 2: YAML anchor &m refused"),
+    ("x: 1\nsections:\n  support: &s {}\n", r", line 3: YAML anchor &s refused"),
+    ("benchmarks:\n  A: {domain: &d math}\n", r", line 2: YAML anchor &d refused"),
+    # an alias without its anchor is refused too (before PyYAML's own error)
+    ("benchmarks:\n  A: *nothing\n", r", line 2: YAML alias \*nothing refused"),
+])
+def test_any_anchor_or_alias_is_refused(tmp_path, text, message):
+    _refused(_study(tmp_path, text), message)
+
+
+def test_duplicate_key_is_refused(tmp_path):
+    p = _study(tmp_path, "sections:\n  support: {}\n  entropy: {}\n  support: {}\n")
+    _refused(p, r", line 4: duplicate key `support` \(first on line 2\)\.$")
+
+
+def test_invalid_yaml_is_one_line_with_its_line(tmp_path):
+    p = _study(tmp_path, "name: x\nbenchmarks:\n  A: {domain: math\nsections: {}\n")
+    _refused(p, r", line \d: not valid YAML: while parsing a flow mapping, ")
+
+
+@pytest.mark.parametrize(("text", "got"), [("", "null"), ("- a\n", r"\['a'\] \(list\)"),
+                                           ("just text\n", r"'just text' \(str\)")])
+def test_file_that_is_not_a_mapping(tmp_path, text, got):
+    _refused(_study(tmp_path, text), rf": the file must be a mapping .*, got {got}\.$")
+
+
+# ----------------------------------------------------------------------------- shipped files
+
+
+def test_shipped_studies_load():
+    names = list_studies()
+    assert {"paper", "demo", "gsm8k-probe", "math-eval-example"} <= set(names)
+    for name in names:
+        assert load_study(name).name == name
+
+
+def _schema_keys(node) -> set[str]:
+    """Every fixed key of the schema (a field mapping's own fields are data/README's)."""
+    if isinstance(node, C.Either):
+        return _schema_keys(node.scalar)
+    if isinstance(node, C.Fields):
+        return set(node.fields).union(*(_schema_keys(v) for v in node.fields.values()))
+    if isinstance(node, C.ListOf):
+        return _schema_keys(node.item)
+    if isinstance(node, C.MapOf):
+        return _schema_keys(node.value)
+    return set()
+
+
+def test_paper_yaml_documents_every_key():
+    text = (studies_dir() / "paper.yaml").read_text(encoding="utf-8")
+    comments = "\n".join(line.split("#", 1)[1] for line in text.splitlines() if "#" in line)
+    keys = _schema_keys(STUDY_SCHEMA)
+    assert {"budget", "ks", "base_step", "mapping", "perplexity", "non-math"} <= keys
+    undocumented = sorted(k for k in keys
+                          if not re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", comments))
+    assert undocumented == []
