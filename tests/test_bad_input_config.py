@@ -1,6 +1,7 @@
 """Bad configuration input is refused at the boundary: one line naming file, line, key and value.
 
-Study files (leash.study.load_study):
+Study files (leash.study.load_study, and `python -m leash.reproduce --data STUDY`, which loads
+the study before any notebook runs, also with --list):
 
 * misspelled / unknown key at any level, with "did you mean":
   test_misspelled_top_level_key_is_refused, test_unknown_keys_at_every_level
@@ -9,6 +10,8 @@ Study files (leash.study.load_study):
   test_alias_bomb_is_refused_fast, test_any_anchor_or_alias_is_refused
 * duplicate keys, invalid YAML, a file that is not a mapping: test_duplicate_key_is_refused,
   test_invalid_yaml_is_one_line_with_its_line, test_file_that_is_not_a_mapping
+* the CLI contract (exit 2, one line, no traceback): test_reproduce_cli_refuses_a_bad_study,
+  test_run_all_refuses_a_bad_study_before_running
 * the shipped studies load, and paper.yaml documents every key:
   test_shipped_studies_load, test_paper_yaml_documents_every_key
 """
@@ -21,6 +24,9 @@ import time
 import pytest
 
 from leash import _config as C
+from leash.cli import main as leash_main
+from leash.reproduce import ParameterError, run_all
+from leash.reproduce import main as reproduce_main
 from leash.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
 
 
@@ -201,6 +207,34 @@ def test_invalid_yaml_is_one_line_with_its_line(tmp_path):
                                            ("just text\n", r"'just text' \(str\)")])
 def test_file_that_is_not_a_mapping(tmp_path, text, got):
     _refused(_study(tmp_path, text), rf": the file must be a mapping .*, got {got}\.$")
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+@pytest.mark.parametrize("entry", ["reproduce", "leash"])
+@pytest.mark.parametrize(("text", "message"), [
+    ("name: mine\nsectoins:\n  support: {}\n", r"unknown key `sectoins` \(did you mean "),
+    ("benchmarks:\n  X: {domain: math, budget: true}\n",
+     r"`benchmarks.X.budget` must be an int >= 1, got true \(bool\)"),
+    (_bomb(), r"YAML anchor &a0 refused"),
+])
+def test_reproduce_cli_refuses_a_bad_study(tmp_path, capsys, entry, text, message):
+    p = _study(tmp_path, text)
+    argv = ["--data", str(p), "--list"]
+    code = reproduce_main(argv) if entry == "reproduce" else leash_main(["reproduce", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"reproduce: --data {str(p)!r}: study file {p.resolve()}")
+    assert re.search(message, err), err
+
+
+def test_run_all_refuses_a_bad_study_before_running(tmp_path):
+    p = _study(tmp_path, "sections:\n  support:\n    budgets: 5\n")
+    with pytest.raises(ParameterError, match=r"line 3: unknown key `sections.support.budgets`"):
+        run_all([], data=str(p), outdir=tmp_path / "fig", build=tmp_path / "build")
+    assert not (tmp_path / "build").exists()
 
 
 # ----------------------------------------------------------------------------- shipped files

@@ -757,6 +757,41 @@ def _outcome(res: NotebookResult) -> str:
     return f"FAILED {res.seconds:.1f} s"
 
 
+def _study_parameter(data: str) -> str | None:
+    """The ``study`` parameter the notebooks get for ``--data`` (None for "embedded").
+
+    A study file or shipped study is loaded here, so that a broken one (an unknown key, a
+    value of the wrong type, YAML anchors...) stops the run before any kernel starts, with the
+    one-line message of :func:`leash.study.load_study` (file, line, key path, value).
+
+    Raises
+    ------
+    ParameterError
+        No such study, or the study file is invalid.
+    """
+    if data == EMBEDDED:
+        return None
+    from .study import list_studies, load_study
+
+    p = Path(os.path.abspath(data))
+    if p.is_file():
+        study, target = _kernel_path(p, REPO_ROOT), p
+    elif data == PAPER:
+        return data  # the paper's printed numbers: no study file is read
+    elif data in list_studies():
+        study, target = data, data
+    else:
+        raise ParameterError(
+            f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
+            f"'{PAPER}', one of {list_studies()} or the path of a study file)."
+        )
+    try:
+        load_study(target)
+    except ValueError as exc:
+        raise ParameterError(f"--data {data!r}: {exc}") from None
+    return study
+
+
 def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build="build",
             jobs=1, stream=None):
     """Validate, then execute notebooks in order; regenerate the artifact index on success.
@@ -787,7 +822,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
     ------
     ParameterError
         Before anything runs, if any notebook's parameters are invalid or the study file is
-        missing.
+        missing or invalid (:func:`_study_parameter`).
     """
     from .report import INDEX_NAME, artifact_index, resolve_outdir, write_index
 
@@ -795,20 +830,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
     directory = NOTEBOOK_DIR if directory is None else Path(directory)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
-    study = None
-    if data != EMBEDDED:
-        from .study import list_studies
-
-        p = Path(os.path.abspath(data))
-        if p.is_file():
-            study = _kernel_path(p, REPO_ROOT)
-        elif data == PAPER or data in list_studies():
-            study = data
-        else:
-            raise ParameterError(
-                f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
-                f"'{PAPER}', one of {list_studies()} or the path of a study file)."
-            )
+    study = _study_parameter(data)
 
     jobs_list = []
     for stem, params in notebooks:
@@ -933,6 +955,7 @@ def main(argv=None) -> int:
         elif missing:
             stream.write(f"reproduce: not written yet (skipped): {', '.join(missing)}\n")
         if args.list:
+            _study_parameter(args.data)  # a broken study file stops --list too
             _list(notebooks, NOTEBOOK_DIR, sys.stdout)
             return 0
         if not notebooks:
