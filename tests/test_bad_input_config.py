@@ -14,16 +14,25 @@ the study before any notebook runs, also with --list):
   test_run_all_refuses_a_bad_study_before_running
 * the shipped studies load, and paper.yaml documents every key:
   test_shipped_studies_load, test_paper_yaml_documents_every_key
+
+The data manifest (leash.manifest, `leash fetch`, and every command that takes a dataset name):
+
+* an empty, absolute or `..` entry `path`, refused when the manifest is loaded:
+  test_manifest_refuses_paths_outside_the_root, test_manifest_accepts_relative_file_paths,
+  test_cli_refuses_an_empty_manifest_path
 """
 
 from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 
 from leash import _config as C
+from leash import manifest as mf
 from leash.cli import main as leash_main
 from leash.reproduce import ParameterError, run_all
 from leash.reproduce import main as reproduce_main
@@ -268,3 +277,51 @@ def test_paper_yaml_documents_every_key():
     undocumented = sorted(k for k in keys
                           if not re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", comments))
     assert undocumented == []
+
+
+# ----------------------------------------------------------------------------- the data manifest
+
+
+def _entry(path: object = "sub/toy.jsonl", urls=("file:///nowhere/toy.jsonl",),
+           sha: str = "0" * 64) -> dict:
+    return {"urls": list(urls), "sha256": sha, "path": path, "format": "nested",
+            "mapping": "rollouts", "license": "test", "description": "toy"}
+
+
+def _manifest_file(tmp_path, entry: dict) -> Path:
+    p = tmp_path / "manifest.yaml"
+    p.write_text(yaml.safe_dump({"datasets": {"toy": entry}}), encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("path", ["", " ", ".", "./", "sub/", "/abs/toy.jsonl", "../toy.jsonl",
+                                  "sub/../../toy.jsonl", "C:/toy.jsonl", "..\\toy.jsonl", 5,
+                                  None])
+def test_manifest_refuses_paths_outside_the_root(tmp_path, path):
+    with pytest.raises(ValueError) as info:
+        mf.load_manifest(_manifest_file(tmp_path, _entry(path)))
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"The 'path' of the dataset 'toy' of the manifest {tmp_path}")
+    assert msg.endswith(f"must be a relative file path without '..' (e.g. folder/file.jsonl). "
+                        f"Got {path!r}.")
+
+
+def test_manifest_accepts_relative_file_paths(tmp_path):
+    for path in ("toy.jsonl", "sub/toy.jsonl", "./sub/toy.jsonl"):
+        assert mf.load_manifest(_manifest_file(tmp_path, _entry(path))).datasets["toy"].path == (
+            path)
+
+
+@pytest.mark.parametrize("argv", [["fetch", "toy"], ["fetch", "--list"],
+                                  ["support", "toy", "--base", "a", "--rl", "b"]])
+def test_cli_refuses_an_empty_manifest_path(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.setattr(mf, "_MANIFEST_PATH", _manifest_file(tmp_path, _entry("")))
+    monkeypatch.chdir(tmp_path)  # `toy` is no file here
+    code = leash_main([*argv, "--dest", str(tmp_path / "raw")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.splitlines() == [f"leash {argv[0]}: error: The 'path' of the dataset 'toy' of the "
+                                f"manifest {tmp_path / 'manifest.yaml'} must be a relative file "
+                                "path without '..' (e.g. folder/file.jsonl). Got ''."]
+    assert not (tmp_path / "raw").exists()  # nothing was written where the folder should be

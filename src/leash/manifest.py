@@ -35,7 +35,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import yaml
 
@@ -155,6 +155,18 @@ class Manifest:
         )
 
 
+def _is_relative_file_path(path: object) -> bool:
+    """Whether ``path`` names a file below a root: not empty (nor "." or a folder with a
+    trailing slash, which would put the file where the folder should be), not absolute (POSIX
+    or Windows), no ".." part."""
+    if not isinstance(path, str) or not path.strip() or path.endswith(("/", "\\")):
+        return False
+    posix, windows = PurePosixPath(path), PureWindowsPath(path)
+    if posix.is_absolute() or windows.anchor or ".." in posix.parts or ".." in windows.parts:
+        return False
+    return any(part != "." for part in posix.parts)
+
+
 def _parse_manifest(raw: object, source: str) -> Manifest:
     if not isinstance(raw, dict) or not isinstance(raw.get("datasets"), dict):
         raise ValueError(f"The manifest {source} must be a mapping with a 'datasets' mapping.")
@@ -179,10 +191,10 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
         if not _SHA_RE.match(sha):
             raise ValueError(f"The 'sha256' of the {where} must be 64 hex digits. "
                              f"Got {entry['sha256']!r}.")
-        path = str(entry["path"])
-        if Path(path).is_absolute() or ".." in Path(path).parts:
-            raise ValueError(f"The 'path' of the {where} must be relative without '..'. "
-                             f"Got {path!r}.")
+        path = entry["path"]
+        if not _is_relative_file_path(path):
+            raise ValueError(f"The 'path' of the {where} must be a relative file path without "
+                             f"'..' (e.g. folder/file.jsonl). Got {path!r}.")
         if entry["format"] not in FORMATS:
             raise ValueError(f"The 'format' of the {where} must be one of {FORMATS}. "
                              f"Got {entry['format']!r}.")
