@@ -20,10 +20,14 @@ The data manifest (leash.manifest, `leash fetch`, and every command that takes a
 * an empty, absolute or `..` entry `path`, refused when the manifest is loaded:
   test_manifest_refuses_paths_outside_the_root, test_manifest_accepts_relative_file_paths,
   test_cli_refuses_an_empty_manifest_path
+* a download with the wrong sha256 is discarded and the next URL tried; the final error lists
+  each URL and why it failed: test_checksum_mismatch_tries_the_next_url,
+  test_every_url_failing_lists_each_with_its_reason, test_network_failures_only_stay_unavailable
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from pathlib import Path
@@ -325,3 +329,63 @@ def test_cli_refuses_an_empty_manifest_path(tmp_path, capsys, monkeypatch, argv)
                                 f"manifest {tmp_path / 'manifest.yaml'} must be a relative file "
                                 "path without '..' (e.g. folder/file.jsonl). Got ''."]
     assert not (tmp_path / "raw").exists()  # nothing was written where the folder should be
+
+
+def _upstream(tmp_path, name: str, payload: bytes) -> str:
+    f = tmp_path / "upstream" / name
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_bytes(payload)
+    return f.as_uri()
+
+
+GOOD = b'{"qid": 1, "rollouts": []}\n'
+
+
+def test_checksum_mismatch_tries_the_next_url(tmp_path, monkeypatch):
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    urls = [_upstream(tmp_path, "moved.jsonl", b"<html>not the file</html>\n"),
+            _upstream(tmp_path, "good.jsonl", GOOD)]
+    m = mf._parse_manifest({"datasets": {"toy": _entry(
+        urls=urls, sha=hashlib.sha256(GOOD).hexdigest())}}, "fake")
+    dest = tmp_path / "raw"
+    path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
+    assert path == dest / "sub" / "toy.jsonl" and path.read_bytes() == GOOD
+    assert [p.name for p in path.parent.iterdir()] == ["toy.jsonl"]  # the bad download is gone
+
+
+def test_every_url_failing_lists_each_with_its_reason(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    bad, stale = b"<html>not the file</html>\n", b"stale\n"
+    urls = [_upstream(tmp_path, "moved.jsonl", bad), (tmp_path / "gone.jsonl").as_uri(),
+            _upstream(tmp_path, "stale.jsonl", stale)]
+    sha = hashlib.sha256(GOOD).hexdigest()
+    entry = _entry(urls=urls, sha=sha)
+    dest = tmp_path / "raw"
+    expected = (
+        f"Checksum mismatch for dataset 'toy': no URL served the expected bytes: "
+        f"{urls[0]} (expected sha256 {sha}, got {hashlib.sha256(bad).hexdigest()}; discarded); "
+        f"{urls[1]} ([Errno 2] No such file or directory: '{tmp_path / 'gone.jsonl'}'); "
+        f"{urls[2]} (expected sha256 {sha}, got {hashlib.sha256(stale).hexdigest()}; "
+        f"discarded). Provide a verified copy at {dest / 'sub' / 'toy.jsonl'} or in the mirror "
+        f"({mf.MIRROR_ENV}) as sub/toy.jsonl.")
+    m = mf._parse_manifest({"datasets": {"toy": entry}}, "fake")
+    with pytest.raises(ValueError) as info:
+        mf.fetch("toy", dest=dest, manifest=m, progress=False)
+    assert str(info.value) == expected
+    assert not isinstance(info.value, mf.DatasetUnavailableError)  # an error, not a skip
+    assert list((dest / "sub").iterdir()) == []
+    # the command line: the same one line, exit status 2
+    monkeypatch.setattr(mf, "_MANIFEST_PATH", _manifest_file(tmp_path, entry))
+    assert leash_main(["fetch", "toy", "--dest", str(dest)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[-1] == f"leash fetch: error: {expected}"
+    assert len([line for line in err.splitlines() if "error" in line]) == 1
+
+
+def test_network_failures_only_stay_unavailable(tmp_path, monkeypatch):
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    urls = [(tmp_path / "a.jsonl").as_uri(), (tmp_path / "b.jsonl").as_uri()]
+    m = mf._parse_manifest({"datasets": {"toy": _entry(urls=urls)}}, "fake")
+    with pytest.raises(mf.DatasetUnavailableError) as info:
+        mf.fetch("toy", dest=tmp_path / "raw", manifest=m, progress=False)
+    assert all(f"{u} ([Errno 2] No such file or directory" in str(info.value) for u in urls)

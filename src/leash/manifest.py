@@ -18,7 +18,8 @@ Where a verified file comes from, in order:
 3. the upstream URL(s), downloaded with :mod:`urllib` into ``dest / path``: streamed into a
    temporary file in the same folder, sha256-checked, then moved into place with
    :func:`os.replace`. No partial file ever carries the final name, also on errors and
-   ``KeyboardInterrupt`` (the temporary file is removed).
+   ``KeyboardInterrupt`` (the temporary file is removed). A download with the wrong sha256 is
+   discarded and the next URL is tried.
 
 Without network and without a mirror, :func:`fetch` raises :class:`DatasetUnavailableError`
 (a :class:`FileNotFoundError`) naming the dataset, the URL(s) tried and how to provide the file.
@@ -296,10 +297,18 @@ def sha256_file(path: str | os.PathLike) -> str:
     return _SHA_CACHE[key]
 
 
+class _ChecksumMismatch(ValueError):
+    """Bytes whose sha256 is not the manifest's (``got`` holds theirs)."""
+
+    def __init__(self, message: str, got: str):
+        super().__init__(message)
+        self.got = got
+
+
 def _checksum_error(ds: Dataset, where: str, got: str) -> ValueError:
-    return ValueError(
+    return _ChecksumMismatch(
         f"Checksum mismatch for dataset {ds.name!r} ({where}): expected sha256 {ds.sha256}, "
-        f"got {got}."
+        f"got {got}.", got
     )
 
 
@@ -427,13 +436,26 @@ def _fetch_one(ds: Dataset, cache: Path, mirror: Path | None, *, force: bool, pr
             if got != ds.sha256:
                 raise _checksum_error(ds, f"mirror file {candidate}", got)
             return candidate
-    errors = []
+    errors, mismatch = [], False
     for url in ds.urls:
         try:
             return _download(ds, url, local, progress=progress, timeout=timeout)
+        except _ChecksumMismatch as exc:
+            # Wrong bytes (a moved tag, an HTML error page served with status 200, ...): the
+            # download is discarded and the next URL may still serve the pinned bytes.
+            errors.append(f"{url} (expected sha256 {ds.sha256}, got {exc.got}; discarded)")
+            mismatch = True
         except (urllib.error.URLError, OSError) as exc:
             # URLError is an OSError; HTTP errors, DNS failures, refused connections, timeouts.
-            errors.append(f"{url} ({getattr(exc, 'reason', exc)})")
+            http = isinstance(exc, urllib.error.HTTPError)  # its reason lacks the status
+            errors.append(f"{url} ({exc if http else getattr(exc, 'reason', exc)})")
+    if mismatch:
+        # Not a DatasetUnavailableError (which notebooks report as a skip): bytes that differ
+        # from the pinned ones are an error to look at.
+        raise ValueError(
+            f"Checksum mismatch for dataset {ds.name!r}: no URL served the expected bytes: "
+            f"{'; '.join(errors)}. Provide a verified copy at {local} or in the mirror "
+            f"({MIRROR_ENV}) as {ds.path}.")
     mirror_note = (f"the mirror {mirror} has no file {ds.path}" if mirror is not None
                    else f"no mirror is set (env {MIRROR_ENV})")
     raise DatasetUnavailableError(
@@ -481,9 +503,12 @@ def fetch(
     Raises
     ------
     ValueError
-        Unknown name, or a sha256 mismatch (message names dataset, expected and actual sha256).
+        Unknown name, a mirror file with the wrong sha256, or no cached or mirrored copy and
+        at least one URL served bytes with the wrong sha256 (the message names the dataset,
+        the expected sha256, and each URL with why it failed). A download with the wrong
+        sha256 is discarded and the next URL is tried.
     DatasetUnavailableError
-        No cached or mirrored copy and every URL failed.
+        No cached or mirrored copy and every URL failed to download (each named, with why).
     """
     m = manifest if manifest is not None else load_manifest()
     names = m.names(name_or_group)
