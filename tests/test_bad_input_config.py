@@ -23,11 +23,16 @@ The data manifest (leash.manifest, `leash fetch`, and every command that takes a
 * a download with the wrong sha256 is discarded and the next URL tried; the final error lists
   each URL and why it failed: test_checksum_mismatch_tries_the_next_url,
   test_every_url_failing_lists_each_with_its_reason, test_network_failures_only_stay_unavailable
+* a file edited in place (same size and mtime) is hashed again, never taken as verified:
+  test_sha256_is_not_fooled_by_same_size_and_mtime,
+  test_cached_file_edited_in_place_is_not_returned_as_verified,
+  test_mirror_file_edited_in_place_is_a_checksum_error, test_manifest_edited_in_place_is_read_again
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from pathlib import Path
@@ -389,3 +394,57 @@ def test_network_failures_only_stay_unavailable(tmp_path, monkeypatch):
     with pytest.raises(mf.DatasetUnavailableError) as info:
         mf.fetch("toy", dest=tmp_path / "raw", manifest=m, progress=False)
     assert all(f"{u} ([Errno 2] No such file or directory" in str(info.value) for u in urls)
+
+
+def _edit_in_place(path: Path, payload: bytes) -> None:
+    """Overwrite with bytes of the same size and set the mtime back: (size, mtime) unchanged."""
+    st = path.stat()
+    assert len(payload) == st.st_size
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as fh:
+        fh.write(payload)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_sha256_is_not_fooled_by_same_size_and_mtime(tmp_path):
+    f = tmp_path / "f.jsonl"
+    f.write_bytes(GOOD)
+    before = mf.sha256_file(f)
+    _edit_in_place(f, GOOD.upper())
+    assert mf.sha256_file(f) == hashlib.sha256(GOOD.upper()).hexdigest() != before
+
+
+def test_cached_file_edited_in_place_is_not_returned_as_verified(tmp_path, monkeypatch):
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    m = mf._parse_manifest({"datasets": {"toy": _entry(
+        urls=[_upstream(tmp_path, "good.jsonl", GOOD)], sha=hashlib.sha256(GOOD).hexdigest())}},
+        "fake")
+    dest = tmp_path / "raw"
+    path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
+    assert mf.locate("toy", dest=dest, manifest=m) == path  # verified once in this process
+    _edit_in_place(path, GOOD.upper())
+    assert mf.locate("toy", dest=dest, manifest=m) is None
+    assert mf.fetch("toy", dest=dest, manifest=m, progress=False).read_bytes() == GOOD
+
+
+def test_mirror_file_edited_in_place_is_a_checksum_error(tmp_path, monkeypatch):
+    sha = hashlib.sha256(GOOD).hexdigest()
+    m = mf._parse_manifest({"datasets": {"toy": _entry(sha=sha)}}, "fake")
+    mirror = tmp_path / "mirror"
+    (mirror / "sub").mkdir(parents=True)
+    (mirror / "sub" / "toy.jsonl").write_bytes(GOOD)
+    assert mf.locate("toy", dest=tmp_path / "raw", mirror=mirror, manifest=m) is not None
+    _edit_in_place(mirror / "sub" / "toy.jsonl", GOOD.upper())
+    with pytest.raises(ValueError, match=rf"'toy' \(mirror file .*\): expected sha256 {sha}, "
+                                         rf"got {hashlib.sha256(GOOD.upper()).hexdigest()}\."):
+        mf.locate("toy", dest=tmp_path / "raw", mirror=mirror, manifest=m)
+
+
+def test_manifest_edited_in_place_is_read_again(tmp_path):
+    p = _manifest_file(tmp_path, _entry())
+    assert mf.load_manifest(p).datasets["toy"].description == "toy"
+    time.sleep(0.05)  # past a coarse-timestamp tick, so that the edit moves st_ctime
+    _edit_in_place(p, p.read_bytes().replace(b"description: toy", b"description: TOY"))
+    assert mf.load_manifest(p).datasets["toy"].description == "TOY"
