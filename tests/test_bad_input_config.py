@@ -27,6 +27,8 @@ The data manifest (leash.manifest, `leash fetch`, and every command that takes a
   test_sha256_is_not_fooled_by_same_size_and_mtime,
   test_cached_file_edited_in_place_is_not_returned_as_verified,
   test_mirror_file_edited_in_place_is_a_checksum_error, test_manifest_edited_in_place_is_read_again
+* invalid manifest YAML: one line with its line number (the CLI printed only the first line of
+  PyYAML's message, without the line): test_invalid_manifest_yaml_is_one_line_with_its_line
 """
 
 from __future__ import annotations
@@ -448,3 +450,17 @@ def test_manifest_edited_in_place_is_read_again(tmp_path):
     time.sleep(0.05)  # past a coarse-timestamp tick, so that the edit moves st_ctime
     _edit_in_place(p, p.read_bytes().replace(b"description: toy", b"description: TOY"))
     assert mf.load_manifest(p).datasets["toy"].description == "TOY"
+
+
+def test_invalid_manifest_yaml_is_one_line_with_its_line(tmp_path, capsys, monkeypatch):
+    p = tmp_path / "manifest.yaml"
+    p.write_text("datasets:\n  toy: {urls: [a, b}\n", encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        mf.load_manifest(p)
+    msg = str(info.value)
+    assert msg.startswith(f"The manifest {p}, line 2 is not valid YAML: while parsing a flow "
+                          "sequence, ") and "\n" not in msg
+    monkeypatch.setattr(mf, "_MANIFEST_PATH", p)
+    assert leash_main(["fetch", "--list"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [f"leash fetch: error: {msg}"]

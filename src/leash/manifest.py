@@ -42,6 +42,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import yaml
 
+from ._config import one_line_yaml_error
+
 __all__ = [
     "FORMATS",
     "GENERATION_FORMATS",
@@ -254,7 +256,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
         try:
             raw = yaml.safe_load(fh)
         except yaml.YAMLError as exc:
-            raise ValueError(f"The manifest {p} is not valid YAML: {exc}") from None
+            line, reason = one_line_yaml_error(exc)
+            at = f", line {line}" if line else ""
+            raise ValueError(f"The manifest {p}{at} is not valid YAML: {reason}.") from None
     manifest = _parse_manifest(raw, str(p))
     _MANIFEST_CACHE[p] = (stamp, manifest)
     return manifest
