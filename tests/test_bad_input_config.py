@@ -1,34 +1,33 @@
 """Bad configuration input is refused at the boundary: one line naming file, line, key and value.
 
-Study files (leash.study.load_study, and `python -m leash.reproduce --data STUDY`, which loads
-the study before any notebook runs, also with --list):
+Study files (leash.study.load_study; `python -m leash.reproduce --data STUDY [--list]`):
+misspelled top-level key (`sectoins:`)  -> test_misspelled_top_level_key_is_refused
+unknown key at any level, "did you mean" -> test_unknown_keys_at_every_level
+wrong value types, bools never ints      -> test_wrong_types_are_named
+empty values mean "not given"            -> test_empty_values_mean_not_given
+a mapping given to Study() directly      -> test_study_from_a_mapping_names_the_key_path
+YAML alias bomb (no expansion)           -> test_alias_bomb_is_refused_fast
+any YAML anchor or alias                 -> test_any_anchor_or_alias_is_refused
+duplicate key                            -> test_duplicate_key_is_refused
+invalid YAML                             -> test_invalid_yaml_is_one_line_with_its_line
+a file that is not a mapping             -> test_file_that_is_not_a_mapping
+CLI: exit 2, one line, no traceback      -> test_reproduce_cli_refuses_a_bad_study
+run_all refuses before any notebook      -> test_run_all_refuses_a_bad_study_before_running
+the shipped studies still load           -> test_shipped_studies_load
+paper.yaml documents every schema key    -> test_paper_yaml_documents_every_key
 
-* misspelled / unknown key at any level, with "did you mean":
-  test_misspelled_top_level_key_is_refused, test_unknown_keys_at_every_level
-* wrong value types (bools are never ints): test_wrong_types_are_named
-* YAML anchors and aliases (alias bomb), refused fast without expansion:
-  test_alias_bomb_is_refused_fast, test_any_anchor_or_alias_is_refused
-* duplicate keys, invalid YAML, a file that is not a mapping: test_duplicate_key_is_refused,
-  test_invalid_yaml_is_one_line_with_its_line, test_file_that_is_not_a_mapping
-* the CLI contract (exit 2, one line, no traceback): test_reproduce_cli_refuses_a_bad_study,
-  test_run_all_refuses_a_bad_study_before_running
-* the shipped studies load, and paper.yaml documents every key:
-  test_shipped_studies_load, test_paper_yaml_documents_every_key
-
-The data manifest (leash.manifest, `leash fetch`, and every command that takes a dataset name):
-
-* an empty, absolute or `..` entry `path`, refused when the manifest is loaded:
-  test_manifest_refuses_paths_outside_the_root, test_manifest_accepts_relative_file_paths,
-  test_cli_refuses_an_empty_manifest_path
-* a download with the wrong sha256 is discarded and the next URL tried; the final error lists
-  each URL and why it failed: test_checksum_mismatch_tries_the_next_url,
-  test_every_url_failing_lists_each_with_its_reason, test_network_failures_only_stay_unavailable
-* a file edited in place (same size and mtime) is hashed again, never taken as verified:
-  test_sha256_is_not_fooled_by_same_size_and_mtime,
-  test_cached_file_edited_in_place_is_not_returned_as_verified,
-  test_mirror_file_edited_in_place_is_a_checksum_error, test_manifest_edited_in_place_is_read_again
-* invalid manifest YAML: one line with its line number (the CLI printed only the first line of
-  PyYAML's message, without the line): test_invalid_manifest_yaml_is_one_line_with_its_line
+The data manifest (leash.manifest; `leash fetch`; commands taking a dataset name):
+empty, absolute or `..` entry path       -> test_manifest_refuses_paths_outside_the_root
+(relative file paths still accepted)     -> test_manifest_accepts_relative_file_paths
+the same through the CLI, exit 2         -> test_cli_refuses_an_empty_manifest_path
+wrong sha256 from a URL: try the next    -> test_checksum_mismatch_tries_the_next_url
+every URL fails: each listed, with why   -> test_every_url_failing_lists_each_with_its_reason
+network failures only: still unavailable -> test_network_failures_only_stay_unavailable
+file edited in place, same size + mtime  -> test_sha256_is_not_fooled_by_same_size_and_mtime
+... a cached download edited in place    -> test_cached_file_edited_in_place_is_not_verified
+... a mirror file edited in place        -> test_mirror_file_edited_in_place_is_a_checksum_error
+... the manifest itself edited in place  -> test_manifest_edited_in_place_is_read_again
+invalid manifest YAML                    -> test_invalid_manifest_yaml_is_one_line_with_its_line
 """
 
 from __future__ import annotations
@@ -418,7 +417,7 @@ def test_sha256_is_not_fooled_by_same_size_and_mtime(tmp_path):
     assert mf.sha256_file(f) == hashlib.sha256(GOOD.upper()).hexdigest() != before
 
 
-def test_cached_file_edited_in_place_is_not_returned_as_verified(tmp_path, monkeypatch):
+def test_cached_file_edited_in_place_is_not_verified(tmp_path, monkeypatch):
     monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
     m = mf._parse_manifest({"datasets": {"toy": _entry(
         urls=[_upstream(tmp_path, "good.jsonl", GOOD)], sha=hashlib.sha256(GOOD).hexdigest())}},
