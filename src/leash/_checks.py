@@ -15,16 +15,18 @@ import numpy as np
 def as_count_array(x, name: str, func: str) -> np.ndarray:
     """Return ``x`` as a 1-D-or-scalar int64 array of non-negative whole numbers.
 
-    Floats that hold whole numbers (3.0) are accepted; 2.5, NaN, bools-as-strings and negative
-    values are rejected with a ValueError that names the first offending index and value.
+    Floats that hold whole numbers (3.0) are accepted; 2.5, NaN, inf and negative values are
+    rejected with a ValueError that names the first offending index and value. Bools (Python,
+    numpy scalars or bool arrays) are not counts: a TypeError, because ``True`` silently
+    counting as 1 hides a swapped argument (a found mask passed where counts belong).
     """
-    if isinstance(x, (str, bytes)):
+    if x is None or isinstance(x, (str, bytes, bool, np.bool_)):
         raise TypeError(
             f"The '{name}' parameter of {func} must be an int or an array of ints. "
             f"Got {x!r} of type {type(x).__name__} instead."
         )
     arr = np.asarray(x)
-    if arr.dtype == object or arr.dtype.kind not in "biuf":
+    if arr.dtype == object or arr.dtype.kind not in "iuf":
         raise TypeError(
             f"The '{name}' parameter of {func} must be an int or an array of ints. "
             f"Got an array of dtype {arr.dtype} instead."
@@ -51,6 +53,29 @@ def as_count_array(x, name: str, func: str) -> np.ndarray:
             f"Got {arr.flat[i]} at index {i} instead."
         )
     return arr
+
+
+def as_count(x, name: str, func: str) -> int:
+    """Return the scalar count ``x`` as an int (the rules of :func:`as_count_array`)."""
+    arr = as_count_array(x, name, func)
+    if arr.ndim:
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be an int. "
+            f"Got an array of shape {arr.shape} instead."
+        )
+    return int(arr)
+
+
+def check_at_least(arr: np.ndarray, name: str, func: str, minimum: int = 1) -> None:
+    """Raise ValueError unless every entry of the count array ``arr`` is >= ``minimum``."""
+    bad = arr < minimum
+    if bad.any():
+        i = _first(bad)
+        where = f" at index {i}" if arr.ndim else ""
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be an int in the range [{minimum}, inf). "
+            f"Got {arr.flat[i]}{where} instead."
+        )
 
 
 def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c") -> None:
@@ -107,8 +132,14 @@ def check_probability(x, name: str, func: str, *, open_interval: bool = True) ->
 
 
 def check_positive_int(x, name: str, func: str, *, minimum: int = 1) -> int:
-    """Return ``x`` as an int >= ``minimum``."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+    """Return ``x`` as an int >= ``minimum``; a float holding a whole number is accepted, a bool
+    is not (bool is a subclass of int, so ``True`` would silently count as 1)."""
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be an int. Got {x!r} of type "
+            f"{type(x).__name__} instead."
+        )
+    if not isinstance(x, numbers.Integral):
         if isinstance(x, numbers.Real) and float(x).is_integer():
             x = int(x)
         else:

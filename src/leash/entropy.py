@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import check_choice
+from ._checks import as_count_array, check_choice
 
 __all__ = [
     "AnswerEntropy",
@@ -68,6 +68,19 @@ def _log_factor(base):
     return 1.0 / math.log(base)
 
 
+def _as_histogram(h, name, func, index=None):
+    """Answer counts as float64; bools are not counts (a mask is not a histogram)."""
+    arr = None if isinstance(h, (str, bytes, bool, np.bool_)) else np.asarray(h)
+    if arr is None or arr.dtype.kind not in "iuf":
+        got = repr(h) if arr is None else f"an array of dtype {arr.dtype}"
+        where = "" if index is None else f" at index {index}"
+        raise TypeError(
+            f"The '{name}' parameter of {func} must hold numeric counts. "
+            f"Got {got}{where} instead."
+        )
+    return arr.astype(np.float64)
+
+
 def entropy_from_counts(counts, *, base=None, correction=None):
     """Shannon entropy of an empirical distribution given by class counts.
 
@@ -88,7 +101,7 @@ def entropy_from_counts(counts, *, base=None, correction=None):
     """
     func = "entropy_from_counts"
     check_choice(correction, "correction", func, CORRECTIONS)
-    c = np.asarray(counts, dtype=np.float64)
+    c = _as_histogram(counts, "counts", func)
     if c.ndim != 1 or (c < 0).any() or not np.isfinite(c).all():
         raise ValueError(
             f"The 'counts' parameter of {func} must be a 1-D array of non-negative finite "
@@ -124,9 +137,10 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
     check_choice(na, "na", func, NA_CHOICES)
     check_choice(correction, "correction", func, CORRECTIONS)
     factor = _log_factor(base)
-    hists = [np.asarray(h, dtype=np.float64).ravel() for h in histograms]
+    hists = [_as_histogram(h, "histograms", func, i).ravel() for i, h in enumerate(histograms)]
     q = len(hists)
-    n_na = np.zeros(q, dtype=np.int64) if n_na is None else np.asarray(n_na, dtype=np.int64)
+    n_na = (np.zeros(q, dtype=np.int64) if n_na is None
+            else np.atleast_1d(as_count_array(n_na, "n_na", func)))
     if n_na.shape != (q,):
         raise ValueError(
             f"The 'n_na' parameter of {func} must have shape ({q},), one entry per question. "

@@ -66,7 +66,7 @@ def pass_at_k(n, c, k):
         ``[1, n]`` for some question (the message names k, the smallest n and its index).
         Unlike many public copies of this estimator, ``k > n`` is an error, never 1.0.
     TypeError
-        If an input is not numeric.
+        If an input is not numeric, or is a bool (True is not a count).
 
     Examples
     --------

@@ -21,7 +21,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ._checks import as_count_array, check_positive_int, check_probability, same_length
+from ._checks import (
+    as_count,
+    as_count_array,
+    check_at_least,
+    check_positive_int,
+    check_probability,
+    same_length,
+)
 from .passk import pass_at_k_curve
 from .support import support_codes, support_metrics
 
@@ -69,8 +76,8 @@ def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
         E + S = 0).
     """
     func = "mcnemar_exact"
-    e = int(as_count_array(E, "E", func))
-    s = int(as_count_array(S, "S", func))
+    e = as_count(E, "E", func)
+    s = as_count(S, "S", func)
     level = check_probability(level, "level", func)
     if e + s == 0:
         return McNemarResult(1.0, float("nan"), float("nan"), float("nan"))
@@ -255,7 +262,9 @@ def crossover_budget(curve_base, curve_rl, ks):
     """
     b = np.asarray(curve_base, dtype=np.float64)
     r = np.asarray(curve_rl, dtype=np.float64)
-    ks = np.asarray(ks, dtype=np.float64)
+    ks = np.atleast_1d(as_count_array(ks, "ks", "crossover_budget"))
+    check_at_least(ks, "ks", "crossover_budget")
+    ks = ks.astype(np.float64)
     if b.shape != r.shape or b.shape[-1] != ks.size:
         raise ValueError(
             "The curves passed to crossover_budget must have the same shape with last axis "

@@ -35,6 +35,7 @@ from scipy import stats as _st
 
 from ._checks import (
     as_count_array,
+    check_at_least,
     check_c_le_n,
     check_k_in_range,
     check_positive_int,
@@ -110,12 +111,7 @@ def epsilon(k, zeta=0.05, *, exact=False):
     func = "epsilon"
     zeta = check_probability(zeta, "zeta", func)
     k = as_count_array(k, "k", func)
-    if (k < 1).any():
-        i = int(np.flatnonzero(np.atleast_1d(k) < 1)[0])
-        raise ValueError(
-            f"The 'k' parameter of {func} must be an int in the range [1, inf). "
-            f"Got {np.atleast_1d(k)[i]} at index {i} instead."
-        )
+    check_at_least(k, "k", func)
     out = -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
     return float(out) if np.ndim(out) == 0 else out
 
@@ -231,9 +227,12 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
     func = "support_metrics"
     arrs = []
     for name, x in (("P", P), ("E", E), ("S", S), ("O", O)):
-        a = np.asarray(x, dtype=np.float64) if not isinstance(x, (str, bytes)) else None
-        if a is None or a.dtype.kind != "f":
-            raise TypeError(f"The '{name}' parameter of {func} must be numeric. Got {x!r}.")
+        # Bools are not counts (True would count as 1 question); strings are not numbers.
+        a = None if isinstance(x, (str, bytes, bool, np.bool_)) else np.asarray(x)
+        if a is None or a.dtype.kind not in "iuf":
+            got = repr(x) if a is None or a.ndim == 0 else f"an array of dtype {a.dtype}"
+            raise TypeError(f"The '{name}' parameter of {func} must be numeric. Got {got}.")
+        a = a.astype(np.float64)
         if a.ndim > 1:
             raise ValueError(
                 f"The '{name}' parameter of {func} must be a scalar or 1-D. Got shape {a.shape}."
@@ -323,7 +322,15 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
 
 
 def _check_p(p, func):
-    p = np.asarray(p, dtype=np.float64)
+    arr = None if isinstance(p, (str, bytes, bool, np.bool_)) else np.asarray(p)
+    if arr is None or arr.dtype.kind not in "iuf":
+        got = (f"{p!r} of type {type(p).__name__}" if arr is None or arr.ndim == 0
+               else f"an array of dtype {arr.dtype}")
+        raise TypeError(
+            f"The 'p' parameter of {func} must be a float or an array of floats. "
+            f"Got {got} instead."
+        )
+    p = arr.astype(np.float64)
     bad = ~np.isfinite(p) | (p < 0) | (p > 1)
     if bad.any():
         i = int(np.flatnonzero(np.ravel(bad))[0])

@@ -1,0 +1,125 @@
+"""The public metric API refuses bad input, with messages that name the function and argument.
+
+One line per bad-input class and the test that covers it:
+
+* bools as count arrays (n, c, k, ks, first_correct, c_base, c_rl, E, S, n_na) -> TypeError:
+  test_bool_counts_are_refused
+* bools as scalar ints (min_count, n_items, n_boot) -> TypeError: test_bool_scalar_ints_are_refused
+* bools or strings as numbers (P, E, S, O, counts, histograms, p) -> TypeError:
+  test_bool_and_string_numbers_are_refused; numpy ints and whole floats still pass:
+  test_whole_floats_and_numpy_ints_are_still_counts
+"""
+
+import numpy as np
+import pytest
+
+from leash.entropy import answer_entropy_from_histograms, entropy_from_counts
+from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
+from leash.stats import (
+    bootstrap_crossover,
+    bootstrap_pass_at_k,
+    bootstrap_support,
+    crossover_budget,
+    mcnemar_exact,
+    resampling_weights,
+)
+from leash.support import (
+    epsilon,
+    expected_support_counts,
+    found,
+    found_probability,
+    population_pass_at_k,
+    support_codes,
+    support_counts,
+    support_metrics,
+    support_status,
+)
+
+
+def rng():
+    return np.random.default_rng(0)
+
+
+# ---- bools are not counts ----------------------------------------------------------------------
+
+B = np.array([True, False])  # a numpy bool array
+BOOL_COUNT_CASES = [
+    # (call, function named in the message, argument named in the message)
+    (lambda: pass_at_k(True, True, 1), "pass_at_k", "n"),
+    (lambda: pass_at_k(5, True, 1), "pass_at_k", "c"),
+    (lambda: pass_at_k(5, 1, True), "pass_at_k", "k"),
+    (lambda: pass_at_k([2, 2], B, 1), "pass_at_k", "c"),
+    (lambda: pass_at_k(5, np.bool_(True), 1), "pass_at_k", "c"),
+    (lambda: pass_at_k_first(0, True, 1), "pass_at_k_first", "n"),
+    (lambda: pass_at_k_first(0, 4, True), "pass_at_k_first", "k"),
+    (lambda: pass_at_k_first(B, [4, 4], 1), "pass_at_k_first", "first_correct"),
+    (lambda: pass_at_k_curve([4, 4], B, [1]), "pass_at_k_curve", "c"),
+    (lambda: pass_at_k_curve([4], [1], [True]), "pass_at_k_curve", "ks"),
+    (lambda: pass_at_k_curve([4], [1], [1], estimator="first-k", first_correct=[True]),
+     "pass_at_k_curve", "first_correct"),
+    (lambda: avg_at_n(True, True), "avg_at_n", "n"),
+    (lambda: epsilon(True), "epsilon", "k"),
+    (lambda: found(True), "found", "c"),
+    (lambda: support_codes(B, [1, 1]), "support_codes", "c_base"),
+    (lambda: support_counts([1, 1], B), "support_codes", "c_rl"),
+    (lambda: support_status(B, B), "support_codes", "c_base"),
+    (lambda: found_probability([4], [1], True, min_count=2), "found_probability", "k"),
+    (lambda: expected_support_counts([4], [True], [4], [1], 2), "pass_at_k", "c"),
+    (lambda: population_pass_at_k(0.5, True), "population_pass_at_k", "k"),
+    (lambda: mcnemar_exact(True, 3), "mcnemar_exact", "E"),
+    (lambda: mcnemar_exact(3, np.bool_(False)), "mcnemar_exact", "S"),
+    (lambda: bootstrap_support(B, [1, 1], rng=rng(), n_boot=100), "support_codes", "c_base"),
+    (lambda: bootstrap_pass_at_k([4, 4], B, [4, 4], [1, 1], [1], rng=rng(), n_boot=100),
+     "bootstrap_pass_at_k", "c_base"),
+    (lambda: bootstrap_crossover(B, [1, 1], [4, 4], [1, 1], [1], rng=rng(), n_boot=100),
+     "bootstrap_crossover", "n_base"),
+    (lambda: crossover_budget([0.1, 0.2], [0.2, 0.1], B), "crossover_budget", "ks"),
+    (lambda: answer_entropy_from_histograms([[1, 2]], n_na=[True]),
+     "answer_entropy_from_histograms", "n_na"),
+]
+
+
+@pytest.mark.parametrize("call, func, arg", BOOL_COUNT_CASES)
+def test_bool_counts_are_refused(call, func, arg):
+    with pytest.raises(TypeError, match=rf"The '{arg}' parameter of {func} must be an int or an? "
+                                        r".*\. Got .*(True|False|bool)"):
+        call()
+
+
+BOOL_SCALAR_CASES = [
+    (lambda: found(3, True), "found", "min_count"),
+    (lambda: support_codes([1], [1], min_count=np.bool_(True)), "support_codes", "min_count"),
+    (lambda: found_probability([4], [1], 2, min_count=True), "found_probability", "min_count"),
+    (lambda: resampling_weights(True, rng=rng(), n_boot=2), "resampling_weights", "n_items"),
+    (lambda: resampling_weights(4, rng=rng(), n_boot=True), "resampling_weights", "n_boot"),
+]
+
+
+@pytest.mark.parametrize("call, func, arg", BOOL_SCALAR_CASES)
+def test_bool_scalar_ints_are_refused(call, func, arg):
+    # bool is a subclass of int, and float(True).is_integer(): both used to let True through
+    with pytest.raises(TypeError, match=rf"The '{arg}' parameter of {func} must be an int\. "
+                                        r"Got (np\.)?True"):
+        call()
+
+
+@pytest.mark.parametrize("call, arg, func", [
+    (lambda: support_metrics(True, 1, 1, 1), "P", "support_metrics"),
+    (lambda: support_metrics([1], [1], B[:1], [1]), "S", "support_metrics"),
+    (lambda: support_metrics(["1"], [1], [1], [1]), "P", "support_metrics"),
+    (lambda: entropy_from_counts([True, True]), "counts", "entropy_from_counts"),
+    (lambda: answer_entropy_from_histograms([[1, 2], B]), "histograms",
+     "answer_entropy_from_histograms"),
+    (lambda: population_pass_at_k(True, 1), "p", "population_pass_at_k"),
+    (lambda: population_pass_at_k("0.5", 1), "p", "population_pass_at_k"),
+])
+def test_bool_and_string_numbers_are_refused(call, arg, func):
+    with pytest.raises(TypeError, match=rf"The '{arg}' parameter of {func} must "):
+        call()
+
+
+def test_whole_floats_and_numpy_ints_are_still_counts():
+    assert pass_at_k(np.int64(10), 3.0, np.uint8(2)) == pass_at_k(10, 3, 2)
+    assert found(np.int32(2), min_count=np.int64(2))
+    assert mcnemar_exact(np.int64(5), 56.0) == mcnemar_exact(5, 56)
+    assert support_metrics(np.int64(1), 1.0, np.uint16(1), 0) == support_metrics(1, 1, 1, 0)
