@@ -8,6 +8,10 @@ One line per bad-input class and the test that covers it:
 * bools or strings as numbers (P, E, S, O, counts, histograms, p) -> TypeError:
   test_bool_and_string_numbers_are_refused; numpy ints and whole floats still pass:
   test_whole_floats_and_numpy_ints_are_still_counts
+* k = 0 (and NaN/inf/negative p, non-whole k, shapes that do not broadcast) in
+  population_pass_at_k -> ValueError: test_population_pass_at_k_refuses_k_zero,
+  test_population_pass_at_k_checks_p_and_k; misclassification_probability names itself, not
+  epsilon: test_misclassification_probability_names_itself
 """
 
 import numpy as np
@@ -28,6 +32,7 @@ from leash.support import (
     expected_support_counts,
     found,
     found_probability,
+    misclassification_probability,
     population_pass_at_k,
     support_codes,
     support_counts,
@@ -123,3 +128,45 @@ def test_whole_floats_and_numpy_ints_are_still_counts():
     assert found(np.int32(2), min_count=np.int64(2))
     assert mcnemar_exact(np.int64(5), 56.0) == mcnemar_exact(5, 56)
     assert support_metrics(np.int64(1), 1.0, np.uint16(1), 0) == support_metrics(1, 1, 1, 0)
+
+
+# ---- population_pass_at_k and misclassification_probability ------------------------------------
+
+@pytest.mark.parametrize("p, k", [(1.0, 0), (0.5, 0), ([0.5, 1.0], [1, 0])])
+def test_population_pass_at_k_refuses_k_zero(p, k):
+    # population_pass_at_k(1.0, 0) was 0 * log(0) = NaN; k = 0 is no budget at all
+    with pytest.raises(ValueError, match=r"The 'k' parameter of population_pass_at_k must be an "
+                                         r"int in the range \[1, inf\)\. Got 0"):
+        population_pass_at_k(p, k)
+
+
+@pytest.mark.parametrize("p, k, exc, match", [
+    (np.nan, 1, ValueError, r"'p' parameter .* probabilities in \[0, 1\]\. Got nan at index 0"),
+    ([0.5, np.inf], 1, ValueError, r"Got inf at index 1"),
+    (-1e-300, 1, ValueError, r"Got -1e-300"),
+    (0.5, -1, ValueError, r"'k' parameter of population_pass_at_k must be non-negative"),
+    (0.5, 2.5, ValueError, r"'k' parameter of population_pass_at_k must hold whole numbers"),
+    (0.5, np.inf, ValueError, r"'k' parameter of population_pass_at_k must hold whole numbers"),
+    ([0.1, 0.2], [1, 2, 3], ValueError, r"broadcastable shapes\. Got \(2,\) and \(3,\)"),
+    (None, 1, TypeError, r"'p' parameter of population_pass_at_k must be a float"),
+])
+def test_population_pass_at_k_checks_p_and_k(p, k, exc, match):
+    with pytest.raises(exc, match=match):
+        population_pass_at_k(p, k)
+
+
+def test_population_pass_at_k_edges_still_exact():
+    assert population_pass_at_k(1.0, 1) == 1.0 and population_pass_at_k(0.0, 10**9) == 0.0
+    np.testing.assert_array_equal(population_pass_at_k([0.0, 1.0], 3), [0.0, 1.0])
+    assert population_pass_at_k(np.full(3, 0.5), np.array([1, 2, 3])).tolist() == [0.5, 0.75,
+                                                                                  0.875]
+
+
+@pytest.mark.parametrize("k, zeta, match", [
+    (0, 0.05, r"'k' parameter of misclassification_probability .* \[1, inf\)\. Got 0"),
+    (True, 0.05, r"'k' parameter of misclassification_probability must be an int"),
+    (10, np.nan, r"'zeta' parameter of misclassification_probability must be a float in"),
+])
+def test_misclassification_probability_names_itself(k, zeta, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        misclassification_probability(0.5, k, zeta)

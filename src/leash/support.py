@@ -349,16 +349,33 @@ def population_pass_at_k(p, k):
     p : float or array_like of float, shape (n,)
         True probability that one sample is correct.
     k : int or array_like of int, broadcastable with ``p``
-        Number of i.i.d. samples.
+        Number of i.i.d. samples, ``k >= 1``.
 
     Returns
     -------
     float or ndarray of float
         ``1 - (1 - p)**k``, computed as ``-expm1(k * log1p(-p))`` so small values stay exact.
+
+    Raises
+    ------
+    ValueError
+        If a ``p`` is outside [0, 1] or not finite, if a ``k`` is below 1 or not a whole number
+        (k = 0 is no budget at all, and gave 0 * log(0) = NaN at p = 1), or if the shapes of
+        ``p`` and ``k`` do not broadcast.
+    TypeError
+        If ``p`` or ``k`` is a bool, a string or otherwise not numeric.
     """
     func = "population_pass_at_k"
     p = _check_p(p, func)
     k = as_count_array(k, "k", func)
+    check_at_least(k, "k", func)
+    try:
+        np.broadcast_shapes(p.shape, k.shape)
+    except ValueError:
+        raise ValueError(
+            f"The 'p' and 'k' parameters of {func} must have broadcastable shapes. "
+            f"Got {p.shape} and {k.shape}."
+        ) from None
     with np.errstate(divide="ignore"):
         out = -np.expm1(k * np.log1p(-p)) + 0.0
     return float(out) if np.ndim(out) == 0 else out
@@ -378,8 +395,9 @@ def misclassification_probability(p, k, zeta=0.05):
     p : float or array_like of float, shape (n,)
         True per-sample success probability.
     k : int
-        Budget.
+        Budget, ``k >= 1``.
     zeta : float, default 0.05
+        Miss probability of :func:`epsilon`, in (0, 1).
 
     Returns
     -------
@@ -387,6 +405,9 @@ def misclassification_probability(p, k, zeta=0.05):
     """
     func = "misclassification_probability"
     p = _check_p(p, func)
+    k = as_count_array(k, "k", func)
+    check_at_least(k, "k", func)
+    zeta = check_probability(zeta, "zeta", func)
     eps = epsilon(k, zeta)
     found = population_pass_at_k(p, k)
     out = np.where(p > eps, 1.0 - found, found)
