@@ -12,7 +12,20 @@ One line per bad-input class and the test that covers it:
   population_pass_at_k -> ValueError: test_population_pass_at_k_refuses_k_zero,
   test_population_pass_at_k_checks_p_and_k; misclassification_probability names itself, not
   epsilon: test_misclassification_probability_names_itself
+* n_boot < 2 (or not an int) in every bootstrap function -> ValueError/TypeError:
+  test_bootstrap_needs_two_replicates; through the CLI's --n-boot:
+  test_cli_n_boot_goes_through_the_bootstrap_rule
+* too few replicates for the level -> RuntimeWarning:
+  test_bootstrap_warns_when_no_replicate_lies_beyond_the_ends
+* one question, or only singleton strata -> RuntimeWarning and NaN bounds:
+  test_bootstrap_over_one_question_has_nan_bounds_and_warns,
+  test_bootstrap_with_only_singleton_strata_is_degenerate; zero questions -> ValueError:
+  test_bootstrap_over_zero_questions_is_an_error; strata of the wrong shape -> ValueError:
+  test_bootstrap_strata_shape_is_checked_by_the_caller
 """
+
+import json
+import warnings
 
 import numpy as np
 import pytest
@@ -170,3 +183,110 @@ def test_population_pass_at_k_edges_still_exact():
 def test_misclassification_probability_names_itself(k, zeta, match):
     with pytest.raises((ValueError, TypeError), match=match):
         misclassification_probability(0.5, k, zeta)
+
+
+# ---- bootstrap: too few replicates, too few questions --------------------------------------------
+
+NQ = np.full(6, 8)
+CB = np.array([0, 1, 3, 8, 0, 2])
+CR = np.array([2, 0, 3, 8, 1, 0])
+BOOTSTRAPS = {
+    "bootstrap_support": lambda n_boot, q=6, **kw: bootstrap_support(
+        CB[:q], CR[:q], rng=rng(), n_boot=n_boot, **kw),
+    "bootstrap_pass_at_k": lambda n_boot, q=6, **kw: bootstrap_pass_at_k(
+        NQ[:q], CB[:q], NQ[:q], CR[:q], [1, 4, 8], rng=rng(), n_boot=n_boot, **kw),
+    "bootstrap_crossover": lambda n_boot, q=6, **kw: bootstrap_crossover(
+        NQ[:q], CR[:q], NQ[:q], CB[:q], [1, 4, 8], rng=rng(), n_boot=n_boot, **kw),
+}
+
+
+def bounds(func, out):
+    if func == "bootstrap_crossover":
+        return np.array([out["low"], out["high"]])
+    return out[["low", "high"]].to_numpy(dtype=float)
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+@pytest.mark.parametrize("n_boot, exc, match", [
+    (1, ValueError, r"must be an int in the range \[2, inf\)\. Got 1 instead"),
+    (0, ValueError, r"must be an int in the range \[2, inf\)\. Got 0 instead"),
+    (-5, ValueError, r"must be an int in the range \[2, inf\)\. Got -5 instead"),
+    (True, TypeError, r"must be an int\. Got True"),
+    (2.5, TypeError, r"must be an int\. Got 2\.5"),
+    (None, TypeError, r"must be an int\. Got None"),
+])
+def test_bootstrap_needs_two_replicates(func, n_boot, exc, match):
+    # n_boot=1 used to give an "interval" that was one replicate twice (E: estimate 1, [2, 2])
+    with pytest.raises(exc, match=rf"The 'n_boot' parameter of {func} " + match):
+        BOOTSTRAPS[func](n_boot)
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+def test_bootstrap_warns_when_no_replicate_lies_beyond_the_ends(func):
+    with pytest.warns(RuntimeWarning, match=rf"{func}: with n_boot=40 at level=0\.95, no "
+                                            r"bootstrap replicate lies beyond .* n_boot >= 41"):
+        BOOTSTRAPS[func](40)
+    with pytest.warns(RuntimeWarning, match=r"n_boot=200 at level=0\.99, .* n_boot >= 201"):
+        BOOTSTRAPS[func](200, level=0.99)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BOOTSTRAPS[func](41)
+        BOOTSTRAPS[func](201, level=0.99)
+        # the rule is the tail mass beyond each end, not a fixed minimum: a 1% interval needs 4
+        BOOTSTRAPS[func](4, level=0.01)
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+def test_bootstrap_over_one_question_has_nan_bounds_and_warns(func):
+    with pytest.warns(RuntimeWarning, match=rf"{func}: the bootstrap over one question is "
+                                            r"degenerate .* bounds are NaN") as rec:
+        out = BOOTSTRAPS[func](100, q=1)
+    assert rec[0].filename == __file__  # the warning points at the caller
+    assert np.isnan(bounds(func, out)).all()
+    if func == "bootstrap_support":
+        assert out.loc["P":"O", "estimate"].tolist() == [0.0, 1.0, 0.0, 0.0]  # 0 vs 2: expansion
+    elif func == "bootstrap_pass_at_k":
+        assert out["estimate"].notna().all()
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+def test_bootstrap_with_only_singleton_strata_is_degenerate(func):
+    with pytest.warns(RuntimeWarning, match=r"6 questions, each alone in its stratum"):
+        out = BOOTSTRAPS[func](100, strata=np.arange(6))
+    assert np.isnan(bounds(func, out)).all()
+    with warnings.catch_warnings():  # one stratum of two is enough to resample
+        warnings.simplefilter("error")
+        out = BOOTSTRAPS[func](100, strata=[0, 1, 2, 3, 4, 4])
+    assert not np.isnan(bounds(func, out)).all()
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+def test_bootstrap_over_zero_questions_is_an_error(func):
+    with pytest.raises(ValueError, match=rf"{func} needs at least one question to resample\. "
+                                         r"Got 0 questions"):
+        BOOTSTRAPS[func](100, q=0)
+
+
+def test_bootstrap_strata_shape_is_checked_by_the_caller():
+    with pytest.raises(ValueError, match=r"'strata' parameter of bootstrap_support must have "
+                                         r"shape \(6,\)\. Got \(2,\)"):
+        BOOTSTRAPS["bootstrap_support"](100, strata=[0, 1])
+
+
+def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
+    pytest.importorskip("leash.pairing")
+    from leash.cli import main
+
+    rows = [{"model": m, "benchmark": "toy", "question_id": f"q{q}", "sample_idx": i,
+             "correct": bool((q + i + (m == "rl")) % 3 == 0), "answer": str(i)}
+            for m in ("base", "rl") for q in range(5) for i in range(4)]
+    f = tmp_path / "toy.samples.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["-q", "support", str(f), "--base", "base", "--rl", "rl", "--json", "--n-boot"]
+    assert main([*args, "1"]) == 2
+    err = capsys.readouterr().err
+    assert "The 'n_boot' parameter of bootstrap_support must be an int in the range [2, inf)" in err
+    with pytest.warns(RuntimeWarning, match="no bootstrap replicate lies beyond"):
+        assert main([*args, "10"]) == 0
+    capsys.readouterr()
+    assert main([*args, "0"]) == 0  # 0: no intervals at all

@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="miss probability for the reported epsilon = -ln(zeta)/k")
     p.add_argument("--shared-only", action="store_true",
                    help="keep only questions both models answered")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates (0: none)")
+    p.add_argument("--n-boot", type=int, default=1000,
+                   help="bootstrap replicates (0: none; otherwise at least 2, see leash.stats)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap random seed")
     _reader_options(p)
     _data_options(p)

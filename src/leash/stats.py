@@ -7,6 +7,22 @@ question under both models. For pooled rows (several benchmarks) resampling is s
 benchmark, so every replicate keeps each benchmark's size. Intervals are percentile intervals.
 Randomness comes only from the ``numpy.random.Generator`` the caller passes.
 
+When a bootstrap cannot give an interval (the rule of every ``bootstrap_*`` function here, and so
+of ``leash support --n-boot``):
+
+* ``n_boot < 2`` is an error. One replicate is not a distribution: its "interval" is that
+  replicate twice, which need not even contain the estimate.
+* Too few replicates for the level, ``(n_boot - 1) (1 - level) / 2 < 1`` (``n_boot < 41`` at
+  the default 0.95), give a ``RuntimeWarning``: then no replicate lies beyond an interval end,
+  so each end is (an interpolation next to) the most extreme replicate and moves with it. This
+  is a warning, not an error, because small ``n_boot`` is useful for smoke tests; it is tied to
+  the level rather than a fixed minimum such as 100 because it is the tail mass that matters.
+* Fewer than two questions to resample (or, with ``strata``, no stratum of two or more) makes
+  every replicate equal to the data, so the interval would have zero width whatever the
+  uncertainty. Its bounds are NaN ("no interval") and a ``RuntimeWarning`` says why; the point
+  estimate is still returned. Zero questions is an error. Data that are merely homogeneous (ten
+  questions in the same category) keep their legitimate zero-width interval.
+
 ``scipy.stats.bootstrap`` is not used: it has no stratification, and evaluating eight statistics
 (P, E, S, O and four ratios) or a whole pass@k curve per replicate is much faster as one matrix
 product of resampling weights with per-question indicators, as done here.
@@ -14,6 +30,7 @@ product of resampling weights with per-question indicators, as done here.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import NamedTuple
 
@@ -44,6 +61,7 @@ __all__ = [
 ]
 
 SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
+MIN_N_BOOT = 2  # fewer replicates are not a distribution (see the module docstring)
 
 
 class McNemarResult(NamedTuple):
@@ -134,6 +152,42 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
     return w
 
 
+def _check_n_boot(n_boot, level, func):
+    """n_boot >= MIN_N_BOOT (an error) and enough replicates beyond each end (a warning)."""
+    n_boot = check_positive_int(n_boot, "n_boot", func, minimum=MIN_N_BOOT)
+    if (n_boot - 1) * (1 - level) / 2 < 1:
+        need = math.ceil(1 + 2 / (1 - level) - 1e-9)
+        warnings.warn(
+            f"{func}: with n_boot={n_boot} at level={level}, no bootstrap replicate lies beyond "
+            f"the ends of the percentile interval, which are then the extreme replicates; use "
+            f"n_boot >= {need} (1000 or more for stable ends).", RuntimeWarning, stacklevel=3)
+    return n_boot
+
+
+def _resampling_is_degenerate(n_items, strata, func, stacklevel=3):
+    """True (with a RuntimeWarning) when every replicate must equal the data; 0 items: error."""
+    if n_items == 0:
+        raise ValueError(f"{func} needs at least one question to resample. Got 0 questions.")
+    if strata is None:
+        largest = n_items
+    else:
+        strata = np.asarray(strata)
+        if strata.shape != (n_items,):
+            raise ValueError(
+                f"The 'strata' parameter of {func} must have shape ({n_items},). "
+                f"Got {strata.shape} instead."
+            )
+        largest = int(np.unique(strata, return_counts=True)[1].max())
+    if largest >= 2:
+        return False
+    what = ("one question" if strata is None or n_items == 1
+            else f"{n_items} questions, each alone in its stratum")
+    warnings.warn(
+        f"{func}: the bootstrap over {what} is degenerate (every replicate equals the data), so "
+        "the interval bounds are NaN.", RuntimeWarning, stacklevel=stacklevel)
+    return True
+
+
 def _interval(rep, level, method="linear"):
     a = (1 - level) / 2
     # A ratio undefined in every replicate (e.g. NDR when P + E = 0) has a NaN interval; numpy's
@@ -156,7 +210,8 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     rng : numpy.random.Generator
         Source of randomness (required: results are reproducible from the caller's seed).
     n_boot : int, default 1000
-        Bootstrap replicates.
+        Bootstrap replicates, at least 2 (fewer than ``1 + 2 / (1 - level)`` warn; see the
+        module docstring).
     strata : array_like, shape (n_questions,), optional
         Benchmark of each question, for pooled rows (resampling within benchmark).
     min_count : int, default 1
@@ -172,17 +227,25 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
         Index ``P, E, S, O, SRR, NDR, SDS, NSCR``; columns ``estimate, low, high``. Replicates in
         which a ratio is undefined are ignored for that ratio's interval (NaN-aware quantiles).
         With ``return_replicates=True``, a tuple ``(frame, replicates)``.
+
+    Warns
+    -----
+    RuntimeWarning
+        With fewer than two questions to resample (``low``/``high`` are then NaN), or too few
+        replicates for ``level``.
     """
     func = "bootstrap_support"
     level = check_probability(level, "level", func)
+    n_boot = _check_n_boot(n_boot, level, func)
     codes = support_codes(c_base, c_rl, min_count=min_count)
+    degenerate = _resampling_is_degenerate(codes.size, strata, func)
     onehot = (codes[:, None] == np.arange(4)[None, :]).astype(np.float64)
     w = resampling_weights(codes.size, rng=rng, n_boot=n_boot, strata=strata)
     counts = w @ onehot  # (n_boot, 4)
     rep = np.column_stack([counts, np.column_stack(support_metrics(*counts.T))])
     point_counts = onehot.sum(axis=0)
     point = np.concatenate([point_counts, np.asarray(support_metrics(*point_counts))])
-    lo, hi = _interval(rep, level)
+    lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
     frame = pd.DataFrame({"estimate": point, "low": lo, "high": hi}, index=list(SUPPORT_COLUMNS))
     return (frame, rep) if return_replicates else frame
 
@@ -197,8 +260,9 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     same_length(func, c_base=c_base, c_rl=c_rl)
     mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
     mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
+    degenerate = _resampling_is_degenerate(mb.shape[0], strata, func, stacklevel=4)
     w = resampling_weights(mb.shape[0], rng=rng, n_boot=n_boot, strata=strata)
-    return mb, mr, w.astype(np.float64)
+    return mb, mr, w.astype(np.float64), degenerate
 
 
 def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
@@ -214,6 +278,7 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         Budgets.
     rng : numpy.random.Generator
     n_boot : int, default 1000
+        At least 2; see :func:`bootstrap_support` and the module docstring.
     strata : array_like, shape (n_questions,), optional
         Stratum (benchmark) per question.
     level : float, default 0.95
@@ -227,17 +292,25 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         Long format, one row per (k, series) with series in ``base``, ``rlvr``,
         ``rlvr - base`` (the role names the plot helpers use);
         columns ``k, series, estimate, low, high``.
+
+    Warns
+    -----
+    RuntimeWarning
+        As :func:`bootstrap_support` (NaN bounds with fewer than two questions).
     """
-    level = check_probability(level, "level", "bootstrap_pass_at_k")
-    mb, mr, w = _paired_curves("bootstrap_pass_at_k", n_base, c_base, n_rl, c_rl, ks, rng,
-                               n_boot, strata, estimator, first_correct_base, first_correct_rl)
+    func = "bootstrap_pass_at_k"
+    level = check_probability(level, "level", func)
+    n_boot = _check_n_boot(n_boot, level, func)
+    mb, mr, w, degenerate = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot,
+                                           strata, estimator, first_correct_base,
+                                           first_correct_rl)
     q = mb.shape[0]
     series = {"base": mb, "rlvr": mr, "rlvr - base": mr - mb}
     ks_arr = np.atleast_1d(np.asarray(ks))
     frames = []
     for name, m in series.items():
         rep = (w @ m) / q
-        lo, hi = _interval(rep, level)
+        lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
         frames.append(pd.DataFrame({"k": ks_arr, "series": name, "estimate": m.mean(axis=0),
                                     "low": lo, "high": hi}))
     return pd.concat(frames, ignore_index=True)
@@ -290,6 +363,7 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         Increasing budgets.
     rng : numpy.random.Generator
     n_boot : int, default 1000
+        At least 2; see :func:`bootstrap_support` and the module docstring.
     strata : array_like, shape (n_questions,), optional
     level : float, default 0.95
     estimator : {"unbiased", "first-k"}, default "unbiased"
@@ -302,17 +376,25 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         ``estimate`` (float, NaN if no crossover), ``low``/``high`` (percentile interval over
         replicates that cross), ``share_crossing`` (fraction of replicates with a crossover within
         ``ks``) and ``replicates`` (ndarray, shape (n_boot,)).
+
+    Warns
+    -----
+    RuntimeWarning
+        As :func:`bootstrap_support` (``low``/``high`` NaN with fewer than two questions).
     """
-    level = check_probability(level, "level", "bootstrap_crossover")
-    mb, mr, w = _paired_curves("bootstrap_crossover", n_base, c_base, n_rl, c_rl, ks, rng,
-                               n_boot, strata, estimator, first_correct_base, first_correct_rl)
+    func = "bootstrap_crossover"
+    level = check_probability(level, "level", func)
+    n_boot = _check_n_boot(n_boot, level, func)
+    mb, mr, w, degenerate = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot,
+                                           strata, estimator, first_correct_base,
+                                           first_correct_rl)
     q = mb.shape[0]
     rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
     est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
     crossing = np.isfinite(rep)
     # Budgets are discrete: the interval ends are budgets that occurred, not interpolations.
-    lo, hi = (_interval(rep[crossing][:, None], level, method="inverted_cdf") if crossing.any()
-              else ([np.nan], [np.nan]))
+    lo, hi = (_interval(rep[crossing][:, None], level, method="inverted_cdf")
+              if crossing.any() and not degenerate else ([np.nan], [np.nan]))
     return {
         "estimate": est,
         "low": float(np.ravel(lo)[0]),
