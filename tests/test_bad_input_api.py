@@ -22,6 +22,10 @@ One line per bad-input class and the test that covers it:
   test_bootstrap_with_only_singleton_strata_is_degenerate; zero questions -> ValueError:
   test_bootstrap_over_zero_questions_is_an_error; strata of the wrong shape -> ValueError:
   test_bootstrap_strata_shape_is_checked_by_the_caller
+* budgets of pass_at_k_curve outside [1, min n], empty, non-whole or 2-D -> ValueError, from one
+  array check instead of a Python loop over ks: test_curve_budgets_are_checked_at_once,
+  test_curve_budgets_checked_even_without_questions,
+  test_curve_budget_check_agrees_with_a_per_k_check
 """
 
 import json
@@ -29,6 +33,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leash.entropy import answer_entropy_from_histograms, entropy_from_counts
 from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
@@ -290,3 +296,42 @@ def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
         assert main([*args, "10"]) == 0
     capsys.readouterr()
     assert main([*args, "0"]) == 0  # 0: no intervals at all
+
+
+# ---- pass_at_k_curve: one array check for all budgets --------------------------------------------
+
+@pytest.mark.parametrize("ks, match", [
+    ([1, 0, 2], r"'ks' parameter of pass_at_k_curve must hold budgets in the range \[1, n\]\. "
+                r"Got k=0 at index 1 instead"),
+    ([1, 5, 9, 3], r"for every question\. Got k=9 at index 2, but the smallest n is 8 "
+                   r"\(question index 1\)"),
+    ([], r"'ks' parameter of pass_at_k_curve must hold at least one budget"),
+    ([-1], r"'ks' parameter of pass_at_k_curve must be non-negative"),
+    ([1.5], r"'ks' parameter of pass_at_k_curve must hold whole numbers"),
+    ([[1, 2]], r"'ks' parameter of pass_at_k_curve must be a scalar or 1-D"),
+])
+def test_curve_budgets_are_checked_at_once(ks, match):
+    with pytest.raises(ValueError, match=match):
+        pass_at_k_curve([16, 8, 12], [1, 2, 3], ks)
+
+
+def test_curve_budgets_checked_even_without_questions():
+    assert pass_at_k_curve([], [], [1, 3]).shape == (0, 2)
+    assert pass_at_k_curve([], []).shape == (0, 0)
+    with pytest.raises(ValueError, match=r"Got k=0 at index 0"):
+        pass_at_k_curve([], [], [0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=8),
+       st.lists(st.integers(0, 45), min_size=1, max_size=30))
+def test_curve_budget_check_agrees_with_a_per_k_check(ns, ks):
+    # the vectorized check refuses exactly the grids a per-budget loop refuses, naming the
+    # first bad budget
+    n = np.array(ns)
+    bad = [i for i, k in enumerate(ks) if not 1 <= k <= n.min()]
+    if not bad:
+        assert pass_at_k_curve(n, np.zeros_like(n), ks).shape == (n.size, len(ks))
+        return
+    with pytest.raises(ValueError, match=rf"Got k={ks[bad[0]]} at index {bad[0]}\b"):
+        pass_at_k_curve(n, np.zeros_like(n), ks)

@@ -113,6 +113,33 @@ def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str) -> None:
         )
 
 
+def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks") -> None:
+    """Raise ValueError unless every budget of ``ks`` is in ``[1, min(n)]``.
+
+    One pass over ``ks`` and one over ``n`` (a budget grid applies to every question), so the
+    cost is O(len(ks) + len(n)) and not O(len(ks) * len(n)). The message names the first bad
+    budget and its index in ``ks``, and the smallest n with its question index.
+    """
+    low = ks < 1
+    if low.any():
+        i = _first(low)
+        raise ValueError(
+            f"The '{name}' parameter of {func} must hold budgets in the range [1, n]. "
+            f"Got k={ks.flat[i]} at index {i} instead."
+        )
+    if n.size == 0:
+        return
+    j = int(np.argmin(n))
+    high = ks > n.flat[j]
+    if high.any():
+        i = _first(high)
+        raise ValueError(
+            f"The '{name}' parameter of {func} must hold budgets in the range [1, n] for every "
+            f"question. Got k={ks.flat[i]} at index {i}, but the smallest n is {n.flat[j]} "
+            f"(question index {j})."
+        )
+
+
 def check_probability(x, name: str, func: str, *, open_interval: bool = True) -> float:
     """Return ``x`` as a float in (0, 1) (or [0, 1] when ``open_interval`` is False)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real):

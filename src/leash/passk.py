@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_count_array, check_c_le_n, check_choice, check_k_in_range, same_length
+from ._checks import (
+    as_count_array,
+    check_c_le_n,
+    check_choice,
+    check_k_in_range,
+    check_ks_in_range,
+    same_length,
+)
 
 ESTIMATORS = ("unbiased", "first-k")
 
@@ -141,7 +148,8 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     c : array_like of int, shape (n_questions,)
         Number of verified-correct samples per question.
     ks : array_like of int, shape (n_ks,), optional
-        Budgets, each in ``[1, min(n)]``. Default: every k from 1 to ``min(n)``.
+        Budgets, each in ``[1, min(n)]`` (checked for all budgets at once: the cost of the
+        check is O(n_ks + n_questions)). Default: every k from 1 to ``min(n)``.
     estimator : {"unbiased", "first-k"}, default "unbiased"
         Which estimator (see the module docstring). ``"first-k"`` needs ``first_correct``.
     first_correct : array_like of int, shape (n_questions,), optional
@@ -159,11 +167,15 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     n, c = np.broadcast_arrays(n, c)
     if ks is None:
         ks = np.arange(1, int(n.min()) + 1 if n.size else 1)
+    elif np.size(ks) == 0:
+        raise ValueError(
+            f"The 'ks' parameter of {func} must hold at least one budget. Got an empty array "
+            "instead."
+        )
     ks = np.atleast_1d(as_count_array(ks, "ks", func))
+    check_ks_in_range(ks, n, func)  # one array check for all budgets
     if n.size == 0:
         return np.zeros((0, ks.size))
-    for kk in ks:
-        check_k_in_range(np.int64(kk), n, func)
 
     if estimator == "first-k":
         if first_correct is None:
