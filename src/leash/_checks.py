@@ -120,24 +120,21 @@ def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks"
     cost is O(len(ks) + len(n)) and not O(len(ks) * len(n)). The message names the first bad
     budget and its index in ``ks``, and the smallest n with its question index.
     """
-    low = ks < 1
-    if low.any():
-        i = _first(low)
+    j = int(np.argmin(n)) if n.size else None
+    bad = (ks < 1) if j is None else (ks < 1) | (ks > n.flat[j])
+    if not bad.any():
+        return
+    i = _first(bad)
+    if ks.flat[i] < 1:
         raise ValueError(
             f"The '{name}' parameter of {func} must hold budgets in the range [1, n]. "
             f"Got k={ks.flat[i]} at index {i} instead."
         )
-    if n.size == 0:
-        return
-    j = int(np.argmin(n))
-    high = ks > n.flat[j]
-    if high.any():
-        i = _first(high)
-        raise ValueError(
-            f"The '{name}' parameter of {func} must hold budgets in the range [1, n] for every "
-            f"question. Got k={ks.flat[i]} at index {i}, but the smallest n is {n.flat[j]} "
-            f"(question index {j})."
-        )
+    raise ValueError(
+        f"The '{name}' parameter of {func} must hold budgets in the range [1, n] for every "
+        f"question. Got k={ks.flat[i]} at index {i}, but the smallest n is {n.flat[j]} "
+        f"(question index {j})."
+    )
 
 
 def check_probability(x, name: str, func: str, *, open_interval: bool = True) -> float:
