@@ -8,6 +8,12 @@
    curve is also timed on exactly those budgets for a like-for-like ratio.
 2. Support counts and metrics with 1000 bootstrap replicates for 3400 questions, against a loop
    that resamples with rng.choice and recounts per replicate.
+3. Peak memory of pass_at_k for 100 questions at n = 10^6 (c = k = n/2: 5 * 10^7 log terms),
+   chunked as leash does it against the one-pass kernel it replaced (every term materialised at
+   once, copied here as the baseline); the two results must be bitwise equal.
+4. The budget check of pass_at_k_curve for 10^6 budgets (one array comparison) against the
+   per-budget check_k_in_range loop it replaced, run on 10^4 budgets and scaled (its cost per
+   budget is constant).
 
 Peak memory is the tracemalloc peak (numpy reports its buffers to tracemalloc).
 Usage: python benchmarks/bench_core.py [--quick]
@@ -22,7 +28,8 @@ import tracemalloc
 
 import numpy as np
 
-from leash.passk import pass_at_k_curve
+from leash._checks import check_k_in_range, check_ks_in_range
+from leash.passk import pass_at_k, pass_at_k_curve
 from leash.stats import bootstrap_support
 from leash.support import support_counts, support_metrics
 
@@ -98,6 +105,44 @@ def bench_bootstrap(n_questions, n_boot, rng):
             "bootstrap_peak_MiB": mem, "naive_loop_s": t_naive, "ratio": t_naive / t_fast}
 
 
+def one_pass_pass_at_k(n, c, k):
+    """pass_at_k's kernel before chunking: all sum(min(c, k)) log terms at once."""
+    a, b = np.maximum(c, k), np.minimum(c, k)
+    seg = np.repeat(np.arange(n.size), b)
+    j = np.arange(int(b.sum())) - np.repeat(np.cumsum(b) - b, b)
+    with np.errstate(divide="ignore"):
+        terms = np.log1p(-np.minimum(a[seg] / (n[seg] - j), 1.0))
+    return -np.expm1(np.bincount(seg, weights=terms, minlength=n.size)) + 0.0
+
+
+def bench_pass_at_k_memory(n_questions, n):
+    nn = np.full(n_questions, n)
+    half = nn // 2
+    t_chunked, got = timed(lambda: pass_at_k(nn, half, half), repeat=1)
+    mem = peak_mib(lambda: pass_at_k(nn, half, half))
+    t_one, ref = timed(lambda: one_pass_pass_at_k(nn, half, half), repeat=1)
+    mem_one = peak_mib(lambda: one_pass_pass_at_k(nn, half, half))
+    np.testing.assert_array_equal(got, ref)
+    return {"questions": n_questions, "n": n, "terms": int(half.sum()),
+            "chunked_MiB": mem, "one_pass_MiB": mem_one, "ratio": mem_one / mem,
+            "chunked_s": t_chunked, "one_pass_s": t_one}
+
+
+def bench_budget_check(n_ks, n_loop, n_questions=10):
+    n = np.full(n_questions, n_ks, dtype=np.int64)
+    ks = np.arange(1, n_ks + 1, dtype=np.int64)
+    t_vec, _ = timed(lambda: check_ks_in_range(ks, n, "pass_at_k_curve"), repeat=3)
+
+    def loop():
+        for kk in ks[:n_loop]:
+            check_k_in_range(np.int64(kk), n, "pass_at_k_curve")
+
+    t_loop, _ = timed(loop, repeat=1)
+    t_loop_all = t_loop / n_loop * n_ks
+    return {"budgets": n_ks, "questions": n_questions, "check_s": t_vec, "loop_budgets": n_loop,
+            "loop_s": t_loop, "loop_scaled_s": t_loop_all, "ratio": t_loop_all / t_vec}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -106,9 +151,13 @@ def main(argv=None):
     if args.quick:
         curve = bench_curve(100, 512, 8, rng)
         boot = bench_bootstrap(340, 100, rng)
+        mem = bench_pass_at_k_memory(10, 10**5)
+        check = bench_budget_check(10**5, 10**3)
     else:
         curve = bench_curve(1547, 8192, 16, rng)
         boot = bench_bootstrap(3400, 1000, rng)
+        mem = bench_pass_at_k_memory(100, 10**6)
+        check = bench_budget_check(10**6, 10**4)
     print("pass@k curve, every k from 1 to n (target: < 1 s, >= 20x the per-k loop)")
     print(f"  {curve['questions']} questions x n={curve['n']}: "
           f"curve {curve['curve_all_k_s']:.3f} s, peak {curve['curve_peak_MiB']:.0f} MiB")
@@ -121,8 +170,18 @@ def main(argv=None):
     print(f"  {boot['questions']} questions x {boot['replicates']} replicates: "
           f"{boot['bootstrap_s']:.3f} s, peak {boot['bootstrap_peak_MiB']:.0f} MiB; naive loop "
           f"{boot['naive_loop_s']:.2f} s -> {boot['ratio']:.0f}x")
+    print("pass@k peak memory, chunked vs all terms at once (target: a fixed few tens of MiB)")
+    print(f"  {mem['questions']} questions x n={mem['n']}, c = k = n/2 ({mem['terms']:.1e} "
+          f"terms): chunked {mem['chunked_MiB']:.1f} MiB ({mem['chunked_s']:.2f} s) vs one pass "
+          f"{mem['one_pass_MiB']:.0f} MiB ({mem['one_pass_s']:.2f} s) -> {mem['ratio']:.0f}x "
+          "less; results bitwise equal")
+    print("pass@k curve budget check (one array comparison vs a check per budget)")
+    print(f"  {check['budgets']} budgets x {check['questions']} questions: "
+          f"{check['check_s'] * 1e3:.1f} ms vs per-budget loop {check['loop_s']:.2f} s on "
+          f"{check['loop_budgets']} budgets, scaled {check['loop_scaled_s']:.1f} s -> "
+          f"{check['ratio']:.0f}x")
     sys.stdout.flush()
-    return curve, boot
+    return curve, boot, mem, check
 
 
 if __name__ == "__main__":

@@ -20,6 +20,12 @@ so exactly 1.0; c = 0 gives exactly 0.0.
 The curve over k uses the cumulative form of the recurrence r(k) = r(k-1) (n-c-k+1)/(n-k+1), as a
 cumulative sum of the same log terms, so every k from 1 to n costs O(n) per question; questions
 that share (n, c) are computed once.
+
+Memory. Both kernels materialise at most ``_CHUNK_TERMS`` log terms at a time (a working set of
+a few tens of MiB), whatever n, the number of questions and the number of budgets: beyond that
+only the inputs and the output grow. A sum that straddles chunks is carried into the next chunk
+as its running value, so it is accumulated in the same order as in one pass (``np.bincount`` and
+``np.cumsum`` add sequentially) and results do not depend on the chunk size, bit for bit.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from ._checks import (
 )
 
 ESTIMATORS = ("unbiased", "first-k")
+
+# Log terms materialised at once by the kernels below. A term costs about five 8-byte temporaries
+# at its peak, so 2**19 terms keep the working set near 20 MiB (benchmarks/bench_core.py).
+_CHUNK_TERMS = 1 << 19
 
 __all__ = ["ESTIMATORS", "pass_at_k", "pass_at_k_first", "pass_at_k_curve", "avg_at_n"]
 
@@ -88,23 +98,48 @@ def pass_at_k(n, c, k):
     scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
     n, c, k = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
 
-    # r = prod_{j < b} (1 - a / (n - j)) with a = max(c, k), b = min(c, k).
+    out = -np.expm1(_log_ratio(n, c, k)) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
+    return float(out[0]) if scalar else out
+
+
+def _log_ratio(n, c, k):
+    """log(C(n-c, k) / C(n, k)) per element of 1-D int64 arrays of equal length (validated).
+
+    log r = sum_{j < b} log1p(-a / (n - j)) with a = max(c, k), b = min(c, k). The terms of all
+    elements, laid end to end, are evaluated ``_CHUNK_TERMS`` at a time. An element whose terms
+    straddle two chunks enters the second one's ``bincount`` with its running sum as its first
+    weight, so every sum is accumulated in the same order as in a single pass.
+    """
     a = np.maximum(c, k)
     b = np.minimum(c, k)
-    total = int(b.sum())
-    log_r = np.zeros(n.shape, dtype=np.float64)
-    if total:
-        seg = np.repeat(np.arange(n.size), b)
-        starts = np.cumsum(b) - b
-        j = np.arange(total) - np.repeat(starts, b)
+    ends = np.cumsum(b)
+    starts = ends - b
+    total = int(ends[-1]) if n.size else 0
+    log_r = np.zeros(n.size, dtype=np.float64)
+    for t0 in range(0, total, _CHUNK_TERMS):
+        t1 = min(t0 + _CHUNK_TERMS, total)
+        # elements q0 .. q1-1 have terms in [t0, t1) (those with b = 0 among them have none)
+        q0 = int(np.searchsorted(ends, t0, side="right"))
+        q1 = int(np.searchsorted(starts, t1, side="left"))
+        lo = np.maximum(starts[q0:q1], t0)
+        cnt = np.minimum(ends[q0:q1], t1) - lo
+        seg = np.repeat(np.arange(q1 - q0), cnt)
+        j = np.arange(t0, t1) - np.repeat(starts[q0:q1], cnt)  # term index within its element
+        x = a[q0:q1][seg].astype(np.float64)
+        x /= n[q0:q1][seg] - j
+        del j
         # Once a >= n - j the product hits a zero factor; clip so the term is log(0) = -inf
-        # rather than the log of a negative number.
+        # rather than the log of a negative number. A -inf term (n - c < k) makes the sum -inf,
+        # hence pass@k exactly 1.
+        np.minimum(x, 1.0, out=x)
+        np.negative(x, out=x)
         with np.errstate(divide="ignore"):
-            terms = np.log1p(-np.minimum(a[seg] / (n[seg] - j), 1.0))
-        # A -inf term (n - c < k) makes the segment's sum -inf, hence pass@k exactly 1.
-        log_r = np.bincount(seg, weights=terms, minlength=n.size)
-    out = -np.expm1(log_r) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
-    return float(out[0]) if scalar else out
+            np.log1p(x, out=x)
+        weights = np.concatenate([log_r[q0:q1], x])
+        del x
+        seg = np.concatenate([np.arange(q1 - q0), seg])
+        log_r[q0:q1] = np.bincount(seg, weights=weights, minlength=q1 - q0)
+    return log_r
 
 
 def pass_at_k_first(first_correct, n, k):
@@ -190,29 +225,66 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         _check_first_consistent(fc, c, func)
         return ((fc[:, None] >= 0) & (fc[:, None] < ks[None, :])).astype(np.float64)
 
-    kmax = int(ks.max())
     pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
     inverse = np.ravel(inverse)
+    pn, pc = pairs[:, 0], pairs[:, 1]
+    kmax = int(ks.max())
     # Sparse budgets: per-k sums of min(c, k) terms are cheaper than a cumulative sum to kmax.
-    per_k_cost = int(np.minimum(pairs[:, 1][:, None], ks[None, :]).sum())
+    # sum over ks of min(c, k) = sum of the ks below c + c * (number of ks >= c), per pair.
+    ks_sorted = np.sort(ks)
+    below = np.searchsorted(ks_sorted, pc, side="left")
+    ks_csum = np.concatenate([[0], np.cumsum(ks_sorted)])
+    per_k_cost = int((ks_csum[below] + pc * (ks.size - below)).sum())
     if per_k_cost < pairs.shape[0] * kmax:
-        out_u = np.column_stack(
-            [np.atleast_1d(pass_at_k(pairs[:, 0], pairs[:, 1], int(kk))) for kk in ks])
-        return out_u[inverse]
-    out_u = np.empty((pairs.shape[0], ks.size))
-    # Chunk the (unique questions x kmax) work matrix to bound memory at ~32 MB.
-    rows = max(1, 4_000_000 // max(kmax, 1))
-    j = np.arange(kmax, dtype=np.float64)
-    for s in range(0, pairs.shape[0], rows):
-        nn = pairs[s : s + rows, 0][:, None].astype(np.float64)
-        cc = pairs[s : s + rows, 1][:, None].astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.log1p(-np.minimum(cc / (nn - j[None, :]), 1.0))
-        # columns j >= n are never used (k <= n); neutralise them (they may be NaN or inf).
-        terms[j[None, :] >= nn] = 0.0
-        log_r = np.cumsum(terms, axis=1)
-        out_u[s : s + rows] = -np.expm1(log_r[:, ks - 1]) + 0.0
-    return out_u[inverse]
+        return _curve_sparse(pn, pc, ks)[inverse]
+    return _curve_dense(pn, pc, ks)[inverse]
+
+
+def _curve_sparse(pn, pc, ks):
+    """pass@k of each (n, c) pair at each budget, through the single-k kernel, in blocks."""
+    out = np.empty((pn.size, ks.size))
+    # a block of (pair, budget) elements: its per-element arrays stay below the term budget
+    cols = max(1, _CHUNK_TERMS // 8 // pn.size)
+    for s in range(0, ks.size, cols):
+        kb = ks[s : s + cols]
+        log_r = _log_ratio(np.repeat(pn, kb.size), np.repeat(pc, kb.size), np.tile(kb, pn.size))
+        out[:, s : s + kb.size] = (-np.expm1(log_r) + 0.0).reshape(pn.size, kb.size)
+    return out
+
+
+def _curve_dense(pn, pc, ks):
+    """pass@k of each (n, c) pair at each budget, from cumulative sums of the log terms.
+
+    The (pairs x kmax) matrix of terms is processed in tiles of at most ``_CHUNK_TERMS``: rows
+    of pairs, and along j in column blocks whose cumulative sum starts from the previous
+    block's last value (the carry), which is what one cumulative sum over the row computes.
+    """
+    out = np.empty((pn.size, ks.size))
+    kmax = int(ks.max())
+    order = np.argsort(ks, kind="stable")
+    ks_sorted = ks[order]
+    width = min(kmax, _CHUNK_TERMS)
+    rows = max(1, _CHUNK_TERMS // width)
+    for s in range(0, pn.size, rows):
+        nn = pn[s : s + rows, None].astype(np.float64)
+        cc = pc[s : s + rows, None].astype(np.float64)
+        carry = None
+        for j0 in range(0, kmax, width):
+            j1 = min(j0 + width, kmax)
+            j = np.arange(j0, j1, dtype=np.float64)[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.log1p(-np.minimum(cc / (nn - j), 1.0))
+            # columns j >= n are never used (k <= n); neutralise them (they may be NaN or inf).
+            terms[j >= nn] = 0.0
+            if carry is not None:
+                terms[:, 0] += carry
+            log_r = np.cumsum(terms, axis=1)
+            del terms
+            carry = log_r[:, -1].copy()
+            # the budgets k with k - 1 in [j0, j1)
+            lo, hi = np.searchsorted(ks_sorted, [j0 + 1, j1 + 1], side="left")
+            out[s : s + rows, order[lo:hi]] = -np.expm1(log_r[:, ks_sorted[lo:hi] - 1 - j0]) + 0.0
+    return out
 
 
 def avg_at_n(n, c):
