@@ -30,6 +30,10 @@ One line per bad-input class and the test that covers it:
   bitwise equal to the one-pass computation: test_chunked_pass_at_k_is_bitwise_the_unchunked_one,
   test_chunked_curve_is_bitwise_the_unchunked_one, test_sparse_curve_equals_single_k_calls_bitwise,
   test_pass_at_k_working_set_does_not_grow_with_n
+* NaN/inf/negative histogram counts, NaN/inf log bases, infinite p-values in holm, NaN curves in
+  crossover_budget, missing or empty ks in the bootstrap curves, messages naming an inner
+  function -> ValueError/TypeError: test_non_finite_and_out_of_range_values_are_refused; the
+  valid edges still pass: test_valid_edge_values_still_pass
 """
 
 import json
@@ -43,13 +47,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leash import passk
-from leash.entropy import answer_entropy_from_histograms, entropy_from_counts
+from leash.entropy import answer_entropy, answer_entropy_from_histograms, entropy_from_counts
 from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
 from leash.stats import (
     bootstrap_crossover,
     bootstrap_pass_at_k,
     bootstrap_support,
     crossover_budget,
+    holm,
     mcnemar_exact,
     resampling_weights,
 )
@@ -95,7 +100,8 @@ BOOL_COUNT_CASES = [
     (lambda: support_counts([1, 1], B), "support_codes", "c_rl"),
     (lambda: support_status(B, B), "support_codes", "c_base"),
     (lambda: found_probability([4], [1], True, min_count=2), "found_probability", "k"),
-    (lambda: expected_support_counts([4], [True], [4], [1], 2), "pass_at_k", "c"),
+    (lambda: expected_support_counts([4], [True], [4], [1], 2), "expected_support_counts",
+     "c_base"),
     (lambda: population_pass_at_k(0.5, True), "population_pass_at_k", "k"),
     (lambda: mcnemar_exact(True, 3), "mcnemar_exact", "E"),
     (lambda: mcnemar_exact(3, np.bool_(False)), "mcnemar_exact", "S"),
@@ -414,3 +420,72 @@ def test_pass_at_k_working_set_does_not_grow_with_n():
         tracemalloc.stop()
     assert (out == 1.0).all()
     assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+# ---- NaN, inf and other values that used to pass silently ---------------------------------------
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: answer_entropy_from_histograms([[1, 2], [np.nan, 1]]), ValueError,
+     r"'histograms' parameter of answer_entropy_from_histograms must hold non-negative finite "
+     r"counts\. Got nan at index 0 \(histogram 1\)"),
+    (lambda: answer_entropy_from_histograms([[1, np.inf]]), ValueError, r"Got inf at index 1"),
+    (lambda: answer_entropy_from_histograms([[1, -2]]), ValueError, r"Got -2\.0 at index 1"),
+    (lambda: entropy_from_counts([1, np.nan]), ValueError,
+     r"'counts' parameter of entropy_from_counts must hold non-negative finite counts"),
+    (lambda: entropy_from_counts([[1, 2]]), ValueError, r"must be a 1-D array .* shape \(1, 2\)"),
+    (lambda: entropy_from_counts([1, 2], base=np.nan), ValueError,
+     r"'base' parameter of entropy_from_counts must be a finite positive number"),
+    (lambda: answer_entropy([["a"]], base=np.nan), ValueError,
+     r"'base' parameter of answer_entropy must be a finite positive number"),
+    (lambda: answer_entropy_from_histograms([[1]], base=0), ValueError,
+     r"'base' parameter of answer_entropy_from_histograms must be a finite positive number"),
+    (lambda: answer_entropy([["a"]], na="keep"), ValueError,
+     r"'na' parameter of answer_entropy must be one of"),
+    (lambda: entropy_from_counts([1, 2], base=np.inf), ValueError, r"Got inf instead"),
+    (lambda: entropy_from_counts([1, 2], base=1), ValueError, r"other than 1"),
+    (lambda: entropy_from_counts([1, 2], base=True), TypeError, r"'base' .* must be a number"),
+    (lambda: entropy_from_counts([1, 2], base="2"), TypeError, r"'base' .* must be a number"),
+    (lambda: holm([0.5, np.inf]), ValueError,
+     r"'pvalues' parameter of holm must lie in \[0, 1\] \(NaN for no test\)\. Got inf at "
+     r"index 1"),
+    (lambda: holm([-np.inf]), ValueError, r"Got -inf at index 0"),
+    (lambda: holm(B), TypeError, r"'pvalues' parameter of holm must be a float or an array"),
+    (lambda: crossover_budget([0.1, np.nan], [0.2, 0.1], [1, 2]), ValueError,
+     r"'curve_base' parameter of crossover_budget must hold finite pass@k values\. Got nan at "
+     r"flat index 1"),
+    (lambda: crossover_budget([0.1, 0.2], [[0.2, 0.1], [0.3, np.inf]], [1, 2]), ValueError,
+     r"'curve_rl' .* Got inf at flat index 3"),
+    (lambda: crossover_budget(B, B, [1, 2]), TypeError, r"'curve_base' .* must be a float"),
+    (lambda: crossover_budget([0.1, 0.2], [0.2, 0.1], [0, 2]), ValueError,
+     r"'ks' parameter of crossover_budget must be an int in the range \[1, inf\)\. Got 0 at "
+     r"index 0"),
+    (lambda: bootstrap_pass_at_k([4, 4], [1, 2], [4, 4], [1, 1], None, rng=rng(), n_boot=100),
+     ValueError, r"'ks' parameter of bootstrap_pass_at_k must hold at least one budget\. Got None"),
+    (lambda: bootstrap_crossover([4, 4], [1, 2], [4, 4], [1, 1], [], rng=rng(), n_boot=100),
+     ValueError, r"'ks' parameter of bootstrap_crossover must hold at least one budget"),
+    (lambda: bootstrap_crossover([4, 4], [1, 2], [4, 4], [1, 1], [1, 2.5], rng=rng(),
+                                 n_boot=100),
+     ValueError, r"'ks' parameter of bootstrap_crossover must hold whole numbers"),
+    (lambda: found_probability([4], [5], 2), ValueError,
+     r"'c' parameter of found_probability must satisfy c <= n"),
+    (lambda: expected_support_counts([4], [1], [4], [5], 2), ValueError,
+     r"'c_rl' parameter of expected_support_counts must satisfy c_rl <= n_rl"),
+    (lambda: expected_support_counts([4], [1], [4, 4], [1, 1], 2), ValueError,
+     r"arrays passed to expected_support_counts must have the same length"),
+    (lambda: expected_support_counts([4], [1], [3], [1], 4), ValueError,
+     r"'k' parameter of expected_support_counts .* smallest n is 3"),
+])
+def test_non_finite_and_out_of_range_values_are_refused(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_valid_edge_values_still_pass():
+    assert entropy_from_counts([1, 1], base=np.int64(2)) == pytest.approx(1.0)
+    assert entropy_from_counts([1, 1], base=np.float32(2)) == pytest.approx(1.0)
+    out = holm([0.01, np.nan, 0.04])
+    assert np.isnan(out[1]) and out[0] == pytest.approx(0.02)
+    assert crossover_budget([0.1, 0.9], [0.5, 0.5], [1.0, 2.0]) == 2.0  # whole floats are budgets
+    b = bootstrap_pass_at_k([4, 4], [1, 2], [4, 4], [1, 1], [1.0, 4.0], rng=rng(), n_boot=100)
+    assert b["k"].tolist() == [1, 4] * 3
+    assert answer_entropy_from_histograms([[0, 0], []]).n_used.tolist() == [0, 0]

@@ -13,6 +13,7 @@ Natural logs by default; ``base=2`` gives bits.
 from __future__ import annotations
 
 import math
+import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -57,13 +58,19 @@ def is_missing_answer(a) -> bool:
         return False
 
 
-def _log_factor(base):
+def _log_factor(base, func):
     if base is None:
         return 1.0
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or base <= 0 or base == 1:
+    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
+        raise TypeError(
+            f"The 'base' parameter of {func} must be a number (None for natural log). "
+            f"Got {base!r} of type {type(base).__name__} instead."
+        )
+    # NaN and inf used to pass (NaN entropies; inf turned every entropy into 0)
+    if not math.isfinite(base) or base <= 0 or base == 1:
         raise ValueError(
-            f"The 'base' parameter must be a positive number other than 1 (None for natural "
-            f"log). Got {base!r} instead."
+            f"The 'base' parameter of {func} must be a finite positive number other than 1 "
+            f"(None for natural log). Got {base!r} instead."
         )
     return 1.0 / math.log(base)
 
@@ -73,12 +80,21 @@ def _as_histogram(h, name, func, index=None):
     arr = None if isinstance(h, (str, bytes, bool, np.bool_)) else np.asarray(h)
     if arr is None or arr.dtype.kind not in "iuf":
         got = repr(h) if arr is None else f"an array of dtype {arr.dtype}"
-        where = "" if index is None else f" at index {index}"
+        where = "" if index is None else f" (histogram {index})"
         raise TypeError(
             f"The '{name}' parameter of {func} must hold numeric counts. "
             f"Got {got}{where} instead."
         )
-    return arr.astype(np.float64)
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(np.ravel(bad))[0])
+        where = "" if index is None else f" (histogram {index})"
+        raise ValueError(
+            f"The '{name}' parameter of {func} must hold non-negative finite counts. "
+            f"Got {np.ravel(arr)[i].item()!r} at index {i}{where} instead."
+        )
+    return arr
 
 
 def entropy_from_counts(counts, *, base=None, correction=None):
@@ -101,11 +117,12 @@ def entropy_from_counts(counts, *, base=None, correction=None):
     """
     func = "entropy_from_counts"
     check_choice(correction, "correction", func, CORRECTIONS)
+    _log_factor(base, func)  # checked here so that the message names this function
     c = _as_histogram(counts, "counts", func)
-    if c.ndim != 1 or (c < 0).any() or not np.isfinite(c).all():
+    if c.ndim != 1:
         raise ValueError(
             f"The 'counts' parameter of {func} must be a 1-D array of non-negative finite "
-            f"numbers. Got {counts!r} instead."
+            f"numbers. Got an array of shape {c.shape} instead."
         )
     out = answer_entropy_from_histograms([c], base=base, correction=correction)
     return float(out.entropy[0])
@@ -136,7 +153,7 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
     func = "answer_entropy_from_histograms"
     check_choice(na, "na", func, NA_CHOICES)
     check_choice(correction, "correction", func, CORRECTIONS)
-    factor = _log_factor(base)
+    factor = _log_factor(base, func)
     hists = [_as_histogram(h, "histograms", func, i).ravel() for i, h in enumerate(histograms)]
     q = len(hists)
     n_na = (np.zeros(q, dtype=np.int64) if n_na is None
@@ -150,8 +167,6 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
         hists = [np.append(h, n) if n > 0 else h for h, n in zip(hists, n_na)]
     lengths = np.fromiter((h.size for h in hists), dtype=np.int64, count=q)
     flat = np.concatenate(hists) if q else np.zeros(0)
-    if (flat < 0).any():
-        raise ValueError(f"The histograms passed to {func} must hold non-negative counts.")
     seg = np.repeat(np.arange(q), lengths)
     totals = np.bincount(seg, weights=flat, minlength=q)
     nonzero = flat > 0
@@ -198,6 +213,10 @@ def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="c
     >>> round(float(r.entropy[0]), 4), int(r.n_distinct[0])  # p = (1/2, 1/4, 1/4)
     (1.0397, 3)
     """
+    func = "answer_entropy"
+    check_choice(na, "na", func, NA_CHOICES)
+    check_choice(correction, "correction", func, CORRECTIONS)
+    _log_factor(base, func)  # checked here so that messages name this function
     hists, n_na = [], []
     for answers in answers_per_question:
         if isinstance(answers, (str, bytes)):

@@ -253,6 +253,11 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
 def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, estimator,
                    first_correct_base, first_correct_rl):
     """Per-question pass@k matrices of both models and the shared resampling weights."""
+    if ks is None or np.size(ks) == 0:
+        raise ValueError(
+            f"The 'ks' parameter of {func} must hold at least one budget. Got {ks!r} instead."
+        )
+    ks = np.atleast_1d(as_count_array(ks, "ks", func))
     n_base = np.atleast_1d(as_count_array(n_base, "n_base", func))
     c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
     n_rl = np.atleast_1d(as_count_array(n_rl, "n_rl", func))
@@ -262,7 +267,7 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
     degenerate = _resampling_is_degenerate(mb.shape[0], strata, func, stacklevel=4)
     w = resampling_weights(mb.shape[0], rng=rng, n_boot=n_boot, strata=strata)
-    return mb, mr, w.astype(np.float64), degenerate
+    return mb, mr, w.astype(np.float64), degenerate, ks
 
 
 def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
@@ -301,17 +306,16 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     func = "bootstrap_pass_at_k"
     level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
-    mb, mr, w, degenerate = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot,
-                                           strata, estimator, first_correct_base,
-                                           first_correct_rl)
+    mb, mr, w, degenerate, ks = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng,
+                                               n_boot, strata, estimator, first_correct_base,
+                                               first_correct_rl)
     q = mb.shape[0]
     series = {"base": mb, "rlvr": mr, "rlvr - base": mr - mb}
-    ks_arr = np.atleast_1d(np.asarray(ks))
     frames = []
     for name, m in series.items():
         rep = (w @ m) / q
         lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
-        frames.append(pd.DataFrame({"k": ks_arr, "series": name, "estimate": m.mean(axis=0),
+        frames.append(pd.DataFrame({"k": ks, "series": name, "estimate": m.mean(axis=0),
                                     "low": lo, "high": hi}))
     return pd.concat(frames, ignore_index=True)
 
@@ -333,8 +337,18 @@ def crossover_budget(curve_base, curve_rl, ks):
         model within ``ks``. If the base is already at or above the RLVR model at the smallest
         k, that k is returned.
     """
-    b = np.asarray(curve_base, dtype=np.float64)
-    r = np.asarray(curve_rl, dtype=np.float64)
+    func = "crossover_budget"
+    b = _as_float_array(curve_base, "curve_base", func)
+    r = _as_float_array(curve_rl, "curve_rl", func)
+    for name, x in (("curve_base", b), ("curve_rl", r)):
+        bad = ~np.isfinite(x)
+        if bad.any():
+            # NaN would silently read as "not reached" (NaN >= x is False)
+            i = int(np.flatnonzero(np.ravel(bad))[0])
+            raise ValueError(
+                f"The '{name}' parameter of {func} must hold finite pass@k values. "
+                f"Got {np.ravel(x)[i].item()!r} at flat index {i} instead."
+            )
     ks = np.atleast_1d(as_count_array(ks, "ks", "crossover_budget"))
     check_at_least(ks, "ks", "crossover_budget")
     ks = ks.astype(np.float64)
@@ -385,9 +399,9 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     func = "bootstrap_crossover"
     level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
-    mb, mr, w, degenerate = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot,
-                                           strata, estimator, first_correct_base,
-                                           first_correct_rl)
+    mb, mr, w, degenerate, ks = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng,
+                                               n_boot, strata, estimator, first_correct_base,
+                                               first_correct_rl)
     q = mb.shape[0]
     rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
     est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
@@ -404,6 +418,18 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     }
 
 
+def _as_float_array(x, name, func):
+    arr = None if isinstance(x, (str, bytes, bool, np.bool_)) else np.asarray(x)
+    if arr is None or arr.dtype.kind not in "iuf":
+        got = (f"{x!r} of type {type(x).__name__}" if arr is None or arr.ndim == 0
+               else f"an array of dtype {arr.dtype}")
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a float or an array of floats. "
+            f"Got {got} instead."
+        )
+    return arr.astype(np.float64)
+
+
 def holm(pvalues):
     """Holm's step-down adjustment of p-values for multiple comparisons.
 
@@ -413,19 +439,25 @@ def holm(pvalues):
     Parameters
     ----------
     pvalues : array_like of float, shape (m,)
-        Raw p-values in [0, 1]; NaN entries are passed through and not counted in m.
+        Raw p-values in [0, 1]; NaN entries are passed through and not counted in m (an
+        infinite p-value is an error, not a missing test).
 
     Returns
     -------
     ndarray of float, shape (m,)
         Adjusted p-values ``max_{j<=i} min(1, (m - j + 1) p_(j))`` in the original order.
     """
-    p = np.asarray(pvalues, dtype=np.float64)
+    p = _as_float_array(pvalues, "pvalues", "holm")
     if p.ndim != 1:
         raise ValueError(f"The 'pvalues' parameter of holm must be 1-D. Got shape {p.shape}.")
-    ok = np.isfinite(p)
-    if ((p[ok] < 0) | (p[ok] > 1)).any():
-        raise ValueError(f"The 'pvalues' parameter of holm must lie in [0, 1]. Got {p[ok]}.")
+    ok = ~np.isnan(p)
+    bad = ok & ((p < 0) | (p > 1))  # +-inf included: only NaN means "no test"
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The 'pvalues' parameter of holm must lie in [0, 1] (NaN for no test). "
+            f"Got {p[i].item()!r} at index {i} instead."
+        )
     out = np.full_like(p, np.nan)
     idx = np.flatnonzero(ok)
     m = idx.size

@@ -278,16 +278,22 @@ def found_probability(n, c, k, *, min_count=1):
     """
     func = "found_probability"
     min_count = check_positive_int(min_count, "min_count", func)
+    n, c, k = _validated_nck(n, c, k, func)
     if min_count == 1:
         return np.atleast_1d(pass_at_k(n, c, k))
-    n = np.atleast_1d(as_count_array(n, "n", func))
-    c = np.atleast_1d(as_count_array(c, "c", func))
-    k = as_count_array(k, "k", func)
-    same_length(func, n=n, c=c)
-    check_c_le_n(n, c, func)
-    check_k_in_range(k, n, func)
     # scipy's hypergeom(M=population, n=successes, N=draws); sf(m - 1) = P(X >= m).
     return _st.hypergeom.sf(min_count - 1, n, c, k)
+
+
+def _validated_nck(n, c, k, func, n_name="n", c_name="c"):
+    """n, c (1-D) and k checked here, so that messages name the function the caller called."""
+    n = np.atleast_1d(as_count_array(n, n_name, func))
+    c = np.atleast_1d(as_count_array(c, c_name, func))
+    k = as_count_array(k, "k", func)
+    same_length(func, **{n_name: n, c_name: c})
+    check_c_le_n(n, c, func, n_name, c_name)
+    check_k_in_range(k, n, func)
+    return n, c, k
 
 
 def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
@@ -310,9 +316,12 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
     SupportCounts
         Named tuple of floats summing to n_questions.
     """
+    func = "expected_support_counts"
+    n_base, c_base, _ = _validated_nck(n_base, c_base, k, func, "n_base", "c_base")
+    n_rl, c_rl, _ = _validated_nck(n_rl, c_rl, k, func, "n_rl", "c_rl")
+    same_length(func, c_base=c_base, c_rl=c_rl)
     fb = found_probability(n_base, c_base, k, min_count=min_count)
     fr = found_probability(n_rl, c_rl, k, min_count=min_count)
-    same_length("expected_support_counts", c_base=fb, c_rl=fr)
     return SupportCounts(
         float(np.sum(fb * fr)),
         float(np.sum((1 - fb) * fr)),
