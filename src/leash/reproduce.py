@@ -28,6 +28,14 @@
    partially executed notebook. After a run without failure, ``<outdir>/README.md`` is
    regenerated from the artifact records (:func:`leash.report.write_index`).
 
+5. **Folders and interruption.** ``--outdir`` (default the repository's ``figures/``) and
+   ``--build`` (default ``build/``) are resolved once, relative paths against the working
+   directory, created and checked to be writable before any kernel starts. The output folder
+   is locked for the run (``<outdir>/.reproduce.lock``, released by the operating system
+   however the run ends), so a second run into it is refused instead of interleaving records.
+   Ctrl-C ends the run with one line and exit status 130; the interrupted notebooks' previous
+   artifact records are put back and the index is not rewritten.
+
 ``--data embedded`` runs every notebook on its defaults (the paper's printed counts plus the
 simulated demo). ``--data <study.yaml>`` (or a shipped study name such as ``demo``, or
 ``paper``) is passed as the ``study`` parameter to every notebook that declares one; the others
@@ -38,7 +46,8 @@ Notebook contract: declare ``outdir: str = "figures"`` (and ``study: str = "embe
 notebook can run on real data) in the cell tagged ``parameters``, write artifacts only through
 :mod:`leash.report`, and register each one with :func:`leash.report.register_artifact`.
 
-Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage or parameters.
+Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
+folders, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -49,7 +58,9 @@ import contextlib
 import difflib
 import numbers
 import os
+import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -223,7 +234,8 @@ PARAMETER_RULES: dict[str, Rule] = {
                lambda v: isinstance(v, list) and len(v) > 0
                and all(_is_int(x) and x >= 1 for x in v)),
     "min_count": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "n_boot": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
+    "n_boot": Rule("0 (no bootstrap) or an int >= 2",
+                   lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
     "estimator": Rule("one of leash.passk.ESTIMATORS", lambda v: v in _estimators()),
     "study": Rule(f"{EMBEDDED!r}, {'paper'!r}, the name of a study in data/studies/, or the "
@@ -664,6 +676,8 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
         except PapermillExecutionError as exc:
             seconds = time.perf_counter() - t0
             _restore(side, previous)
+            if exc.ename == "KeyboardInterrupt":
+                raise KeyboardInterrupt from None
             if exc.ename in SKIP_EXCEPTIONS:
                 return NotebookResult(stem, "skipped", seconds, output, effective,
                                       reason=str(exc.evalue))
@@ -732,8 +746,79 @@ def _select(available: list[str], names) -> list[str]:
     return [s for s in available if s in chosen]
 
 
+def _prepare_folder(p: Path, flag: str) -> None:
+    """Create an output folder and check that it can be written; ParameterError naming
+    ``flag`` otherwise."""
+    shown = _display_path(p)
+    if p.exists() and not p.is_dir():
+        raise ParameterError(f"{flag} {shown}: is a file, not a folder.")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as exc:
+        raise ParameterError(f"{flag} {shown}: cannot write there "
+                             f"({exc.strerror or type(exc).__name__}).") from None
+
+
+#: Lock file of an output folder while a run writes there (ignored by git).
+LOCK_NAME = ".reproduce.lock"
+
+
+@contextlib.contextmanager
+def _lock(outdir: Path):
+    """Hold an exclusive lock on ``outdir`` for the duration of a run.
+
+    Two runs into one folder would interleave their artifact records and leave an index that
+    disagrees with them; the second run is refused instead. The lock is ``fcntl.flock`` on
+    ``<outdir>/.reproduce.lock``, which the operating system releases when the process ends,
+    however it ends, so a killed run leaves no stale lock. (Where fcntl does not exist, on
+    Windows, runs are not locked.)
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    path = outdir / LOCK_NAME
+    fh = open(path, "a+")  # noqa: SIM115 - held open for the duration of the run
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            raise ParameterError(
+                f"--outdir {_display_path(outdir)}: another reproduce run (pid {holder}) is "
+                f"writing there; wait for it to finish, or choose another --outdir."
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+    finally:
+        fh.close()
+
+
+def _run_in_worker(job):
+    """Pool worker: Ctrl-C interrupts the notebook being run (idle workers ignore it)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return _run_one(job)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_one(job):
-    """Worker: run one notebook; failures come back as results (pickling-safe)."""
+    """Run one notebook; failures come back as results (pickling-safe)."""
     path, params, outdir, build = job
     t0 = time.perf_counter()
     try:
@@ -792,7 +877,7 @@ def _study_parameter(data: str) -> str | None:
     return study
 
 
-def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build="build",
+def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir=None, build=None,
             jobs=1, stream=None):
     """Validate, then execute notebooks in order; regenerate the artifact index on success.
 
@@ -806,8 +891,11 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         ``"embedded"`` (notebooks keep their default), or a study passed as ``study`` to the
         notebooks that declare that parameter: ``"paper"``, a shipped study name
         (``data/studies/<name>.yaml``) or the path of a study file.
-    outdir, build : str or path-like
-        Artifact folder and folder of the executed notebooks.
+    outdir, build : str or path-like, optional
+        Artifact folder (default the repository's ``figures/``) and folder of the executed
+        notebooks (default ``build/``). Relative paths are relative to the working directory;
+        both are resolved once, here, and created if needed. While the run lasts, ``outdir``
+        is locked (:func:`_lock`): a second run into the same folder is refused.
     jobs : int, default 1
         Notebooks executed in parallel (separate processes). A failure stops submitting more.
     stream : file, optional
@@ -822,15 +910,19 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
     ------
     ParameterError
         Before anything runs, if any notebook's parameters are invalid or the study file is
-        missing or invalid (:func:`_study_parameter`).
+        missing or invalid (:func:`_study_parameter`); if ``outdir`` or ``build`` is a file or
+        cannot be written; if another run holds the lock of ``outdir``.
+    KeyboardInterrupt
+        On Ctrl-C: the interrupted notebooks' previous artifact records are put back, the
+        index is not rewritten, the lock is released.
     """
-    from .report import INDEX_NAME, artifact_index, resolve_outdir, write_index
-
     stream = sys.stderr if stream is None else stream
     directory = NOTEBOOK_DIR if directory is None else Path(directory)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
     study = _study_parameter(data)
+    outdir = Path(os.path.abspath(REPO_ROOT / "figures" if outdir is None else outdir))
+    build = Path(os.path.abspath(REPO_ROOT / "build" if build is None else build))
 
     jobs_list = []
     for stem, params in notebooks:
@@ -846,6 +938,16 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
             check.setdefault(OUTDIR_PARAMETER, str(outdir))
         validate_parameters(path, check, declared=declared)
         jobs_list.append((str(path), params, str(outdir), str(build)))
+
+    _prepare_folder(outdir, "--outdir")
+    _prepare_folder(build, "--build")
+    with _lock(outdir):
+        return _execute(jobs_list, outdir, jobs, stream)
+
+
+def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]:
+    """Run the validated jobs in order (or ``jobs`` at a time); write the index on success."""
+    from .report import INDEX_NAME, artifact_index, write_index
 
     total = len(jobs_list)
     results: list[NotebookResult | None] = [None] * total
@@ -869,10 +971,19 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            pending = {pool.submit(_run_one, job): i for i, job in enumerate(jobs_list)}
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx,
+                                 initializer=_ignore_sigint) as pool:
+            pending = {pool.submit(_run_in_worker, job): i for i, job in enumerate(jobs_list)}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                try:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                except KeyboardInterrupt:
+                    # the running notebooks were interrupted too (same process group): let
+                    # them put their records back, start no more, then stop
+                    for fut in pending:
+                        fut.cancel()
+                    wait(pending)
+                    raise
                 for fut in done:
                     i = pending.pop(fut)
                     res = fut.result()
@@ -898,7 +1009,7 @@ def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir="figures", build
         if r.status == "skipped":
             stream.write(f"  skipped {r.name}: {r.reason}\n")
     if not failed:
-        index = write_index(artifact_index(outdir), resolve_outdir(outdir) / INDEX_NAME)
+        index = write_index(artifact_index(outdir), outdir / INDEX_NAME)
         stream.write(f"  artifact index: {_display_path(index)}\n")
     stream.flush()
     return done_results
@@ -919,9 +1030,11 @@ def _parser() -> argparse.ArgumentParser:
                          "the notebooks that have one (default: %(default)s)")
     ap.add_argument("--only", nargs="+", metavar="NAME", default=None,
                     help="run only these notebooks (stem, stem without number, or number)")
-    ap.add_argument("--outdir", default="figures", help="artifact folder (default: %(default)s)")
-    ap.add_argument("--build", default="build",
-                    help="folder of the executed notebooks (default: %(default)s)")
+    ap.add_argument("--outdir", default=None,
+                    help="artifact folder (default: the repository's figures/; a relative path "
+                         "is relative to the working directory)")
+    ap.add_argument("--build", default=None,
+                    help="folder of the executed notebooks (default: the repository's build/)")
     ap.add_argument("--jobs", type=int, default=1, help="notebooks run in parallel")
     ap.add_argument("--list", action="store_true",
                     help="list the notebooks and their parameters, run nothing")
@@ -965,6 +1078,10 @@ def main(argv=None) -> int:
     except ParameterError as exc:
         stream.write(f"reproduce: {exc}\n")
         return 2
+    except KeyboardInterrupt:
+        stream.write("\nreproduce: interrupted; the interrupted notebooks' artifact records were "
+                     "put back and the index was not rewritten.\n")
+        return 130
     return 1 if any(r.status == "failed" for r in results) else 0
 
 

@@ -1,0 +1,207 @@
+"""Bad input to the runners (`python -m leash.reproduce`, `leash simulate`): one line, exit 2.
+
+Bad-input classes and the tests that cover them:
+
+* `leash simulate --seed -1` (a traceback before): test_simulate_negative_seed
+* `leash simulate --check --out <missing folder>`: test_simulate_check_missing_folder
+* a usage error prints one line, not the usage block: test_usage_errors_are_one_line
+* `reproduce --outdir <an existing file>`: test_outdir_is_a_file
+* `reproduce --build <a folder that cannot be written>`: test_build_cannot_be_written,
+  test_build_read_only_folder
+* Ctrl-C during reproduce: one line, exit 130, records intact, no lock left:
+  test_ctrl_c_is_one_line_exit_130_records_intact (one job and two jobs)
+* two runs into one output folder: the second is refused while the first holds the lock:
+  test_second_run_into_the_same_folder_is_refused
+* a relative `--outdir` from another working directory: artifacts and index in one place:
+  test_relative_outdir_resolved_once
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from leash import reproduce
+from leash import simulate as S
+from leash.cli import main as leash_main
+
+HERE = Path(__file__).resolve().parent
+TINY = HERE / "notebooks" / "tiny.ipynb"
+
+
+def one_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_simulate_negative_seed(capsys):
+    with pytest.raises(SystemExit) as info:
+        leash_main(["simulate", "--seed", "-1"])
+    assert info.value.code == 2
+    line = one_line(capsys.readouterr().err)
+    assert line == ("leash simulate: error: argument --seed: must be an integer >= 0, got -1 "
+                    "(see leash simulate --help)")
+
+
+def test_simulate_check_missing_folder(capsys, tmp_path):
+    assert S.main_simulate(["--check", "--out", str(tmp_path / "nope")]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"leash simulate: --out {tmp_path / 'nope'}: no such folder")
+    (tmp_path / "file").write_text("x")
+    assert S.main_simulate(["--out", str(tmp_path / "file")]) == 2
+    assert "not a folder" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["passk", "--k", "0", "x.jsonl"], "leash passk: error: argument --k: must list integers"),
+    (["frobnicate"], "leash: error: argument COMMAND: invalid choice: 'frobnicate'"),
+])
+def test_usage_errors_are_one_line(capsys, argv, expected):
+    with pytest.raises(SystemExit) as info:
+        leash_main(argv)
+    assert info.value.code == 2
+    assert one_line(capsys.readouterr().err).startswith(expected)
+    with pytest.raises(SystemExit):
+        reproduce.main(["--jobs", "x"])
+    assert one_line(capsys.readouterr().err).startswith(
+        "python -m leash.reproduce: error: argument --jobs: invalid int value: 'x'")
+
+
+def test_outdir_is_a_file(capsys, tmp_path):
+    target = tmp_path / "figures.txt"
+    target.write_text("not a folder")
+    assert reproduce.main(["--only", "08", "--outdir", str(target),
+                           "--build", str(tmp_path / "b")]) == 2
+    assert one_line(capsys.readouterr().err) == (
+        f"reproduce: --outdir {target}: is a file, not a folder.")
+    assert not (tmp_path / "b" / "08_paper_audit.ipynb").exists()  # nothing ran
+
+
+def test_build_cannot_be_written(capsys, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a parent folder should be")
+    assert reproduce.main(["--only", "08", "--outdir", str(tmp_path / "o"),
+                           "--build", str(blocker / "build")]) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"reproduce: --build {blocker / 'build'}: cannot write there (")
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root can write into a read-only folder")
+def test_build_read_only_folder(capsys, tmp_path):  # pragma: no cover - not run as root
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert reproduce.main(["--only", "08", "--outdir", str(tmp_path / "o"),
+                               "--build", str(ro)]) == 2
+        assert "cannot write there (Permission denied)" in one_line(capsys.readouterr().err)
+    finally:
+        ro.chmod(0o755)
+
+
+def test_second_run_into_the_same_folder_is_refused(capsys, tmp_path):
+    out = tmp_path / "fig"
+    out.mkdir()
+    with reproduce._lock(out):
+        assert (out / reproduce.LOCK_NAME).read_text().strip() == str(os.getpid())
+        assert reproduce.main(["--only", "08", "--outdir", str(out),
+                               "--build", str(tmp_path / "b")]) == 2
+        line = one_line(capsys.readouterr().err)
+        assert line == (f"reproduce: --outdir {out}: another reproduce run (pid {os.getpid()}) "
+                        f"is writing there; wait for it to finish, or choose another --outdir.")
+    assert not (out / reproduce.LOCK_NAME).exists()  # released and removed
+    with reproduce._lock(out):  # and can be taken again
+        pass
+
+
+@pytest.mark.slow  # one kernel
+def test_relative_outdir_resolved_once(tmp_path, monkeypatch):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    shutil.copy(TINY, folder / "00_tiny.ipynb")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    results = reproduce.run_all([("00_tiny", {})], directory=folder, outdir="rel-out",
+                                build="rel-build", stream=io.StringIO())
+    assert [r.status for r in results] == ["ok"]
+    out = elsewhere / "rel-out"
+    assert (out / "tiny_table.csv").is_file() and (out / "README.md").is_file()
+    assert (out / ".artifacts" / "00_tiny.json").is_file()
+    assert (elsewhere / "rel-build" / "00_tiny.ipynb").is_file()
+    assert "| `tiny_table` |" in (out / "README.md").read_text()
+
+
+_SLEEPER = """
+import nbformat, sys
+from pathlib import Path
+d = Path(sys.argv[1])
+for stem in ("00_a", "01_b"):
+    cells = [nbformat.v4.new_code_cell('outdir: str = "figures"  # artifact folder',
+                                       metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell(
+                 f"import pathlib, time\\npathlib.Path(r'{d}/started-{stem}').touch()\\n"
+                 "time.sleep(120)")]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "language": "python", "display_name": "Python 3"}})
+    nbformat.write(nb, d / f"{stem}.ipynb")
+"""
+
+_RUN = """
+import sys
+from pathlib import Path
+import leash.reproduce as r
+if __name__ == "__main__":
+    r.NOTEBOOK_DIR = Path(sys.argv[1])
+    sys.exit(r.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow  # one or two kernels, interrupted after they start: about 5 s
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX process groups")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs):
+    nbs, out = tmp_path / "nbs", tmp_path / "fig"
+    nbs.mkdir()
+    subprocess.run([sys.executable, "-c", _SLEEPER, str(nbs)], check=True)
+    (tmp_path / "run.py").write_text(_RUN)
+    previous = b'[{"previous": "records of an earlier run"}]\n'
+    for stem in ("00_a", "01_b"):
+        (out / ".artifacts").mkdir(parents=True, exist_ok=True)
+        (out / ".artifacts" / f"{stem}.json").write_bytes(previous)
+    # a new session, like a terminal's foreground job: Ctrl-C signals the whole group
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "run.py"), str(nbs), "--outdir", str(out),
+         "--build", str(tmp_path / "build"), "--jobs", str(jobs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(list(nbs.glob("started-*"))) < jobs:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the notebooks never started"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "reproduce: interrupted; the interrupted notebooks' artifact records were put back and "
+        "the index was not rewritten.")
+    for stem in ("00_a", "01_b"):
+        assert (out / ".artifacts" / f"{stem}.json").read_bytes() == previous, stem
+    assert not (out / reproduce.LOCK_NAME).exists()
+    assert not (out / "README.md").exists()
