@@ -41,11 +41,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Two pytest-xdist workers, whole files per worker (--dist loadfile): the notebook run of
+# tests/test_notebooks.py happens once, in one worker, while the other takes the rest.
+PYTEST  ?= $(PY) -m pytest -q -n 2 --dist loadfile
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 reproduce: $(STAMP)
 	$(PY) -m leash.reproduce --data "$(DATA)"

@@ -1,6 +1,6 @@
 """Every notebook: its conventions, that it runs, and that the committed artifacts are current.
 
-The session fixture ``notebook_run`` (tests/conftest.py) executes all notebooks once with their
+The module fixture ``notebook_run`` executes all notebooks once with their
 defaults (the paper's printed numbers and the simulated demo) through the same runner as `make
 reproduce`: first with the real-data mirror hidden, as on a fresh clone without ``../shared``,
 then with the mirror for the notebooks that skipped. The committed figures/ must equal the
@@ -13,6 +13,8 @@ list, and the test says so.
 
 import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import papermill
 import pytest
@@ -50,6 +52,44 @@ def test_notebook_conventions(path):
         text = source(c)
         assert not re.search(r"^\s*(def|class)\s", text, re.M), "function definition"
         assert "lambda" not in text, "lambda in a notebook"
+
+
+@dataclass
+class NotebookRun:
+    """Every notebook run once: first with the data mirror hidden (a fresh clone without
+    ../shared, where notebooks that need real data skip), then with the mirror, when there is
+    one, for exactly the notebooks that skipped. A notebook that silently needs the mirror
+    fails on any machine."""
+
+    outdir: Path  # the artifacts of the final state (mirror used where there is one)
+    build: Path  # executed notebooks
+    results: dict  # stem -> leash.reproduce.NotebookResult, final state
+    hidden: dict  # stem -> NotebookResult with the mirror hidden
+    hidden_files: frozenset  # file names written with the mirror hidden
+    cache_has_data: bool  # data/raw/ holds downloaded datasets: hiding the mirror hides nothing
+
+
+@pytest.fixture(scope="module")
+def notebook_run(tmp_path_factory):
+    from leash import manifest, reproduce
+
+    out = tmp_path_factory.mktemp("figures")
+    build = tmp_path_factory.mktemp("build")
+    notebooks = reproduce.discover_notebooks()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(manifest.MIRROR_ENV, "")
+        hidden = {r.name: r for r in reproduce.run_all(notebooks, outdir=out, build=build)}
+        cache_has_data = manifest.default_dest().is_dir() and any(
+            manifest.locate(n) is not None for n in manifest.load_manifest().datasets)
+    hidden_files = frozenset(p.name for p in out.iterdir() if p.is_file())
+    results = dict(hidden)
+    again = [(s, p) for s, p in notebooks if hidden.get(s) and hidden[s].status == "skipped"]
+    if again and MIRROR.is_dir():
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv(manifest.MIRROR_ENV, str(MIRROR))
+            results.update({r.name: r for r in reproduce.run_all(again, outdir=out, build=build)})
+    return NotebookRun(out, build, results, hidden, hidden_files, cache_has_data)
+
 
 
 NAMES = [p.stem for p in NOTEBOOKS]

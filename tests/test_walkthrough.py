@@ -22,6 +22,7 @@ from leash import artifacts, entropy, passk, simulate, stats, support, tables
 from leash.reproduce import (
     ParameterError,
     notebook_parameters,
+    run_notebook,
     validate_parameters,
 )
 from leash.study import load_study
@@ -90,24 +91,29 @@ def test_parameters_are_validated_by_the_runner():
             validate_parameters(NOTEBOOK, bad)
 
 
-@pytest.mark.slow  # the session's run of every notebook (tests/conftest.py)
-def test_runs_and_writes_every_artifact(notebook_run, defaults):
-    res, out = notebook_run.results["00_walkthrough"], notebook_run.outdir
+@pytest.mark.slow  # one kernel, about 10 s
+def test_runs_and_writes_every_artifact(tmp_path):
+    out, build = tmp_path / "out", tmp_path / "build"
+    res = run_notebook(NOTEBOOK, {"n_null": 20, "n_boot": 50}, outdir=out, build=build)
     assert res.status == "ok"
+    for name in TABLES:
+        for ext in ("csv", "md", "tex"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    for name in FIGURES:
+        for ext in ("pdf", "png", "csv"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    written = {p.stem for p in out.iterdir() if p.suffix in (".csv", ".pdf")}
+    assert written == set(TABLES) | set(FIGURES)
     records = json.loads((out / ".artifacts" / "00_walkthrough.json").read_text())
     assert sorted(r["name"] for r in records) == sorted(TABLES + FIGURES)
-    written = {f for r in records for f in r["files"]}
-    assert written == ({f"{n}.{ext}" for n in TABLES for ext in ("csv", "md", "tex")}
-                       | {f"{n}.{ext}" for n in FIGURES for ext in ("pdf", "png", "csv")})
-    assert all((out / f).is_file() for f in written)
     for name in SIMULATED_TABLES:
         assert "simulated" in (out / f"{name}.md").read_text().splitlines()[0].lower(), name
-    # the run's numbers: epsilon table, null summary with the default n_null
+    # the run's numbers: epsilon table, null summary with the small n_null
     eps = pd.read_csv(out / "walkthrough_epsilon.csv")
     np.testing.assert_allclose(eps["k * epsilon"], -math.log(0.05), rtol=1e-12)
     null = pd.read_csv(out / "walkthrough_null_studies.csv")
-    assert null["studies"].item() == defaults["n_null"]
-    executed = json.loads((notebook_run.build / "00_walkthrough.ipynb").read_text())
+    assert null["studies"].item() == 20
+    executed = json.loads((build / "00_walkthrough.ipynb").read_text())
     assert not [o for c in executed["cells"] for o in c.get("outputs", [])
                 if o.get("output_type") == "error"]
 
