@@ -84,7 +84,8 @@ _BITS = (12, 12, 26, 14)
 class _Accumulator:
     """Per-question partial aggregates, merged exactly across chunks and files.
 
-    Memory: O(number of questions) numbers, one bit per sample index seen (duplicate check),
+    Memory: O(number of questions) numbers, the sample indices seen (duplicate check: one bit
+    per index when they are dense, else 8 bytes per sample; see _duplicates),
     and the (question, distinct answer) count table; never the samples themselves.
     """
 
@@ -106,7 +107,8 @@ class _Accumulator:
         self.values = [[], [], [], []]
         self.gid_of: dict[int, int] = {}
         self.keys: list[tuple[int, int, int, int]] = []
-        self.bitmaps: dict[int, np.ndarray] = {}
+        # per question: the sample indices seen, for the duplicate check (see _duplicates)
+        self.seen_idx: dict[int, tuple] = {}
         self.answer_ids: dict[str, int] = {}
         self.answer_values: list[str] = []
         self.ans_parts: list[tuple[np.ndarray, np.ndarray]] = []
@@ -363,8 +365,11 @@ class _Accumulator:
     def _duplicates(self, ls, xs, starts, gl) -> np.ndarray:
         """Rows (in grouped order) whose (question, sample_idx) was already seen.
 
-        Exact across chunks and files: one bit per sample index per question is kept (about
-        1 MB per 8 million samples), never the samples.
+        Exact across chunks and files, with memory proportional to the number of samples and
+        never to the largest sample_idx: per question, a bitmap of the indices seen while the
+        indices are dense (at most 64 index values per sample seen, i.e. one bit per value and
+        at most 8 bytes per sample), else the sorted array of the indices seen (8 bytes per
+        sample). The common case, indices 0..n-1, costs one bit per sample.
         """
         dup = np.zeros(len(ls), dtype=bool)
         ends = np.append(starts[1:], len(ls))
@@ -375,23 +380,39 @@ class _Accumulator:
             if s1 <= s0:
                 continue
             ii = xs[s0:s1]
+            if inc:
+                seen = np.zeros(len(ii), dtype=bool)
+            else:  # repeats inside the chunk: every occurrence after the first
+                seen = np.ones(len(ii), dtype=bool)
+                seen[np.unique(ii, return_index=True)[1]] = False
+            store = self.seen_idx.get(g)
+            # samples of this question kept so far, plus this chunk's
+            n_rows = len(ii) + (0 if store is None else
+                                int(store[1]) if store[0] == "bits" else len(store[1]))
             hi = int(ii.max()) + 1
-            bm = self.bitmaps.get(g)
-            nbytes = (hi + 7) // 8
-            if bm is None:
-                bm = np.zeros(max(nbytes, 16), dtype=np.uint8)
-            elif len(bm) < nbytes:
-                bm = np.concatenate([bm, np.zeros(max(nbytes, 2 * len(bm)) - len(bm),
-                                                  dtype=np.uint8)])
-            bits = np.unpackbits(bm, bitorder="little")
-            seen = bits[ii].astype(bool)
-            if not inc:
-                first = np.zeros(len(ii), dtype=bool)
-                first[np.unique(ii, return_index=True)[1]] = True
-                seen |= ~first
+            if (store is None or store[0] == "bits") and hi <= 64 * n_rows + 4096:
+                bm = np.zeros(16, dtype=np.uint8) if store is None else store[2]
+                nbytes = (hi + 7) // 8
+                if len(bm) < nbytes:  # grow geometrically, within 8 bytes per sample
+                    size = max(nbytes, min(2 * len(bm), 8 * n_rows + 512))
+                    bm = np.concatenate([bm, np.zeros(size - len(bm), dtype=np.uint8)])
+                byte = ii >> 3
+                bit = np.left_shift(1, ii & 7).astype(np.uint8)
+                seen |= (bm[byte] & bit) != 0
+                np.bitwise_or.at(bm, byte, bit)
+                self.seen_idx[g] = ("bits", n_rows - int(seen.sum()), bm)
+            else:
+                if store is None:
+                    old = np.empty(0, dtype=np.int64)
+                elif store[0] == "bits":  # too sparse for a bitmap from now on
+                    old = np.flatnonzero(np.unpackbits(store[2], bitorder="little"))
+                else:
+                    old = store[1]
+                if len(old):
+                    pos = np.minimum(np.searchsorted(old, ii), len(old) - 1)
+                    seen |= old[pos] == ii
+                self.seen_idx[g] = ("sorted", np.union1d(old, ii[~seen]))
             dup[s0:s1] = seen
-            bits[ii] = 1
-            self.bitmaps[g] = np.packbits(bits, bitorder="little")
         return dup
 
     # ---- counts ---------------------------------------------------------------------------

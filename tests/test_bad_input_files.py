@@ -1,0 +1,89 @@
+"""Bad input files: one clear error (or note), nothing lost, doubled or invented.
+
+Every case is checked through the API (ValueError naming the file and the place) and, where a
+command reads it, through the CLI (one line on stderr, exit status 2, no traceback).
+
+* huge sample_idx (3e9, 2**40): memory follows the rows, not the index --
+  test_huge_sample_idx_costs_memory_of_rows, test_duplicates_still_caught_dense_and_sparse
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+import warnings
+
+import pytest
+
+from leash.cli import main
+from leash.summarize import summarize
+from leash.validate import validate
+
+
+def rec(q="q1", i=0, correct=True, model="m", **kw):
+    r = {"model": model, "benchmark": "b", "question_id": q, "sample_idx": i, "correct": correct}
+    r.update(kw)
+    return r
+
+
+def write_lines(path, lines):
+    path.write_text("".join(
+        (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def cli(capsys, *argv):
+    """Run the CLI in-process: (exit status, stdout, stderr)."""
+    code = main(["-q", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_error(capsys, *argv) -> str:
+    """The CLI fails with exit status 2 and exactly one line on stderr; return that line."""
+    code, _, err = cli(capsys, *argv)
+    assert code == 2, (code, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# 1. duplicate detection costs memory proportional to the rows, not to the largest index
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("big", [3_000_000_000, 2**40])
+def test_huge_sample_idx_costs_memory_of_rows(tmp_path, big):
+    p = write_lines(tmp_path / "huge.jsonl", [rec(i=0), rec(i=big)])
+    validate(write_lines(tmp_path / "warm.jsonl", [rec(i=0)]))  # imports outside the measure
+    tracemalloc.start()
+    try:
+        out = summarize(p)
+        report = validate(p)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.n.tolist() == [2] and out.first_correct.tolist() == [0]
+    assert report.ok and report.rows_used == 2
+    assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB for a two-line file"
+
+
+def test_duplicates_still_caught_dense_and_sparse(tmp_path):
+    big = 2**40
+    # sparse indices: the duplicate of 2**40 is found, across chunks
+    p = write_lines(tmp_path / "sparse.jsonl", [rec(i=0), rec(i=big), rec(i=5), rec(i=big)])
+    with pytest.raises(ValueError, match=r"sparse\.jsonl: line 4: .*duplicate"):
+        summarize(p, chunk_size=1)
+    rep = validate(p, chunk_size=2)
+    assert rep.rows_rejected == 1 and rep.counts_by_reason() == {"duplicate": 1}
+    # dense indices first, then one far index (the check switches representation), then a
+    # duplicate of a dense index: still found
+    lines = [rec(i=i) for i in range(100)] + [rec(i=10**12), rec(i=42), rec(i=10**12)]
+    p = write_lines(tmp_path / "mixed.jsonl", lines)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = summarize(p, on_error="skip", chunk_size=7)
+    assert out.n.tolist() == [101]
+    prov = out.attrs["provenance"]
+    assert (prov["rows_read"], prov["rows_used"], prov["rows_rejected"]) == (103, 101, 2)
+    assert prov["rejected_by_reason"] == {"duplicate": 2}
