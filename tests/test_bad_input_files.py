@@ -87,3 +87,35 @@ def test_duplicates_still_caught_dense_and_sparse(tmp_path):
     prov = out.attrs["provenance"]
     assert (prov["rows_read"], prov["rows_used"], prov["rows_rejected"]) == (103, 101, 2)
     assert prov["rejected_by_reason"] == {"duplicate": 2}
+
+
+# --------------------------------------------------------------------------------------------
+# 7. integers beyond int64 are "too large", in every reader, without a RuntimeWarning
+# --------------------------------------------------------------------------------------------
+def test_integer_beyond_int64_is_too_large_without_warning(tmp_path, capsys):
+    counts = write_lines(tmp_path / "n1e20.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": "q", "n": 1e20, "c": 1}])
+    # the exact line-by-line reader (a piece pyarrow cannot parse) sees a Python int
+    slow = write_lines(tmp_path / "slow.jsonl", [
+        '{"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": '
+        '99999999999999999999, "correct": true}', '{"broken'])
+    csv = tmp_path / "big.csv"
+    csv.write_text("model,benchmark,question_id,n,c\nm,b,q,4,1\nm,b,r,99999999999999999999,1\n")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    par = tmp_path / "u64.parquet"
+    pq.write_table(pa.table({"model": ["m"], "benchmark": ["b"], "question_id": ["q"],
+                             "sample_idx": pa.array([2**64 - 1], pa.uint64()),
+                             "correct": [True]}), par)
+    for path, where, field in ((counts, "line 1", "n"), (slow, "line 1", "sample_idx"),
+                               (par, "row group 0, row 0", "sample_idx")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError) as e:
+                summarize(path)
+        msg = str(e.value)
+        assert f"{path.name}: {where}: field '{field}': too large" in msg, msg
+        assert "must be >=" not in msg
+        line = cli_error(capsys, "summarize", path)
+        assert "too large" in line and path.name in line

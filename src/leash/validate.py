@@ -14,7 +14,8 @@ Rules (also documented in ``data/README.md``):
   or 1.0) or the strings ``"true"``/``"false"``/``"0"``/``"1"`` in any case with surrounding
   blanks. Anything else (``0.5``, ``"yes"``, ``"t"``, ``"1.0"``) is rejected, because a value
   that is not clearly a verdict should not be guessed into one;
-* ``sample_idx``, ``step``, ``n``, ``c``: integers (or integral floats, or decimal strings);
+* ``sample_idx``, ``step``, ``n``, ``c``: integers (or integral floats, or decimal strings)
+  within the 64-bit range (larger values are "too large", never wrapped or rounded);
   ``sample_idx``, ``n``, ``c`` and ``step`` must be >= 0, ``n`` >= 1, ``first_correct`` >= -1;
 * ``n_tokens``, ``token_entropy``: finite numbers >= 0 (or missing);
 * ``model``, ``benchmark``, ``finish_reason``: strings; ``question_id``: a string or an integer
@@ -60,6 +61,10 @@ EMPTY = "empty_value"
 
 _MAX_EXAMPLES = 20
 _INT_RE = r"^\s*[+-]?\d+\s*$"
+# Integer fields are stored as int64: a larger value is rejected, never wrapped or rounded.
+INT64_MAX = int(np.iinfo(np.int64).max)
+INT64_MIN = int(np.iinfo(np.int64).min)
+TOO_LARGE = "too large (beyond the 64-bit integer range)"
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
 
@@ -283,6 +288,8 @@ def py_int(v, *, min_value: int = 0, required: bool = True):
         raise RuleError(NOT_INTEGER, "must be an integer")
     else:
         raise RuleError(WRONG_TYPE, f"must be an integer, not {type(v).__name__}")
+    if out > INT64_MAX:
+        raise RuleError(OUT_OF_RANGE, TOO_LARGE)
     if out < min_value:
         raise RuleError(OUT_OF_RANGE, f"must be >= {min_value}")
     return out
@@ -436,28 +443,45 @@ def vec_int(arr, *, min_value=0, required=True, min_message=None):
     null = _isnull(arr)
     bad = []
     t = arr.type
+    # values beyond int64: above -> TOO_LARGE, below -> the minimum's message
+    big = np.zeros(n, dtype=bool)
+    small = np.zeros(n, dtype=bool)
     if pa.types.is_integer(t):
-        vals = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        x = arr.fill_null(0).to_numpy(zero_copy_only=False)
+        if x.dtype == np.uint64:
+            big = x > np.uint64(INT64_MAX)
+            x = np.where(big, 0, x)
+        vals = x.astype(np.int64)
     elif pa.types.is_floating(t):
         x = arr.fill_null(0).to_numpy(zero_copy_only=False)
         ok = np.isfinite(x) & (np.floor(x) == x)
-        vals = np.where(ok, x, 0).astype(np.int64)
+        big, small = ok & (x >= 2.0**63), ok & (x < -(2.0**63))
+        vals = np.where(ok & ~big & ~small, x, 0).astype(np.int64)
         bad.append((NOT_INTEGER, "must be an integer", ~ok & ~null))
     elif _is_str(t):
         ok = _np_mask(pc.match_substring_regex(arr, _INT_RE).fill_null(False))
-        cleaned = pc.if_else(pa.array(ok), arr, pa.scalar("0", arr.type)).fill_null("0")
-        vals = pc.cast(pc.utf8_trim_whitespace(cleaned), pa.int64()).to_numpy()
+        trimmed = pc.utf8_trim_whitespace(arr)
+        # more than 18 digits may not fit: those few are checked exactly with Python ints
+        long = ok & _np_mask(pc.greater(pc.utf8_length(trimmed), 18).fill_null(False))
+        for i in np.flatnonzero(long):
+            v = int(trimmed[int(i)].as_py())
+            big[i], small[i] = v > INT64_MAX, v < INT64_MIN
+        fits = ok & ~big & ~small
+        cleaned = pc.if_else(pa.array(fits), trimmed, pa.scalar("0", trimmed.type))
+        vals = pc.cast(cleaned.fill_null("0"), pa.int64()).to_numpy()
         bad.append((NOT_INTEGER, "must be an integer", ~ok & ~null))
     elif pa.types.is_null(t):
         vals = np.zeros(n, dtype=np.int64)
     else:
         vals = np.zeros(n, dtype=np.int64)
         bad.append((WRONG_TYPE, f"must be an integer, not {t}", ~null))
+    min_message = min_message or f"must be >= {min_value}"
+    bad.append((OUT_OF_RANGE, TOO_LARGE, big & ~null))
+    bad.append((OUT_OF_RANGE, min_message, small & ~null))
     already = np.zeros(n, dtype=bool)
     for _, _, m in bad:
         already |= m
-    bad.append((OUT_OF_RANGE, min_message or f"must be >= {min_value}",
-                (vals < min_value) & ~null & ~already))
+    bad.append((OUT_OF_RANGE, min_message, (vals < min_value) & ~null & ~already))
     if required:
         bad.append((MISSING, "required value is missing", null))
     return vals, null, bad
