@@ -109,7 +109,7 @@ def test_integer_beyond_int64_is_too_large_without_warning(tmp_path, capsys):
                              "sample_idx": pa.array([2**64 - 1], pa.uint64()),
                              "correct": [True]}), par)
     for path, where, field in ((counts, "line 1", "n"), (slow, "line 1", "sample_idx"),
-                               (par, "row group 0, row 0", "sample_idx")):
+                               (csv, "line 3", "n"), (par, "row group 0, row 0", "sample_idx")):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with pytest.raises(ValueError) as e:
@@ -119,3 +119,41 @@ def test_integer_beyond_int64_is_too_large_without_warning(tmp_path, capsys):
         assert "must be >=" not in msg
         line = cli_error(capsys, "summarize", path)
         assert "too large" in line and path.name in line
+
+
+# --------------------------------------------------------------------------------------------
+# 6. CSV: a bad row names its line and field, and --on-error skip rejects only that row
+# --------------------------------------------------------------------------------------------
+def test_csv_bad_rows_name_line_and_field_and_skip_counts_them(tmp_path, capsys):
+    p = tmp_path / "mix.csv"
+    p.write_text("model,benchmark,question_id,sample_idx,correct,response\n"
+                 'm,b,q,0,true,"two\nlines"\n'          # record 2, lines 2-3
+                 "\n"                                   # blank line 4: not a record
+                 "m,b,q,1,maybe,x\n"                    # line 5: bad value
+                 "m,b,q,2,true,x,extra\n"               # line 6: one field too many
+                 "m,b,q,3,true,y\n"
+                 "m,b,q,99999999999999999999,true,z\n"  # line 8: beyond int64
+                 "m,b,q,5\n")                           # line 9: too few fields
+    with pytest.raises(ValueError, match=r"mix\.csv: line 5: field 'correct'"):
+        summarize(p)
+    report = validate(p)
+    assert [(x.location, x.field, x.reason) for x in report.problems] == [
+        ("line 5", "correct", "invalid_bool"), ("line 6", "-", "malformed_csv"),
+        ("line 8", "sample_idx", "out_of_range"), ("line 9", "-", "malformed_csv")]
+    assert "7 fields where the header has 6" in str(report.problems[1])
+    assert (report.rows_read, report.rows_used, report.rows_rejected) == (6, 2, 4)
+    with pytest.warns(UserWarning, match="4 of 6 rows rejected"):
+        out = summarize(p, on_error="skip")
+    assert out.n.tolist() == [2]
+    prov = out.attrs["provenance"]
+    assert prov["rejected_by_reason"] == {"invalid_bool": 1, "malformed_csv": 2,
+                                          "out_of_range": 1}
+    line = cli_error(capsys, "summarize", p)
+    assert line.startswith("leash summarize: error: ") and "mix.csv: line 5" in line
+    code, out_text, _ = cli(capsys, "summarize", p, "--on-error", "skip", "--json")
+    assert code == 0 and json.loads(out_text)[0]["samples"] == 2
+    # a structural error alone (the first row) is reported before later value problems
+    q = tmp_path / "first.csv"
+    q.write_text("model,benchmark,question_id,sample_idx,correct\nm,b,q,0\nm,b,q,1,maybe\n")
+    with pytest.raises(ValueError, match=r"first\.csv: line 2: .*4 fields where the header"):
+        summarize(q)

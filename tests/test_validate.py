@@ -113,10 +113,11 @@ def test_parquet_location_is_row_group_and_row(tmp_path):
 def test_csv_location_is_row(tmp_path):
     p = tmp_path / "c.csv"
     p.write_text("model,benchmark,question_id,n,c\nm,b,q1,8,3\nm,b,q2,8,9\nm,b,q3,-1,0\n")
-    raises_naming(p, "row 2", "'c'", "<= n")
+    # the line in the file (the header is line 1), as the other text formats
+    raises_naming(p, "line 3", "'c'", "<= n")
     rep = validate(p)
-    assert [(x.location.split(" (")[0], x.field, x.reason) for x in rep.problems] == [
-        ("row 2", "c", "c_greater_than_n"), ("row 3", "n", "out_of_range")]
+    assert [(x.location, x.field, x.reason) for x in rep.problems] == [
+        ("line 3", "c", "c_greater_than_n"), ("line 4", "n", "out_of_range")]
 
 
 def test_counts_rules(tmp_path):

@@ -301,12 +301,19 @@ class Chunk(NamedTuple):
 
 
 class Locator:
-    """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5"."""
+    """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5".
+
+    ``loc`` is the line number (JSON lines), the 0-based row (Parquet) or the CSV record number
+    (header = 1), which is turned into the line the record starts on: the same unless values
+    hold newlines or blank lines are skipped, and found, only when a problem is reported, by
+    reading the file up to that record with the csv module.
+    """
 
     def __init__(self, path: Path, container: str):
         self.path = path
         self.container = container
         self._rg_starts = None
+        self._csv = None  # (csv reader, open file, records read, [(record, line - record)])
 
     def __call__(self, loc: int, sub: int = -1) -> str:
         loc = int(loc)
@@ -318,8 +325,36 @@ class Locator:
             g = int(np.searchsorted(self._rg_starts, loc, side="right") - 1)
             return f"row group {g}, row {loc - int(self._rg_starts[g])}"
         if self.container == "csv":
-            return f"row {loc + 1} (1-based, header excluded)"
+            return f"line {self._csv_line(loc)}"
         return f"line {loc}" + (f", sample {sub}" if sub >= 0 else "")
+
+    def _csv_line(self, record: int) -> int:
+        import csv
+
+        if self._csv is None or record < 1:
+            fh = (gzip.open(self.path, "rt", newline="", errors="replace")
+                  if self.path.name.lower().endswith(".gz")
+                  else open(self.path, newline="", errors="replace"))
+            self._csv = [csv.reader(fh), fh, 0, [(0, 0)]]
+        reader, fh, done, shifts = self._csv
+        try:
+            while done < record:
+                before = reader.line_num
+                if not next(reader):  # a blank line: not a record, as for pyarrow
+                    continue
+                done += 1
+                if before + 1 - done != shifts[-1][1]:
+                    shifts.append((done, before + 1 - done))
+        except (StopIteration, csv.Error, EOFError, OSError):
+            pass
+        self._csv[2] = done
+        i = int(np.searchsorted([r for r, _ in shifts], record, side="right")) - 1
+        return record + shifts[i][1]
+
+    def close(self) -> None:
+        if self._csv is not None:
+            self._csv[1].close()
+            self._csv = None
 
 
 class FileStats:
@@ -519,24 +554,48 @@ def _read_parquet(path, kind, chunk_size):
 
 
 def _read_csv(path, kind, chunk_size):
+    """Yield (table, record numbers, invalid rows) per block of a CSV file.
+
+    Record numbers count the header as 1 and skip blank lines, as pyarrow does; a row whose
+    field count differs from the header's is not read but returned, with its record number,
+    among the invalid rows of the block that holds it (``(number, text, fields, expected)``).
+    """
     wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
     # every known column is read as text and converted by the leash rules, so that type
     # inference on one block can never disagree with the next block
     types = {c: pa.string() for c in wanted}
+    invalid = []
+
+    def on_invalid(row):
+        invalid.append((row.number, row.text, row.actual_columns, row.expected_columns))
+        return "skip"
+
     reader = pcsv.open_csv(
         path,
-        read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size)),
+        # one thread: it gives invalid rows their record number (and is not slower here)
+        read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size),
+                                      use_threads=False),
+        parse_options=pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
         convert_options=pcsv.ConvertOptions(
             column_types=types, strings_can_be_null=True, null_values=[""],
             include_columns=None),
     )
     names = reader.schema.names
     keep = [c for c in names if c in wanted]
-    start = 0
+    record = 2  # the next record number (the header is record 1)
     for batch in reader:
         t = pa.Table.from_batches([batch]).select(keep)
-        yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
-        start += t.num_rows
+        skipped = {int(r[0]) for r in invalid if r[0] is not None}
+        numbers = np.arange(record, record + t.num_rows + len(skipped), dtype=np.int64)
+        loc = numbers[~np.isin(numbers, list(skipped))][: t.num_rows]
+        end = int(loc[-1]) + 1 if len(loc) else record
+        mine = [r for r in invalid if r[0] is None or r[0] < end]
+        invalid[:] = [r for r in invalid if r not in mine]
+        yield t, loc, mine
+        record = end
+    if invalid:
+        yield pa.table({c: pa.array([], pa.string()) for c in keep}), \
+            np.empty(0, dtype=np.int64), list(invalid)
 
 
 def _json_pieces(path: Path, nbytes: int):
@@ -837,6 +896,14 @@ def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sin
                np.asarray(subs, dtype=np.int64))
 
 
+def _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname) -> Chunk:
+    stats.rows_read += raw.num_rows
+    sub = np.full(len(loc), -1, dtype=np.int64)
+    table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats, sink=sink,
+                              locator=locator, fname=fname)
+    return Chunk(kind, table, loc[keep], sub[keep], False)
+
+
 def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
     """Yield validated :class:`Chunk` objects of one file (formats other than "summary")."""
     path = Path(path)
@@ -850,18 +917,32 @@ def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Itera
         return
     kind = fmt
     container = _container(path)
-    if container in ("parquet", "csv"):
-        stats.reader = f"pyarrow {container}"
-        locator = Locator(path, container)
-        stats.locator = locator
-        it = _read_parquet(path, kind, chunk_size) if container == "parquet" else \
-            _read_csv(path, kind, chunk_size)
-        for raw, loc in it:
-            stats.rows_read += raw.num_rows
-            sub = np.full(len(loc), -1, dtype=np.int64)
-            table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
-                                      sink=sink, locator=locator, fname=fname)
-            yield Chunk(kind, table, loc[keep], sub[keep], False)
+    if container == "parquet":
+        stats.reader = "pyarrow parquet"
+        locator = stats.locator = Locator(path, container)
+        for raw, loc in _read_parquet(path, kind, chunk_size):
+            yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
+        return
+    if container == "csv":
+        stats.reader = "pyarrow csv"
+        locator = stats.locator = Locator(path, container)
+        try:
+            for raw, loc, invalid in _read_csv(path, kind, chunk_size):
+                # rows up to each invalid row, then that row: problems stay in file order
+                for number, text, fields, expected in invalid:
+                    before = loc < number if number is not None else np.zeros(len(loc), bool)
+                    yield _clean_chunk(kind, raw.filter(pa.array(before)), loc[before], labels,
+                                       stats, sink, locator, fname)
+                    raw, loc = raw.filter(pa.array(~before)), loc[~before]
+                    stats.rows_read += 1
+                    stats.rows_rejected += 1
+                    sink.add(V.Problem(
+                        fname, locator(number) if number is not None else "an unknown line",
+                        "-", V.short_repr(text), V.MALFORMED_CSV,
+                        f"{fields} fields where the header has {expected}"))
+                yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
+        finally:
+            locator.close()
         return
     # JSONL: pieces of whole lines parsed by pyarrow.json; a piece pyarrow cannot parse
     # (malformed JSON, a field changing type) is re-read line by line with the exact rules.

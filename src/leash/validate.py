@@ -47,6 +47,7 @@ ON_ERROR = ("raise", "skip")
 
 # Reasons used in provenance and reports.
 MALFORMED = "malformed_json"
+MALFORMED_CSV = "malformed_csv"
 MISSING = "missing_field"
 WRONG_TYPE = "wrong_type"
 INVALID_BOOL = "invalid_bool"
@@ -78,8 +79,8 @@ class Problem:
     file : str
         The file as given by the caller.
     location : str
-        ``"line 12"`` (JSONL), ``"row group 0, row 5"`` (Parquet), ``"row 17"`` (CSV, 1-based
-        data row, header excluded), with ``", sample 3"`` for nested layouts.
+        ``"line 12"`` (JSONL, and CSV: the line the record starts on), ``"row group 0, row 5"``
+        (Parquet, 0-based), with ``", sample 3"`` for nested layouts.
     field : str
         The offending field (column or JSON key, e.g. ``"score[3]"``).
     value : str
