@@ -10,6 +10,7 @@ command reads it, through the CLI (one line on stderr, exit status 2, no traceba
 from __future__ import annotations
 
 import json
+import re
 import tracemalloc
 import warnings
 
@@ -157,3 +158,95 @@ def test_csv_bad_rows_name_line_and_field_and_skip_counts_them(tmp_path, capsys)
     q.write_text("model,benchmark,question_id,sample_idx,correct\nm,b,q,0\nm,b,q,1,maybe\n")
     with pytest.raises(ValueError, match=r"first\.csv: line 2: .*4 fields where the header"):
         summarize(q)
+
+
+# --------------------------------------------------------------------------------------------
+# 2. a truncated or corrupt file is named, with its last complete line
+# --------------------------------------------------------------------------------------------
+def test_truncated_gzip_names_file_and_last_complete_line(tmp_path, capsys):
+    import gzip
+    import zlib
+
+    from leash.summarize import load_counts
+
+    data = "".join(json.dumps(rec(q=str(i % 7), i=i // 7)) + "\n" for i in range(5000))
+    packed = gzip.compress(data.encode())
+    p = tmp_path / "cut.jsonl.gz"
+    p.write_bytes(packed[: len(packed) // 2])
+    complete = zlib.decompressobj(31).decompress(p.read_bytes()).count(b"\n")
+    assert 0 < complete < 5000
+    want = "cut.jsonl.gz: the compressed file is truncated or corrupt"
+    for read in (summarize, load_counts, lambda x: validate(x).raise_on_error()):
+        with pytest.raises(ValueError, match=want) as e:
+            read(p)
+        assert f"the last complete line is line {complete}." in str(e.value)
+    assert validate(p).file_problem.reason == "unreadable_file"
+    for command in ("validate", "summarize", "passk"):
+        line = cli_error(capsys, command, p)
+        assert want in line and f"line {complete}" in line
+    # not gzip at all, a nested layout, and a cut Parquet file
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(b"plain text\n")
+    assert "junk.jsonl.gz: the compressed file is truncated" in cli_error(capsys, "summarize",
+                                                                            junk)
+    ev = tmp_path / "ev.jsonl.gz"
+    ev.write_bytes(gzip.compress(b"".join(
+        json.dumps({"idx": i, "score": [True] * 50, "pred": ["1"] * 50}).encode() + b"\n"
+        for i in range(300)))[:1500])
+    with pytest.raises(ValueError, match="ev.jsonl.gz: the compressed file is truncated"):
+        summarize(ev, fmt="evaluator", model="m", benchmark="b")
+    par = tmp_path / "cut.parquet"
+    summarize(write_lines(tmp_path / "s.jsonl", [rec()]), out=par)
+    par.write_bytes(par.read_bytes()[:-40])
+    for command in ("validate", "summarize", "support"):
+        line = cli_error(capsys, command, par, *(("--base", "m", "--rl", "m")
+                                                  if command == "support" else ()))
+        assert "cut.parquet: cannot read the file" in line, line
+
+
+# --------------------------------------------------------------------------------------------
+# 8. an input with no data rows is an error naming the file, in every format
+# --------------------------------------------------------------------------------------------
+def test_no_data_rows_is_an_error_in_every_format(tmp_path, capsys):
+    import pandas as pd
+
+    header = tmp_path / "header.csv"
+    header.write_text("model,benchmark,question_id,sample_idx,correct\n")
+    zero = tmp_path / "zero.parquet"
+    pd.DataFrame({"model": pd.Series([], dtype=object), "benchmark": pd.Series([], dtype=object),
+                  "question_id": pd.Series([], dtype=object),
+                  "sample_idx": pd.Series([], dtype="int64"),
+                  "correct": pd.Series([], dtype=bool)}).to_parquet(zero)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n  \n")
+    empty_csv = tmp_path / "empty.csv"
+    empty_csv.write_text("")
+    for path in (header, zero, empty, blank, empty_csv):
+        with pytest.raises(ValueError, match=f"{path.name} has no data rows"):
+            summarize(path)
+        rep = validate(path)
+        assert rep.file_problem.reason == "no_rows", rep
+        for command in ("validate", "summarize", "passk"):
+            assert f"{path.name} has no data rows" in cli_error(capsys, command, path)
+    # also with the format given (no detection), and for an evaluator file
+    with pytest.raises(ValueError, match="blank.jsonl has no data rows"):
+        summarize(blank, fmt="evaluator", model="m", benchmark="b")
+
+
+# --------------------------------------------------------------------------------------------
+# 10. only regular files are read: a FIFO would block forever
+# --------------------------------------------------------------------------------------------
+def test_fifo_and_directory_are_refused(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "is a FIFO (named pipe), not a regular file"),
+                       (tmp_path, "is a directory, not a regular file")):
+        with pytest.raises(ValueError, match=re.escape(what)):
+            summarize(path)
+        assert validate(path).file_problem.reason == "not_a_regular_file"
+        for command in ("validate", "summarize", "passk"):
+            assert what in cli_error(capsys, command, path)

@@ -217,8 +217,9 @@ def test_empty_inputs_and_caller_labels(tmp_path):
                   "question_id": pd.Series([], dtype=object),
                   "sample_idx": pd.Series([], dtype="int64"),
                   "correct": pd.Series([], dtype=bool)}).to_parquet(empty)
-    out = summarize(empty)
-    assert len(out) == 0 and list(out.columns) == list(SUMMARY_COLUMNS)
+    # an input without data rows is an error, as for every format
+    with pytest.raises(ValueError, match="empty.parquet has no data rows"):
+        summarize(empty)
     p = tmp_path / "probe.jsonl"
     p.write_text(json.dumps({"model_name": "file-model", "qid": 1, "rollouts": [
         {"rollout": 0, "correct": True, "pred_value": 2.0, "text": "t"}]}) + "\n")

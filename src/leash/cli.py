@@ -12,7 +12,9 @@ Conventions:
   progress and notes go to stderr (``--quiet`` silences them);
 * input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
   ``--out``, a missing optional package) end the command with exit status 2 and a one-line
-  reason on stderr, without a traceback; ``leash validate`` exits 1 when a file has problems.
+  reason on stderr, without a traceback; ``leash validate`` exits 1 when a file has problems
+  in its rows, and 2 (after the reports) when a file cannot be read as a whole (missing, not a
+  regular file, truncated, no data rows, format not detected).
 """
 
 from __future__ import annotations
@@ -282,6 +284,10 @@ def _cmd_validate(args, ctx: _Context) -> int:
     else:
         for rep in reports:
             sys.stdout.write(str(rep) + "\n")
+    unreadable = [r.file_problem for r in reports if r.file_problem is not None]
+    if unreadable:
+        # a file that could not be read as a whole is an input error, not a list of problems
+        raise ValueError(unreadable[0].message)
     return 0 if all(r.ok for r in reports) else EXIT_INVALID
 
 

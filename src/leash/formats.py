@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import stat
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +53,7 @@ __all__ = [
     "MAPPINGS",
     "get_mapping",
     "detect_format",
+    "check_regular_file",
     "SUMMARY_METADATA_KEY",
 ]
 
@@ -181,20 +184,80 @@ def _open_text(path: Path):
     return open(path, "rb")
 
 
+def check_regular_file(path) -> None:
+    """Raise unless ``path`` is an existing regular file (or a link to one).
+
+    A FIFO, a socket or a device would block or never end, and a directory is no input: each
+    is refused with what it is, before anything is opened.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"The file {path} does not exist.") from None
+    if stat.S_ISREG(mode):
+        return
+    what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a character device"
+            if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
+    raise V.InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
+                           "only.", V.NOT_REGULAR)
+
+
+def no_rows_error(path, container: str) -> V.InputFileError:
+    """The one error for an input without data rows, whatever its format."""
+    what = {"csv": "a header and no data rows", "parquet": "zero rows",
+            "empty": "the file is empty"}.get(container, "no records")
+    return V.InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
+                            "one row.", V.NO_ROWS)
+
+
+# errors of a file that cannot be read to its end (decompression, pyarrow readers)
+_UNREADABLE = (EOFError, zlib.error, OSError, pa.ArrowException)
+
+
+def _unreadable(path: Path, exc: BaseException) -> Exception:
+    """The error for a file that cannot be read to its end, with its last complete line."""
+    if isinstance(exc, OSError) and getattr(exc, "filename", None):
+        return exc  # not found, permission denied...: already names the file
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if path.name.lower().endswith(".gz"):
+        lines = 0
+        try:  # error path only: count the complete lines that can be decompressed
+            with gzip.open(path, "rb") as fh:
+                for line in fh:
+                    lines += line.endswith(b"\n")
+        except (EOFError, zlib.error, OSError):
+            pass
+        return V.InputFileError(
+            f"{path}: the compressed file is truncated or corrupt ({detail}); "
+            + (f"the last complete line is line {lines}." if lines else
+               "not one complete line could be read."), V.UNREADABLE)
+    return V.InputFileError(f"{path}: cannot read the file ({detail}).", V.UNREADABLE)
+
+
 def _first_record(path: Path):
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 try:
                     return json.loads(line)
-                except json.JSONDecodeError as exc:
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    msg = getattr(exc, "msg", None) or f"invalid UTF-8: {exc.reason}"
                     raise ValueError(
-                        f"{path}: line {lineno}: malformed JSON ({exc.msg}); cannot detect "
+                        f"{path}: line {lineno}: malformed JSON ({msg}); cannot detect "
                         "the format.") from None
-    raise ValueError(f"{path}: the file has no records; cannot detect the format.")
+    raise no_rows_error(path, "jsonl")
 
 
 def _keys_of(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
+    try:
+        return _keys_of_file(path, container)
+    except _UNREADABLE as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _keys_of_file(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
     if container == "parquet":
         schema = pq.read_schema(path)
         meta = schema.metadata or {}
@@ -203,6 +266,8 @@ def _keys_of(path: Path, container: str) -> tuple[set, dict | None, bytes | None
         with (gzip.open(path, "rt") if path.name.lower().endswith(".gz")
               else open(path, newline="")) as fh:
             header = fh.readline()
+        if not header.strip():
+            raise no_rows_error(path, "csv")
         import csv
 
         return set(next(csv.reader([header]), [])), None, None
@@ -648,6 +713,8 @@ def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
                 yield lineno, json.loads(line), line
             except json.JSONDecodeError as exc:
                 yield lineno, exc, line
+            except UnicodeDecodeError as exc:
+                yield lineno, json.JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", 0), line
     finally:
         if src is not None:
             src.close()
@@ -905,8 +972,21 @@ def _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname) -> Chunk:
 
 
 def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
-    """Yield validated :class:`Chunk` objects of one file (formats other than "summary")."""
+    """Yield validated :class:`Chunk` objects of one file.
+
+    A file that cannot be read to its end (a truncated ``.gz``, a corrupt Parquet file) raises
+    :class:`leash.validate.InputFileError` naming it (and the last complete line of a
+    compressed text file), whatever ``on_error`` says: what was lost cannot be counted.
+    """
     path = Path(path)
+    try:
+        yield from _read_chunks(path, fmt, mapping, labels=labels, chunk_size=chunk_size,
+                                sink=sink, stats=stats)
+    except _UNREADABLE as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
     fname = str(stats.path)
     if fmt in ("nested", "evaluator"):
         stats.reader = f"python json, mapping '{mapping.name}'"

@@ -557,8 +557,9 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
     files = []
     for p in _as_paths(paths):
         path = Path(p)
-        if not path.exists():
-            raise FileNotFoundError(f"The file {p} does not exist.")
+        F.check_regular_file(path)
+        if path.stat().st_size == 0:
+            raise F.no_rows_error(p, "empty")
         f, m = F.detect_format(path, fmt=fmt, mapping=mapping)
         if f == "summary":
             raise ValueError(f"{p} is already a per-question summary; use "
@@ -572,6 +573,8 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
                                    sink=sink, stats=stats):
             add = acc.add_samples if chunk.kind == "samples" else acc.add_counts
             add(chunk, fname=str(p), locator=stats.locator, sink=sink, stats=stats)
+        if stats.rows_read == 0:
+            raise F.no_rows_error(p, F._container(path))
         files.append({
             "path": str(p), "format": f, "mapping": m.name if m else None,
             "reader": stats.reader, "rows_read": stats.rows_read,
@@ -751,12 +754,11 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     plist = _as_paths(paths)
     summaries, others = [], []
     for p in plist:
-        if not Path(p).exists():
-            raise FileNotFoundError(f"The file {p} does not exist.")
+        F.check_regular_file(p)
         is_summary = fmt == "summary" or (
             fmt is None and mapping is None
             and str(p).lower().endswith(F._PARQUET_SUFFIXES)
-            and F.SUMMARY_METADATA_KEY in (pq.read_schema(p).metadata or {}))
+            and F.detect_format(p)[0] == "summary")
         (summaries if is_summary else others).append(p)
     parts, provs = [], []
     if others:

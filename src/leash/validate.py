@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR"]
+__all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
 ON_ERROR = ("raise", "skip")
 
@@ -59,6 +59,12 @@ C_GT_N = "c_greater_than_n"
 INCONSISTENT = "first_correct_inconsistent"
 RAGGED = "ragged_list"
 EMPTY = "empty_value"
+# Problems of a whole file (it is not read, or not to its end): errors even with on_error="skip".
+UNDETECTED = "undetected_format"
+UNREADABLE = "unreadable_file"
+NO_ROWS = "no_rows"
+NOT_REGULAR = "not_a_regular_file"
+FILE_REASONS = (UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR)
 
 _MAX_EXAMPLES = 20
 _INT_RE = r"^\s*[+-]?\d+\s*$"
@@ -68,6 +74,18 @@ INT64_MIN = int(np.iinfo(np.int64).min)
 TOO_LARGE = "too large (beyond the 64-bit integer range)"
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
+
+
+class InputFileError(ValueError):
+    """A problem with a whole input file rather than one of its rows.
+
+    The file is not a regular file, cannot be read to its end (truncated or corrupt), or has
+    no data rows. ``reason`` is one of :data:`FILE_REASONS`.
+    """
+
+    def __init__(self, message: str, reason: str = UNREADABLE):
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -99,6 +117,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if self.location == "file":  # a whole-file problem: its message names the file
+            return self.message
         return (
             f"{self.file}: {self.location}: field '{self.field}': {self.message} "
             f"(got {self.value})"
@@ -131,6 +151,11 @@ class ValidationReport:
     def ok(self) -> bool:
         """True when no problem was found."""
         return not self.problems
+
+    @property
+    def file_problem(self) -> Problem | None:
+        """The problem that stopped reading the whole file (see FILE_REASONS), if any."""
+        return next((p for p in self.problems if p.reason in FILE_REASONS), None)
 
     def counts_by_reason(self) -> dict[str, int]:
         """Number of problems per reason."""
@@ -177,8 +202,10 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     -------
     ValidationReport
         ``report.ok`` is True when the file is clean; ``report.raise_on_error()`` raises a
-        ValueError listing the problems. A file whose format cannot be detected gives a report
-        with one problem of reason ``"undetected_format"``.
+        ValueError listing the problems. A file that cannot be read as a whole gives a report
+        with one problem whose reason says why (:data:`FILE_REASONS`: ``"undetected_format"``,
+        ``"unreadable_file"`` for a truncated or corrupt file, ``"no_rows"``,
+        ``"not_a_regular_file"``); ``report.file_problem`` is that problem.
     """
     from leash.summarize import _run  # local import: summarize imports this module
 
@@ -187,8 +214,9 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
         result = _run([path], fmt=fmt, model=model, benchmark=benchmark, step=step,
                       mapping=mapping, chunk_size=chunk_size, on_error="collect", na="class")
     except (ValueError, TypeError, OSError) as exc:
+        reason = getattr(exc, "reason", UNREADABLE if isinstance(exc, OSError) else UNDETECTED)
         return ValidationReport(path_s, None, problems=[
-            Problem(path_s, "file", "-", "-", "undetected_format", str(exc))])
+            Problem(path_s, "file", "-", "-", reason, str(exc))])
     fprov = result.provenance["files"][0]
     return ValidationReport(
         path=path_s, format=fprov["format"], rows_read=fprov["rows_read"],
