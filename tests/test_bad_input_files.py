@@ -250,3 +250,148 @@ def test_fifo_and_directory_are_refused(tmp_path, capsys):
         assert validate(path).file_problem.reason == "not_a_regular_file"
         for command in ("validate", "summarize", "passk"):
             assert what in cli_error(capsys, command, path)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. summary files are checked with the counts rules, and leash validate accepts them
+# --------------------------------------------------------------------------------------------
+def _summary_files(tmp_path):
+    from leash.summarize import write_summary
+
+    s = write_lines(tmp_path / "s.jsonl", [
+        rec(q=str(q), i=i, correct=(i + q) % 3 == 0, model=m, answer=str(i % 2))
+        for m in ("base", "rl") for q in range(3) for i in range(8)])
+    good = tmp_path / "good.parquet"
+    frame = summarize(s, out=good)
+    bad = frame.copy()
+    bad.loc[0, "c"] = 9                      # c > n
+    bad.loc[1, ["n", "c", "first_correct"]] = [0, 0, -1]  # n = 0
+    write_summary(bad, tmp_path / "bad.parquet")
+    return frame, good, tmp_path / "bad.parquet"
+
+
+def test_summary_files_are_validated_like_counts(tmp_path, capsys):
+    import pandas as pd
+
+    from leash.summarize import load_counts, read_summary
+
+    frame, good, bad = _summary_files(tmp_path)
+    rep = validate(bad)
+    assert rep.format == "summary"
+    assert [(p.location, p.field, p.reason) for p in rep.problems] == [
+        ("row group 0, row 0", "c", "c_greater_than_n"),
+        ("row group 0, row 1", "n", "out_of_range")]
+    assert (rep.rows_read, rep.rows_used, rep.rows_rejected) == (6, 4, 2)
+    for read in (load_counts, read_summary):
+        with pytest.raises(ValueError, match=r"bad\.parquet: row group 0, row 0: field 'c': "
+                                             r"must be <= n \(got 9\)"):
+            read(bad)
+    # the support table no longer prints k "0-8" and a NaN epsilon: it stops
+    line = cli_error(capsys, "support", bad, "--base", "base", "--rl", "rl")
+    assert "bad.parquet: row group 0, row 0: field 'c': must be <= n" in line
+    code, out, _ = cli(capsys, "validate", bad)
+    assert code == 1 and "[summary]: 6 rows read, 4 used, 2 rejected" in out
+    code, out, _ = cli(capsys, "validate", good)
+    assert code == 0 and "[summary]" in out
+    # a good summary loads exactly as written; skipping drops only the bad rows, which keep
+    # nothing of theirs, and the good rows keep their answers and tokens
+    pd.testing.assert_frame_equal(load_counts(good), frame)
+    with pytest.warns(UserWarning, match="2 of 6 rows rejected"):
+        kept = load_counts(bad, on_error="skip")
+    pd.testing.assert_frame_equal(kept, frame.iloc[2:].reset_index(drop=True))
+    assert kept.attrs["provenance"]["files"][0]["stored_provenance"]["rows_read"] == 48
+
+
+# --------------------------------------------------------------------------------------------
+# 4. the same samples twice are refused in every format, naming both occurrences
+# --------------------------------------------------------------------------------------------
+def test_same_evaluator_file_twice_or_a_copy_is_refused(tmp_path, capsys):
+    import shutil
+
+    ev = write_lines(tmp_path / "eval.jsonl", [
+        {"idx": q, "gt": "1", "code": ["a", "b"], "pred": ["1", "2"], "score": [True, False]}
+        for q in range(2)])
+    copy = tmp_path / "eval_copy.jsonl"
+    shutil.copy(ev, copy)
+    kw = dict(fmt="evaluator", model="m", benchmark="b")
+    for second, what in ((ev, "is the same file as"), (copy, "has the same content as")):
+        with pytest.raises(ValueError, match=f"duplicate input: .*{second.name} "
+                                             f"\\(input 2\\) {what} .*eval.jsonl \\(input 1\\)"):
+            summarize([ev, second], **kw)
+        line = cli_error(capsys, "summarize", ev, second, "--fmt", "evaluator", "--model", "m",
+                         "--benchmark", "b")
+        assert what in line
+    assert summarize(ev, **kw).n.tolist() == [2, 2]  # one file: n = 2, never doubled
+    # two different seed files still concatenate
+    seed1 = write_lines(tmp_path / "seed1.jsonl", [
+        {"idx": q, "gt": "1", "code": ["c", "d"], "pred": ["1", "1"], "score": [False, True]}
+        for q in range(2)])
+    assert summarize([ev, seed1], **kw).n.tolist() == [4, 4]
+
+
+def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
+    import pandas as pd
+
+    from leash.summarize import load_counts
+
+    # evaluator: one question twice in one file
+    ev = write_lines(tmp_path / "ev.jsonl", [
+        {"idx": 0, "score": [True, False], "pred": ["1", "2"]},
+        {"idx": 1, "score": [True], "pred": ["1"]},
+        {"idx": 0, "score": [True, True], "pred": ["1", "1"]}])
+    with pytest.raises(ValueError, match=r"ev\.jsonl: line 3, sample 0: .*duplicate .*first "
+                                         r"given at .*ev\.jsonl: line 1, sample 0"):
+        summarize(ev, fmt="evaluator", model="m", benchmark="b")
+    # nested records
+    ro = write_lines(tmp_path / "ro.jsonl", [
+        {"qid": 1, "model_name": "m", "rollouts": [{"rollout": 0, "correct": True}]},
+        {"qid": 1, "model_name": "m", "rollouts": [{"rollout": 0, "correct": False}]}])
+    with pytest.raises(ValueError, match=r"ro\.jsonl: line 2, sample 0: .*first given at "
+                                         r".*ro\.jsonl: line 1, sample 0"):
+        summarize(ro, benchmark="b", mapping="rollouts")
+    # canonical samples across a JSONL and a CSV file (found again by reading the inputs)
+    a = write_lines(tmp_path / "a.jsonl", [rec(i=0), rec(i=1)])
+    b = tmp_path / "b.csv"
+    b.write_text("model,benchmark,question_id,sample_idx,correct\nm,b,q1,2,true\nm,b,q1,1,false\n")
+    with pytest.raises(ValueError, match=r"b\.csv: line 3: field 'sample_idx': duplicate .*"
+                                         r"first given at .*a\.jsonl: line 2"):
+        summarize([a, b])
+    line = cli_error(capsys, "summarize", a, b)
+    assert "b.csv: line 3" in line and "a.jsonl: line 2" in line
+    # validate names it too (every problem kept), and skip counts it
+    rep = validate(write_lines(tmp_path / "twice.jsonl", [rec(i=0), rec(i=1), rec(i=0)]))
+    assert rep.problems[0].location == "line 3"
+    assert "first given at" in rep.problems[0].message and "twice.jsonl: line 1" in str(
+        rep.problems[0])
+    with pytest.warns(UserWarning, match="1 of 4 rows rejected"):
+        out = summarize([a, b], on_error="skip")
+    assert out.n.tolist() == [3]
+    assert "first given at" in out.attrs["provenance"]["problem_examples"][0]
+    # counts (CSV) within a file and across files
+    c = tmp_path / "c.csv"
+    c.write_text("model,benchmark,question_id,n,c\nm,b,q,4,1\nm,b,r,4,1\nm,b,q,4,2\n")
+    with pytest.raises(ValueError, match=r"c\.csv: line 4: field 'question_id': duplicate "
+                                         r".*first given at .*c\.csv: line 2"):
+        summarize(c)
+    c1 = tmp_path / "c1.csv"
+    c1.write_text("model,benchmark,question_id,n,c\nm,b,q,4,1\nm,b,r,4,1\n")
+    c2 = tmp_path / "c2.jsonl"
+    c2.write_text(json.dumps({"model": "m", "benchmark": "b", "question_id": "r", "n": 4,
+                              "c": 0}) + "\n")
+    with pytest.raises(ValueError, match=r"c2\.jsonl: line 1: .*in more than one input; "
+                                         r"first given at .*c1\.csv: line 3"):
+        summarize([c1, c2])
+    # summary files: a row twice, and a summary with the samples it came from
+    summ = tmp_path / "summ.parquet"
+    frame = summarize(a, out=summ)
+    from leash.summarize import write_summary
+
+    write_summary(pd.concat([frame, frame], ignore_index=True), tmp_path / "dup.parquet")
+    with pytest.raises(ValueError, match=r"dup\.parquet: row group 0, row 1: .*first given at "
+                                         r".*dup\.parquet: row group 0, row 0"):
+        load_counts(tmp_path / "dup.parquet")
+    with pytest.raises(ValueError, match=r"summ\.parquet: row group 0, row 0: .*in more than "
+                                         r"one input; first given at .*a\.jsonl: line 1"):
+        load_counts([a, summ])
+    line = cli_error(capsys, "passk", a, summ)
+    assert "summ.parquet: row group 0, row 0" in line and "a.jsonl: line 1" in line

@@ -995,7 +995,8 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
                                             fname=fname, sink=sink, stats=stats):
             yield Chunk("samples", table, loc, sub, mapping.index is None)
         return
-    kind = fmt
+    # a per-question summary is checked by the counts rules (one rule set) on its counts
+    kind = "counts" if fmt == "summary" else fmt
     container = _container(path)
     if container == "parquet":
         stats.reader = "pyarrow parquet"

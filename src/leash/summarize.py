@@ -32,6 +32,7 @@ Rows are in order of first appearance in the inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable
@@ -96,6 +97,8 @@ class _Accumulator:
         "tok_min": (np.float64, np.inf), "tok_max": (np.float64, -np.inf),
         "ent_cnt": (np.int64, 0), "ent_mean": (np.float64, 0.0), "ent_m2": (np.float64, 0.0),
         "counts_only": (bool, False), "first_known": (bool, True),
+        # where the question's first row was read: input number, loc and sub of that row
+        "w_file": (np.int64, -1), "w_loc": (np.int64, -1), "w_sub": (np.int64, -1),
     }
 
     def __init__(self, na: str):
@@ -114,6 +117,9 @@ class _Accumulator:
         self.ans_parts: list[tuple[np.ndarray, np.ndarray]] = []
         self.ans_rows = 0
         self.file_offset = np.empty(0, dtype=np.int64)
+        self.file_no = -1
+        self.inputs: list = []    # per input: (FileStats, arguments of read_chunks)
+        self.pending: list = []   # duplicate problems whose first occurrence is to be named
 
     # ---- groups ---------------------------------------------------------------------------
     def _grow(self, size: int) -> None:
@@ -203,8 +209,87 @@ class _Accumulator:
             text += f", sample_idx={idx}"
         return text
 
-    def start_file(self) -> None:
+    def start_file(self, stats, read_args: dict) -> None:
+        """A new input: its FileStats (name, locator) and how to read it again."""
         self.file_offset = self.a["max_idx"][: self.size] + 1
+        self.file_no += 1
+        self.inputs.append((stats, read_args))
+
+    def where_first(self, gid: int) -> str:
+        """ "FILE: line N" of the first row read for a question."""
+        stats, _ = self.inputs[int(self.a["w_file"][gid])]
+        return f"{stats.path}: {stats.locator(self.a['w_loc'][gid], self.a['w_sub'][gid])}"
+
+    def _lookup_gids(self, table: pa.Table) -> np.ndarray:
+        """The group id of every row of a table (-1 for a question not seen), read-only."""
+        codes = []
+        for which, name in enumerate(KEY_COLUMNS):
+            arr = table.column(name).combine_chunks()
+            if not pa.types.is_dictionary(arr.type):
+                arr = pc.dictionary_encode(arr)
+            ids = self.value_ids[which]
+            nd = len(arr.dictionary)
+            lut = np.array([ids.get(v, -1) for v in arr.dictionary.to_pylist() + [None]],
+                           dtype=np.int64)
+            codes.append(lut[arr.indices.fill_null(nd).to_numpy(
+                zero_copy_only=False).astype(np.int64)])
+        uniq, inv = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+        g = np.array([self.gid_of.get(tuple(u), -1) for u in uniq.tolist()], dtype=np.int64)
+        return g[np.ravel(inv)]
+
+    def first_seen(self, requests) -> list:
+        """ "FILE: line N" of the first occurrence of each (gid, sample_idx, input, offset).
+
+        Error path only: the inputs up to the request's are read again (the same readers and
+        rules, problems discarded) until every occurrence is found, so the duplicate check
+        never has to keep a location per sample. ``offset`` is the index offset of a format
+        without sample indices (list positions), whose duplicates lie within one input; None
+        for explicit indices.
+        """
+        found = {}
+        for file_no, (stats, args) in enumerate(self.inputs):
+            wanted = {}
+            for k, (g, i, f, off) in enumerate(requests):
+                if k not in found and f >= file_no and (off is None or f == file_no):
+                    wanted.setdefault((g, i if off is None else i - off), []).append(k)
+            if not wanted:
+                continue
+            groups = np.array(sorted({g for g, _ in wanted}), dtype=np.int64)
+            again = F.FileStats(stats.path, stats.fmt, stats.mapping)
+            for chunk in F.read_chunks(sink=V.Sink("collect"), stats=again, **args):
+                if chunk.kind != "samples" or chunk.table.num_rows == 0:
+                    continue
+                gids = self._lookup_gids(chunk.table)
+                sidx = chunk.table.column("sample_idx").to_numpy()
+                for r in np.flatnonzero(np.isin(gids, groups)).tolist():
+                    for k in wanted.pop((int(gids[r]), int(sidx[r])), []):
+                        found[k] = f"{stats.path}: {again.locator(chunk.loc[r], chunk.sub[r])}"
+                if not wanted:
+                    break
+        return [found.get(k) for k in range(len(requests))]
+
+    def resolve_pending(self, sink) -> None:
+        """Name the first occurrence in the duplicate problems kept by a skip/collect sink."""
+        kept = {id(p) for p in sink.examples} | {id(p) for p in sink.all_problems}
+        todo = [(p, req) for p, req in self.pending if id(p) in kept]
+        self.pending = []
+        if not todo:
+            return
+        firsts = self.first_seen([req for _, req in todo])
+        sink.replace({id(p): dataclasses.replace(p, message=_dup_message(p.message, first))
+                      for (p, _), first in zip(todo, firsts)})
+
+    def _mark_origin(self, gid_rows, loc, sub) -> None:
+        """Record where each question new in this chunk was first read (rows in file order)."""
+        a = self.a
+        new = a["w_file"][gid_rows] < 0
+        if not new.any():
+            return
+        g, first = np.unique(gid_rows[new], return_index=True)
+        rows = np.flatnonzero(new)[first]
+        a["w_file"][g] = self.file_no
+        a["w_loc"][g] = loc[rows]
+        a["w_sub"][g] = sub[rows]
 
     # ---- samples --------------------------------------------------------------------------
     def add_samples(self, chunk: F.Chunk, *, fname, locator, sink, stats) -> None:
@@ -215,15 +300,20 @@ class _Accumulator:
         G = len(gl)
         a = self.a
         idx = t.column("sample_idx").to_numpy().astype(np.int64)
+        off_rows = None
         if chunk.relative_idx:
             off = np.zeros(G, dtype=np.int64)
             known = gl < len(self.file_offset)
             off[known] = self.file_offset[gl[known]]
-            idx = idx + off[local]
+            off_rows = off[local]
+            idx = idx + off_rows
         if a["counts_only"][gl].any():
-            g = int(gl[np.flatnonzero(a["counts_only"][gl])[0]])
-            raise ValueError(f"{fname}: samples for a question that an earlier counts file "
-                             f"already gave ({self.describe(g)}); pass each question once.")
+            r = int(np.flatnonzero(a["counts_only"][gl[local]])[0])
+            g = int(gl[local[r]])
+            raise ValueError(
+                f"{fname}: {locator(chunk.loc[r], chunk.sub[r])}: samples for a question that "
+                f"a counts input already gave at {self.where_first(g)} ({self.describe(g)}); "
+                "pass each question once.")
         # rows grouped by question (a stable sort, skipped when the chunk is already grouped)
         if len(local) > 1 and np.any(local[1:] < local[:-1]):
             order = np.argsort(local, kind="stable")
@@ -240,15 +330,30 @@ class _Accumulator:
             rows = np.sort(rows)
             limit = len(rows) if sink.on_error == "collect" else V._MAX_EXAMPLES
             for r in rows[:limit]:
-                sink.add(V.Problem(
+                g, i = int(gl[local[r]]), int(idx[r])
+                req = (g, i, self.file_no, None if off_rows is None else int(off_rows[r]))
+                problem = V.Problem(
                     fname, locator(chunk.loc[r], chunk.sub[r]), "sample_idx",
-                    self.describe(int(gl[local[r]]), int(idx[r])), V.DUPLICATE,
-                    "duplicate (model, benchmark, question_id, step, sample_idx)"))
+                    self.describe(g, i), V.DUPLICATE,
+                    "duplicate (model, benchmark, question_id, step, sample_idx)")
+                if sink.on_error == "raise":  # name the first occurrence now
+                    first = self.first_seen([req])[0]
+                    problem = dataclasses.replace(
+                        problem, message=_dup_message(problem.message, first))
+                else:
+                    self.pending.append((problem, req))
+                sink.add(problem)
             extra = len(rows) - min(len(rows), limit)
             if extra:
                 sink.by_reason[V.DUPLICATE] += extra
                 sink.n_problems += extra
             stats.rows_rejected += len(rows)
+
+        kept = np.ones(len(local), dtype=bool)
+        if dup_sorted.any():
+            kept[np.flatnonzero(dup_sorted) if order is None
+                 else order[np.flatnonzero(dup_sorted)]] = False
+        self._mark_origin(gl[local][kept], chunk.loc[kept], chunk.sub[kept])
 
         def col(x):
             x = x if order is None else x[order]
@@ -308,11 +413,7 @@ class _Accumulator:
             a["ent_cnt"][gl] = ntot
             a["ent_mean"][gl] = np.where(ntot > 0, ma + delta * nb / safe, 0.0)
             a["ent_m2"][gl] = m2a + m2b + delta**2 * na_ * nb / safe
-        present = ~missing_all
-        if not keep_sorted.all():
-            present = present.copy()
-            bad_rows = np.flatnonzero(dup_sorted)
-            present[bad_rows if order is None else order[bad_rows]] = False
+        present = ~missing_all & kept
         if present.any():
             self._add_answers(ans, present, gl[local], G)
 
@@ -425,14 +526,25 @@ class _Accumulator:
         gid = gl[local]
         dup = np.asarray(pd.Index(gid).duplicated(keep="first"))
         dup |= (a["n"][gid] > 0)
+        keep = ~dup
+        self._mark_origin(gid[keep], chunk.loc[keep], chunk.sub[keep])
         if dup.any():
             rows = np.flatnonzero(dup)
-            for r in rows if sink.on_error == "collect" else rows[: V._MAX_EXAMPLES]:
-                sink.add(V.Problem(fname, locator(chunk.loc[r], chunk.sub[r]), "question_id",
-                                   self.describe(int(gid[r])), V.DUPLICATE,
-                                   "duplicate (model, benchmark, question_id, step)"))
+            limit = len(rows) if sink.on_error == "collect" else V._MAX_EXAMPLES
+            for r in rows[:limit]:
+                g = int(gid[r])
+                other = int(a["w_file"][g]) != self.file_no
+                sink.add(V.Problem(
+                    fname, locator(chunk.loc[r], chunk.sub[r]), "question_id", self.describe(g),
+                    V.DUPLICATE, _dup_message(
+                        "duplicate (model, benchmark, question_id, step)"
+                        + (" in more than one input" if other else ""), self.where_first(g))))
+            extra = len(rows) - min(len(rows), limit)
+            if extra:
+                sink.by_reason[V.DUPLICATE] += extra
+                sink.n_problems += extra
             stats.rows_rejected += len(rows)
-            keep = ~dup
+        if dup.any():
             gid, t = gid[keep], t.filter(pa.array(keep))
         n = t.column("n").to_numpy()
         c = t.column("c").to_numpy()
@@ -500,6 +612,10 @@ class _Accumulator:
         return values, counts
 
 
+def _dup_message(message: str, first: str | None) -> str:
+    return f"{message}; first given at {first}" if first else f"{message} of an earlier row"
+
+
 def _equals(arr, value) -> np.ndarray:
     """Boolean mask of arr == value (False for nulls); dictionary arrays compare the values."""
     if arr.null_count == len(arr):
@@ -519,6 +635,7 @@ class _RunResult:
     table: pa.Table
     provenance: dict
     sink: V.Sink
+    origin: dict  # per output row: "w_file" (input number), "w_loc", "w_sub" of its first row
 
 
 def _as_paths(paths) -> list:
@@ -546,7 +663,48 @@ def _check_params(chunk_size, na):
         raise ValueError(f"The 'na' parameter must be one of {NA_MODES}. Got {na!r} instead.")
 
 
-def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, na):
+def _check_distinct(paths) -> None:
+    """Refuse a file given twice (the same file, or a byte-identical copy) in one call.
+
+    Formats without per-sample indices (evaluator, nested) number a later file's samples after
+    an earlier file's, so a repeated file would silently double n: no key can catch it.
+    Contents are compared only between files of equal size.
+    """
+    import hashlib
+
+    seen, by_size = {}, {}
+    for i, p in enumerate(paths, 1):
+        st = os.stat(p)
+        same = seen.get((st.st_dev, st.st_ino))
+        if same is not None:
+            raise V.InputFileError(
+                f"duplicate input: {p} (input {i}) is the same file as {same[1]} (input "
+                f"{same[0]}); give each file once, or its rows would be counted twice.",
+                V.DUPLICATE_FILE)
+        seen[(st.st_dev, st.st_ino)] = (i, p)
+        by_size.setdefault(st.st_size, []).append((i, p))
+    for group in by_size.values():
+        digests = {}
+        for i, p in group if len(group) > 1 else ():
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    h.update(block)
+            same = digests.setdefault(h.digest(), (i, p))
+            if same[0] != i:
+                raise V.InputFileError(
+                    f"duplicate input: {p} (input {i}) has the same content as {same[1]} "
+                    f"(input {same[0]}); give each file once, or its rows would be counted "
+                    "twice.", V.DUPLICATE_FILE)
+
+
+def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, na,
+         allow_summary=False):
+    """Read every input into one accumulator (one rule set, one duplicate check).
+
+    Summary files (``allow_summary``) are read as counts, with the counts rules; their other
+    columns are attached by :func:`load_counts`.
+    """
     _check_params(chunk_size, na)
     if step is not None and (isinstance(step, bool) or not isinstance(step, (int, np.integer))
                              or step < 0):
@@ -555,22 +713,26 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
     acc = _Accumulator(na)
     labels = {"model": model, "benchmark": benchmark, "step": step}
     files = []
-    for p in _as_paths(paths):
-        path = Path(p)
-        F.check_regular_file(path)
-        if path.stat().st_size == 0:
+    plist = _as_paths(paths)
+    for p in plist:
+        F.check_regular_file(p)
+        if Path(p).stat().st_size == 0:
             raise F.no_rows_error(p, "empty")
+    _check_distinct(plist)
+    for p in plist:
+        path = Path(p)
         f, m = F.detect_format(path, fmt=fmt, mapping=mapping)
-        if f == "summary":
+        if f == "summary" and not allow_summary:
             raise ValueError(f"{p} is already a per-question summary; use "
                              "leash.summarize.load_counts to combine summaries with "
                              "other inputs.")
         stats = F.FileStats(str(p), f, m)
         stats.locator = None
         before = sink.n_problems
-        acc.start_file()
-        for chunk in F.read_chunks(path, f, m, labels=labels, chunk_size=int(chunk_size),
-                                   sink=sink, stats=stats):
+        args = {"path": path, "fmt": f, "mapping": m, "labels": labels,
+                "chunk_size": int(chunk_size)}
+        acc.start_file(stats, args)
+        for chunk in F.read_chunks(sink=sink, stats=stats, **args):
             add = acc.add_samples if chunk.kind == "samples" else acc.add_counts
             add(chunk, fname=str(p), locator=stats.locator, sink=sink, stats=stats)
         if stats.rows_read == 0:
@@ -582,6 +744,10 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
             "rows_rejected": stats.rows_rejected, "problems": sink.n_problems - before,
             "notes": stats.notes,
         })
+        if f == "summary":
+            meta = (pq.read_schema(path).metadata or {}).get(F.SUMMARY_METADATA_KEY)
+            files[-1]["stored_provenance"] = json.loads(meta) if meta else None
+    acc.resolve_pending(sink)
     table = acc.finish()
     from leash import __version__
 
@@ -597,7 +763,17 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
         "on_error": on_error, "na": na, "chunk_size": int(chunk_size),
         "labels": {k: v for k, v in labels.items() if v is not None},
     }
-    return _RunResult(table, prov, sink)
+    origin = {k: acc.a[k][: acc.size].copy() for k in ("w_file", "w_loc", "w_sub")}
+    return _RunResult(table, prov, sink, origin)
+
+
+def _warn_rejected(func: str, prov: dict) -> None:
+    if prov["rows_rejected"]:
+        import warnings
+
+        warnings.warn(
+            f"{func}: {prov['rows_rejected']} of {prov['rows_read']} rows rejected "
+            f"({prov['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
 
 
 def _to_frame(table: pa.Table, provenance: dict | None) -> pd.DataFrame:
@@ -652,6 +828,12 @@ def read_summary(path) -> pd.DataFrame:
     -------
     pandas.DataFrame, shape (n_questions, 16)
         The summary frame; ``attrs["provenance"]`` holds the stored provenance.
+
+    Raises
+    ------
+    ValueError
+        Not a summary file, or a row breaks the rules of counts inputs (``n >= 1``,
+        ``0 <= c <= n``, ``first_correct``, one row per question), named by row group and row.
     """
     path = Path(path)
     schema = pq.read_schema(path)
@@ -660,6 +842,10 @@ def read_summary(path) -> pd.DataFrame:
     if meta is None or missing:
         what = "provenance metadata" if meta is None else f"columns {missing}"
         raise ValueError(f"{path} is not a leash summary file (missing {what}).")
+    # the counts rules of every input (n >= 1, 0 <= c <= n, first_correct, no duplicate
+    # question): a summary is not trusted because leash wrote it
+    _run([path], fmt="summary", model=None, benchmark=None, step=None, mapping=None,
+         chunk_size=250_000, on_error="raise", na="class", allow_summary=True)
     table = pq.read_table(path, columns=list(SUMMARY_COLUMNS)).cast(SUMMARY_SCHEMA)
     return _to_frame(table, json.loads(meta))
 
@@ -716,13 +902,7 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
                          f"Got {on_error!r} instead.")
     res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
                chunk_size=chunk_size, on_error=on_error, na=na)
-    if res.provenance["rows_rejected"]:
-        import warnings
-
-        warnings.warn(
-            f"summarize: {res.provenance['rows_rejected']} of {res.provenance['rows_read']} "
-            f"rows rejected ({res.provenance['rejected_by_reason']}); see "
-            "attrs['provenance'].", stacklevel=2)
+    _warn_rejected("summarize", res.provenance)
     frame = _to_frame(res.table, res.provenance)
     if out is not None:
         write_summary(frame, out)
@@ -736,53 +916,59 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     Parameters
     ----------
     paths : str, os.PathLike or list of them
-        Any mix of generation files (summarized with :func:`summarize`) and summary Parquet
-        files written earlier (read with :func:`read_summary`).
+        Any mix of generation files (summarized as by :func:`summarize`) and summary Parquet
+        files written earlier. Every input goes through the same rules and the same duplicate
+        check; a summary's rows are checked with the counts rules (``n >= 1``, ``0 <= c <= n``,
+        ``first_correct``) and keep their answer and token columns.
     fmt, model, benchmark, step, mapping, chunk_size, na, on_error
-        As in :func:`summarize` (they apply to the non-summary files).
+        As in :func:`summarize`; ``on_error="skip"`` also rejects (and counts) bad summary rows.
 
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        One summary frame; ``attrs["provenance"]`` lists the provenance of every part.
+        One summary frame, rows in the order the inputs are read; ``attrs["provenance"]``
+        lists every file (a summary file's own provenance under ``"stored_provenance"``).
 
     Raises
     ------
     ValueError
-        When a (model, benchmark, question_id, step) appears in more than one input.
+        Invalid rows (with ``on_error="raise"``), a (model, benchmark, question_id, step)
+        given more than once, and the errors of :func:`summarize`.
     """
-    plist = _as_paths(paths)
-    summaries, others = [], []
-    for p in plist:
-        F.check_regular_file(p)
-        is_summary = fmt == "summary" or (
-            fmt is None and mapping is None
-            and str(p).lower().endswith(F._PARQUET_SUFFIXES)
-            and F.detect_format(p)[0] == "summary")
-        (summaries if is_summary else others).append(p)
-    parts, provs = [], []
-    if others:
-        f = summarize(others, fmt=None if fmt == "summary" else fmt, model=model,
-                      benchmark=benchmark, step=step, mapping=mapping, chunk_size=chunk_size,
-                      na=na, on_error=on_error)
-        parts.append(f)
-        provs.append(f.attrs["provenance"])
-    for p in summaries:
-        f = read_summary(p)
-        parts.append(f)
-        provs.append({"summary_file": str(p), "provenance": f.attrs["provenance"]})
-    if len(parts) == 1:
-        out = parts[0]
-    else:
-        out = pd.concat(parts, ignore_index=True)
-        for c in ("n", "c"):
-            out[c] = out[c].astype(np.int64)
-    keys = out[list(KEY_COLUMNS)].astype(object).where(out[list(KEY_COLUMNS)].notna(), None)
-    dup = keys.duplicated(keep=False)
-    if dup.any():
-        shown = keys[dup].drop_duplicates().head(5).to_dict("records")
-        raise ValueError(
-            f"load_counts: {int(keys[dup].drop_duplicates().shape[0])} questions appear in "
-            f"more than one input (first: {shown}); pass each question once.")
-    out.attrs["provenance"] = provs[0] if len(provs) == 1 else {"parts": provs}
-    return out
+    if on_error not in V.ON_ERROR:
+        raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
+                         f"Got {on_error!r} instead.")
+    res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
+               chunk_size=chunk_size, on_error=on_error, na=na, allow_summary=True)
+    _warn_rejected("load_counts", res.provenance)
+    table = res.table
+    summaries = [(i, f["path"]) for i, f in enumerate(res.provenance["files"])
+                 if f["format"] == "summary"]
+    if summaries:
+        table = _with_summary_columns(table, res.origin, summaries)
+    return _to_frame(table, res.provenance)
+
+
+# columns of a summary file that the counts rules do not read
+_SUMMARY_EXTRA = [c for c in SUMMARY_COLUMNS if c not in KEY_COLUMNS + ("n", "c", "first_correct")]
+
+
+def _with_summary_columns(table: pa.Table, origin: dict, summaries) -> pa.Table:
+    """Fill the answer and token columns of rows read from summary files from those files."""
+    src = np.arange(table.num_rows)
+    parts, offset = [], table.num_rows
+    schema = pa.schema([SUMMARY_SCHEMA.field(c) for c in _SUMMARY_EXTRA])
+    for i, path in summaries:
+        rows = np.flatnonzero(origin["w_file"] == i)
+        if not len(rows):
+            continue
+        part = pq.read_table(path, columns=_SUMMARY_EXTRA).cast(schema)
+        parts.append(part.take(pa.array(origin["w_loc"][rows])))
+        src[rows] = offset + np.arange(len(rows))
+        offset += len(rows)
+    for name in _SUMMARY_EXTRA:
+        col = pa.concat_arrays([table.column(name).combine_chunks()]
+                               + [p.column(name).combine_chunks() for p in parts])
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 col.take(pa.array(src)))
+    return table

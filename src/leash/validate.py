@@ -64,7 +64,8 @@ UNDETECTED = "undetected_format"
 UNREADABLE = "unreadable_file"
 NO_ROWS = "no_rows"
 NOT_REGULAR = "not_a_regular_file"
-FILE_REASONS = (UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR)
+DUPLICATE_FILE = "duplicate_file"
+FILE_REASONS = (UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR, DUPLICATE_FILE)
 
 _MAX_EXAMPLES = 20
 _INT_RE = r"^\s*[+-]?\d+\s*$"
@@ -188,9 +189,11 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     Parameters
     ----------
     path : str or os.PathLike
-        A samples, counts or nested/evaluator file (see ``data/README.md``).
+        A samples, counts, nested/evaluator or summary file (see ``data/README.md``); a
+        summary's rows are checked with the counts rules.
     fmt : str, optional
-        Format override (``"samples"``, ``"counts"``, ``"evaluator"``, ``"nested"``).
+        Format override (``"samples"``, ``"counts"``, ``"summary"``, ``"evaluator"``,
+        ``"nested"``).
     model, benchmark, step : optional
         Labels supplied by the caller (required for the evaluator format).
     mapping : str or NestedMapping, optional
@@ -212,7 +215,8 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     path_s = str(path)
     try:
         result = _run([path], fmt=fmt, model=model, benchmark=benchmark, step=step,
-                      mapping=mapping, chunk_size=chunk_size, on_error="collect", na="class")
+                      mapping=mapping, chunk_size=chunk_size, on_error="collect", na="class",
+                      allow_summary=True)
     except (ValueError, TypeError, OSError) as exc:
         reason = getattr(exc, "reason", UNREADABLE if isinstance(exc, OSError) else UNDETECTED)
         return ValidationReport(path_s, None, problems=[
@@ -253,6 +257,11 @@ class Sink:
             self.examples.append(problem)
         if self.on_error == "collect":
             self.all_problems.append(problem)
+
+    def replace(self, new_by_id: dict) -> None:
+        """Replace kept problems (by ``id`` of the old Problem) with new ones, in place."""
+        for kept in (self.examples, self.all_problems):
+            kept[:] = [new_by_id.get(id(p), p) for p in kept]
 
 
 def short_repr(value, limit: int = 60) -> str:
