@@ -395,3 +395,35 @@ def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
         load_counts([a, summ])
     line = cli_error(capsys, "passk", a, summ)
     assert "summ.parquet: row group 0, row 0" in line and "a.jsonl: line 1" in line
+
+
+# --------------------------------------------------------------------------------------------
+# 5. an unknown column is noted (with a "did you mean"), not dropped silently
+# --------------------------------------------------------------------------------------------
+def test_unknown_columns_are_noted_with_did_you_mean(tmp_path, capsys):
+    p = write_lines(tmp_path / "answr.jsonl", [rec(i=i, answr="4", prompt="x") for i in range(4)])
+    want = "column 'answr' is not a samples column and was ignored (did you mean 'answer'?)"
+    out = summarize(p)
+    assert out.n_answer_missing.tolist() == [4]  # still read as missing, but said so
+    notes = out.attrs["provenance"]["files"][0]["notes"]
+    assert want in notes and "column 'prompt' is not a samples column and was ignored" in notes
+    rep = validate(p)
+    assert rep.ok and want in rep.notes  # a note, not a problem: extra columns are legitimate
+    code, text, _ = cli(capsys, "validate", p)
+    assert code == 0 and f"note: {want}" in text
+    code, text, _ = cli(capsys, "validate", p, "--json")
+    assert want in json.loads(json.loads(text)[0]["notes"])
+    code = main(["summarize", str(p)])  # without -q: the note goes to stderr
+    assert code == 0 and want in capsys.readouterr().err
+    # CSV and counts, and a nested mapping field that no record holds
+    c = tmp_path / "c.csv"
+    c.write_text("model,benchmark,question_id,n,c,frist_correct\nm,b,q,4,1,2\n")
+    assert any("'frist_correct'" in n and "did you mean 'first_correct'" in n
+               for n in validate(c).notes)
+    ro = write_lines(tmp_path / "ro.jsonl", [
+        {"qid": 1, "model_name": "m", "rollouts": [
+            {"rollout": 0, "correct": True, "pred_valu": 1, "text": "t"}]}])
+    notes = summarize(ro, benchmark="b", mapping="rollouts").attrs["provenance"]["files"][0][
+        "notes"]
+    assert notes == ["field 'pred_value' of mapping 'rollouts' (answer) is in no record, so no "
+                     "answer was read (did you mean 'pred_valu'?)"]

@@ -99,7 +99,7 @@ def test_validate_reports_problems_with_exit_1(capsys, tmp_path):
     rows = json.loads(out)
     assert [r["ok"] for r in rows] == [True, False]
     assert set(rows[0]) == {"file", "format", "ok", "rows_read", "rows_used", "rows_rejected",
-                            "n_problems", "problems_by_reason"}
+                            "n_problems", "problems_by_reason", "notes"}
     assert rows[1]["rows_read"] == 2 and rows[1]["rows_rejected"] == 1
 
 

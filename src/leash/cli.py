@@ -250,6 +250,9 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
             frames.append(summarize(paths, **summarize_kwargs, **kw))
         else:
             frames.append(load_counts(paths, **kw))
+        for f in frames[-1].attrs.get("provenance", {}).get("files", []):
+            for note in f["notes"]:  # e.g. an ignored column that looks misspelled
+                ctx.note(f"note: {f['path']}: {note}")
     if len(frames) == 1:
         return frames[0]
     summary = pd.concat(frames, ignore_index=True)
@@ -278,7 +281,8 @@ def _cmd_validate(args, ctx: _Context) -> int:
         rows.append({"file": str(path), "format": rep.format, "ok": rep.ok,
                      "rows_read": rep.rows_read, "rows_used": rep.rows_used,
                      "rows_rejected": rep.rows_rejected, "n_problems": len(rep.problems),
-                     "problems_by_reason": json.dumps(rep.counts_by_reason())})
+                     "problems_by_reason": json.dumps(rep.counts_by_reason()),
+                     "notes": json.dumps(rep.notes)})
     if args.json:
         _emit(pd.DataFrame(rows), True)
     else:

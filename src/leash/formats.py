@@ -434,6 +434,53 @@ class FileStats:
         self.reader = ""
         self.notes: list[str] = []
         self.locator = None
+        self.columns: set = set()         # columns / top-level keys seen in the file
+        self.sample_keys: set = set()     # keys of per-sample objects (nested "records")
+
+
+def column_notes(fmt: str, mapping: NestedMapping | None, stats: FileStats,
+                 known: tuple = ()) -> list[str]:
+    """Notes on the columns of a file that leash does not read, with a "did you mean".
+
+    Extra columns are legitimate (a prompt, a gold answer), so they are notes, not problems;
+    but a misspelled optional column (``answr``) would silently leave every answer missing.
+    Canonical formats list every column they do not know (``known`` holds the summary
+    columns for ``fmt="summary"``); a nested mapping notes its optional fields that no record
+    holds when a key of the file looks like them.
+    """
+    import difflib
+
+    def close(name, candidates):
+        hit = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
+        return f" (did you mean '{hit[0]}'?)" if hit else ""
+
+    notes = []
+    if fmt in ("samples", "counts", "summary"):
+        known = set(known or (SAMPLES_REQUIRED + SAMPLES_OPTIONAL if fmt == "samples"
+                              else COUNTS_REQUIRED + COUNTS_OPTIONAL))
+        unknown = sorted(stats.columns - known)
+        for name in unknown[:_MAX_NOTES]:
+            notes.append(f"column '{name}' is not a {fmt} column and was ignored"
+                         + close(name, known))
+        if len(unknown) > _MAX_NOTES:
+            notes.append(f"... and {len(unknown) - _MAX_NOTES} more unknown columns")
+    elif mapping is not None:
+        optional = {"answer": mapping.answer, "response": mapping.response,
+                    "n_tokens": mapping.n_tokens, "token_entropy": mapping.token_entropy,
+                    "finish_reason": mapping.finish_reason}
+        keys = stats.sample_keys if mapping.samples else stats.columns
+        for canon, fld in optional.items():
+            if fld and fld not in keys and close(fld, keys - {fld}):
+                notes.append(f"field '{fld}' of mapping '{mapping.name}' ({canon}) is in no "
+                             f"record, so no {canon} was read" + close(fld, keys))
+        if mapping.step and mapping.step not in stats.columns and close(mapping.step,
+                                                                        stats.columns):
+            notes.append(f"field '{mapping.step}' of mapping '{mapping.name}' (step) is in no "
+                         "record" + close(mapping.step, stats.columns))
+    return notes
+
+
+_MAX_NOTES = 20
 
 
 # --------------------------------------------------------------------------------------------
@@ -618,7 +665,7 @@ def _read_parquet(path, kind, chunk_size):
         start += t.num_rows
 
 
-def _read_csv(path, kind, chunk_size):
+def _read_csv(path, kind, chunk_size, columns: set):
     """Yield (table, record numbers, invalid rows) per block of a CSV file.
 
     Record numbers count the header as 1 and skip blank lines, as pyarrow does; a row whose
@@ -646,6 +693,7 @@ def _read_csv(path, kind, chunk_size):
             include_columns=None),
     )
     names = reader.schema.names
+    columns.update(names)
     keep = [c for c in names if c in wanted]
     record = 2  # the next record number (the header is record 1)
     for batch in reader:
@@ -813,6 +861,7 @@ def _read_json_slow(lines, kind, chunk_size, *, labels, fname, sink, stats):
                                "record must be a JSON object"))
             stats.rows_rejected += 1
             continue
+        stats.columns.update(rec)
         row = _py_row(kind, rec, labels, fname, where, sink, stats, present)
         if row is None:
             stats.rows_rejected += 1
@@ -851,6 +900,7 @@ def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sin
         if not isinstance(rec, dict):
             reject_record("-", rec, V.WRONG_TYPE, "record must be a JSON object")
             continue
+        stats.columns.update(rec)
         # the per-sample values, as lists aligned by position
         if mapping.samples:
             lst = rec.get(mapping.samples)
@@ -866,6 +916,8 @@ def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sin
                 reject_record(f"{mapping.samples}[{i}]", lst[i], V.WRONG_TYPE,
                               "sample must be a JSON object", n_rows=n_s)
                 continue
+            if lst:  # the keys of the first and last samples (cheap, and enough for a note)
+                stats.sample_keys.update(lst[0], lst[-1])
             for canon, fld in per_sample.items():
                 lists[canon] = [e.get(fld) for e in lst]
             fieldname = {c: f"{mapping.samples}[{{i}}].{f}" for c, f in per_sample.items()}
@@ -1001,6 +1053,7 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
     if container == "parquet":
         stats.reader = "pyarrow parquet"
         locator = stats.locator = Locator(path, container)
+        stats.columns.update(pq.read_schema(path).names)
         for raw, loc in _read_parquet(path, kind, chunk_size):
             yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
         return
@@ -1008,7 +1061,7 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
         stats.reader = "pyarrow csv"
         locator = stats.locator = Locator(path, container)
         try:
-            for raw, loc, invalid in _read_csv(path, kind, chunk_size):
+            for raw, loc, invalid in _read_csv(path, kind, chunk_size, stats.columns):
                 # rows up to each invalid row, then that row: problems stay in file order
                 for number, text, fields, expected in invalid:
                     before = loc < number if number is not None else np.zeros(len(loc), bool)
@@ -1039,6 +1092,7 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             raw = None
         if raw is not None:
+            stats.columns.update(raw.column_names)
             loc = _piece_lines(piece, start, raw.num_rows)
             stats.rows_read += raw.num_rows
             sub = np.full(len(loc), -1, dtype=np.int64)

@@ -737,6 +737,8 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
             add(chunk, fname=str(p), locator=stats.locator, sink=sink, stats=stats)
         if stats.rows_read == 0:
             raise F.no_rows_error(p, F._container(path))
+        stats.notes.extend(F.column_notes(f, m, stats, SUMMARY_COLUMNS if f == "summary"
+                                          else ()))
         files.append({
             "path": str(p), "format": f, "mapping": m.name if m else None,
             "reader": stats.reader, "rows_read": stats.rows_read,

@@ -139,6 +139,9 @@ class ValidationReport:
         Samples (or counts rows) read, accepted and rejected.
     problems : list of Problem
         Every problem found, in file order.
+    notes : list of str
+        What is not a problem but worth knowing: columns that were ignored (with a "did you
+        mean" for a likely misspelling), labels replaced by the caller's.
     """
 
     path: str
@@ -147,6 +150,7 @@ class ValidationReport:
     rows_used: int = 0
     rows_rejected: int = 0
     problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -179,7 +183,8 @@ class ValidationReport:
             f"{self.path} [{self.format}]: {self.rows_read} rows read, {self.rows_used} used, "
             f"{self.rows_rejected} rejected, {len(self.problems)} problems"
         )
-        return "\n".join([head] + [f"  {p}" for p in self.problems[:_MAX_EXAMPLES]])
+        return "\n".join([head] + [f"  note: {n}" for n in self.notes]
+                         + [f"  {p}" for p in self.problems[:_MAX_EXAMPLES]])
 
 
 def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
@@ -225,7 +230,7 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     return ValidationReport(
         path=path_s, format=fprov["format"], rows_read=fprov["rows_read"],
         rows_used=fprov["rows_used"], rows_rejected=fprov["rows_rejected"],
-        problems=list(result.sink.all_problems),
+        problems=list(result.sink.all_problems), notes=list(fprov["notes"]),
     )
 
 
