@@ -427,3 +427,61 @@ def test_unknown_columns_are_noted_with_did_you_mean(tmp_path, capsys):
         "notes"]
     assert notes == ["field 'pred_value' of mapping 'rollouts' (answer) is in no record, so no "
                      "answer was read (did you mean 'pred_valu'?)"]
+
+
+# --------------------------------------------------------------------------------------------
+# 9. a missing first_correct says what is missing, where, and what to do
+# --------------------------------------------------------------------------------------------
+def test_missing_first_correct_says_what_to_do(tmp_path, capsys):
+    p = write_lines(tmp_path / "counts.jsonl", [
+        {"model": m, "benchmark": "b", "question_id": "q", "n": 4, "c": c}
+        for m, c in (("base", 1), ("rl", 2))])
+    line = cli_error(capsys, "passk", p, "--estimator", "first-k", "--k", "1")
+    assert line == (
+        f"leash passk: error: {p} has no first_correct for model(s) 'base', 'rl' (2 questions; "
+        "needed by --estimator first-k): give first_correct (the 0-based index of the first "
+        "correct sample) in the counts file, or use --estimator unbiased.")
+    line = cli_error(capsys, "support", p, "--base", "base", "--rl", "rl", "--k", "2")
+    assert f"{p} has no first_correct for model(s) 'base' (1 question; needed by --k 2 below " \
+           "the full budget of 4 samples)" in line and "leave out --k" in line
+    # what the messages offer works
+    assert cli(capsys, "passk", p, "--k", "1")[0] == 0
+    assert cli(capsys, "support", p, "--base", "base", "--rl", "rl", "--n-boot", "0")[0] == 0
+
+
+# --------------------------------------------------------------------------------------------
+# 10. the same model as base and RLVR model is refused; CLI messages name CLI options
+# --------------------------------------------------------------------------------------------
+def test_same_model_twice_is_refused(tmp_path, capsys):
+    from leash.pairing import pair_counts
+    from leash.summarize import load_counts
+
+    p = write_lines(tmp_path / "s.jsonl", [rec(i=i, model=m, step=st)
+                                           for m, st in (("m", 10), ("m", 20)) for i in range(4)])
+    summary = load_counts(p)
+    for base, rl in (("m", "m"), (("m", 10), ("m", 10)), ("m", ("m", None))):
+        with pytest.raises(ValueError, match="name the same model 'm'.*E = S = 0"):
+            pair_counts(summary, base, rl)
+    line = cli_error(capsys, "support", p, "--base", "m@10", "--rl", "m@10")
+    assert "--base and --rl name the same model 'm' at step 10" in line
+    assert "MODEL@STEP" in line and "(model, step)" not in line
+    # two checkpoints of one run are a legitimate pair
+    assert cli(capsys, "support", p, "--base", "m@10", "--rl", "m@20", "--n-boot", "0")[0] == 0
+
+
+def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
+    bad = write_lines(tmp_path / "bad.jsonl", [rec(i=0), rec(i=1, correct="maybe")])
+    for command in ("summarize", "passk"):
+        line = cli_error(capsys, command, bad)
+        assert "--on-error skip" in line and "leash validate FILE" in line
+        assert "on_error=" not in line and "leash.validate" not in line
+    # and --on-error skip is honoured by every command that reads generations
+    code, _, err = cli(capsys, "passk", bad, "--on-error", "skip", "--k", "1")
+    assert code == 0
+    assert err.strip() == ("leash passk: warning: load_counts: 1 of 2 rows rejected "
+                           "({'invalid_bool': 1}); `leash validate FILE` lists them.")
+    nomodel = write_lines(tmp_path / "nomodel.jsonl", [{"question_id": "q", "sample_idx": 0,
+                                                        "correct": True}])
+    assert "pass --model ... to name it" in cli_error(capsys, "summarize", nomodel)
+    with pytest.raises(ValueError, match=r"pass model=\.\.\. to name it"):
+        summarize(nomodel)  # the API names its keyword

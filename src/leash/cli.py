@@ -14,7 +14,9 @@ Conventions:
   ``--out``, a missing optional package) end the command with exit status 2 and a one-line
   reason on stderr, without a traceback; ``leash validate`` exits 1 when a file has problems
   in its rows, and 2 (after the reports) when a file cannot be read as a whole (missing, not a
-  regular file, truncated, no data rows, format not detected).
+  regular file, truncated, no data rows, format not detected). Messages name the command's
+  options (``--on-error skip``, ``--k``), not the library's keywords; warnings are one line
+  (``leash CMD: warning: ...``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +73,11 @@ def _reader_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mapping", help="field mapping for nested layouts (e.g. rollouts)")
 
 
+def _on_error_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
+                   help="invalid rows: stop (default) or skip and count them")
+
+
 def _data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mirror", help="data mirror root (default: env LEASH_DATA_MIRROR)")
     p.add_argument("--dest", help="download cache (default: data/raw/ of the repository)")
@@ -109,8 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the per-question summary as Parquet here")
     p.add_argument("--na", choices=("class", "truncated"), default="class",
                    help="what counts as a missing answer (default: class)")
-    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="invalid rows: stop (default) or skip and count them")
+    _on_error_option(p)
     _reader_options(p)
     _data_options(p)
     _out_options(p)
@@ -141,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("passk", help="pass@k per model and benchmark")
     p.add_argument("files", nargs="+", metavar="FILE")
+    _on_error_option(p)
     p.add_argument("--k", type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 "
                    "up to n)")
     p.add_argument("--estimator", choices=("unbiased", "first-k"), default="unbiased")
@@ -150,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("support", help="support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)")
     p.add_argument("files", nargs="+", metavar="FILE")
+    _on_error_option(p)
     p.add_argument("--base", required=True,
                    help="model label of the base model (MODEL or MODEL@STEP)")
     p.add_argument("--rl", required=True,
@@ -249,13 +258,14 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
         if summarize_kwargs:
             frames.append(summarize(paths, **summarize_kwargs, **kw))
         else:
-            frames.append(load_counts(paths, **kw))
+            frames.append(load_counts(paths, on_error=args.on_error, **kw))
         for f in frames[-1].attrs.get("provenance", {}).get("files", []):
             for note in f["notes"]:  # e.g. an ignored column that looks misspelled
                 ctx.note(f"note: {f['path']}: {note}")
     if len(frames) == 1:
         return frames[0]
     summary = pd.concat(frames, ignore_index=True)
+    summary.attrs["provenance"] = {"parts": [f.attrs.get("provenance", {}) for f in frames]}
     keys = summary[list(KEY_COLUMNS)].astype(object)
     keys = keys.where(keys.notna(), None)
     dup = keys.duplicated(keep=False)
@@ -431,10 +441,37 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     return 0
 
 
+def _input_files(prov: dict) -> list[dict]:
+    """The per-file provenance entries of one summary frame (one or several reader calls)."""
+    if "parts" in prov:
+        return [f for part in prov["parts"] for f in _input_files(part)]
+    return list(prov.get("files", []))
+
+
+def _require_first_correct(summary, missing, models, needed_by: str, instead: str) -> None:
+    """Stop with what is missing, where, and what to do, when first_correct is unknown."""
+    if not missing.any():
+        return
+    files = [f["path"] for f in _input_files(summary.attrs.get("provenance", {}))
+             if f.get("first_correct_unknown")]
+    where = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    raise ValueError(
+        f"{where or 'The input'} has no first_correct for model(s) "
+        f"{', '.join(repr(m) for m in models)} ({int(missing.sum())} "
+        f"question{'s' if missing.sum() > 1 else ''}; needed by "
+        f"{needed_by}): give first_correct (the 0-based index of the first correct sample) "
+        f"in the counts file, or {instead}.")
+
+
 def _cmd_passk(args, ctx: _Context) -> int:
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
+    if args.estimator == "first-k":
+        missing = summary["first_correct"].isna().to_numpy()
+        _require_first_correct(summary, missing,
+                               sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
+                               "--estimator first-k", "use --estimator unbiased")
     by = ["model", "benchmark"]
     steps = summary["step"].astype("Int64")
     if steps.notna().any():
@@ -465,6 +502,8 @@ def _cmd_support(args, ctx: _Context) -> int:
     summary = _load_summary(args, ctx)
     if args.n_boot < 0:
         raise ValueError(f"--n-boot must be >= 0. Got {args.n_boot}.")
+    if args.k is not None and args.k < 1:
+        raise ValueError(f"--k must be an int >= 1. Got {args.k}.")
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
     paired = pair_counts(summary, base=_model_spec(args.base), rl=_model_spec(args.rl),
@@ -476,6 +515,15 @@ def _cmd_support(args, ctx: _Context) -> int:
                 f"The {side} model's sample counts differ from the other model's, so pairing "
                 f"reduced them to a common budget and {unknown} correct counts are unknown; "
                 "the support table needs them: compare models with equal samples per question.")
+    if args.k is not None:
+        labels = paired.attrs["pairing"]
+        for side in ("base", "rl"):
+            missing = (paired[f"first_correct_{side}"].isna()
+                       & (paired[f"n_{side}"] > args.k)).to_numpy()
+            _require_first_correct(
+                summary, missing, [labels[side]], f"--k {args.k} below the full budget of "
+                f"{int(paired[f'n_{side}'].max())} samples", "leave out --k to use the full "
+                "budget")
     ctx.note(f"support table for {len(paired)} paired questions"
              + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
     rng = np.random.default_rng(args.seed)
@@ -512,6 +560,38 @@ def _model_spec(text: str):
     return text
 
 
+# The library names its keyword arguments; the command line names its options instead.
+_CLI_PHRASES = (
+    ("Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
+     "leash.validate.validate(path) to list every problem",
+     "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE` "
+     "to list every problem"),
+    ("Pass restrict_to_shared=True", "Pass --shared-only"),
+    ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
+    ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
+    ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
+     "MODEL@STEP"),
+    ("; subsample='expected' uses the hypergeometric expectation instead", ""),
+    ("fmt='nested' needs a 'mapping'", "--fmt nested needs --mapping"),
+    ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),
+    ("The 'base' and 'rl' parameters name", "--base and --rl name"),
+)
+_CLI_FLAGS = ("base", "rl", "k", "min_count", "zeta", "estimator", "step", "fmt", "mapping",
+              "on_error", "na", "n_boot", "model", "benchmark")
+
+
+def _cli_words(msg: str) -> str:
+    """A library message with the CLI's option names instead of Python keywords."""
+    import re
+
+    for py, flag in _CLI_PHRASES:
+        msg = msg.replace(py, flag)
+    names = "|".join(_CLI_FLAGS)
+    msg = re.sub(rf"The '({names})' parameter(?: of [\w.]+)?",
+                 lambda m: "--" + m.group(1).replace("_", "-"), msg)
+    return re.sub(rf"\bpass ({names})=\.\.\.", lambda m: f"pass --{m.group(1)} ...", msg)
+
+
 def _run_simulate(argv) -> int:
     from .simulate import main_simulate
 
@@ -545,11 +625,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = _Context(args.quiet)
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        text = str(message).strip().splitlines()[0] if str(message).strip() else ""
+        print(f"{PROG} {args.command}: warning: {_cli_words(text)}", file=sys.stderr)
+
     try:
-        return _COMMANDS[args.command](args, ctx)
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning  # one line, no source path
+            return _COMMANDS[args.command](args, ctx)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
+        print(f"{PROG} {args.command}: error: {_cli_words(msg)}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)

@@ -431,6 +431,7 @@ class FileStats:
         self.mapping = mapping
         self.rows_read = 0
         self.rows_rejected = 0
+        self.first_correct_unknown = 0
         self.reader = ""
         self.notes: list[str] = []
         self.locator = None

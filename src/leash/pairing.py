@@ -61,6 +61,11 @@ def _select(summary: pd.DataFrame, side, name: str) -> tuple[pd.DataFrame, str]:
     return out, label
 
 
+def _spec(side):
+    """(model, step or None) of a side, so that "m" and ("m", None) compare equal."""
+    return (side[0], side[1]) if isinstance(side, tuple) and len(side) == 2 else (side, None)
+
+
 def _keys_text(keys) -> str:
     keys = list(keys)
     shown = ", ".join(f"{b}/{q}" for b, q in keys[:_SHOW])
@@ -135,8 +140,9 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     Raises
     ------
     ValueError
-        Missing columns, unknown models, unshared questions (without ``restrict_to_shared``),
-        duplicate base rows, a budget above some n, undeterminable found-ness.
+        Missing columns, unknown models, the same model (and step) on both sides, unshared
+        questions (without ``restrict_to_shared``), duplicate base rows, a budget above some
+        n, undeterminable found-ness.
     """
     need = ["model", "benchmark", "question_id", "step", "n", "c", "first_correct"]
     if not isinstance(summary, pd.DataFrame):
@@ -148,6 +154,13 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     if subsample not in SUBSAMPLE:
         raise ValueError(f"The 'subsample' parameter must be one of {SUBSAMPLE}. "
                          f"Got {subsample!r} instead.")
+    if _spec(base) == _spec(rl):
+        # refused rather than warned: the table would look like a result (SRR = 1, NDR = 0)
+        raise ValueError(
+            f"The 'base' and 'rl' parameters name the same model {_spec(base)[0]!r}"
+            + ("" if _spec(base)[1] is None else f" at step {_spec(base)[1]}")
+            + ": a model paired with itself has E = S = 0 by construction. Name two models, "
+            "or two checkpoints of one run as (model, step).")
     b_rows, b_label = _select(summary, base, "base")
     r_rows, r_label = _select(summary, rl, "rl")
     key = ["benchmark", "question_id"]

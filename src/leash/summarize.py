@@ -555,6 +555,7 @@ class _Accumulator:
         a["c"][gid] = c
         a["first"][gid] = np.where(known & (fcv >= 0), fcv, _BIG)
         a["first_known"][gid] = known | (c == 0)
+        stats.first_correct_unknown += int((~known & (c > 0)).sum())
         a["counts_only"][gid] = True
 
     # ---- result ---------------------------------------------------------------------------
@@ -745,6 +746,8 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
             "rows_used": stats.rows_read - stats.rows_rejected,
             "rows_rejected": stats.rows_rejected, "problems": sink.n_problems - before,
             "notes": stats.notes,
+            # questions whose first correct sample is unknown (counts without first_correct)
+            "first_correct_unknown": stats.first_correct_unknown,
         })
         if f == "summary":
             meta = (pq.read_schema(path).metadata or {}).get(F.SUMMARY_METADATA_KEY)
