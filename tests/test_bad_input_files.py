@@ -1,10 +1,23 @@
 """Bad input files: one clear error (or note), nothing lost, doubled or invented.
 
 Every case is checked through the API (ValueError naming the file and the place) and, where a
-command reads it, through the CLI (one line on stderr, exit status 2, no traceback).
+command reads it, through the CLI (one line on stderr, exit status 2, no traceback). One line
+per bad-input class, and the test that covers it:
 
-* huge sample_idx (3e9, 2**40): memory follows the rows, not the index --
-  test_huge_sample_idx_costs_memory_of_rows, test_duplicates_still_caught_dense_and_sparse
+1. huge sample_idx (3e9, 2**40), memory of the rows -- test_huge_sample_idx_costs_memory_of_rows
+   a real duplicate still caught -- test_duplicates_still_caught_dense_and_sparse
+2. truncated / corrupt .gz or Parquet -- test_truncated_gzip_names_file_and_last_complete_line
+3. invalid summary files (c > n, n = 0) -- test_summary_files_are_validated_like_counts
+4. the same file twice, or a copy -- test_same_evaluator_file_twice_or_a_copy_is_refused
+   duplicate rows, both named -- test_duplicates_name_both_occurrences_in_every_format
+5. a misspelled / unknown column -- test_unknown_columns_are_noted_with_did_you_mean
+6. a bad CSV row (values, field count) -- test_csv_bad_rows_name_line_and_field_and_skip_counts_them
+7. an integer beyond int64 -- test_integer_beyond_int64_is_too_large_without_warning
+8. no data rows, in any format -- test_no_data_rows_is_an_error_in_every_format
+9. first_correct missing where needed -- test_missing_first_correct_says_what_to_do
+10. the same model as base and RLVR -- test_same_model_twice_is_refused
+    a FIFO or a directory as FILE -- test_fifo_and_directory_are_refused
+    CLI messages name options, not keywords -- test_cli_messages_name_options_not_keywords
 """
 
 from __future__ import annotations

@@ -322,6 +322,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     if fmt is not None:
         return fmt, None
     container = _container(path)
+    check_regular_file(path)  # a FIFO would block the read below
     if mapping is not None:
         if container != "jsonl":
             raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")

@@ -841,7 +841,11 @@ def read_summary(path) -> pd.DataFrame:
         ``0 <= c <= n``, ``first_correct``, one row per question), named by row group and row.
     """
     path = Path(path)
-    schema = pq.read_schema(path)
+    F.check_regular_file(path)
+    try:
+        schema = pq.read_schema(path)
+    except pa.ArrowException as exc:
+        raise V.InputFileError(f"{path}: cannot read the file ({exc}).") from None
     meta = (schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
     missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
     if meta is None or missing:
