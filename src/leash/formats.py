@@ -213,7 +213,7 @@ def no_rows_error(path, container: str) -> V.InputFileError:
 
 
 # errors of a file that cannot be read to its end (decompression, pyarrow readers)
-_UNREADABLE = (EOFError, zlib.error, OSError, pa.ArrowException)
+_UNREADABLE = (EOFError, zlib.error, OSError, pa.ArrowException, UnicodeDecodeError)
 
 
 def _unreadable(path: Path, exc: BaseException) -> Exception:
@@ -263,9 +263,8 @@ def _keys_of_file(path: Path, container: str) -> tuple[set, dict | None, bytes |
         meta = schema.metadata or {}
         return set(schema.names), None, meta.get(SUMMARY_METADATA_KEY)
     if container == "csv":
-        with (gzip.open(path, "rt") if path.name.lower().endswith(".gz")
-              else open(path, newline="")) as fh:
-            header = fh.readline()
+        with _open_text(path) as fh:  # bytes: a bad byte further down is not the header's
+            header = fh.readline().decode("utf-8", "replace")
         if not header.strip():
             raise no_rows_error(path, "csv")
         import csv
@@ -397,7 +396,7 @@ class Locator:
     def _csv_line(self, record: int) -> int:
         import csv
 
-        if self._csv is None or record < 1:
+        if self._csv is None:
             fh = (gzip.open(self.path, "rt", newline="", errors="replace")
                   if self.path.name.lower().endswith(".gz")
                   else open(self.path, newline="", errors="replace"))
