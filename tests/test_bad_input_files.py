@@ -261,7 +261,7 @@ def test_fifo_and_directory_are_refused(tmp_path, capsys):
         with pytest.raises(ValueError, match=re.escape(what)):
             summarize(path)
         assert validate(path).file_problem.reason == "not_a_regular_file"
-        for command in ("validate", "summarize", "passk"):
+        for command in ("validate", "summarize", "passk", "rescore"):
             assert what in cli_error(capsys, command, path)
 
 

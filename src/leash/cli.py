@@ -221,6 +221,7 @@ def _emit(df: pd.DataFrame, as_json: bool) -> None:
 def _inputs(args, ctx: _Context):
     """Resolve FILE arguments (paths or manifest names) into (path, reader kwargs) pairs."""
     from . import manifest as mf
+    from .formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping}
@@ -229,6 +230,7 @@ def _inputs(args, ctx: _Context):
     for name in args.files:
         for path, ds in mf.resolve(name, mirror=args.mirror, dest=args.dest,
                                    progress=not ctx.quiet):
+            check_regular_file(path)  # every command; a FIFO would block its reader
             kw = {}
             if ds is not None:
                 if not ds.is_generations:
