@@ -502,8 +502,8 @@ def _cmd_support(args, ctx: _Context) -> int:
     from .tables import support_table
 
     summary = _load_summary(args, ctx)
-    if args.n_boot < 0:
-        raise ValueError(f"--n-boot must be >= 0. Got {args.n_boot}.")
+    if args.n_boot < 0 or args.n_boot == 1:
+        raise ValueError(f"--n-boot must be 0 (no bootstrap) or >= 2. Got {args.n_boot}.")
     if args.k is not None and args.k < 1:
         raise ValueError(f"--k must be an int >= 1. Got {args.k}.")
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
