@@ -2,8 +2,8 @@ r"""Final-answer extraction, normalization and answer equivalence classes.
 
 Extraction (:func:`extract`, :func:`extract_answer`)
 ---------------------------------------------------
-The hierarchy follows the paper's Reasoning Gym pipeline (SPEC 2.5, App. B.3), which is also the
-natural order for math responses:
+The hierarchy follows the paper's Reasoning Gym pipeline (arXiv 2507.14843v4, App. B.3), which
+is also the natural order for math responses:
 
 1. ``answer_tag``: the content of the **last** ``<answer>...</answer>`` pair; if that content
    holds a ``\boxed{}``, the content of its last box;
@@ -15,7 +15,7 @@ natural order for math responses:
 
 Otherwise the answer is missing (``None``), which the entropy code counts as the paper's "NA"
 class. Which steps are tried, and in which order, is the ``methods`` parameter. The paper
-extracts answers for its entropy study with Lighteval (SPEC 1.7), whose exact configuration it
+extracts answers for its entropy study (Table 5) with Lighteval, whose exact configuration it
 does not give; this module is a documented stand-in, and math-verify (which Lighteval uses) is
 available for answer equivalence below and for verification in :mod:`leash.rescore`.
 

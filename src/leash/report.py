@@ -288,14 +288,14 @@ def _markdown(cells: pd.DataFrame, align: list[str], caption: str | None) -> str
 
 # Characters LaTeX treats specially, for the caption (pandas escapes cells and headers through
 # Styler.format(escape="latex") but offers no public function for a caption string).
-_LATEX_SPECIAL = {
+_LATEX_ESCAPES = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }
 
 
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
 def _latex(cells: pd.DataFrame, align: list[str], caption: str | None, label: str) -> str:

@@ -16,7 +16,7 @@ Two scorers:
     after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial credit (e.g.
     0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the gold is a
     substring); a sample counts as correct **only at full credit**, ``score == 1.0``. The
-    paper's task-specific answer rewrites (SPEC 2.5: dice fractions, prime factorization ``x``,
+    paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization ``x``,
     palindromes, ...) are not applied here.
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question

@@ -3,7 +3,7 @@ and the rule itself; and the significance of expansion against shrinkage across 
 
 Two rules decide whether a model "found" a question at budget k:
 
-``"count"`` (the paper's, SPEC 1.3)
+``"count"`` (the paper's: derived here from the printed counts of Tables 3, 4 and 6-12)
     at least ``min_count`` of the k samples are correct (the paper: 1).
 ``"rate"`` (the alternative reading the paper does NOT use)
     the empirical rate exceeds the threshold, c/k > epsilon(k, zeta). With the paper's

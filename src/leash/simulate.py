@@ -8,7 +8,7 @@ key-value metadata ``source = simulated``.
 
 The generative model (one benchmark question x at a time)
 ---------------------------------------------------------
-Answer classes. A question has ``K = n_wrong + 2`` answer-level equivalence classes (SPEC 1.1,
+Answer classes. A question has ``K = n_wrong + 2`` answer-level equivalence classes (Def. 3.1,
 "answer-level correct completions"): class 0 is the single correct answer (R = 1), classes
 ``1..n_wrong`` are distinct wrong answers (R = 0) and the last class is "NA", an incomplete
 output with no extracted answer (R = 0, counted in ``n_answer_missing`` and ``n_truncated``).
@@ -27,7 +27,7 @@ Base model q(y|x).
   (mean ``na_mean``, concentration ``na_concentration``) and wrong answers with
   Dirichlet(``wrong_alpha``) weights over ``n_wrong`` classes.
 
-RLVR model pi(y|x): the KL-tilted distribution of Prop. C.4 (SPEC 7),
+RLVR model pi(y|x): the KL-tilted distribution of Prop. C.4 (arXiv 2507.14843v4, App. C),
 ``pi(y) = q(y) exp(beta R(y)) / Z``, with three explicit, documented departures that are the
 walkthrough's knobs (:class:`RLVRModel`), applied in this order:
 
@@ -198,9 +198,9 @@ class Benchmark:
     domain : str
         "math" or "non-math" (Table 1's domains).
     n_questions : int
-        Number of questions (SPEC 2.2).
+        Number of questions (the paper's N = P+E+S+O, Tables 6-12).
     budget : int
-        Samples per question in the support study (SPEC 2.3: 8192 math, 2048 non-math).
+        Samples per question in the support study (Tables 6-8: 8192 math, 2048 non-math).
     """
 
     name: str
@@ -449,7 +449,7 @@ class StudyConfig:
     entropy_benchmarks : tuple of str
         Benchmarks of the entropy study; every pair's TokenModels must cover them.
     zeta : float, default 0.05
-        Confidence parameter of the truth table's epsilon (SPEC 1.2).
+        Confidence parameter of the truth table's epsilon (App. C.4).
     """
 
     benchmarks: tuple
@@ -483,7 +483,8 @@ BENCHMARKS = (
     Benchmark("LiveBench-L", "non-math", 50, 2048),
     Benchmark("SciBench", "non-math", 692, 2048),
 )
-"""The paper's benchmarks and sizes (SPEC 2.2) with the 1.5B/7B budgets (SPEC 2.3)."""
+"""The paper's benchmarks and sizes (N = P+E+S+O, Table 6) with the 1.5B/7B budgets of
+Tables 6-8."""
 
 # (expected pass@1, expected pass@k, k) of the BASE model that the logit-normal priors are
 # calibrated to. Sources: pass@1 = the paper's avg@32 (Table 5: DeepSeek-1.5B, DeepSeek-7B);
@@ -1305,7 +1306,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
     The empirical category of a question at budget k uses its first k samples (the paper's
     printed reading): a model finds it iff ``0 <= first_correct < k`` (for ``k == n``, iff
     ``c >= min_count``). The true category uses the true success probabilities of ``truth``:
-    "in support" iff ``p > epsilon(k, zeta)`` (Def. 3.2 with SPEC 1.2's threshold).
+    "in support" iff ``p > epsilon(k, zeta)`` (Def. 3.2 with the threshold of App. C.4).
 
     Parameters
     ----------

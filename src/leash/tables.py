@@ -69,8 +69,9 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
     """Whether each question is found within a budget of ``k`` samples, by the paper's rule.
 
     At the full budget (``k`` None or equal to n) a question is found when ``c >= min_count``.
-    Below it, the paper's printed tables use the first k samples (SPEC 1.5): found when the first
-    correct sample has index < k, which is defined for ``min_count = 1`` only.
+    Below it, the paper's printed tables use the first k samples (inferred here from their
+    values; the paper does not say): found when the first correct sample has index < k, which
+    is defined for ``min_count = 1`` only.
 
     Parameters
     ----------
@@ -401,7 +402,8 @@ def wide_with_average(df: pd.DataFrame, value: str, *, index="model", columns="b
                       column_order=None, average="Avg"):
     """Pivot to a wide table (e.g. models x benchmarks) and add the unweighted mean column.
 
-    Table 5's "Avg." column is the unweighted mean of its benchmark columns (SPEC 1.5).
+    Table 5's "Avg." column is the unweighted mean of its benchmark columns (checked here
+    against all 36 printed Avg values).
 
     Parameters
     ----------
@@ -447,7 +449,7 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     how : {"trace-mean", "token-pooled"}, default "trace-mean"
         "trace-mean": mean over traces of ``exp(-sum_logprob / n_tokens)``; "token-pooled":
         ``exp(-sum(sum_logprob) / sum(n_tokens))`` over the cell. The paper does not say which
-        (SPEC 1.8).
+        for Table 2.
 
     Returns
     -------
