@@ -70,7 +70,7 @@ def test_paper_sft_and_checkpoint_tables():
     assert set(t3["pair"]) == {"Qwen2.5-Math-7B-SFT", "Qwen2.5-Math-7B-DAPO"}
     t4 = A.checkpoint_support("paper")
     row = t4[(t4.benchmark == "AIME2025") & (t4.step == 300)].iloc[0]
-    # recomputed from the printed counts 18/2/3/7 (the printed metrics are a typo; SPEC 3)
+    # recomputed from the printed counts 18/2/3/7 (Table 4's printed metrics are a typo)
     assert (row.P, row.E, row.S, row.O) == (18, 2, 3, 7)
     assert row.NDR == pytest.approx(2 / 20) and row.SRR == pytest.approx(18 / 21)
 

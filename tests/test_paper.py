@@ -2,7 +2,7 @@
 
 References are independent of the library: metrics are recomputed here with exact fractions
 (SDS through the paper's closed form 2PE / (P^2 + 2PE + ES), not the harmonic mean the library
-uses), and benchmark sizes are typed from SPEC 2.2.
+uses), and benchmark sizes are typed by hand (the paper's N = P+E+S+O of Tables 6-12).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from leash.paper import round_half_up
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
 
-# SPEC 2.2, typed by hand.
-SPEC_N = {
+# Benchmark sizes N (P+E+S+O, the same in every one of Tables 3, 4 and 6-12), typed by hand.
+PAPER_N = {
     "MATH500": 500, "Minerva": 272, "OlympiadBench": 675, "AIME2024": 30, "AIME2025": 30,
     "AMC23": 40, "MathVista": 1000, "MathVision": 304, "SimpleQA": 433, "LiveBench-R": 100,
     "LiveBench-L": 50, "LiveBench-C": 128, "SciBench": 692, "LiveCodeBench-v5": 323,
@@ -84,7 +84,7 @@ def audit_frame():
 @pytest.mark.parametrize(
     ("x", "decimals", "expected"),
     [
-        (0.0346, 3, 0.035),  # SPEC 1.4, Nemotron-7B Non-Math SDS, first step
+        (0.0346, 3, 0.035),  # Table 7 -> Table 1, Nemotron-7B Non-Math SDS, first step
         (0.035, 2, 0.04),  # ... second step
         (0.9949, 3, 0.995),  # OVR SRR
         (0.995, 2, 1.00),
@@ -106,7 +106,7 @@ def test_round_half_up_hand_values(x, decimals, expected):
     assert round_half_up(x, decimals) == expected
 
 
-def test_round_half_up_double_rounding_from_spec():
+def test_round_half_up_double_rounding_of_table1():
     assert round_half_up(round_half_up(0.0346, 3), 2) == 0.04
     assert round_half_up(0.0346, 2) == 0.03  # single rounding differs
     assert round_half_up(round_half_up(0.9949, 3), 2) == 1.00
@@ -186,17 +186,17 @@ def test_loaders_shapes_and_dtypes(counts, aggregates):
         "6": 3, "7": 3, "8": 3, "9": 3, "10": 3, "11": 1, "12": 1}
 
 
-def test_n_per_benchmark_matches_spec(counts):
+def test_n_per_benchmark_matches_paper_sizes(counts):
     bench = paper.load_benchmarks().set_index("benchmark")["N"].to_dict()
-    assert bench == SPEC_N
+    assert bench == PAPER_N
     n = counts["P"] + counts["E"] + counts["S"] + counts["O"]
-    assert (n.to_numpy() == counts["benchmark"].map(SPEC_N).to_numpy()).all()
-    # Domain totals of SPEC 2.2.
+    assert (n.to_numpy() == counts["benchmark"].map(PAPER_N).to_numpy()).all()
+    # Domain totals: 1547 math, 1857 non-math (Table 6), 1403 non-math without LiveCodeBench.
     t6 = counts[counts["table"] == "6"]
-    assert t6.groupby("domain")["benchmark"].apply(lambda b: sum(SPEC_N[x] for x in b)).to_dict() \
+    assert t6.groupby("domain")["benchmark"].apply(lambda b: sum(PAPER_N[x] for x in b)).to_dict() \
         == {"math": 1547, "non-math": 1857}
     t9 = counts[(counts["table"] == "9") & (counts["domain"] == "non-math")]
-    assert sum(SPEC_N[b] for b in t9["benchmark"]) == 1403
+    assert sum(PAPER_N[b] for b in t9["benchmark"]) == 1403
 
 
 def test_every_per_benchmark_metric_recomputes_except_the_table4_typo(counts):
@@ -232,7 +232,7 @@ def test_pass_at_k_percentages_follow_from_counts(counts):
         sel = counts[col].notna()
         for v, f, nn, d in zip(counts[col][sel], found[sel], n[sel], counts["pass_decimals"][sel]):
             assert within_half_unit(v, Fraction(100 * int(f), int(nn)), d), (v, f, nn)
-    # Hand check (SPEC 1.3): Table 6 AIME2024 base 93.3% = 28/30, ProRL 83.3% = 25/30.
+    # Hand check: Table 6 AIME2024 base 93.3% = 28/30, ProRL 83.3% = 25/30.
     r = counts[(counts["table"] == "6") & (counts["benchmark"] == "AIME2024")].iloc[0]
     assert (r.P + r.S, r.P + r.E) == (28, 25)
     assert round_half_up(Fraction(2800, 30), 1) == r.pass_base_percent == 93.3
@@ -265,8 +265,8 @@ def test_aggregate_metrics_recompute_except_four_cells(aggregates):
     assert bad == {k: v for k, v in AGGREGATE_EXCEPTIONS.items() if v}
 
 
-def test_spec_hand_value_prorl_v1_math():
-    # SPEC 1.3: P = 25+20+40+497+173+600 = 1355, E = 5, S = 56, SRR = 1355/1411.
+def test_hand_value_prorl_v1_math():
+    # Table 6 math rows, pooled: P = 25+20+40+497+173+600 = 1355, E = 5, S = 56, SRR = 1355/1411.
     t1 = paper.rebuild_table1()
     r = t1[(t1["model"] == "ProRL-1.5B-v1") & (t1["domain"] == "math")].iloc[0]
     assert (r.P, r.E, r.S, r.O) == (1355, 5, 56, 131)
@@ -284,7 +284,7 @@ def test_rebuilt_table1_agrees_with_printed():
     for c in "PESO":
         assert (m[c] == m[c + "_r"]).all(), c
     for q in METRICS:
-        assert (abs(m[q] - m[q + "_r"]) <= 0.01).all(), q  # SPEC 1.4 tolerance, raw values
+        assert (abs(m[q] - m[q + "_r"]) <= 0.01).all(), q  # Table 1 prints 2 dp; raw values
     # Displayed (double-rounded) values equal the printed ones except one cell.
     diff = {(r.model, r.domain, q) for r in m.itertuples() for q in METRICS
             if getattr(r, q) != getattr(r, q + "_display")}

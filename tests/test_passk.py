@@ -134,7 +134,7 @@ def test_first_k_is_share_of_questions_with_early_success():
 
 
 def test_first_k_can_stay_flat_where_unbiased_cannot():
-    # Why the paper's printed pass@2 == pass@4 happens (SPEC 1.5): first-k is a step function.
+    # Why the paper's printed pass@2 == pass@4 happens (Table 14): first-k is a step function.
     fc = np.array([0, 4, -1])
     n = np.full(3, 8)
     c = np.array([2, 1, 0])
@@ -157,7 +157,7 @@ def test_estimators_agree_at_k_equals_n():
 def test_avg_at_n():
     assert avg_at_n(32, 8) == 0.25
     np.testing.assert_allclose(avg_at_n([32, 32], [0, 32]), [0, 1])
-    # the paper's DeepSeek-1.5B AIME24 avg@32: 299 correct of 30 x 32 (SPEC 1.5)
+    # the paper's DeepSeek-1.5B AIME24 avg@32 (Table 5): 299 correct of 30 x 32
     assert round(100 * 299 / (30 * 32), 2) == 31.15
 
 

@@ -19,7 +19,7 @@ def test_rate_rule_is_a_count_threshold_independent_of_k():
             # c/k > eps holds for c = m and fails for c = m - 1
             eps = -log(zeta) / k
             assert m / k > eps and (m - 1) / k <= eps
-    assert rate_rule_min_count(8192) == 3  # SPEC 1.3's warning: "c >= 3"
+    assert rate_rule_min_count(8192) == 3  # c/k > -ln(0.05)/k (App. C.4) means c >= 3
 
 
 def paired(seed=0):

@@ -70,7 +70,8 @@ def test_tilt_equals_prop_c4_on_hand_examples():
     got = S.tilt(np.array([[float(x) for x in q]]), math.log(2.0))
     np.testing.assert_allclose(got[0], [float(x) for x in expected], rtol=1e-15, atol=0)
 
-    # SPEC 7's counterexample to Thm. C.6(a): q = (0.1 correct, 0.9 wrong), beta = ln 9.
+    # A counterexample to Thm. C.6(a) (App. C; leash's, not the paper's): q = (0.1 correct,
+    # 0.9 wrong), beta = ln 9.
     got = S.tilt(np.array([[0.1, 0.9]]), math.log(9.0))
     np.testing.assert_allclose(got[0], [0.5, 0.5], rtol=1e-14)
 

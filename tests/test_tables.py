@@ -97,7 +97,7 @@ def test_support_table_errors():
 
 
 def test_support_from_counts_pools_paper_rows():
-    # Table 6 math rows (ProRL-1.5B-v1): pooled P/E/S/O = 1355/5/56/131 (SPEC 1.3)
+    # Table 6 math rows (ProRL-1.5B-v1): pooled P/E/S/O = 1355/5/56/131 (Agg Math)
     counts = pd.DataFrame({
         "benchmark": ["AIME2024", "AIME2025", "AMC23", "MATH500", "Minerva", "Olympiad"],
         "P": [25, 20, 40, 497, 173, 600], "E": [0, 2, 0, 0, 0, 3],
