@@ -58,8 +58,10 @@ def freshness(fresh_files, fresh_dir, skipped, figures=FIGURES):
     excluded = {nb: sorted(f for r in records.get(nb, []) for f in r["files"])
                 for nb in sorted(skipped)}
     skip_files = {f for files in excluded.values() for f in files}
-    committed = {p.name for p in figures.iterdir() if p.is_file() and p.name != "README.md"}
-    fresh = set(fresh_files) - {"README.md"}
+    # dot files (the runner's lock file) are not artifacts
+    committed = {p.name for p in figures.iterdir() if p.is_file() and p.name != "README.md"
+                 and not p.name.startswith(".")}
+    fresh = {f for f in fresh_files if f != "README.md" and not f.startswith(".")}
     differ = {}
     for name in sorted(fresh & committed):
         new, old = fresh_dir / name, figures / name

@@ -80,7 +80,7 @@ class _StrictLoader(yaml.SafeLoader):
         self.flatten_mapping(node)
         lines: dict = {}
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node)
+            key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if not isinstance(key, Hashable):
                 raise _Problem(line, f"a key must be a plain value, got {show(key)}")

@@ -228,7 +228,9 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
     return Manifest(datasets=datasets, groups=groups, source=source)
 
 
-_MANIFEST_CACHE: dict[Path, tuple[tuple[int, ...], Manifest]] = {}
+# Parsed manifests keyed by path, kept with the bytes they were parsed from: reading a few KB
+# is cheap and, unlike size/mtime/ctime, cannot be fooled by an edit in place.
+_MANIFEST_CACHE: dict[Path, tuple[bytes, Manifest]] = {}
 
 
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
@@ -246,21 +248,20 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     p = Path(path) if path is not None else _MANIFEST_PATH
     if not p.is_file():
         raise FileNotFoundError(f"The manifest file {p} does not exist.")
-    st = p.stat()
-    # st_ctime_ns changes on every write, also when the mtime is set back.
-    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    data = p.read_bytes()
     cached = _MANIFEST_CACHE.get(p)
-    if cached is not None and cached[0] == stamp:
+    if cached is not None and cached[0] == data:
         return cached[1]
-    with open(p, encoding="utf-8") as fh:
-        try:
-            raw = yaml.safe_load(fh)
-        except yaml.YAMLError as exc:
-            line, reason = one_line_yaml_error(exc)
-            at = f", line {line}" if line else ""
-            raise ValueError(f"The manifest {p}{at} is not valid YAML: {reason}.") from None
+    try:
+        raw = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"The manifest {p} is not UTF-8 text (byte {exc.start}).") from None
+    except yaml.YAMLError as exc:
+        line, reason = one_line_yaml_error(exc)
+        at = f", line {line}" if line else ""
+        raise ValueError(f"The manifest {p}{at} is not valid YAML: {reason}.") from None
     manifest = _parse_manifest(raw, str(p))
-    _MANIFEST_CACHE[p] = (stamp, manifest)
+    _MANIFEST_CACHE[p] = (data, manifest)
     return manifest
 
 

@@ -31,8 +31,9 @@
 5. **Folders and interruption.** ``--outdir`` (default the repository's ``figures/``) and
    ``--build`` (default ``build/``) are resolved once, relative paths against the working
    directory, created and checked to be writable before any kernel starts. The output folder
-   is locked for the run (``<outdir>/.reproduce.lock``, released by the operating system
-   however the run ends), so a second run into it is refused instead of interleaving records.
+   is locked for the run (an flock on ``<outdir>/.reproduce.lock``, released by the operating
+   system however the run ends), so a second run into it is refused instead of interleaving
+   records.
    Ctrl-C ends the run with one line and exit status 130; the interrupted notebooks' previous
    artifact records are put back and the index is not rewritten.
 
@@ -772,8 +773,10 @@ def _lock(outdir: Path):
     Two runs into one folder would interleave their artifact records and leave an index that
     disagrees with them; the second run is refused instead. The lock is ``fcntl.flock`` on
     ``<outdir>/.reproduce.lock``, which the operating system releases when the process ends,
-    however it ends, so a killed run leaves no stale lock. (Where fcntl does not exist, on
-    Windows, runs are not locked.)
+    however it ends, so a killed run leaves no stale lock. The file itself stays (ignored by
+    git and by the index): removing a file that another process may be about to lock would
+    let two runs lock two different files. (Where fcntl does not exist, on Windows, runs are
+    not locked.)
     """
     try:
         import fcntl
@@ -796,12 +799,9 @@ def _lock(outdir: Path):
         fh.truncate()
         fh.write(f"{os.getpid()}\n")
         fh.flush()
-        try:
-            yield
-        finally:
-            path.unlink(missing_ok=True)
+        yield
     finally:
-        fh.close()
+        fh.close()  # releases the lock
 
 
 def _run_in_worker(job):
