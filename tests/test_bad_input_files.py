@@ -18,6 +18,7 @@ per bad-input class, and the test that covers it:
 10. the same model as base and RLVR -- test_same_model_twice_is_refused
     a FIFO or a directory as FILE -- test_fifo_and_directory_are_refused
     CLI messages name options, not keywords -- test_cli_messages_name_options_not_keywords
+11. many malformed CSV rows: linear cost -- test_many_malformed_csv_rows_cost_one_cleaning_per_block
 """
 
 from __future__ import annotations
@@ -498,3 +499,52 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
     assert "pass --model ... to name it" in cli_error(capsys, "summarize", nomodel)
     with pytest.raises(ValueError, match=r"pass model=\.\.\. to name it"):
         summarize(nomodel)  # the API names its keyword
+
+
+# --------------------------------------------------------------------------------------------
+# 11. many malformed CSV rows: one cleaning pass per block, not one per bad row
+# --------------------------------------------------------------------------------------------
+def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypatch):
+    from leash import formats as F
+
+    head = "model,benchmark,question_id,sample_idx,correct"
+    rows, good, expected = [], [], []
+    for i in range(600):
+        line = i + 2
+        if i % 2:
+            rows.append(f"m,b,q{i % 5},{i},true,extra")
+            expected.append((f"line {line}", "-", "malformed_csv"))
+        elif i % 10 == 4:
+            rows.append(f"m,b,q{i % 5},{i},maybe")
+            expected.append((f"line {line}", "correct", "invalid_bool"))
+        else:
+            rows.append(f"m,b,q{i % 5},{i},{'true' if i % 3 else 'false'}")
+            good.append(rows[-1])
+    p = tmp_path / "many_bad.csv"
+    p.write_text("\n".join([head, *rows]) + "\n")
+    clean = tmp_path / "clean.csv"
+    clean.write_text("\n".join([head, *good]) + "\n")
+    # small blocks: malformed rows fall on block boundaries too
+    monkeypatch.setattr(F, "_block_size", lambda path, chunk_size: 2048)
+    blocks, cleanings = [], []
+    read_csv, clean_table = F._read_csv, F.clean_table
+    monkeypatch.setattr(F, "_read_csv", lambda *a, **k: (
+        blocks.append(1) or block for block in read_csv(*a, **k)))
+    monkeypatch.setattr(F, "clean_table", lambda *a, **k: (
+        cleanings.append(1), clean_table(*a, **k))[1])
+    rep = validate(p)
+    assert 3 < len(blocks) < 100 and len(cleanings) == len(blocks)  # 360 bad rows
+    assert [(x.location, x.field, x.reason) for x in rep.problems] == expected
+    assert (rep.rows_read, rep.rows_used, rep.rows_rejected) == (600, len(good), 360)
+    # the first problem in file order stops a default run; skip keeps exactly the good rows
+    with pytest.raises(ValueError, match=r"many_bad\.csv: line 3: .*6 fields where the "
+                                         r"header has 5"):
+        summarize(p)
+    with pytest.warns(UserWarning, match="360 of 600 rows rejected"):
+        out = summarize(p, on_error="skip")
+    assert len(cleanings) < 4 * len(blocks)
+    want = summarize(clean)
+    cols = ["model", "benchmark", "question_id", "n", "c", "first_correct"]
+    assert out[cols].equals(want[cols])
+    assert out.attrs["provenance"]["rejected_by_reason"] == {"malformed_csv": 300,
+                                                             "invalid_bool": 60}

@@ -26,6 +26,7 @@ chunk size and not by the file size.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import stat
@@ -378,7 +379,7 @@ class Locator:
         self.path = path
         self.container = container
         self._rg_starts = None
-        self._csv = None  # (csv reader, open file, records read, [(record, line - record)])
+        self._csv = None  # the csv reader of _csv_line, while a lookup needs it
 
     def __call__(self, loc: int, sub: int = -1) -> str:
         loc = int(loc)
@@ -400,21 +401,22 @@ class Locator:
             fh = (gzip.open(self.path, "rt", newline="", errors="replace")
                   if self.path.name.lower().endswith(".gz")
                   else open(self.path, newline="", errors="replace"))
-            self._csv = [csv.reader(fh), fh, 0, [(0, 0)]]
-        reader, fh, done, shifts = self._csv
+            # reader, file, records read, records where the shift changes, their shifts
+            self._csv = [csv.reader(fh), fh, 0, [0], [0]]
+        reader, fh, done, starts, shifts = self._csv
         try:
             while done < record:
                 before = reader.line_num
                 if not next(reader):  # a blank line: not a record, as for pyarrow
                     continue
                 done += 1
-                if before + 1 - done != shifts[-1][1]:
-                    shifts.append((done, before + 1 - done))
+                if before + 1 - done != shifts[-1]:
+                    starts.append(done)
+                    shifts.append(before + 1 - done)
         except (StopIteration, csv.Error, EOFError, OSError):
             pass
         self._csv[2] = done
-        i = int(np.searchsorted([r for r, _ in shifts], record, side="right")) - 1
-        return record + shifts[i][1]
+        return record + shifts[bisect.bisect_right(starts, record) - 1]
 
     def close(self) -> None:
         if self._csv is not None:
@@ -487,16 +489,32 @@ _MAX_NOTES = 20
 # --------------------------------------------------------------------------------------------
 # Vectorized cleaning of canonical tables
 # --------------------------------------------------------------------------------------------
-def _report(sink, locator, fname, problems, loc, sub, values_of):
-    """Send vectorized problems to the sink; return the mask of rejected rows."""
+def _report(sink, locator, fname, problems, loc, sub, values_of, before=()):
+    """Send vectorized problems to the sink; return the mask of rejected rows.
+
+    ``before`` holds problems of rows that are not in the table (CSV rows with a wrong field
+    count) as ``(loc, field, value, reason, message)``, sorted by ``loc`` (None: an unknown
+    line, first); they are merged with the table's problems in file order, which assumes
+    ``loc`` increases along the table (true of every caller: line, row or record numbers).
+    """
     n = len(loc)
     rejected = np.zeros(n, dtype=bool)
     for _, _, _, mask in problems:
         rejected |= mask
-    if not rejected.any():
+    if not rejected.any() and not before:
         return rejected
+
+    def where(pos):
+        return "an unknown line" if pos is None else locator(pos)
+
+    def extra_problem(item):
+        pos, field, value, reason, msg = item
+        return V.Problem(fname, where(pos), field, value, reason, msg)
+
     if sink.on_error == "raise":
-        first = int(np.flatnonzero(rejected)[0])
+        first = int(np.flatnonzero(rejected)[0]) if rejected.any() else None
+        if before and (first is None or before[0][0] is None or before[0][0] < loc[first]):
+            sink.add(extra_problem(before[0]))
         for field, reason, msg, mask in problems:
             if mask[first]:
                 sink.add(V.Problem(fname, locator(loc[first], sub[first]), field,
@@ -512,10 +530,21 @@ def _report(sink, locator, fname, problems, loc, sub, values_of):
         if extra:
             sink.by_reason[problems[k][1]] += extra
             sink.n_problems += extra
-    for i, k in sorted(events):
+    events.sort()
+    kept = before if sink.on_error == "collect" else before[: V._MAX_EXAMPLES]
+    for item in before[len(kept):]:
+        sink.by_reason[item[3]] += 1
+        sink.n_problems += 1
+    j = 0  # the next problem of `before` to merge in
+    for i, k in events:
+        while j < len(kept) and (kept[j][0] is None or kept[j][0] < loc[i]):
+            sink.add(extra_problem(kept[j]))
+            j += 1
         field, reason, msg, _ = problems[k]
         sink.add(V.Problem(fname, locator(loc[i], sub[i]), field,
                            V.short_repr(values_of(field, i)), reason, msg))
+    for item in kept[j:]:
+        sink.add(extra_problem(item))
     return rejected
 
 
@@ -534,8 +563,12 @@ def _constant_or_column(raw: pa.Table, name: str, given, stats: FileStats, n: in
     return None
 
 
-def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname):
-    """Apply the vectorized rules to a raw canonical table; return (clean table, keep mask)."""
+def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, before=()):
+    """Apply the vectorized rules to a raw canonical table; return (clean table, keep mask).
+
+    ``before``: problems of rows left out of ``raw`` (see :func:`_report`), reported with the
+    table's own in file order.
+    """
     n = raw.num_rows
     problems = []  # (field, reason, message, mask)
 
@@ -623,7 +656,7 @@ def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname):
             return raw.column(field)[i].as_py()
         return labels.get(field)
 
-    rejected = _report(sink, locator, fname, problems, loc, sub, values_of)
+    rejected = _report(sink, locator, fname, problems, loc, sub, values_of, before)
     table = pa.table(cols)
     keep = ~rejected
     if rejected.any():
@@ -703,8 +736,10 @@ def _read_csv(path, kind, chunk_size, columns: set):
         numbers = np.arange(record, record + t.num_rows + len(skipped), dtype=np.int64)
         loc = numbers[~np.isin(numbers, list(skipped))][: t.num_rows]
         end = int(loc[-1]) + 1 if len(loc) else record
-        mine = [r for r in invalid if r[0] is None or r[0] < end]
-        invalid[:] = [r for r in invalid if r not in mine]
+        # invalid rows come in file order: the block's are a prefix (one cut, not a search)
+        cut = bisect.bisect_left(invalid, end, key=lambda r: -1 if r[0] is None else r[0])
+        mine = invalid[:cut]
+        del invalid[:cut]
         yield t, loc, mine
         record = end
     if invalid:
@@ -1063,19 +1098,18 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
         locator = stats.locator = Locator(path, container)
         try:
             for raw, loc, invalid in _read_csv(path, kind, chunk_size, stats.columns):
-                # rows up to each invalid row, then that row: problems stay in file order
-                for number, text, fields, expected in invalid:
-                    before = loc < number if number is not None else np.zeros(len(loc), bool)
-                    yield _clean_chunk(kind, raw.filter(pa.array(before)), loc[before], labels,
-                                       stats, sink, locator, fname)
-                    raw, loc = raw.filter(pa.array(~before)), loc[~before]
-                    stats.rows_read += 1
-                    stats.rows_rejected += 1
-                    sink.add(V.Problem(
-                        fname, locator(number) if number is not None else "an unknown line",
-                        "-", V.short_repr(text), V.MALFORMED_CSV,
-                        f"{fields} fields where the header has {expected}"))
-                yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
+                # rows with a wrong field count are not in the block: their problems are
+                # merged with the block's in file order, and the block is cleaned once
+                stats.rows_read += raw.num_rows + len(invalid)
+                stats.rows_rejected += len(invalid)
+                before = [(number, "-", V.short_repr(text), V.MALFORMED_CSV,
+                           f"{fields} fields where the header has {expected}")
+                          for number, text, fields, expected in invalid]
+                sub = np.full(len(loc), -1, dtype=np.int64)
+                table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
+                                          sink=sink, locator=locator, fname=fname,
+                                          before=before)
+                yield Chunk(kind, table, loc[keep], sub[keep], False)
         finally:
             locator.close()
         return
