@@ -13,6 +13,7 @@ per bad-input class, and the test that covers it:
 5. a misspelled / unknown column -- test_unknown_columns_are_noted_with_did_you_mean
 6. a bad CSV row (values, field count) -- test_csv_bad_rows_name_line_and_field_and_skip_counts_them
 7. an integer beyond int64 -- test_integer_beyond_int64_is_too_large_without_warning
+   thousands of digits -- test_integers_of_thousands_of_digits_name_file_line_and_field
 8. no data rows, in any format -- test_no_data_rows_is_an_error_in_every_format
 9. first_correct missing where needed -- test_missing_first_correct_says_what_to_do
 10. the same model as base and RLVR -- test_same_model_twice_is_refused
@@ -548,3 +549,41 @@ def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypat
     assert out[cols].equals(want[cols])
     assert out.attrs["provenance"]["rejected_by_reason"] == {"malformed_csv": 300,
                                                              "invalid_bool": 60}
+
+
+# --------------------------------------------------------------------------------------------
+# 7. integers of thousands of digits: too large (text) or a malformed line (JSON number)
+# --------------------------------------------------------------------------------------------
+def test_integers_of_thousands_of_digits_name_file_line_and_field(tmp_path, capsys):
+    digits = "9" * 5000
+    good = json.dumps(rec(i=0))
+    csv = tmp_path / "huge.csv"
+    csv.write_text(f"model,benchmark,question_id,sample_idx,correct\nm,b,q1,0,true\n"
+                   f"m,b,q1,{digits},true\nm,b,q1,-{digits},true\n")
+    text = write_lines(tmp_path / "text.jsonl", [good, rec(i=digits), rec(i="-" + digits)])
+    number = write_lines(tmp_path / "number.jsonl", [
+        good, json.dumps(rec(i=0)).replace('"sample_idx": 0', f'"sample_idx": {digits}')])
+    cases = (
+        (csv, [("line 3", "sample_idx", "out_of_range"), ("line 4", "sample_idx",
+                                                          "out_of_range")]),
+        (text, [("line 2", "sample_idx", "out_of_range"), ("line 3", "sample_idx",
+                                                           "out_of_range")]),
+        (number, [("line 2", "-", "malformed_json")]))
+    for path, problems in cases:
+        location, field, _ = problems[0]
+        want = f"{path.name}: {location}: " + (f"field '{field}': too large" if field != "-"
+                                               else "field '-': malformed JSON")
+        with pytest.raises(ValueError, match=want):
+            summarize(path)
+        report = validate(path)
+        assert report.file_problem is None, report
+        assert [(p.location, p.field, p.reason) for p in report.problems] == problems
+        if field != "-":
+            assert "must be >= 0" in report.problems[1].message
+        with pytest.warns(UserWarning, match=f"{len(problems)} of {len(problems) + 1} rows "
+                                             "rejected"):
+            out = summarize(path, on_error="skip")
+        assert out.n.tolist() == [1]
+        line = cli_error(capsys, "summarize", path)
+        assert want in line and "set_int_max_str_digits" not in line
+        assert cli(capsys, "summarize", path, "--on-error", "skip")[0] == 0

@@ -237,14 +237,25 @@ def _unreadable(path: Path, exc: BaseException) -> Exception:
     return V.InputFileError(f"{path}: cannot read the file ({detail}).", V.UNREADABLE)
 
 
+def _json_error(exc: ValueError) -> str:
+    """What is wrong with a JSON line that json.loads refused, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8: {exc.reason}"
+    # e.g. "Exceeds the limit (4300 digits) for integer string conversion: value has ..."
+    text = str(exc).split(":")[0].strip() or type(exc).__name__
+    return text[0].lower() + text[1:]
+
+
 def _first_record(path: Path):
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 try:
                     return json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    msg = getattr(exc, "msg", None) or f"invalid UTF-8: {exc.reason}"
+                except ValueError as exc:  # also an integer of more than 4300 digits
+                    msg = _json_error(exc)
                     raise ValueError(
                         f"{path}: line {lineno}: malformed JSON ({msg}); cannot detect "
                         "the format.") from None
@@ -785,6 +796,23 @@ def _piece_lines(piece: bytes, start: int, n_rows: int) -> np.ndarray:
     return out
 
 
+_INT_FIELDS = ("step", "sample_idx", "n", "c", "first_correct")
+
+
+def _ints_read_as_floats(raw: pa.Table) -> bool:
+    """Whether pyarrow read an integer field as a float beyond the 64-bit range.
+
+    pyarrow.json reads 99999999999999999999 as 1e+20 and a number of thousands of digits as
+    inf: the rules would reject them, but show a value the file does not hold.
+    """
+    for name in _INT_FIELDS:
+        if name in raw.column_names and pa.types.is_floating(raw.schema.field(name).type):
+            x = raw.column(name).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
+            if not np.all(np.abs(x) < 2.0**63):
+                return True
+    return False
+
+
 def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
     """Yield (line number, parsed object or JSONDecodeError, raw line) of a file or a piece."""
     src = _open_text(path) if piece is None else None
@@ -797,8 +825,8 @@ def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
                 yield lineno, json.loads(line), line
             except json.JSONDecodeError as exc:
                 yield lineno, exc, line
-            except UnicodeDecodeError as exc:
-                yield lineno, json.JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", 0), line
+            except ValueError as exc:  # invalid UTF-8, an integer of more than 4300 digits
+                yield lineno, json.JSONDecodeError(_json_error(exc), "", 0), line
     finally:
         if src is not None:
             src.close()
@@ -1126,6 +1154,8 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
             raw = pjson.read_json(pa.py_buffer(piece), read_options=opts)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             raw = None
+        if raw is not None and _ints_read_as_floats(raw):
+            raw = None  # only Python's json keeps 99999999999999999999 as written
         if raw is not None:
             stats.columns.update(raw.column_names)
             loc = _piece_lines(piece, start, raw.num_rows)

@@ -312,6 +312,20 @@ def py_bool(v) -> bool:
     raise RuleError(WRONG_TYPE, f"must be boolean-like, not {type(v).__name__}")
 
 
+def int_text_side(text: str) -> int:
+    """-1, 0 or 1: a decimal integer text below, within or above the 64-bit range.
+
+    More than 19 significant digits is beyond the range whatever they are, so a text of
+    thousands of digits is judged without ``int()`` (which refuses more than 4300 digits).
+    """
+    t = text.strip()
+    digits = t.lstrip("+-").lstrip("0")
+    if len(digits) > 19:
+        return -1 if t.startswith("-") else 1
+    v = int(t)
+    return 1 if v > INT64_MAX else -1 if v < INT64_MIN else 0
+
+
 def py_int(v, *, min_value: int = 0, required: bool = True):
     if v is None:
         if required:
@@ -326,6 +340,9 @@ def py_int(v, *, min_value: int = 0, required: bool = True):
             raise RuleError(NOT_INTEGER, "must be an integer")
         out = int(v)
     elif isinstance(v, str) and re.match(_INT_RE, v):
+        side = int_text_side(v)
+        if side:
+            raise RuleError(OUT_OF_RANGE, TOO_LARGE if side > 0 else f"must be >= {min_value}")
         out = int(v)
     elif isinstance(v, str):
         raise RuleError(NOT_INTEGER, "must be an integer")
@@ -507,8 +524,8 @@ def vec_int(arr, *, min_value=0, required=True, min_message=None):
         # more than 18 digits may not fit: those few are checked exactly with Python ints
         long = ok & _np_mask(pc.greater(pc.utf8_length(trimmed), 18).fill_null(False))
         for i in np.flatnonzero(long):
-            v = int(trimmed[int(i)].as_py())
-            big[i], small[i] = v > INT64_MAX, v < INT64_MIN
+            side = int_text_side(trimmed[int(i)].as_py())
+            big[i], small[i] = side > 0, side < 0
         fits = ok & ~big & ~small
         cleaned = pc.if_else(pa.array(fits), trimmed, pa.scalar("0", trimmed.type))
         vals = pc.cast(cleaned.fill_null("0"), pa.int64()).to_numpy()
