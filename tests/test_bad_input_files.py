@@ -14,6 +14,7 @@ per bad-input class, and the test that covers it:
 6. a bad CSV row (values, field count) -- test_csv_bad_rows_name_line_and_field_and_skip_counts_them
 7. an integer beyond int64 -- test_integer_beyond_int64_is_too_large_without_warning
    thousands of digits -- test_integers_of_thousands_of_digits_name_file_line_and_field
+   shown as written (digits, not 1e+20) -- test_too_large_values_are_shown_as_written
 8. no data rows, in any format -- test_no_data_rows_is_an_error_in_every_format
 9. first_correct missing where needed -- test_missing_first_correct_says_what_to_do
 10. the same model as base and RLVR -- test_same_model_twice_is_refused
@@ -587,3 +588,22 @@ def test_integers_of_thousands_of_digits_name_file_line_and_field(tmp_path, caps
         line = cli_error(capsys, "summarize", path)
         assert want in line and "set_int_max_str_digits" not in line
         assert cli(capsys, "summarize", path, "--on-error", "skip")[0] == 0
+
+
+def test_too_large_values_are_shown_as_written(tmp_path):
+    # pyarrow reads this JSON number as the float 1e+20; the message shows the digits
+    p = write_lines(tmp_path / "big.jsonl", [
+        json.dumps(rec(i=0)), json.dumps(rec(i=0)).replace('"sample_idx": 0',
+                                                           '"sample_idx": 99999999999999999999')])
+    with pytest.raises(ValueError, match=r"big\.jsonl: line 2: field 'sample_idx': too large "
+                                         r"\(beyond the 64-bit integer range\) \(got "
+                                         r"99999999999999999999\)"):
+        summarize(p)
+    # thousands of digits: shortened in the middle, with the number of digits
+    digits = "1" + "0" * 4998 + "7"
+    csv = tmp_path / "long.csv"
+    csv.write_text(f"model,benchmark,question_id,n,c\nm,b,q,{digits},1\n")
+    problem = validate(csv).problems[0]
+    assert problem.value.startswith("'10000") and problem.value.endswith("0007' (5000 digits)")
+    assert "..." in problem.value
+    assert len(problem.value) <= 80

@@ -270,8 +270,20 @@ class Sink:
 
 
 def short_repr(value, limit: int = 60) -> str:
+    """``repr`` of a bad value, at most about ``limit`` characters.
+
+    A long integer (or integer text) keeps its first and last digits and says how many
+    there are, ``'1000...0007' (5000 digits)``; anything else is cut at the end.
+    """
     r = repr(value)
-    return r if len(r) <= limit else r[: limit - 3] + "..."
+    if len(r) <= limit:
+        return r
+    if (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and re.match(_INT_RE, value)):
+        n = sum(ch.isdigit() for ch in r)
+        keep = (limit - 3) // 2
+        return f"{r[:keep]}...{r[-keep:]} ({n} digits)"
+    return r[: limit - 3] + "..."
 
 
 # --------------------------------------------------------------------------------------------
