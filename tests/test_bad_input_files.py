@@ -21,6 +21,7 @@ per bad-input class, and the test that covers it:
     a FIFO or a directory as FILE -- test_fifo_and_directory_are_refused
     CLI messages name options, not keywords -- test_cli_messages_name_options_not_keywords
 11. many malformed CSV rows: linear cost -- test_many_malformed_csv_rows_cost_one_cleaning_per_block
+12. a byte that is not UTF-8, in any format -- test_a_bad_utf8_byte_is_one_bad_row_in_every_format
 """
 
 from __future__ import annotations
@@ -607,3 +608,61 @@ def test_too_large_values_are_shown_as_written(tmp_path):
     assert problem.value.startswith("'10000") and problem.value.endswith("0007' (5000 digits)")
     assert "..." in problem.value
     assert len(problem.value) <= 80
+
+
+# --------------------------------------------------------------------------------------------
+# 12. a byte that is not UTF-8 is one bad row (line and field), not an unreadable file
+# --------------------------------------------------------------------------------------------
+def test_a_bad_utf8_byte_is_one_bad_row_in_every_format(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def jsonl(name, lines):
+        path = tmp_path / name
+        path.write_bytes(b"".join(x if isinstance(x, bytes) else json.dumps(x).encode() + b"\n"
+                                  for x in lines))
+        return path
+
+    bad_answer = json.dumps(rec(i=1, answer="4X2")).encode().replace(b"X", b"\xff") + b"\n"
+    bad_qid = json.dumps(rec(q="qX", i=0)).encode().replace(b"qX", b"q\xff") + b"\n"
+    fast = jsonl("fast.jsonl", [rec(i=0), bad_answer, rec(i=2)])
+    first = jsonl("first.jsonl", [bad_qid, rec(i=0), rec(i=1)])          # the detection line
+    slow = jsonl("slow.jsonl", [rec(i=0), bad_answer, b"{broken\n"])     # line by line
+    ignored = jsonl("ignored.jsonl", [rec(i=0), json.dumps(rec(i=1, prompt="aXb")).encode()
+                                      .replace(b"aXb", b"a\xffb") + b"\n"])
+    csv = tmp_path / "bad.csv"
+    csv.write_bytes(b"model,benchmark,question_id,sample_idx,correct,answer\n"
+                    b'm,b,q1,0,true,"two\nlines"\n'
+                    b"m,b,q1,1,true,4\xff2\n"    # line 4 of the file, pyarrow's row 3
+                    b"m,b,q1,2,true,4\n")
+    par = tmp_path / "bad.parquet"
+    answers = pa.array([b"4", b"4\xff2", b"4"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"model": ["m"] * 3, "benchmark": ["b"] * 3,
+                             "question_id": ["q1"] * 3, "sample_idx": [0, 1, 2],
+                             "correct": [True] * 3, "answer": answers}), par)
+    ev = jsonl("ev.jsonl", [json.dumps({"idx": 0, "score": [True, False],
+                                        "pred": ["1", "X"]}).encode().replace(b"X", b"\xff")
+                            + b"\n", {"idx": 1, "score": [True], "pred": ["1"]}])
+    cases = ((fast, "line 2", "answer", b"4\xff2"), (first, "line 1", "question_id", b"q\xff"),
+             (slow, "line 2", "answer", b"4\xff2"), (csv, "line 4", "answer", b"4\xff2"),
+             (par, "row group 0, row 1", "answer", b"4\xff2"),
+             (ev, "line 1, sample 1", "pred[1]", b"\xff"))
+    for path, where, field, value in cases:
+        kw = dict(fmt="evaluator", model="m", benchmark="b") if path == ev else {}
+        want = f"{path.name}: {where}: field '{field}': must be valid UTF-8 text (got {value!r})"
+        with pytest.raises(ValueError) as e:
+            summarize(path, **kw)
+        assert want in str(e.value)
+        report = validate(path, **kw)
+        assert report.file_problem is None, report
+        got = [(p.location, p.field, p.reason) for p in report.problems]
+        assert got[0] == (where, field, "invalid_utf8"), got
+        with pytest.warns(UserWarning, match="invalid_utf8"):
+            out = summarize(path, on_error="skip", **kw)
+        assert out.n.sum() == (1 if path == slow else 2)  # slow.jsonl: also a broken line
+        options = ("--fmt", "evaluator", "--model", "m", "--benchmark", "b") if path == ev else ()
+        line = cli_error(capsys, "summarize", path, *options)
+        assert want in line and "--on-error skip" in line
+        assert cli(capsys, "summarize", path, "--on-error", "skip", *options)[0] == 0
+    # a column leash does not read may hold any bytes
+    assert validate(ignored).ok and summarize(ignored).n.tolist() == [2]

@@ -213,8 +213,24 @@ def no_rows_error(path, container: str) -> V.InputFileError:
                             "one row.", V.NO_ROWS)
 
 
-# errors of a file that cannot be read to its end (decompression, pyarrow readers)
-_UNREADABLE = (EOFError, zlib.error, OSError, pa.ArrowException, UnicodeDecodeError)
+# errors of a file that cannot be read to its end: I/O and decompression, and those of the
+# pyarrow readers (a corrupt Parquet file). Never an error of the rules applied to what was
+# read: a bad value is a bad row (named by line and field), not an unreadable file.
+_IO_ERRORS = (EOFError, zlib.error, OSError)
+_UNREADABLE = _IO_ERRORS + (pa.ArrowException,)
+
+
+def _reading(path: Path, rows):
+    """Iterate a pyarrow reader; its errors (not those of the caller's loop) are the file's."""
+    rows = iter(rows)
+    while True:
+        try:
+            item = next(rows)
+        except StopIteration:
+            return
+        except _UNREADABLE as exc:
+            raise _unreadable(path, exc) from None
+        yield item
 
 
 def _unreadable(path: Path, exc: BaseException) -> Exception:
@@ -248,12 +264,28 @@ def _json_error(exc: ValueError) -> str:
     return text[0].lower() + text[1:]
 
 
+def _loads(line: bytes):
+    """``json.loads`` of one line; bytes that are not UTF-8 are kept as surrogate escapes.
+
+    So the rules can name the field that holds them (``validate.py``: invalid_utf8), and a
+    field leash does not read may hold any bytes, as in the pyarrow reader.
+    """
+    try:
+        return json.loads(line)
+    except UnicodeDecodeError:
+        obj = json.loads(line.decode("utf-8", "surrogateescape"))
+        if isinstance(obj, dict) and not all(k.isascii() for k in obj):  # printable keys
+            obj = {k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"): v
+                   for k, v in obj.items()}
+        return obj
+
+
 def _first_record(path: Path):
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    return json.loads(line)
+                    return _loads(line)
                 except ValueError as exc:  # also an integer of more than 4300 digits
                     msg = _json_error(exc)
                     raise ValueError(
@@ -582,9 +614,22 @@ def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, bef
     """
     n = raw.num_rows
     problems = []  # (field, reason, message, mask)
+    # text that is not UTF-8 is a problem of its row and field; the other rules see a null
+    original, not_utf8, masked = raw, {}, {}
+    for name in _SAMPLES_READ if kind == "samples" else _COUNTS_READ:
+        if name in raw.column_names and labels.get(name) is None:
+            fixed, bad = V.vec_utf8(raw.column(name).combine_chunks())
+            if bad is not None:
+                not_utf8[name] = bad
+                raw = raw.set_column(raw.schema.get_field_index(name), name, fixed)
 
     def add(field, bad):
+        if field in not_utf8:  # first, in the order of the fields
+            masked[field] = not_utf8.pop(field)
+            problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, masked[field]))
         for reason, msg, mask in bad:
+            if field in masked:  # the null that replaced the bad text is no second problem
+                mask = mask & ~masked[field]
             if mask.any():
                 problems.append((field, reason, msg, mask))
 
@@ -663,6 +708,11 @@ def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, bef
             cols["first_correct"] = pa.nulls(n, pa.int64())
 
     def values_of(field, i):
+        if field in masked and masked[field][i]:  # the bytes, as in the file
+            arr = original.column(field).combine_chunks()
+            if pa.types.is_dictionary(arr.type):
+                return V.utf8_bytes(arr.dictionary)[arr.indices[i].as_py()].as_py()
+            return V.utf8_bytes(arr)[i].as_py()
         if field in raw.column_names:
             return raw.column(field)[i].as_py()
         return labels.get(field)
@@ -690,9 +740,11 @@ def _block_size(path: Path, chunk_size: int) -> int:
     return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 25))
 
 
-def _read_parquet(path, kind, chunk_size):
+def _read_parquet(path, kind, chunk_size, columns: set):
+    """Yield (table, row numbers) per batch of a Parquet file; ``columns`` gets its columns."""
     wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
     schema = pq.read_schema(path)
+    columns.update(schema.names)
     # string key columns are read dictionary-encoded: the rules and the group-by then work
     # on the few distinct values instead of every row
     dict_cols = [c for c in ("model", "benchmark", "question_id", "answer", "finish_reason")
@@ -733,9 +785,11 @@ def _read_csv(path, kind, chunk_size, columns: set):
         read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size),
                                       use_threads=False),
         parse_options=pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
+        # check_utf8=False: a stray byte is one bad row for the rules (clean_table), named by
+        # line and field, instead of an error that stops the reader
         convert_options=pcsv.ConvertOptions(
             column_types=types, strings_can_be_null=True, null_values=[""],
-            include_columns=None),
+            include_columns=None, check_utf8=False),
     )
     names = reader.schema.names
     columns.update(names)
@@ -822,7 +876,7 @@ def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
             if not line.strip():
                 continue
             try:
-                yield lineno, json.loads(line), line
+                yield lineno, _loads(line), line
             except json.JSONDecodeError as exc:
                 yield lineno, exc, line
             except ValueError as exc:  # invalid UTF-8, an integer of more than 4300 digits
@@ -1098,7 +1152,7 @@ def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Itera
     try:
         yield from _read_chunks(path, fmt, mapping, labels=labels, chunk_size=chunk_size,
                                 sink=sink, stats=stats)
-    except _UNREADABLE as exc:
+    except _IO_ERRORS as exc:  # the pyarrow readers' errors: see _reading
         raise _unreadable(path, exc) from None
 
 
@@ -1117,15 +1171,15 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
     if container == "parquet":
         stats.reader = "pyarrow parquet"
         locator = stats.locator = Locator(path, container)
-        stats.columns.update(pq.read_schema(path).names)
-        for raw, loc in _read_parquet(path, kind, chunk_size):
+        for raw, loc in _reading(path, _read_parquet(path, kind, chunk_size, stats.columns)):
             yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
         return
     if container == "csv":
         stats.reader = "pyarrow csv"
         locator = stats.locator = Locator(path, container)
         try:
-            for raw, loc, invalid in _read_csv(path, kind, chunk_size, stats.columns):
+            for raw, loc, invalid in _reading(path, _read_csv(path, kind, chunk_size,
+                                                              stats.columns)):
                 # rows with a wrong field count are not in the block: their problems are
                 # merged with the block's in file order, and the block is cleaned once
                 stats.rows_read += raw.num_rows + len(invalid)
@@ -1152,7 +1206,8 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
     for piece, start in _json_pieces(path, nbytes):
         try:
             raw = pjson.read_json(pa.py_buffer(piece), read_options=opts)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
+                UnicodeDecodeError):  # the last: a key that is not UTF-8
             raw = None
         if raw is not None and _ints_read_as_floats(raw):
             raw = None  # only Python's json keeps 99999999999999999999 as written

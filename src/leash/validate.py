@@ -20,6 +20,9 @@ Rules (also documented in ``data/README.md``):
 * ``n_tokens``, ``token_entropy``: finite numbers >= 0 (or missing);
 * ``model``, ``benchmark``, ``finish_reason``: strings; ``question_id``: a string or an integer
   (stored as a string);
+* text in a field leash reads is valid UTF-8: a stray byte (``\xff``) rejects its row, named
+  by line and field, and is shown as bytes (``b'4\xff2'``); columns leash does not read may
+  hold any bytes;
 * ``answer``: string or number (numbers are stored as strings: integral floats without ``.0``);
   missing, empty or the literal ``"NA"`` means no answer was extracted;
 * no duplicate ``(model, benchmark, question_id, step, sample_idx)``; in counts files no
@@ -59,6 +62,8 @@ C_GT_N = "c_greater_than_n"
 INCONSISTENT = "first_correct_inconsistent"
 RAGGED = "ragged_list"
 EMPTY = "empty_value"
+INVALID_UTF8 = "invalid_utf8"
+UTF8_MESSAGE = "must be valid UTF-8 text"
 # Problems of a whole file (it is not read, or not to its end): errors even with on_error="skip".
 UNDETECTED = "undetected_format"
 UNREADABLE = "unreadable_file"
@@ -275,6 +280,11 @@ def short_repr(value, limit: int = 60) -> str:
     A long integer (or integer text) keeps its first and last digits and says how many
     there are, ``'1000...0007' (5000 digits)``; anything else is cut at the end.
     """
+    if isinstance(value, str) and not _is_utf8(value):
+        try:  # the bytes as they are in the file (read with surrogate escapes)
+            value = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate written as a JSON escape
+            pass
     r = repr(value)
     if len(r) <= limit:
         return r
@@ -289,6 +299,22 @@ def short_repr(value, limit: int = 60) -> str:
 # --------------------------------------------------------------------------------------------
 # Per-value rules (plain Python): used by the nested readers and the exact JSONL reader
 # --------------------------------------------------------------------------------------------
+def _is_utf8(v: str) -> bool:
+    """Whether a str can be written as UTF-8 (no surrogates from undecodable bytes)."""
+    if v.isascii():
+        return True
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_text(v) -> None:
+    if isinstance(v, str) and not _is_utf8(v):
+        raise RuleError(INVALID_UTF8, UTF8_MESSAGE)
+
+
 class RuleError(Exception):
     """A single value broke a rule: (reason, message)."""
 
@@ -306,6 +332,7 @@ def format_float(x: float) -> str:
 
 
 def py_bool(v) -> bool:
+    _check_text(v)
     if v is None:
         raise RuleError(MISSING, "required value is missing")
     if isinstance(v, bool):
@@ -339,6 +366,7 @@ def int_text_side(text: str) -> int:
 
 
 def py_int(v, *, min_value: int = 0, required: bool = True):
+    _check_text(v)
     if v is None:
         if required:
             raise RuleError(MISSING, "required value is missing")
@@ -369,6 +397,7 @@ def py_int(v, *, min_value: int = 0, required: bool = True):
 
 def py_float(v):
     """Optional non-negative finite number."""
+    _check_text(v)
     if v is None:
         return None
     if isinstance(v, bool):
@@ -389,6 +418,7 @@ def py_float(v):
 
 def py_label(v, *, required: bool = True):
     """model / benchmark / finish_reason: a string."""
+    _check_text(v)
     if v is None:
         if required:
             raise RuleError(MISSING, "required value is missing")
@@ -401,6 +431,7 @@ def py_label(v, *, required: bool = True):
 
 
 def py_qid(v) -> str:
+    _check_text(v)
     if v is None:
         raise RuleError(MISSING, "required value is missing")
     if isinstance(v, bool):
@@ -419,6 +450,7 @@ def py_qid(v) -> str:
 
 
 def py_answer(v):
+    _check_text(v)
     if v is None:
         return None
     if isinstance(v, bool):
@@ -477,6 +509,48 @@ def _on_dictionary(fn, arr, *, required):
     if required:
         bad.append((MISSING, "required value is missing", inull))
     return pa.DictionaryArray.from_arrays(idx, out_d), bad
+
+
+def vec_utf8(arr):
+    """Rows of a string array that are not valid UTF-8: (the array with them null, mask).
+
+    The readers do not check (pyarrow's JSON and Parquet readers never do; the CSV reader is
+    told not to, so that one bad byte is one bad row, not an unreadable file), and the other
+    rules must not see such bytes. The mask is None when every value is valid: one pass in
+    C; the rows are found one by one only when there is a bad one.
+    """
+    if pa.types.is_dictionary(arr.type):
+        dictionary, bad_d = vec_utf8(arr.dictionary)
+        if bad_d is None:
+            return arr, None
+        inull = _isnull(arr.indices)
+        ii = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        bad = bad_d[ii] & ~inull
+        idx = pa.array(ii, mask=inull | bad, type=arr.indices.type)
+        return pa.DictionaryArray.from_arrays(idx, dictionary), bad
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return arr, None
+    try:
+        arr.validate(full=True)
+        return arr, None
+    except pa.ArrowInvalid:
+        pass
+    raw = utf8_bytes(arr)
+    bad = np.array([b is not None and not _decodes(b) for b in raw.to_pylist()], dtype=bool)
+    return pc.if_else(pa.array(bad), pa.nulls(len(arr), arr.type), arr), bad
+
+
+def utf8_bytes(arr):
+    """The bytes of a string array, without decoding them (``large_string`` stays large)."""
+    return arr.view(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
+
+
+def _decodes(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def vec_bool(arr, *, required=True):
