@@ -22,6 +22,7 @@ per bad-input class, and the test that covers it:
     CLI messages name options, not keywords -- test_cli_messages_name_options_not_keywords
 11. many malformed CSV rows: linear cost -- test_many_malformed_csv_rows_cost_one_cleaning_per_block
 12. a byte that is not UTF-8, in any format -- test_a_bad_utf8_byte_is_one_bad_row_in_every_format
+13. no file left open -- test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open
 """
 
 from __future__ import annotations
@@ -666,3 +667,27 @@ def test_a_bad_utf8_byte_is_one_bad_row_in_every_format(tmp_path, capsys):
         assert cli(capsys, "summarize", path, "--on-error", "skip", *options)[0] == 0
     # a column leash does not read may hold any bytes
     assert validate(ignored).ok and summarize(ignored).n.tolist() == [2]
+
+
+# --------------------------------------------------------------------------------------------
+# 13. naming an earlier file's line leaves no file open
+# --------------------------------------------------------------------------------------------
+def test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open(tmp_path):
+    import gc
+
+    c1 = tmp_path / "c1.csv"
+    c1.write_text("model,benchmark,question_id,n,c\nm,b,q,4,1\nm,b,r,4,1\n")
+    c2 = write_lines(tmp_path / "c2.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": "r", "n": 4, "c": 0}])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # the duplicate in c2 names its first occurrence, c1.csv line 3, after c1 was closed
+        out = summarize([c1, c2], on_error="skip")
+        assert "c1.csv: line 3" in out.attrs["provenance"]["problem_examples"][0]
+        with pytest.raises(ValueError, match="first given at .*c1.csv: line 3"):
+            summarize([c1, c2])
+        del out
+        gc.collect()
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert not leaks, leaks
+

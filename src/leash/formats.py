@@ -416,6 +416,11 @@ class Locator:
     (header = 1), which is turned into the line the record starts on: the same unless values
     hold newlines or blank lines are skipped, and found, only when a problem is reported, by
     reading the file up to that record with the csv module.
+
+    A context manager, reentrant: the file that a CSV lookup opens is closed when the
+    outermost ``with`` ends (the reader holds one around its whole file, so its lookups
+    read the file once; a lookup after that, such as the first occurrence of a duplicate
+    in an earlier file, opens and closes it in its own ``with``).
     """
 
     def __init__(self, path: Path, container: str):
@@ -423,12 +428,23 @@ class Locator:
         self.container = container
         self._rg_starts = None
         self._csv = None  # the csv reader of _csv_line, while a lookup needs it
+        self._depth = 0
+
+    def __enter__(self) -> Locator:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if self._depth <= 0:
+            self._depth = 0
+            self.close()
 
     def __call__(self, loc: int, sub: int = -1) -> str:
         loc = int(loc)
         if self.container == "parquet":
             if self._rg_starts is None:
-                md = pq.ParquetFile(self.path).metadata
+                md = pq.read_metadata(self.path)
                 sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
                 self._rg_starts = np.concatenate([[0], np.cumsum(sizes)])
             g = int(np.searchsorted(self._rg_starts, loc, side="right") - 1)
@@ -1177,7 +1193,7 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
     if container == "csv":
         stats.reader = "pyarrow csv"
         locator = stats.locator = Locator(path, container)
-        try:
+        with locator:
             for raw, loc, invalid in _reading(path, _read_csv(path, kind, chunk_size,
                                                               stats.columns)):
                 # rows with a wrong field count are not in the block: their problems are
@@ -1192,8 +1208,6 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
                                           sink=sink, locator=locator, fname=fname,
                                           before=before)
                 yield Chunk(kind, table, loc[keep], sub[keep], False)
-        finally:
-            locator.close()
         return
     # JSONL: pieces of whole lines parsed by pyarrow.json; a piece pyarrow cannot parse
     # (malformed JSON, a field changing type) is re-read line by line with the exact rules.

@@ -32,6 +32,7 @@ Rows are in order of first appearance in the inputs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -218,7 +219,8 @@ class _Accumulator:
     def where_first(self, gid: int) -> str:
         """ "FILE: line N" of the first row read for a question."""
         stats, _ = self.inputs[int(self.a["w_file"][gid])]
-        return f"{stats.path}: {stats.locator(self.a['w_loc'][gid], self.a['w_sub'][gid])}"
+        with stats.locator:  # closes what the lookup opens, unless the file is being read
+            return f"{stats.path}: {stats.locator(self.a['w_loc'][gid], self.a['w_sub'][gid])}"
 
     def _lookup_gids(self, table: pa.Table) -> np.ndarray:
         """The group id of every row of a table (-1 for a question not seen), read-only."""
@@ -256,16 +258,19 @@ class _Accumulator:
                 continue
             groups = np.array(sorted({g for g, _ in wanted}), dtype=np.int64)
             again = F.FileStats(stats.path, stats.fmt, stats.mapping)
-            for chunk in F.read_chunks(sink=V.Sink("collect"), stats=again, **args):
-                if chunk.kind != "samples" or chunk.table.num_rows == 0:
-                    continue
-                gids = self._lookup_gids(chunk.table)
-                sidx = chunk.table.column("sample_idx").to_numpy()
-                for r in np.flatnonzero(np.isin(gids, groups)).tolist():
-                    for k in wanted.pop((int(gids[r]), int(sidx[r])), []):
-                        found[k] = f"{stats.path}: {again.locator(chunk.loc[r], chunk.sub[r])}"
-                if not wanted:
-                    break
+            chunks = F.read_chunks(sink=V.Sink("collect"), stats=again, **args)
+            with contextlib.closing(chunks):  # closes the file when found before its end
+                for chunk in chunks:
+                    if chunk.kind != "samples" or chunk.table.num_rows == 0:
+                        continue
+                    gids = self._lookup_gids(chunk.table)
+                    sidx = chunk.table.column("sample_idx").to_numpy()
+                    for r in np.flatnonzero(np.isin(gids, groups)).tolist():
+                        for k in wanted.pop((int(gids[r]), int(sidx[r])), []):
+                            found[k] = (f"{stats.path}: "
+                                        f"{again.locator(chunk.loc[r], chunk.sub[r])}")
+                    if not wanted:
+                        break
         return [found.get(k) for k in range(len(requests))]
 
     def resolve_pending(self, sink) -> None:
