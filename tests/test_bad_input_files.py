@@ -23,6 +23,7 @@ per bad-input class, and the test that covers it:
 11. many malformed CSV rows: linear cost -- test_many_malformed_csv_rows_cost_one_cleaning_per_block
 12. a byte that is not UTF-8, in any format -- test_a_bad_utf8_byte_is_one_bad_row_in_every_format
 13. no file left open -- test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open
+14. rows in the order read -- test_load_counts_keeps_the_rows_of_a_summary_in_file_order
 """
 
 from __future__ import annotations
@@ -691,3 +692,23 @@ def test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open(tmp_path):
     leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert not leaks, leaks
 
+
+
+# --------------------------------------------------------------------------------------------
+# 14. rows come in the order the inputs are read, whatever the dictionary codes
+# --------------------------------------------------------------------------------------------
+def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from _support import REPO
+    from leash.summarize import load_counts, read_summary
+
+    for name in ("entropy", "support", "checkpoints", "sft", "gym"):
+        path = REPO / "data" / "demo" / f"{name}.parquet"
+        loaded, read = load_counts(path), read_summary(path)
+        assert loaded["question_id"].tolist() == pq.read_table(path)["question_id"].to_pylist()
+        pd.testing.assert_frame_equal(loaded, read, check_exact=True, check_like=False)
+    # a samples file whose question ids are not in dictionary order
+    p = write_lines(tmp_path / "s.jsonl", [rec(q=q, i=i) for q in "zamb" for i in range(2)])
+    assert summarize(p)["question_id"].tolist() == ["z", "a", "m", "b"]

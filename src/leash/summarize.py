@@ -161,7 +161,12 @@ class _Accumulator:
         return idx, lut
 
     def group_codes(self, table: pa.Table):
-        """Return (local code per row, gid per local code)."""
+        """Return (local code per row, gid per local code).
+
+        Local codes number the chunk's groups in order of first appearance, and new groups
+        get their gids in that order: gids, and so the rows of the result, follow the order
+        in which the inputs are read.
+        """
         n = table.num_rows
         parts = [self._codes(table.column(name).combine_chunks(), w)
                  for w, name in enumerate(KEY_COLUMNS)]
@@ -177,6 +182,15 @@ class _Accumulator:
             remap = np.zeros(space, dtype=np.int64)
             remap[uniq_dense] = np.arange(len(uniq_dense))
             local = remap[dense]
+            # local codes in order of first appearance (as pd.factorize below), so that new
+            # groups, and with them the output rows, follow the input and not the codes
+            first = np.full(len(uniq_dense), n, dtype=np.int64)
+            np.minimum.at(first, local, np.arange(n, dtype=np.int64))
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            local = rank[local]
+            uniq_dense = uniq_dense[order]
             coords = np.unravel_index(uniq_dense, dims)
             gcodes = [lut[c] for (_, lut), c in zip(parts, coords)]
         else:
