@@ -24,6 +24,7 @@ per bad-input class, and the test that covers it:
 12. a byte that is not UTF-8, in any format -- test_a_bad_utf8_byte_is_one_bad_row_in_every_format
 13. no file left open -- test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open
 14. rows in the order read -- test_load_counts_keeps_the_rows_of_a_summary_in_file_order
+15. every row rejected (skip) -- test_every_row_rejected_is_an_error_and_nothing_is_written
 """
 
 from __future__ import annotations
@@ -712,3 +713,36 @@ def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
     # a samples file whose question ids are not in dictionary order
     p = write_lines(tmp_path / "s.jsonl", [rec(q=q, i=i) for q in "zamb" for i in range(2)])
     assert summarize(p)["question_id"].tolist() == ["z", "a", "m", "b"]
+
+
+# --------------------------------------------------------------------------------------------
+# 15. every row rejected: an error, before anything is written; what leash writes it reads
+# --------------------------------------------------------------------------------------------
+def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys):
+    from leash.summarize import load_counts, read_summary, write_summary
+
+    bad = write_lines(tmp_path / "all_bad.jsonl", [rec(i=0, correct="maybe"),
+                                                   rec(i=1, correct="no")])
+    good = write_lines(tmp_path / "good.jsonl", [rec(q="q2", i=0), rec(q="q2", i=1)])
+    out = tmp_path / "s.parquet"
+    want = (r"all_bad\.jsonl: all 2 rows rejected \(\{'invalid_bool': 2\}\); nothing is left "
+            r"to summarize")
+    with pytest.raises(ValueError, match=want):
+        summarize(bad, on_error="skip", out=out)
+    with pytest.raises(ValueError, match=want):
+        load_counts(bad, on_error="skip")
+    assert not out.exists()
+    line = cli_error(capsys, "summarize", bad, "--on-error", "skip", "--out", out)
+    assert re.search(want, line) and "`leash validate FILE`" in line, line
+    assert "leash.validate" not in line and not out.exists()
+    # one input all bad, another good: the good rows are a summary that reads back
+    with pytest.warns(UserWarning, match="2 of 4 rows rejected"):
+        frame = summarize([bad, good], on_error="skip", out=out)
+    assert frame.n.tolist() == [2]
+    read_summary(out)
+    with pytest.warns(UserWarning, match="2 of 3 rows rejected"):  # the summary has 1 row
+        assert load_counts([out, bad], on_error="skip").n.tolist() == [2]
+    # and a frame without rows is never written: it could not be read back
+    with pytest.raises(ValueError, match="'frame' parameter has no rows"):
+        write_summary(frame.iloc[:0], tmp_path / "empty.parquet")
+    assert not (tmp_path / "empty.parquet").exists()

@@ -570,6 +570,8 @@ _CLI_PHRASES = (
      "to list every problem"),
     ("Pass restrict_to_shared=True", "Pass --shared-only"),
     ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
+    ("Run leash.validate.validate(path) to list every problem",
+     "Run `leash validate FILE` to list every problem"),
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),

@@ -791,6 +791,21 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
     return _RunResult(table, prov, sink, origin)
 
 
+def _refuse_nothing_left(prov: dict) -> None:
+    """Every row rejected (``on_error="skip"``): an error, never a summary without rows.
+
+    Nothing usable is left, and a summary file without rows would be refused when read back
+    (an input must hold at least one row), so nothing is returned or written.
+    """
+    if prov["questions"] or not prov["rows_read"]:
+        return
+    files = ", ".join(f["path"] for f in prov["files"])
+    raise ValueError(
+        f"{files}: all {prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
+        "nothing is left to summarize. Run leash.validate.validate(path) to list every "
+        "problem.")
+
+
 def _warn_rejected(func: str, prov: dict) -> None:
     if prov["rows_rejected"]:
         import warnings
@@ -815,12 +830,21 @@ def write_summary(frame: pd.DataFrame, path) -> None:
     Parameters
     ----------
     frame : pandas.DataFrame, shape (n_questions, 16)
-        A frame with the summary columns (:data:`SUMMARY_COLUMNS`).
+        A frame with the summary columns (:data:`SUMMARY_COLUMNS`) and at least one row.
     path : str or os.PathLike
+
+    Raises
+    ------
+    ValueError
+        A column is missing, or the frame has no rows: every summary leash writes can be
+        read back, and an input without rows is refused (data/README.md, section 6).
     """
     missing = [c for c in SUMMARY_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"The 'frame' parameter lacks summary columns {missing}.")
+    if not len(frame):
+        raise ValueError(f"The 'frame' parameter has no rows; {path} is not written, since "
+                         "a summary without rows could not be read back.")
     table = _frame_to_table(frame)
     meta = {F.SUMMARY_METADATA_KEY: json.dumps(frame.attrs.get("provenance", {})).encode()}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -903,7 +927,8 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         memory is about 110 MB (interpreter and libraries) plus ~1 KB per row of chunk;
         bigger chunks are not faster (measured on 25M samples).
     out : str or os.PathLike, optional
-        Also write the summary as Parquet here (provenance in the schema metadata).
+        Also write the summary as Parquet here (provenance in the schema metadata). Nothing
+        is written when the call raises.
     na : {"class", "truncated"}, default "class"
         Which samples count as "answer missing": "class" counts samples without an extracted
         answer (missing, empty or the literal "NA"); "truncated" also counts samples with
@@ -912,7 +937,9 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         answer entropy treats them as one extra class.
     on_error : {"raise", "skip"}, default "raise"
         "raise": the first invalid row raises ValueError naming file, line/row, field and
-        value. "skip": invalid rows are rejected and counted (per reason) in the provenance.
+        value. "skip": invalid rows are rejected and counted (per reason) in the provenance,
+        with a warning per file; if every row is rejected, that is an error (nothing usable
+        is left, and a summary without rows could not be read back).
 
     Returns
     -------
@@ -923,13 +950,16 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     Raises
     ------
     ValueError
-        Invalid rows (with ``on_error="raise"``), undetectable formats, missing labels.
+        Invalid rows (with ``on_error="raise"``), every row rejected (with
+        ``on_error="skip"``; the message names the files and counts the rejections),
+        undetectable formats, missing labels.
     """
     if on_error not in V.ON_ERROR:
         raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
                          f"Got {on_error!r} instead.")
     res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
                chunk_size=chunk_size, on_error=on_error, na=na)
+    _refuse_nothing_left(res.provenance)
     _warn_rejected("summarize", res.provenance)
     frame = _to_frame(res.table, res.provenance)
     if out is not None:
@@ -960,14 +990,16 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     Raises
     ------
     ValueError
-        Invalid rows (with ``on_error="raise"``), a (model, benchmark, question_id, step)
-        given more than once, and the errors of :func:`summarize`.
+        Invalid rows (with ``on_error="raise"``), every row rejected (with
+        ``on_error="skip"``), a (model, benchmark, question_id, step) given more than once,
+        and the errors of :func:`summarize`.
     """
     if on_error not in V.ON_ERROR:
         raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
                          f"Got {on_error!r} instead.")
     res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
                chunk_size=chunk_size, on_error=on_error, na=na, allow_summary=True)
+    _refuse_nothing_left(res.provenance)
     _warn_rejected("load_counts", res.provenance)
     table = res.table
     summaries = [(i, f["path"]) for i, f in enumerate(res.provenance["files"])
