@@ -383,7 +383,7 @@ def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
     assert rep.problems[0].location == "line 3"
     assert "first given at" in rep.problems[0].message and "twice.jsonl: line 1" in str(
         rep.problems[0])
-    with pytest.warns(UserWarning, match="1 of 4 rows rejected"):
+    with pytest.warns(UserWarning, match=r"b\.csv: 1 of 2 rows rejected"):
         out = summarize([a, b], on_error="skip")
     assert out.n.tolist() == [3]
     assert "first given at" in out.attrs["provenance"]["problem_examples"][0]
@@ -498,8 +498,23 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
     # and --on-error skip is honoured by every command that reads generations
     code, _, err = cli(capsys, "passk", bad, "--on-error", "skip", "--k", "1")
     assert code == 0
-    assert err.strip() == ("leash passk: warning: load_counts: 1 of 2 rows rejected "
+    # one line naming the file, once; no Python function names (load_counts, summarize)
+    assert err.strip() == (f"leash passk: warning: {bad}: 1 of 2 rows rejected "
                            "({'invalid_bool': 1}); `leash validate FILE` lists them.")
+    code, _, err = cli(capsys, "summarize", bad, "--on-error", "skip")
+    assert code == 0 and err.strip() == (
+        f"leash summarize: warning: {bad}: 1 of 2 rows rejected ({{'invalid_bool': 1}}); "
+        "`leash validate FILE` lists them.")
+    # several files: one line per file with rejected rows, each with its own reasons
+    worse = write_lines(tmp_path / "worse.jsonl", [rec(q="q2", i=0, correct="no"),
+                                                   rec(q="q2", i=-1)])
+    good = write_lines(tmp_path / "good.jsonl", [rec(q="q3", i=0)])
+    code, _, err = cli(capsys, "summarize", bad, good, worse, "--on-error", "skip")
+    assert code == 0 and err.strip().splitlines() == [
+        f"leash summarize: warning: {bad}: 1 of 2 rows rejected ({{'invalid_bool': 1}}); "
+        "`leash validate FILE` lists them.",
+        f"leash summarize: warning: {worse}: 2 of 2 rows rejected ({{'invalid_bool': 1, "
+        "'out_of_range': 1}); `leash validate FILE` lists them."]
     nomodel = write_lines(tmp_path / "nomodel.jsonl", [{"question_id": "q", "sample_idx": 0,
                                                         "correct": True}])
     assert "pass --model ... to name it" in cli_error(capsys, "summarize", nomodel)
@@ -736,11 +751,11 @@ def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys)
     assert re.search(want, line) and "`leash validate FILE`" in line, line
     assert "leash.validate" not in line and not out.exists()
     # one input all bad, another good: the good rows are a summary that reads back
-    with pytest.warns(UserWarning, match="2 of 4 rows rejected"):
+    with pytest.warns(UserWarning, match=r"all_bad\.jsonl: 2 of 2 rows rejected"):
         frame = summarize([bad, good], on_error="skip", out=out)
     assert frame.n.tolist() == [2]
     read_summary(out)
-    with pytest.warns(UserWarning, match="2 of 3 rows rejected"):  # the summary has 1 row
+    with pytest.warns(UserWarning, match=r"all_bad\.jsonl: 2 of 2 rows rejected"):
         assert load_counts([out, bad], on_error="skip").n.tolist() == [2]
     # and a frame without rows is never written: it could not be read back
     with pytest.raises(ValueError, match="'frame' parameter has no rows"):

@@ -748,7 +748,7 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
                              "other inputs.")
         stats = F.FileStats(str(p), f, m)
         stats.locator = None
-        before = sink.n_problems
+        before, reasons_before = sink.n_problems, dict(sink.by_reason)
         args = {"path": path, "fmt": f, "mapping": m, "labels": labels,
                 "chunk_size": int(chunk_size)}
         acc.start_file(stats, args)
@@ -764,6 +764,9 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
             "reader": stats.reader, "rows_read": stats.rows_read,
             "rows_used": stats.rows_read - stats.rows_rejected,
             "rows_rejected": stats.rows_rejected, "problems": sink.n_problems - before,
+            "rejected_by_reason": {r: k - reasons_before.get(r, 0)
+                                   for r, k in sink.by_reason.items()
+                                   if k > reasons_before.get(r, 0)},
             "notes": stats.notes,
             # questions whose first correct sample is unknown (counts without first_correct)
             "first_correct_unknown": stats.first_correct_unknown,
@@ -806,13 +809,15 @@ def _refuse_nothing_left(prov: dict) -> None:
         "problem.")
 
 
-def _warn_rejected(func: str, prov: dict) -> None:
-    if prov["rows_rejected"]:
-        import warnings
+def _warn_rejected(prov: dict) -> None:
+    """One warning per file with rejected rows: "FILE: r of n rows rejected (reasons)"."""
+    import warnings
 
-        warnings.warn(
-            f"{func}: {prov['rows_rejected']} of {prov['rows_read']} rows rejected "
-            f"({prov['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
+    for f in prov["files"]:
+        if f["rows_rejected"]:
+            warnings.warn(
+                f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
+                f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
 
 
 def _to_frame(table: pa.Table, provenance: dict | None) -> pd.DataFrame:
@@ -960,7 +965,7 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
                chunk_size=chunk_size, on_error=on_error, na=na)
     _refuse_nothing_left(res.provenance)
-    _warn_rejected("summarize", res.provenance)
+    _warn_rejected(res.provenance)
     frame = _to_frame(res.table, res.provenance)
     if out is not None:
         write_summary(frame, out)
@@ -1000,7 +1005,7 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     res = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step, mapping=mapping,
                chunk_size=chunk_size, on_error=on_error, na=na, allow_summary=True)
     _refuse_nothing_left(res.provenance)
-    _warn_rejected("load_counts", res.provenance)
+    _warn_rejected(res.provenance)
     table = res.table
     summaries = [(i, f["path"]) for i, f in enumerate(res.provenance["files"])
                  if f["format"] == "summary"]
