@@ -25,6 +25,7 @@ per bad-input class, and the test that covers it:
 13. no file left open -- test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open
 14. rows in the order read -- test_load_counts_keeps_the_rows_of_a_summary_in_file_order
 15. every row rejected (skip) -- test_every_row_rejected_is_an_error_and_nothing_is_written
+16. work done once -- test_read_summary_reads_its_file_once_and_files_are_checked_once
 """
 
 from __future__ import annotations
@@ -761,3 +762,38 @@ def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys)
     with pytest.raises(ValueError, match="'frame' parameter has no rows"):
         write_summary(frame.iloc[:0], tmp_path / "empty.parquet")
     assert not (tmp_path / "empty.parquet").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# 16. work done once: read_summary reads its file once, a FILE is checked once
+# --------------------------------------------------------------------------------------------
+def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, monkeypatch):
+    from collections import Counter
+
+    import pyarrow.parquet as pq
+
+    from _support import REPO
+    from leash import formats as F
+    from leash.summarize import read_summary
+
+    calls = Counter()
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    for name in ("read_table", "read_schema", "read_metadata", "ParquetFile"):
+        monkeypatch.setattr(pq, name, counting(name, getattr(pq, name)))
+    monkeypatch.setattr(F, "check_regular_file", counting("check", F.check_regular_file))
+    frame = read_summary(REPO / "data" / "demo" / "support.parquet")
+    assert len(frame) == 11800
+    assert dict(calls) == {"check": 1, "ParquetFile": 1}  # no second pass over the file
+    calls.clear()
+    summarize(write_lines(tmp_path / "s.jsonl", [rec()]))
+    assert calls["check"] == 1
+    # a bad row is still found, and named by row group and row
+    _, _, bad = _summary_files(tmp_path)
+    with pytest.raises(ValueError, match=r"bad\.parquet: row group 0, row 0: field 'c'"):
+        read_summary(bad)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import os
 import stat
 import zlib
 from collections.abc import Iterator
@@ -185,19 +186,20 @@ def _open_text(path: Path):
     return open(path, "rb")
 
 
-def check_regular_file(path) -> None:
-    """Raise unless ``path`` is an existing regular file (or a link to one).
+def check_regular_file(path) -> os.stat_result:
+    """Raise unless ``path`` is an existing regular file (or a link to one); return its stat.
 
     A FIFO, a socket or a device would block or never end, and a directory is no input: each
     is refused with what it is, before anything is opened.
     """
     path = Path(path)
     try:
-        mode = path.stat().st_mode
+        st = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"The file {path} does not exist.") from None
+    mode = st.st_mode
     if stat.S_ISREG(mode):
-        return
+        return st
     what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a character device"
             if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
@@ -351,7 +353,11 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     ``.ndjson``/``.json``) and then the columns or the first record's keys, in this order:
     summary (Parquet metadata), samples, counts, evaluator, the shipped nested mappings.
     """
-    path = Path(path)
+    return _detect_format(Path(path), fmt, mapping, checked=False)
+
+
+def _detect_format(path: Path, fmt, mapping, *, checked: bool):
+    """:func:`detect_format`; ``checked``: the caller made sure it is a regular file."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"The 'fmt' parameter must be one of {FORMATS} or None. "
                          f"Got {fmt!r} instead.")
@@ -365,7 +371,8 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     if fmt is not None:
         return fmt, None
     container = _container(path)
-    check_regular_file(path)  # a FIFO would block the read below
+    if not checked:
+        check_regular_file(path)  # a FIFO would block the read below
     if mapping is not None:
         if container != "jsonl":
             raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
@@ -498,6 +505,7 @@ class FileStats:
         self.locator = None
         self.columns: set = set()         # columns / top-level keys seen in the file
         self.sample_keys: set = set()     # keys of per-sample objects (nested "records")
+        self.schema_metadata: dict = {}   # of a Parquet file, as its reader found it
 
 
 def column_notes(fmt: str, mapping: NestedMapping | None, stats: FileStats,
@@ -756,11 +764,12 @@ def _block_size(path: Path, chunk_size: int) -> int:
     return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 25))
 
 
-def _read_parquet(path, kind, chunk_size, columns: set):
-    """Yield (table, row numbers) per batch of a Parquet file; ``columns`` gets its columns."""
+def _read_parquet(path, kind, chunk_size, stats: FileStats):
+    """Yield (table, row numbers) per batch of a Parquet file (its columns go to stats)."""
     wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
     schema = pq.read_schema(path)
-    columns.update(schema.names)
+    stats.columns.update(schema.names)
+    stats.schema_metadata = dict(schema.metadata or {})
     # string key columns are read dictionary-encoded: the rules and the group-by then work
     # on the few distinct values instead of every row
     dict_cols = [c for c in ("model", "benchmark", "question_id", "answer", "finish_reason")
@@ -776,6 +785,17 @@ def _read_parquet(path, kind, chunk_size, columns: set):
         t = pa.Table.from_batches([batch])
         yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
         start += t.num_rows
+
+
+def _table_batches(table: pa.Table, kind, chunk_size, stats: FileStats):
+    """:func:`_read_parquet` over a table already read."""
+    stats.columns.update(table.column_names)
+    stats.schema_metadata = dict(table.schema.metadata or {})
+    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
+    t = table.select([c for c in wanted if c in table.column_names])
+    for start in range(0, t.num_rows, chunk_size):
+        part = t.slice(start, chunk_size)
+        yield part, np.arange(start, start + part.num_rows, dtype=np.int64)
 
 
 def _read_csv(path, kind, chunk_size, columns: set):
@@ -1157,8 +1177,12 @@ def _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname) -> Chunk:
     return Chunk(kind, table, loc[keep], sub[keep], False)
 
 
-def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
+def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
+                contents: pa.Table | None = None) -> Iterator[Chunk]:
     """Yield validated :class:`Chunk` objects of one file.
+
+    ``contents``: the table of a Parquet file that the caller has read already (with its
+    schema metadata), so that the file is not read a second time.
 
     A file that cannot be read to its end (a truncated ``.gz``, a corrupt Parquet file) raises
     :class:`leash.validate.InputFileError` naming it (and the last complete line of a
@@ -1167,12 +1191,13 @@ def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Itera
     path = Path(path)
     try:
         yield from _read_chunks(path, fmt, mapping, labels=labels, chunk_size=chunk_size,
-                                sink=sink, stats=stats)
+                                sink=sink, stats=stats, contents=contents)
     except _IO_ERRORS as exc:  # the pyarrow readers' errors: see _reading
         raise _unreadable(path, exc) from None
 
 
-def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iterator[Chunk]:
+def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
+                 contents) -> Iterator[Chunk]:
     fname = str(stats.path)
     if fmt in ("nested", "evaluator"):
         stats.reader = f"python json, mapping '{mapping.name}'"
@@ -1187,7 +1212,9 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats) -> Iter
     if container == "parquet":
         stats.reader = "pyarrow parquet"
         locator = stats.locator = Locator(path, container)
-        for raw, loc in _reading(path, _read_parquet(path, kind, chunk_size, stats.columns)):
+        batches = (_read_parquet(path, kind, chunk_size, stats) if contents is None
+                   else _table_batches(contents, kind, chunk_size, stats))
+        for raw, loc in _reading(path, batches):
             yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
         return
     if container == "csv":

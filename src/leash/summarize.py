@@ -683,7 +683,7 @@ def _check_params(chunk_size, na):
         raise ValueError(f"The 'na' parameter must be one of {NA_MODES}. Got {na!r} instead.")
 
 
-def _check_distinct(paths) -> None:
+def _check_distinct(paths, stat_results) -> None:
     """Refuse a file given twice (the same file, or a byte-identical copy) in one call.
 
     Formats without per-sample indices (evaluator, nested) number a later file's samples after
@@ -693,8 +693,7 @@ def _check_distinct(paths) -> None:
     import hashlib
 
     seen, by_size = {}, {}
-    for i, p in enumerate(paths, 1):
-        st = os.stat(p)
+    for i, (p, st) in enumerate(zip(paths, stat_results), 1):
         same = seen.get((st.st_dev, st.st_ino))
         if same is not None:
             raise V.InputFileError(
@@ -719,11 +718,13 @@ def _check_distinct(paths) -> None:
 
 
 def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, na,
-         allow_summary=False):
+         allow_summary=False, contents=None, finish=True):
     """Read every input into one accumulator (one rule set, one duplicate check).
 
     Summary files (``allow_summary``) are read as counts, with the counts rules; their other
-    columns are attached by :func:`load_counts`.
+    columns are attached by :func:`load_counts`. ``contents``: the table of the one input,
+    already read by the caller (who checked that it is a regular file), so that it is not
+    read again; ``finish=False`` only checks the rows (the result's table is None).
     """
     _check_params(chunk_size, na)
     if step is not None and (isinstance(step, bool) or not isinstance(step, (int, np.integer))
@@ -734,14 +735,17 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
     labels = {"model": model, "benchmark": benchmark, "step": step}
     files = []
     plist = _as_paths(paths)
-    for p in plist:
-        F.check_regular_file(p)
-        if Path(p).stat().st_size == 0:
-            raise F.no_rows_error(p, "empty")
-    _check_distinct(plist)
+    if contents is None:
+        stat_results = [F.check_regular_file(p) for p in plist]  # a FIFO would block below
+        for p, st in zip(plist, stat_results):
+            if st.st_size == 0:
+                raise F.no_rows_error(p, "empty")
+        _check_distinct(plist, stat_results)
+    elif len(plist) != 1:
+        raise ValueError("internal error: contents are those of one input")
     for p in plist:
         path = Path(p)
-        f, m = F.detect_format(path, fmt=fmt, mapping=mapping)
+        f, m = F._detect_format(path, fmt, mapping, checked=True)
         if f == "summary" and not allow_summary:
             raise ValueError(f"{p} is already a per-question summary; use "
                              "leash.summarize.load_counts to combine summaries with "
@@ -750,7 +754,7 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
         stats.locator = None
         before, reasons_before = sink.n_problems, dict(sink.by_reason)
         args = {"path": path, "fmt": f, "mapping": m, "labels": labels,
-                "chunk_size": int(chunk_size)}
+                "chunk_size": int(chunk_size), "contents": contents}
         acc.start_file(stats, args)
         for chunk in F.read_chunks(sink=sink, stats=stats, **args):
             add = acc.add_samples if chunk.kind == "samples" else acc.add_counts
@@ -772,10 +776,10 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
             "first_correct_unknown": stats.first_correct_unknown,
         })
         if f == "summary":
-            meta = (pq.read_schema(path).metadata or {}).get(F.SUMMARY_METADATA_KEY)
+            meta = stats.schema_metadata.get(F.SUMMARY_METADATA_KEY)
             files[-1]["stored_provenance"] = json.loads(meta) if meta else None
     acc.resolve_pending(sink)
-    table = acc.finish()
+    table = acc.finish() if finish else None
     from leash import __version__
 
     prov = {
@@ -786,7 +790,7 @@ def _run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, n
         "rows_rejected": sum(f["rows_rejected"] for f in files),
         "rejected_by_reason": dict(sink.by_reason),
         "problem_examples": [str(p) for p in sink.examples],
-        "questions": table.num_rows,
+        "questions": acc.size,
         "on_error": on_error, "na": na, "chunk_size": int(chunk_size),
         "labels": {k: v for k, v in labels.items() if v is not None},
     }
@@ -889,21 +893,28 @@ def read_summary(path) -> pd.DataFrame:
         ``0 <= c <= n``, ``first_correct``, one row per question), named by row group and row.
     """
     path = Path(path)
-    F.check_regular_file(path)
-    try:
-        schema = pq.read_schema(path)
-    except pa.ArrowException as exc:
-        raise V.InputFileError(f"{path}: cannot read the file ({exc}).") from None
-    meta = (schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
-    missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
-    if meta is None or missing:
+    F.check_regular_file(path)  # a FIFO would block the read
+    try:  # the one read of the file: its footer, then the summary columns
+        with pq.ParquetFile(path) as pf:
+            schema = pf.schema_arrow
+            meta = (schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
+            missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
+            table = None if meta is None or missing else pf.read(columns=list(SUMMARY_COLUMNS))
+    except F._UNREADABLE as exc:
+        raise F._unreadable(path, exc) from None
+    if table is None:
         what = "provenance metadata" if meta is None else f"columns {missing}"
         raise ValueError(f"{path} is not a leash summary file (missing {what}).")
     # the counts rules of every input (n >= 1, 0 <= c <= n, first_correct, no duplicate
-    # question): a summary is not trusted because leash wrote it
+    # question), on the table just read: a summary is not trusted because leash wrote it
     _run([path], fmt="summary", model=None, benchmark=None, step=None, mapping=None,
-         chunk_size=250_000, on_error="raise", na="class", allow_summary=True)
-    table = pq.read_table(path, columns=list(SUMMARY_COLUMNS)).cast(SUMMARY_SCHEMA)
+         chunk_size=250_000, on_error="raise", na="class", allow_summary=True,
+         contents=table, finish=False)
+    try:
+        table = table.select(list(SUMMARY_COLUMNS)).cast(SUMMARY_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise ValueError(f"{path}: a column does not have the type of a leash summary "
+                         f"({exc}).") from None
     return _to_frame(table, json.loads(meta))
 
 
