@@ -741,6 +741,9 @@ def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, bef
             return raw.column(field)[i].as_py()
         return labels.get(field)
 
+    for field, bad in not_utf8.items():  # defensive: a field read without a rule
+        masked[field] = bad
+        problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, bad))
     rejected = _report(sink, locator, fname, problems, loc, sub, values_of, before)
     table = pa.table(cols)
     keep = ~rejected
