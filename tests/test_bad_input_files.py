@@ -22,6 +22,7 @@ per bad-input class, and the test that covers it:
     CLI messages name options, not keywords -- test_cli_messages_name_options_not_keywords
 11. many malformed CSV rows: linear cost -- test_many_malformed_csv_rows_cost_one_cleaning_per_block
 12. a byte that is not UTF-8, in any format -- test_a_bad_utf8_byte_is_one_bad_row_in_every_format
+    a rule's error is not an unreadable file -- test_an_error_of_the_rules_is_not_an_unreadable_file
 13. no file left open -- test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open
 14. rows in the order read -- test_load_counts_keeps_the_rows_of_a_summary_in_file_order
 15. every row rejected (skip) -- test_every_row_rejected_is_an_error_and_nothing_is_written
@@ -797,3 +798,20 @@ def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, m
     _, _, bad = _summary_files(tmp_path)
     with pytest.raises(ValueError, match=r"bad\.parquet: row group 0, row 0: field 'c'"):
         read_summary(bad)
+
+
+def test_an_error_of_the_rules_is_not_an_unreadable_file(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    from leash import formats as F
+    from leash.validate import InputFileError
+
+    p = write_lines(tmp_path / "ok.jsonl", [rec(i=0), rec(i=1)])
+
+    def broken(*args, **kwargs):
+        raise pa.ArrowInvalid("a bug in a rule")
+
+    monkeypatch.setattr(F, "clean_table", broken)
+    with pytest.raises(pa.ArrowInvalid, match="a bug in a rule") as e:
+        summarize(p)
+    assert not isinstance(e.value, InputFileError) and "cannot read" not in str(e.value)
