@@ -34,9 +34,13 @@ One line per bad-input class and the test that covers it:
   crossover_budget, missing or empty ks in the bootstrap curves, messages naming an inner
   function -> ValueError/TypeError: test_non_finite_and_out_of_range_values_are_refused; the
   valid edges still pass: test_valid_edge_values_still_pass
+* counts beyond int64 (1e20, a uint64 2**63, a Python int 2**70), which a cast wrapped to
+  -2**63 ("must be non-negative") -> ValueError "too large": test_counts_beyond_int64_are_too_large,
+  test_scalar_ints_beyond_int64_are_too_large
 """
 
 import json
+import re
 import tracemalloc
 import warnings
 from unittest import mock
@@ -489,3 +493,44 @@ def test_valid_edge_values_still_pass():
     b = bootstrap_pass_at_k([4, 4], [1, 2], [4, 4], [1, 1], [1.0, 4.0], rng=rng(), n_boot=100)
     assert b["k"].tolist() == [1, 4] * 3
     assert answer_entropy_from_histograms([[0, 0], []]).n_used.tolist() == [0, 0]
+
+
+# ---- integers beyond int64 are too large, never wrapped ------------------------------------------
+
+@pytest.mark.parametrize("n, shown, index", [
+    (1e20, "1e+20", 0),
+    (2.0**63, "9.223372036854776e+18", 0),
+    (np.uint64(2**63), "9223372036854775808", 0),
+    (2**63, "9223372036854775808", 0),
+    (2**70, str(2**70), 0),
+    ([8, 2**70], str(2**70), 1),
+    (np.array([8, 2**64 - 1], dtype=np.uint64), str(2**64 - 1), 1),
+])
+def test_counts_beyond_int64_are_too_large(n, shown, index):
+    # astype(int64) turned these into -2**63 (with a RuntimeWarning for floats), reported as
+    # "must be non-negative. Got -9223372036854775808"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=rf"The 'n' parameter of pass_at_k must be at most "
+                                             rf"9223372036854775807\. Got {re.escape(shown)} at "
+                                             rf"index {index} instead: too large \(beyond the "
+                                             r"64-bit integer range\)\."):
+            pass_at_k(n, 0, 1)
+    assert pass_at_k(2**63 - 1, 0, 1) == 0.0  # the largest int64 is still a count
+    with pytest.raises(ValueError, match=r"'n' parameter of pass_at_k must be non-negative\. "
+                                         rf"Got {-(2**70)} at index 0"):
+        pass_at_k(-(2**70), 0, 1)  # below the range: negative, as before
+
+
+@pytest.mark.parametrize("call, arg, func", [
+    (lambda: resampling_weights(4, rng=rng(), n_boot=2**70), "n_boot", "resampling_weights"),
+    (lambda: bootstrap_support([1, 2], [1, 0], rng=rng(), n_boot=1e20), "n_boot",
+     "bootstrap_support"),
+    (lambda: mcnemar_exact(2**64, 1), "E", "mcnemar_exact"),
+    (lambda: found(3, min_count=2**63), "min_count", "found"),
+])
+def test_scalar_ints_beyond_int64_are_too_large(call, arg, func):
+    with pytest.raises(ValueError, match=rf"The '{arg}' parameter of {func} must be at most "
+                                         r"9223372036854775807\. Got \d+ (at index 0 )?instead: "
+                                         r"too large \(beyond the 64-bit integer range\)"):
+        call()

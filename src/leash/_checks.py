@@ -11,14 +11,19 @@ import numbers
 
 import numpy as np
 
+INT64_MAX = int(np.iinfo(np.int64).max)
+TOO_LARGE = "too large (beyond the 64-bit integer range)"
+
 
 def as_count_array(x, name: str, func: str) -> np.ndarray:
     """Return ``x`` as a 1-D-or-scalar int64 array of non-negative whole numbers.
 
     Floats that hold whole numbers (3.0) are accepted; 2.5, NaN, inf and negative values are
-    rejected with a ValueError that names the first offending index and value. Bools (Python,
-    numpy scalars or bool arrays) are not counts: a TypeError, because ``True`` silently
-    counting as 1 hides a swapped argument (a found mask passed where counts belong).
+    rejected with a ValueError that names the first offending index and value, and so are
+    values beyond int64 (1e20, a uint64 2**63, a Python int 2**70: "too large"), which a cast
+    would wrap or saturate. Bools (Python, numpy scalars or bool arrays) are not counts: a
+    TypeError, because ``True`` silently counting as 1 hides a swapped argument (a found mask
+    passed where counts belong).
     """
     if x is None or isinstance(x, (str, bytes, bool, np.bool_)):
         raise TypeError(
@@ -26,7 +31,9 @@ def as_count_array(x, name: str, func: str) -> np.ndarray:
             f"Got {x!r} of type {type(x).__name__} instead."
         )
     arr = np.asarray(x)
-    if arr.dtype == object or arr.dtype.kind not in "iuf":
+    if arr.dtype == object:
+        _check_object_ints(arr, name, func)  # Python ints beyond int64 land here
+    if arr.dtype.kind not in "iuf":
         raise TypeError(
             f"The '{name}' parameter of {func} must be an int or an array of ints. "
             f"Got an array of dtype {arr.dtype} instead."
@@ -44,15 +51,49 @@ def as_count_array(x, name: str, func: str) -> np.ndarray:
                 f"The '{name}' parameter of {func} must hold whole numbers. "
                 f"Got {arr.flat[i].item()!r} at index {i} instead."
             )
-    arr = arr.astype(np.int64)
+    # Range checks before the cast: astype(int64) would turn 1e20 and 2**63 into -2**63.
+    if arr.dtype.kind != "u":
+        _check_non_negative(arr, name, func)
+    if arr.dtype.kind == "u" or arr.dtype.kind == "f":
+        big = arr > np.uint64(INT64_MAX) if arr.dtype.kind == "u" else arr >= 2.0**63
+        if big.any():
+            i = _first(big)
+            _raise_too_large(arr.flat[i].item(), i, name, func)
+    return arr.astype(np.int64)
+
+
+def _check_non_negative(arr, name, func):
     neg = arr < 0
     if neg.any():
         i = _first(neg)
         raise ValueError(
             f"The '{name}' parameter of {func} must be non-negative. "
-            f"Got {arr.flat[i]} at index {i} instead."
+            f"Got {arr.flat[i].item()!r} at index {i} instead."
         )
-    return arr
+
+
+def _raise_too_large(value, i, name, func):
+    raise ValueError(
+        f"The '{name}' parameter of {func} must be at most {INT64_MAX}. Got {value!r} at "
+        f"index {i} instead: {TOO_LARGE}."
+    )
+
+
+def _check_object_ints(arr, name, func):
+    """An object array of ints holds one beyond int64 (numpy keeps such ints as objects):
+    name it. Object arrays of anything else fall through to the dtype TypeError."""
+    flat = arr.ravel()
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+               for v in flat):
+        return
+    for i, v in enumerate(flat):
+        if v < 0:
+            raise ValueError(
+                f"The '{name}' parameter of {func} must be non-negative. "
+                f"Got {int(v)} at index {i} instead."
+            )
+        if v > INT64_MAX:
+            _raise_too_large(int(v), i, name, func)
 
 
 def as_count(x, name: str, func: str) -> int:
@@ -172,6 +213,11 @@ def check_positive_int(x, name: str, func: str, *, minimum: int = 1) -> int:
                 f"{type(x).__name__} instead."
             )
     x = int(x)
+    if x > INT64_MAX:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be at most {INT64_MAX}. Got {x} instead: "
+            f"{TOO_LARGE}."
+        )
     if x < minimum:
         raise ValueError(
             f"The '{name}' parameter of {func} must be an int in the range [{minimum}, inf). "
