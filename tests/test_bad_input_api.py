@@ -37,6 +37,8 @@ One line per bad-input class and the test that covers it:
 * counts beyond int64 (1e20, a uint64 2**63, a Python int 2**70), which a cast wrapped to
   -2**63 ("must be non-negative") -> ValueError "too large": test_counts_beyond_int64_are_too_large,
   test_scalar_ints_beyond_int64_are_too_large
+* bools, strings and None as floats (p, P/E/S/O, counts, histograms, curves, p-values) -> one
+  TypeError, from one check: test_float_arguments_refuse_bools_and_strings_alike
 """
 
 import json
@@ -157,6 +159,27 @@ def test_bool_scalar_ints_are_refused(call, func, arg):
 def test_bool_and_string_numbers_are_refused(call, arg, func):
     with pytest.raises(TypeError, match=rf"The '{arg}' parameter of {func} must "):
         call()
+
+
+@pytest.mark.parametrize("bad, shown", [(True, "True of type bool"), ("0.5", "'0.5' of type str"),
+                                        (None, "None of type NoneType"),
+                                        (B, "an array of dtype bool")])
+@pytest.mark.parametrize("call, arg, func", [
+    (lambda x: support_metrics(x, 1, 1, 1), "P", "support_metrics"),
+    (lambda x: population_pass_at_k(x, 1), "p", "population_pass_at_k"),
+    (lambda x: misclassification_probability(x, 4), "p", "misclassification_probability"),
+    (lambda x: entropy_from_counts(x), "counts", "entropy_from_counts"),
+    (lambda x: answer_entropy_from_histograms([[1], x]), "histograms",
+     "answer_entropy_from_histograms"),
+    (lambda x: crossover_budget(x, [0.1, 0.2], [1, 2]), "curve_base", "crossover_budget"),
+    (lambda x: holm(x), "pvalues", "holm"),
+])
+def test_float_arguments_refuse_bools_and_strings_alike(call, arg, func, bad, shown):
+    # one check (leash._checks.as_float_array) behind every float argument: the same message
+    where = r" \(histogram 1\)" if arg == "histograms" else ""
+    with pytest.raises(TypeError, match=rf"^The '{arg}' parameter of {func} must [^.]+\. "
+                                        rf"Got {re.escape(shown)}{where} instead\.$"):
+        call(bad)
 
 
 def test_whole_floats_and_numpy_ints_are_still_counts():

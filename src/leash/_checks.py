@@ -96,6 +96,37 @@ def _check_object_ints(arr, name, func):
             _raise_too_large(int(v), i, name, func)
 
 
+def as_float_array(x, name: str, func: str, *, must: str = "be a float or an array of floats",
+                   where: str = "") -> np.ndarray:
+    """Return ``x`` as a float64 array (any shape); the caller checks shape and values.
+
+    Bools (Python, numpy scalars or bool arrays), strings, None and non-numeric dtypes are a
+    TypeError: ``True`` is not a number here (it would silently count as 1), nor is ``"0.5"``.
+    ``must`` says what the argument holds ("hold numeric counts"), ``where`` adds a position
+    to the message (" (histogram 3)").
+    """
+    arr = None if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else np.asarray(x)
+    if arr is None or arr.dtype.kind not in "iuf":
+        got = (f"{x!r} of type {type(x).__name__}" if arr is None or arr.ndim == 0
+               else f"an array of dtype {arr.dtype}")
+        raise TypeError(f"The '{name}' parameter of {func} must {must}. Got {got}{where} instead.")
+    return arr.astype(np.float64)
+
+
+def refuse_values(arr: np.ndarray, bad: np.ndarray, name: str, func: str, must: str, *,
+                  where: str = "", flat: bool = False) -> None:
+    """Raise ValueError naming the first entry of ``arr`` where the mask ``bad`` is True.
+
+    ``flat`` says "flat index" (for arrays of more than one dimension).
+    """
+    if bad.any():
+        i = _first(bad)
+        raise ValueError(
+            f"The '{name}' parameter of {func} must {must}. Got {np.ravel(arr)[i].item()!r} at "
+            f"{'flat ' if flat else ''}index {i}{where} instead."
+        )
+
+
 def as_count(x, name: str, func: str) -> int:
     """Return the scalar count ``x`` as an int (the rules of :func:`as_count_array`)."""
     arr = as_count_array(x, name, func)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_count_array, check_choice
+from ._checks import as_count_array, as_float_array, check_choice, refuse_values
 
 __all__ = [
     "AnswerEntropy",
@@ -78,23 +78,10 @@ def _log_factor(base, func):
 
 def _as_histogram(h, name, func, index=None):
     """Answer counts as float64; bools are not counts (a mask is not a histogram)."""
-    arr = None if isinstance(h, (str, bytes, bool, np.bool_)) else np.asarray(h)
-    if arr is None or arr.dtype.kind not in "iuf":
-        got = repr(h) if arr is None else f"an array of dtype {arr.dtype}"
-        where = "" if index is None else f" (histogram {index})"
-        raise TypeError(
-            f"The '{name}' parameter of {func} must hold numeric counts. "
-            f"Got {got}{where} instead."
-        )
-    arr = arr.astype(np.float64)
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if bad.any():
-        i = int(np.flatnonzero(np.ravel(bad))[0])
-        where = "" if index is None else f" (histogram {index})"
-        raise ValueError(
-            f"The '{name}' parameter of {func} must hold non-negative finite counts. "
-            f"Got {np.ravel(arr)[i].item()!r} at index {i}{where} instead."
-        )
+    where = "" if index is None else f" (histogram {index})"
+    arr = as_float_array(h, name, func, must="hold numeric counts", where=where)
+    refuse_values(arr, ~np.isfinite(arr) | (arr < 0), name, func,
+                  "hold non-negative finite counts", where=where)
     return arr
 
 

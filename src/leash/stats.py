@@ -41,9 +41,11 @@ from scipy import stats as _st
 from ._checks import (
     as_count,
     as_count_array,
+    as_float_array,
     check_at_least,
     check_positive_int,
     check_probability,
+    refuse_values,
     same_length,
 )
 from .passk import pass_at_k_curve
@@ -338,17 +340,11 @@ def crossover_budget(curve_base, curve_rl, ks):
         k, that k is returned.
     """
     func = "crossover_budget"
-    b = _as_float_array(curve_base, "curve_base", func)
-    r = _as_float_array(curve_rl, "curve_rl", func)
+    b = as_float_array(curve_base, "curve_base", func)
+    r = as_float_array(curve_rl, "curve_rl", func)
     for name, x in (("curve_base", b), ("curve_rl", r)):
-        bad = ~np.isfinite(x)
-        if bad.any():
-            # NaN would silently read as "not reached" (NaN >= x is False)
-            i = int(np.flatnonzero(np.ravel(bad))[0])
-            raise ValueError(
-                f"The '{name}' parameter of {func} must hold finite pass@k values. "
-                f"Got {np.ravel(x)[i].item()!r} at flat index {i} instead."
-            )
+        # NaN would silently read as "not reached" (NaN >= x is False)
+        refuse_values(x, ~np.isfinite(x), name, func, "hold finite pass@k values", flat=True)
     ks = np.atleast_1d(as_count_array(ks, "ks", "crossover_budget"))
     check_at_least(ks, "ks", "crossover_budget")
     ks = ks.astype(np.float64)
@@ -418,18 +414,6 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     }
 
 
-def _as_float_array(x, name, func):
-    arr = None if isinstance(x, (str, bytes, bool, np.bool_)) else np.asarray(x)
-    if arr is None or arr.dtype.kind not in "iuf":
-        got = (f"{x!r} of type {type(x).__name__}" if arr is None or arr.ndim == 0
-               else f"an array of dtype {arr.dtype}")
-        raise TypeError(
-            f"The '{name}' parameter of {func} must be a float or an array of floats. "
-            f"Got {got} instead."
-        )
-    return arr.astype(np.float64)
-
-
 def holm(pvalues):
     """Holm's step-down adjustment of p-values for multiple comparisons.
 
@@ -447,17 +431,13 @@ def holm(pvalues):
     ndarray of float, shape (m,)
         Adjusted p-values ``max_{j<=i} min(1, (m - j + 1) p_(j))`` in the original order.
     """
-    p = _as_float_array(pvalues, "pvalues", "holm")
+    p = as_float_array(pvalues, "pvalues", "holm")
     if p.ndim != 1:
         raise ValueError(f"The 'pvalues' parameter of holm must be 1-D. Got shape {p.shape}.")
     ok = ~np.isnan(p)
-    bad = ok & ((p < 0) | (p > 1))  # +-inf included: only NaN means "no test"
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"The 'pvalues' parameter of holm must lie in [0, 1] (NaN for no test). "
-            f"Got {p[i].item()!r} at index {i} instead."
-        )
+    # +-inf included: only NaN means "no test"
+    refuse_values(p, ok & ((p < 0) | (p > 1)), "pvalues", "holm",
+                  "lie in [0, 1] (NaN for no test)")
     out = np.full_like(p, np.nan)
     idx = np.flatnonzero(ok)
     m = idx.size

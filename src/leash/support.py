@@ -36,11 +36,13 @@ from scipy import stats as _st
 
 from ._checks import (
     as_count_array,
+    as_float_array,
     check_at_least,
     check_c_le_n,
     check_k_in_range,
     check_positive_int,
     check_probability,
+    refuse_values,
     same_length,
 )
 from .passk import pass_at_k
@@ -229,22 +231,12 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
     arrs = []
     for name, x in (("P", P), ("E", E), ("S", S), ("O", O)):
         # Bools are not counts (True would count as 1 question); strings are not numbers.
-        a = None if isinstance(x, (str, bytes, bool, np.bool_)) else np.asarray(x)
-        if a is None or a.dtype.kind not in "iuf":
-            got = repr(x) if a is None or a.ndim == 0 else f"an array of dtype {a.dtype}"
-            raise TypeError(f"The '{name}' parameter of {func} must be numeric. Got {got}.")
-        a = a.astype(np.float64)
+        a = as_float_array(x, name, func, must="be numeric")
         if a.ndim > 1:
             raise ValueError(
                 f"The '{name}' parameter of {func} must be a scalar or 1-D. Got shape {a.shape}."
             )
-        bad = ~np.isfinite(a) | (a < 0)
-        if bad.any():
-            i = int(np.flatnonzero(np.ravel(bad))[0])
-            raise ValueError(
-                f"The '{name}' parameter of {func} must be finite and non-negative. "
-                f"Got {np.ravel(a)[i].item()!r} at index {i} instead."
-            )
+        refuse_values(a, ~np.isfinite(a) | (a < 0), name, func, "be finite and non-negative")
         arrs.append(a)
     same_length(func, P=arrs[0], E=arrs[1], S=arrs[2], O=arrs[3])
     p, e, s, _ = np.broadcast_arrays(*arrs)
@@ -332,22 +324,9 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
 
 
 def _check_p(p, func):
-    arr = None if isinstance(p, (str, bytes, bool, np.bool_)) else np.asarray(p)
-    if arr is None or arr.dtype.kind not in "iuf":
-        got = (f"{p!r} of type {type(p).__name__}" if arr is None or arr.ndim == 0
-               else f"an array of dtype {arr.dtype}")
-        raise TypeError(
-            f"The 'p' parameter of {func} must be a float or an array of floats. "
-            f"Got {got} instead."
-        )
-    p = arr.astype(np.float64)
-    bad = ~np.isfinite(p) | (p < 0) | (p > 1)
-    if bad.any():
-        i = int(np.flatnonzero(np.ravel(bad))[0])
-        raise ValueError(
-            f"The 'p' parameter of {func} must hold probabilities in [0, 1]. "
-            f"Got {np.ravel(p)[i].item()!r} at index {i} instead."
-        )
+    p = as_float_array(p, "p", func)
+    refuse_values(p, ~np.isfinite(p) | (p < 0) | (p > 1), "p", func,
+                  "hold probabilities in [0, 1]")
     return p
 
 
