@@ -39,6 +39,11 @@ One line per bad-input class and the test that covers it:
   test_scalar_ints_beyond_int64_are_too_large
 * bools, strings and None as floats (p, P/E/S/O, counts, histograms, curves, p-values) -> one
   TypeError, from one check: test_float_arguments_refuse_bools_and_strings_alike
+* edge shapes that failed inside numpy (IndexError, "argmax of an empty sequence", "zero-size
+  array to reduction"): scalar curves and empty budgets in crossover_budget, n = 0 without ks
+  in pass_at_k_curve -> leash ValueError: test_edge_shapes_get_leash_messages_not_numpys;
+  zero questions (or zero replicate rows) are legitimate -> empty results:
+  test_zero_questions_give_empty_results
 """
 
 import json
@@ -557,3 +562,34 @@ def test_scalar_ints_beyond_int64_are_too_large(call, arg, func):
                                          r"9223372036854775807\. Got \d+ (at index 0 )?instead: "
                                          r"too large \(beyond the 64-bit integer range\)"):
         call()
+
+
+# ---- edge shapes: leash's messages, not numpy's -------------------------------------------------
+
+@pytest.mark.parametrize("call, match", [
+    # IndexError: tuple index out of range
+    (lambda: crossover_budget(0.5, 0.6, 1), r"The curves passed to crossover_budget must have "
+     r"the same shape, 1-D or more, with last axis len\(ks\)=1\. Got \(\) and \(\)\."),
+    # "attempt to get argmax of an empty sequence"
+    (lambda: crossover_budget([], [], []), r"The 'ks' parameter of crossover_budget must hold at "
+     r"least one budget\. Got an empty array instead\."),
+    # "zero-size array to reduction operation maximum which has no identity"
+    (lambda: pass_at_k_curve([0, 5], [0, 1]), r"The 'n' parameter of pass_at_k_curve must be >= "
+     r"1 for every question when 'ks' is not given \(the default budgets are 1 to min\(n\)\)\. "
+     r"Got 0 at index 0 instead\."),
+    (lambda: pass_at_k_curve(0, 0), r"'n' parameter of pass_at_k_curve must be >= 1"),
+    (lambda: pass_at_k_curve([0, 5], [0, 1], [1]), r"'ks' parameter of pass_at_k_curve .* the "
+     r"smallest n is 0"),
+])
+def test_edge_shapes_get_leash_messages_not_numpys(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_zero_questions_give_empty_results():
+    # no questions is a legitimate (empty) benchmark: empty results, not errors
+    assert pass_at_k_curve([], []).shape == (0, 0)
+    assert pass_at_k_curve([], [], [1, 4]).shape == (0, 2)
+    assert crossover_budget(np.zeros((0, 2)), np.zeros((0, 2)), [1, 2]).shape == (0,)
+    assert support_counts([], []) == (0, 0, 0, 0)
+    assert pass_at_k([], [], 1).shape == (0,)

@@ -138,6 +138,21 @@ def as_count(x, name: str, func: str) -> int:
     return int(arr)
 
 
+def as_budgets(ks, name: str, func: str) -> np.ndarray:
+    """Return the budget grid ``ks`` as a 1-D int64 array of at least one whole number >= 0
+    (the caller checks the range: budgets are at least 1 and at most a question's n).
+
+    None and an empty grid are a ValueError ("must hold at least one budget"): no budget means
+    no result, and an empty grid used to fail inside numpy (an argmax or a max of nothing).
+    """
+    if ks is None or np.size(ks) == 0:
+        got = "None" if ks is None else "an empty array"
+        raise ValueError(
+            f"The '{name}' parameter of {func} must hold at least one budget. Got {got} instead."
+        )
+    return np.atleast_1d(as_count_array(ks, name, func))
+
+
 def check_at_least(arr: np.ndarray, name: str, func: str, minimum: int = 1) -> None:
     """Raise ValueError unless every entry of the count array ``arr`` is >= ``minimum``."""
     bad = arr < minimum

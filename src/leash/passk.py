@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import (
+    as_budgets,
     as_count_array,
     check_c_le_n,
     check_choice,
@@ -186,7 +187,8 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         Number of verified-correct samples per question.
     ks : array_like of int, shape (n_ks,), optional
         Budgets, each in ``[1, min(n)]`` (checked for all budgets at once: the cost of the
-        check is O(n_ks + n_questions)). Default: every k from 1 to ``min(n)``.
+        check is O(n_ks + n_questions)); at least one. Default: every k from 1 to ``min(n)``,
+        which needs every n >= 1.
     estimator : {"unbiased", "first-k"}, default "unbiased"
         Which estimator (see the module docstring). ``"first-k"`` needs ``first_correct``.
     first_correct : array_like of int, shape (n_questions,), optional
@@ -196,6 +198,14 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     -------
     ndarray of float, shape (n_questions, n_ks)
         pass@k of each question at each budget. The benchmark-level curve is ``.mean(axis=0)``.
+        Zero questions give an empty result: shape (0, n_ks), or (0, 0) without ``ks``.
+
+    Raises
+    ------
+    ValueError
+        If a count is bad or ``c > n`` (as :func:`pass_at_k`), if ``ks`` is empty or a budget
+        lies outside ``[1, min(n)]``, or, without ``ks``, if some question has n = 0 (no budget
+        fits it).
     """
     func = "pass_at_k_curve"
     check_choice(estimator, "estimator", func, ESTIMATORS)
@@ -203,13 +213,16 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     n, c = np.atleast_1d(n), np.atleast_1d(c)
     n, c = np.broadcast_arrays(n, c)
     if ks is None:
-        ks = np.arange(1, int(n.min()) + 1 if n.size else 1)
-    elif np.size(ks) == 0:
-        raise ValueError(
-            f"The 'ks' parameter of {func} must hold at least one budget. Got an empty array "
-            "instead."
-        )
-    ks = np.atleast_1d(as_count_array(ks, "ks", func))
+        if n.size == 0:
+            return np.zeros((0, 0))
+        if (n < 1).any():
+            i = int(np.flatnonzero(n < 1)[0])
+            raise ValueError(
+                f"The 'n' parameter of {func} must be >= 1 for every question when 'ks' is not "
+                f"given (the default budgets are 1 to min(n)). Got 0 at index {i} instead."
+            )
+        ks = np.arange(1, int(n.min()) + 1)
+    ks = as_budgets(ks, "ks", func)
     check_ks_in_range(ks, n, func)  # one array check for all budgets
     if n.size == 0:
         return np.zeros((0, ks.size))

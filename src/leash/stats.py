@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from ._checks import (
+    as_budgets,
     as_count,
     as_count_array,
     as_float_array,
@@ -255,11 +256,7 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
 def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, estimator,
                    first_correct_base, first_correct_rl):
     """Per-question pass@k matrices of both models and the shared resampling weights."""
-    if ks is None or np.size(ks) == 0:
-        raise ValueError(
-            f"The 'ks' parameter of {func} must hold at least one budget. Got {ks!r} instead."
-        )
-    ks = np.atleast_1d(as_count_array(ks, "ks", func))
+    ks = as_budgets(ks, "ks", func)
     n_base = np.atleast_1d(as_count_array(n_base, "n_base", func))
     c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
     n_rl = np.atleast_1d(as_count_array(n_rl, "n_rl", func))
@@ -328,9 +325,10 @@ def crossover_budget(curve_base, curve_rl, ks):
     Parameters
     ----------
     curve_base, curve_rl : array_like of float, shape (n_ks,) or (n_rows, n_ks)
-        Benchmark-level pass@k curves (e.g. bootstrap replicates as rows).
+        Benchmark-level pass@k curves (e.g. bootstrap replicates as rows); a scalar is not a
+        curve (an error). Zero rows give an empty result.
     ks : array_like of int, shape (n_ks,)
-        Increasing budgets.
+        Increasing budgets, at least one.
 
     Returns
     -------
@@ -345,12 +343,12 @@ def crossover_budget(curve_base, curve_rl, ks):
     for name, x in (("curve_base", b), ("curve_rl", r)):
         # NaN would silently read as "not reached" (NaN >= x is False)
         refuse_values(x, ~np.isfinite(x), name, func, "hold finite pass@k values", flat=True)
-    ks = np.atleast_1d(as_count_array(ks, "ks", "crossover_budget"))
-    check_at_least(ks, "ks", "crossover_budget")
+    ks = as_budgets(ks, "ks", func)
+    check_at_least(ks, "ks", func)
     ks = ks.astype(np.float64)
-    if b.shape != r.shape or b.shape[-1] != ks.size:
+    if b.shape != r.shape or b.ndim == 0 or b.shape[-1] != ks.size:
         raise ValueError(
-            "The curves passed to crossover_budget must have the same shape with last axis "
+            f"The curves passed to {func} must have the same shape, 1-D or more, with last axis "
             f"len(ks)={ks.size}. Got {b.shape} and {r.shape}."
         )
     if np.any(np.diff(ks) <= 0):
