@@ -44,8 +44,15 @@ One line per bad-input class and the test that covers it:
   in pass_at_k_curve -> leash ValueError: test_edge_shapes_get_leash_messages_not_numpys;
   zero questions (or zero replicate rows) are legitimate -> empty results:
   test_zero_questions_give_empty_results
+* inputs validated two or three times per call (expected_support_counts -> found_probability ->
+  pass_at_k; the bootstrap curves -> pass_at_k_curve; misclassification_probability ->
+  epsilon, population_pass_at_k), with messages naming the inner function -> each argument
+  validated once, at the public boundary:
+  test_each_argument_is_validated_once_by_the_public_function,
+  test_bootstrap_messages_name_the_bootstrap_and_its_arguments
 """
 
+import contextlib
 import json
 import re
 import tracemalloc
@@ -57,7 +64,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leash import passk
+from leash import _checks, passk, stats, support
 from leash.entropy import answer_entropy, answer_entropy_from_histograms, entropy_from_counts
 from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
 from leash.stats import (
@@ -108,15 +115,18 @@ BOOL_COUNT_CASES = [
     (lambda: epsilon(True), "epsilon", "k"),
     (lambda: found(True), "found", "c"),
     (lambda: support_codes(B, [1, 1]), "support_codes", "c_base"),
-    (lambda: support_counts([1, 1], B), "support_codes", "c_rl"),
-    (lambda: support_status(B, B), "support_codes", "c_base"),
+    # support_counts, support_status and bootstrap_support named support_codes, the function
+    # they called inside: messages name the function the user called
+    (lambda: support_counts([1, 1], B), "support_counts", "c_rl"),
+    (lambda: support_status(B, B), "support_status", "c_base"),
     (lambda: found_probability([4], [1], True, min_count=2), "found_probability", "k"),
     (lambda: expected_support_counts([4], [True], [4], [1], 2), "expected_support_counts",
      "c_base"),
     (lambda: population_pass_at_k(0.5, True), "population_pass_at_k", "k"),
     (lambda: mcnemar_exact(True, 3), "mcnemar_exact", "E"),
     (lambda: mcnemar_exact(3, np.bool_(False)), "mcnemar_exact", "S"),
-    (lambda: bootstrap_support(B, [1, 1], rng=rng(), n_boot=100), "support_codes", "c_base"),
+    (lambda: bootstrap_support(B, [1, 1], rng=rng(), n_boot=100), "bootstrap_support",
+     "c_base"),
     (lambda: bootstrap_pass_at_k([4, 4], B, [4, 4], [1, 1], [1], rng=rng(), n_boot=100),
      "bootstrap_pass_at_k", "c_base"),
     (lambda: bootstrap_crossover(B, [1, 1], [4, 4], [1, 1], [1], rng=rng(), n_boot=100),
@@ -593,3 +603,87 @@ def test_zero_questions_give_empty_results():
     assert crossover_budget(np.zeros((0, 2)), np.zeros((0, 2)), [1, 2]).shape == (0,)
     assert support_counts([], []) == (0, 0, 0, 0)
     assert pass_at_k([], [], 1).shape == (0,)
+
+
+# ---- each argument is validated once, by the function the user called ---------------------------
+
+def validations(call):
+    """(function, argument) of every count and int check that ``call`` runs, in order."""
+    seen = []
+    real_counts, real_int = _checks.as_count_array, _checks.check_positive_int
+
+    def counts(x, name, func):
+        seen.append((func, name))
+        return real_counts(x, name, func)
+
+    def positive_int(x, name, func, **kw):
+        seen.append((func, name))
+        return real_int(x, name, func, **kw)
+
+    with contextlib.ExitStack() as stack:
+        for module in (_checks, passk, support, stats):
+            for attr, fake in (("as_count_array", counts), ("check_positive_int", positive_int)):
+                if hasattr(module, attr):
+                    stack.enter_context(mock.patch.object(module, attr, fake))
+        call()
+    return seen
+
+
+N8 = [8, 8, 8]
+ONCE_CASES = [
+    ("expected_support_counts", lambda: expected_support_counts(N8, [1, 2, 0], N8, [3, 0, 8], 4),
+     {"n_base", "c_base", "n_rl", "c_rl", "k", "min_count"}),
+    ("expected_support_counts", lambda: expected_support_counts(N8, [1, 2, 0], N8, [3, 0, 8], 4,
+                                                                min_count=2),
+     {"n_base", "c_base", "n_rl", "c_rl", "k", "min_count"}),
+    ("found_probability", lambda: found_probability(N8, [1, 2, 0], 4), {"n", "c", "k",
+                                                                        "min_count"}),
+    ("misclassification_probability", lambda: misclassification_probability([0.1, 0.5], 4),
+     {"k"}),
+    ("support_counts", lambda: support_counts([1, 0], [0, 2]), {"c_base", "c_rl", "min_count"}),
+    ("pass_at_k_curve", lambda: pass_at_k_curve(N8, [1, 2, 0], [1, 4], estimator="first-k",
+                                                first_correct=[3, 0, -1]),
+     {"n", "c", "ks", "first_correct + 1"}),
+]
+
+
+@pytest.mark.parametrize("func, call, names", ONCE_CASES)
+def test_each_argument_is_validated_once_by_the_public_function(func, call, names):
+    seen = validations(call)
+    assert {f for f, _ in seen} == {func}, seen  # messages name the function called
+    assert sorted(name for _, name in seen) == sorted(names), seen  # each argument once
+
+
+@pytest.mark.parametrize("call, match", [
+    # these named pass_at_k_curve and its 'c', 'n', 'first_correct' and 'estimator'
+    (lambda: bootstrap_pass_at_k([4, 4], [1, 5], [4, 4], [1, 1], [1], rng=rng(), n_boot=50),
+     r"The 'c_base' parameter of bootstrap_pass_at_k must satisfy c_base <= n_base for every "
+     r"question\. Got c_base=5 > n_base=4 at index 1\."),
+    (lambda: bootstrap_crossover([8, 8], [1, 5], [8, 4], [1, 1], [1, 6], rng=rng(), n_boot=50),
+     r"The 'ks' parameter of bootstrap_crossover must hold budgets in the range \[1, n\] for "
+     r"every question\. Got k=6 at index 1, but the smallest n is 4 \(n_rl at question index 1\)"),
+    (lambda: bootstrap_pass_at_k([4], [1], [4], [1], [1], rng=rng(), n_boot=50,
+                                 estimator="first-k", first_correct_base=[0]),
+     r"The 'first_correct_rl' parameter of bootstrap_pass_at_k is required when "
+     r"estimator='first-k'"),
+    (lambda: bootstrap_crossover([4], [1], [4], [0], [1], rng=rng(), n_boot=50,
+                                 estimator="first-k", first_correct_base=[0],
+                                 first_correct_rl=[2]),
+     r"The 'first_correct_rl' parameter of bootstrap_crossover must be -1 exactly when "
+     r"c_rl == 0\. Got first_correct_rl=2 with c_rl=0 at index 0\."),
+    (lambda: bootstrap_pass_at_k([4], [1], [4], [1], [1], rng=rng(), n_boot=50,
+                                 estimator="last-k"),
+     r"The 'estimator' parameter of bootstrap_pass_at_k must be one of"),
+    (lambda: bootstrap_crossover([4, 4], [1, 2], [4, 4], [1, 1], [2, 1], rng=rng(), n_boot=50),
+     r"The 'ks' parameter of bootstrap_crossover must increase"),
+    (lambda: bootstrap_support([1, 2], [1, 0], rng=0, n_boot=50),  # named resampling_weights
+     r"The 'rng' parameter of bootstrap_support must be a numpy\.random\.Generator"),
+    (lambda: expected_support_counts([4], [1], [8], [1], 6),
+     r"'k' parameter of expected_support_counts .* smallest n is 4 \(n_base at question index "
+     r"0\)"),
+    (lambda: found_probability([4, 4], [1, 1], [2, 2, 2]),  # numpy's "shape mismatch"
+     r"The arrays passed to found_probability must have the same length\. Got n: 2, c: 2, k: 3"),
+])
+def test_bootstrap_messages_name_the_bootstrap_and_its_arguments(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()

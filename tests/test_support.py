@@ -153,9 +153,10 @@ def test_support_status_works_with_pandas_series():
 def test_support_errors():
     with pytest.raises(ValueError, match="must have the same length. Got c_base: 2, c_rl: 3"):
         support_counts([1, 2], [1, 2, 3])
-    with pytest.raises(ValueError, match=r"'min_count' parameter of support_codes .* Got 0"):
+    # messages name the function called, not support_codes behind it
+    with pytest.raises(ValueError, match=r"'min_count' parameter of support_status .* Got 0"):
         support_status([1], [1], min_count=0)
-    with pytest.raises(ValueError, match=r"'c_rl' parameter of support_codes must be non-neg"):
+    with pytest.raises(ValueError, match=r"'c_rl' parameter of support_counts must be non-neg"):
         support_counts([1], [-1])
     with pytest.raises(ValueError, match=r"'S' parameter of support_metrics must be finite and "
                                          r"non-negative\. Got -1\.0 at index 0"):

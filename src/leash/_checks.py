@@ -177,10 +177,28 @@ def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c"
         )
 
 
-def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str) -> None:
+def check_n_c(n, c, func: str, n_name: str = "n", c_name: str = "c"):
+    """Return the counts ``n`` and ``c`` of one model as int64 arrays (scalar or 1-D) of equal
+    length with ``c <= n`` for every question."""
+    n = as_count_array(n, n_name, func)
+    c = as_count_array(c, c_name, func)
+    same_length(func, **{n_name: n, c_name: c})
+    check_c_le_n(n, c, func, n_name, c_name)
+    return n, c
+
+
+def _smallest_n(n_b: np.ndarray, n_name: str):
+    """The smallest n and where it is, for range messages: ("3", "(question index 0)")."""
+    j = int(np.argmin(n_b)) if n_b.ndim else 0
+    where = f"question index {j}" if n_name == "n" else f"{n_name} at question index {j}"
+    return n_b.flat[j], f"({where})"
+
+
+def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str, n_name: str = "n") -> None:
     """Raise ValueError unless ``1 <= k <= n`` for every question (after broadcasting).
 
-    The message names k, the smallest n and the index of that question.
+    The message names k, the smallest n (with ``n_name`` when it is not "n") and the index of
+    that question.
     """
     k_b, n_b = np.broadcast_arrays(k, n)
     bad = (k_b < 1) | (k_b > n_b)
@@ -192,23 +210,23 @@ def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str) -> None:
                 f"The 'k' parameter of {func} must be an int in the range [1, n]. "
                 f"Got k={k_b.flat[j]} at index {j} instead."
             )
-        j = int(np.argmin(n_b)) if n_b.ndim else 0
+        smallest, where = _smallest_n(n_b, n_name)
         raise ValueError(
             f"The 'k' parameter of {func} must be an int in the range [1, n] for every "
-            f"question. Got k={k_b.flat[i]}, but the smallest n is {n_b.flat[j]} "
-            f"(question index {j}); first violation at index {i}."
+            f"question. Got k={k_b.flat[i]}, but the smallest n is {smallest} {where}; first "
+            f"violation at index {i}."
         )
 
 
-def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks") -> None:
+def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks",
+                      n_name: str = "n") -> None:
     """Raise ValueError unless every budget of ``ks`` is in ``[1, min(n)]``.
 
     One pass over ``ks`` and one over ``n`` (a budget grid applies to every question), so the
     cost is O(len(ks) + len(n)) and not O(len(ks) * len(n)). The message names the first bad
     budget and its index in ``ks``, and the smallest n with its question index.
     """
-    j = int(np.argmin(n)) if n.size else None
-    bad = (ks < 1) if j is None else (ks < 1) | (ks > n.flat[j])
+    bad = (ks < 1) if not n.size else (ks < 1) | (ks > n.min())
     if not bad.any():
         return
     i = _first(bad)
@@ -217,10 +235,10 @@ def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks"
             f"The '{name}' parameter of {func} must hold budgets in the range [1, n]. "
             f"Got k={ks.flat[i]} at index {i} instead."
         )
+    smallest, where = _smallest_n(n, n_name)
     raise ValueError(
         f"The '{name}' parameter of {func} must hold budgets in the range [1, n] for every "
-        f"question. Got k={ks.flat[i]} at index {i}, but the smallest n is {n.flat[j]} "
-        f"(question index {j})."
+        f"question. Got k={ks.flat[i]} at index {i}, but the smallest n is {smallest} {where}."
     )
 
 

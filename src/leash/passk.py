@@ -36,10 +36,10 @@ import numpy as np
 from ._checks import (
     as_budgets,
     as_count_array,
-    check_c_le_n,
     check_choice,
     check_k_in_range,
     check_ks_in_range,
+    check_n_c,
     same_length,
 )
 
@@ -50,14 +50,6 @@ ESTIMATORS = ("unbiased", "first-k")
 _CHUNK_TERMS = 1 << 19
 
 __all__ = ["ESTIMATORS", "pass_at_k", "pass_at_k_first", "pass_at_k_curve", "avg_at_n"]
-
-
-def _validate_nc(n, c, func):
-    n = as_count_array(n, "n", func)
-    c = as_count_array(c, "c", func)
-    same_length(func, n=n, c=c)
-    check_c_le_n(n, c, func)
-    return n, c
 
 
 def pass_at_k(n, c, k):
@@ -93,15 +85,20 @@ def pass_at_k(n, c, k):
     0.5333333333333333
     """
     func = "pass_at_k"
-    n, c = _validate_nc(n, c, func)
+    n, c = check_n_c(n, c, func)
     k = as_count_array(k, "k", func)
     same_length(func, n=n, c=c, k=k)
     check_k_in_range(k, n, func)
     scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
-    n, c, k = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
-
-    out = -np.expm1(_log_ratio(n, c, k)) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
+    out = _pass_at_k(n, c, k)
     return float(out[0]) if scalar else out
+
+
+def _pass_at_k(n, c, k):
+    """pass@k of validated int64 counts (scalars or 1-D of one length): the unchecked kernel
+    behind :func:`pass_at_k`, for callers that validated at their own boundary."""
+    n, c, k = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
+    return -np.expm1(_log_ratio(n, c, k)) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
 
 
 def _log_ratio(n, c, k):
@@ -209,9 +206,7 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     """
     func = "pass_at_k_curve"
     check_choice(estimator, "estimator", func, ESTIMATORS)
-    n, c = _validate_nc(n, c, func)
-    n, c = np.atleast_1d(n), np.atleast_1d(c)
-    n, c = np.broadcast_arrays(n, c)
+    n, c, fc = _curve_inputs(n, c, first_correct, estimator, func)
     if ks is None:
         if n.size == 0:
             return np.zeros((0, 0))
@@ -224,22 +219,42 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         ks = np.arange(1, int(n.min()) + 1)
     ks = as_budgets(ks, "ks", func)
     check_ks_in_range(ks, n, func)  # one array check for all budgets
+    return _curve(n, c, ks, fc)
+
+
+def _curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
+                 fc_name="first_correct"):
+    """One model's validated inputs of :func:`_curve`: 1-D int64 ``n``, ``c`` of equal length
+    with c <= n, and ``first_correct`` (required and checked for "first-k", else None).
+
+    ``func`` and the names are the public caller's, so that messages name what the user
+    called; ``estimator`` must already be one of ``ESTIMATORS``.
+    """
+    n, c = check_n_c(n, c, func, n_name, c_name)
+    n, c = np.broadcast_arrays(np.atleast_1d(n), np.atleast_1d(c))
+    if estimator != "first-k":
+        return n, c, None
+    if first_correct is None:
+        raise ValueError(
+            f"The '{fc_name}' parameter of {func} is required when estimator='first-k' (the "
+            "index of each question's first correct sample, -1 if none). Got None instead."
+        )
+    fc = np.atleast_1d(_as_first_correct(first_correct, func, fc_name))
+    same_length(func, **{n_name: n, fc_name: fc})
+    _check_first_lt_n(fc, n, func, fc_name)
+    _check_first_consistent(fc, c, func, fc_name, c_name)
+    return n, c, fc
+
+
+def _curve(n, c, ks, first_correct=None):
+    """pass@k of each question at each budget from validated inputs (:func:`_curve_inputs`,
+    budgets in [1, min(n)]): the unchecked kernel behind :func:`pass_at_k_curve`. With
+    ``first_correct`` the "first-k" estimator, else the unbiased one."""
     if n.size == 0:
         return np.zeros((0, ks.size))
-
-    if estimator == "first-k":
-        if first_correct is None:
-            raise ValueError(
-                "The 'first_correct' parameter of pass_at_k_curve is required when "
-                "estimator='first-k' (the index of each question's first correct sample, -1 if "
-                "none). Got None instead."
-            )
-        fc = np.atleast_1d(_as_first_correct(first_correct, func))
-        same_length(func, n=n, first_correct=fc)
-        _check_first_lt_n(fc, n, func)
-        _check_first_consistent(fc, c, func)
-        return ((fc[:, None] >= 0) & (fc[:, None] < ks[None, :])).astype(np.float64)
-
+    if first_correct is not None:
+        fc = first_correct[:, None]
+        return ((fc >= 0) & (fc < ks[None, :])).astype(np.float64)
     pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
     inverse = np.ravel(inverse)
     pn, pc = pairs[:, 0], pairs[:, 1]
@@ -318,7 +333,7 @@ def avg_at_n(n, c):
         Per-question accuracy; the paper's avg@32 of a benchmark is the mean over questions.
     """
     func = "avg_at_n"
-    n, c = _validate_nc(n, c, func)
+    n, c = check_n_c(n, c, func)
     if (np.asarray(n) < 1).any():
         i = int(np.flatnonzero(np.atleast_1d(n) < 1)[0])
         raise ValueError(
@@ -328,33 +343,33 @@ def avg_at_n(n, c):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _as_first_correct(first_correct, func):
+def _as_first_correct(first_correct, func, name="first_correct"):
     arr = np.asarray(first_correct)
     if arr.dtype.kind not in "iuf" or arr.ndim > 1:
         raise TypeError(
-            f"The 'first_correct' parameter of {func} must be an int or a 1-D array of ints "
+            f"The '{name}' parameter of {func} must be an int or a 1-D array of ints "
             f"(-1 for no correct sample). Got dtype {arr.dtype}, shape {arr.shape} instead."
         )
-    shifted = as_count_array(arr + 1 if arr.dtype.kind != "u" else arr, "first_correct + 1", func)
+    shifted = as_count_array(arr + 1 if arr.dtype.kind != "u" else arr, f"{name} + 1", func)
     return shifted - 1 if arr.dtype.kind != "u" else shifted
 
 
-def _check_first_lt_n(fc, n, func):
+def _check_first_lt_n(fc, n, func, name="first_correct"):
     fc_b, n_b = np.broadcast_arrays(fc, n)
     bad = fc_b >= n_b
     if bad.any():
         i = int(np.flatnonzero(np.ravel(bad))[0])
         raise ValueError(
-            f"The 'first_correct' parameter of {func} must be < n (a sample index). "
-            f"Got first_correct={fc_b.flat[i]} with n={n_b.flat[i]} at index {i}."
+            f"The '{name}' parameter of {func} must be < n (a sample index). "
+            f"Got {name}={fc_b.flat[i]} with n={n_b.flat[i]} at index {i}."
         )
 
 
-def _check_first_consistent(fc, c, func):
+def _check_first_consistent(fc, c, func, name="first_correct", c_name="c"):
     bad = (fc < 0) != (c == 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"The 'first_correct' parameter of {func} must be -1 exactly when c == 0. "
-            f"Got first_correct={fc[i]} with c={c[i]} at index {i}."
+            f"The '{name}' parameter of {func} must be -1 exactly when {c_name} == 0. "
+            f"Got {name}={fc[i]} with {c_name}={c[i]} at index {i}."
         )

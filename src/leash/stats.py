@@ -41,16 +41,17 @@ from scipy import stats as _st
 from ._checks import (
     as_budgets,
     as_count,
-    as_count_array,
     as_float_array,
     check_at_least,
+    check_choice,
+    check_ks_in_range,
     check_positive_int,
     check_probability,
     refuse_values,
     same_length,
 )
-from .passk import pass_at_k_curve
-from .support import support_codes, support_metrics
+from .passk import ESTIMATORS, _curve, _curve_inputs
+from .support import _codes, _found_pair, _metrics
 
 __all__ = [
     "McNemarResult",
@@ -129,11 +130,7 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
         (and to each stratum's size within it).
     """
     func = "resampling_weights"
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"The 'rng' parameter of {func} must be a numpy.random.Generator (for example "
-            f"numpy.random.default_rng(0)). Got {type(rng).__name__} instead."
-        )
+    _check_rng(rng, func)
     n_boot = check_positive_int(n_boot, "n_boot", func)
     n_items = check_positive_int(n_items, "n_items", func)
     if strata is None:
@@ -153,6 +150,14 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
         draw = members[rng.integers(0, members.size, size=(n_boot, members.size))]
         np.add.at(w, (np.broadcast_to(rows, draw.shape), draw), 1)
     return w
+
+
+def _check_rng(rng, func):
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"The 'rng' parameter of {func} must be a numpy.random.Generator (for example "
+            f"numpy.random.default_rng(0)). Got {type(rng).__name__} instead."
+        )
 
 
 def _check_n_boot(n_boot, level, func):
@@ -240,14 +245,15 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     func = "bootstrap_support"
     level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
-    codes = support_codes(c_base, c_rl, min_count=min_count)
+    _check_rng(rng, func)
+    codes = _codes(*_found_pair(c_base, c_rl, min_count, func))
     degenerate = _resampling_is_degenerate(codes.size, strata, func)
     onehot = (codes[:, None] == np.arange(4)[None, :]).astype(np.float64)
     w = resampling_weights(codes.size, rng=rng, n_boot=n_boot, strata=strata)
     counts = w @ onehot  # (n_boot, 4)
-    rep = np.column_stack([counts, np.column_stack(support_metrics(*counts.T))])
+    rep = np.column_stack([counts, np.column_stack(_metrics(*counts.T[:3]))])
     point_counts = onehot.sum(axis=0)
-    point = np.concatenate([point_counts, np.asarray(support_metrics(*point_counts))])
+    point = np.concatenate([point_counts, np.asarray(_metrics(*point_counts[:3]))])
     lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
     frame = pd.DataFrame({"estimate": point, "low": lo, "high": hi}, index=list(SUPPORT_COLUMNS))
     return (frame, rep) if return_replicates else frame
@@ -255,16 +261,24 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
 
 def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, estimator,
                    first_correct_base, first_correct_rl):
-    """Per-question pass@k matrices of both models and the shared resampling weights."""
+    """Per-question pass@k matrices of both models and the shared resampling weights.
+
+    Every input is validated here, once, with the names of the public function ``func``; the
+    curves come from the unchecked kernel.
+    """
+    check_choice(estimator, "estimator", func, ESTIMATORS)
+    _check_rng(rng, func)
     ks = as_budgets(ks, "ks", func)
-    n_base = np.atleast_1d(as_count_array(n_base, "n_base", func))
-    c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
-    n_rl = np.atleast_1d(as_count_array(n_rl, "n_rl", func))
-    c_rl = np.atleast_1d(as_count_array(c_rl, "c_rl", func))
+    n_base, c_base, fc_base = _curve_inputs(n_base, c_base, first_correct_base, estimator, func,
+                                            "n_base", "c_base", "first_correct_base")
+    n_rl, c_rl, fc_rl = _curve_inputs(n_rl, c_rl, first_correct_rl, estimator, func, "n_rl",
+                                      "c_rl", "first_correct_rl")
     same_length(func, c_base=c_base, c_rl=c_rl)
-    mb = pass_at_k_curve(n_base, c_base, ks, estimator=estimator, first_correct=first_correct_base)
-    mr = pass_at_k_curve(n_rl, c_rl, ks, estimator=estimator, first_correct=first_correct_rl)
-    degenerate = _resampling_is_degenerate(mb.shape[0], strata, func, stacklevel=4)
+    check_ks_in_range(ks, n_base, func, n_name="n_base")
+    check_ks_in_range(ks, n_rl, func, n_name="n_rl")
+    degenerate = _resampling_is_degenerate(n_base.size, strata, func, stacklevel=4)
+    mb = _curve(n_base, c_base, ks, fc_base)
+    mr = _curve(n_rl, c_rl, ks, fc_rl)
     w = resampling_weights(mb.shape[0], rng=rng, n_boot=n_boot, strata=strata)
     return mb, mr, w.astype(np.float64), degenerate, ks
 
@@ -345,18 +359,22 @@ def crossover_budget(curve_base, curve_rl, ks):
         refuse_values(x, ~np.isfinite(x), name, func, "hold finite pass@k values", flat=True)
     ks = as_budgets(ks, "ks", func)
     check_at_least(ks, "ks", func)
-    ks = ks.astype(np.float64)
     if b.shape != r.shape or b.ndim == 0 or b.shape[-1] != ks.size:
         raise ValueError(
             f"The curves passed to {func} must have the same shape, 1-D or more, with last axis "
             f"len(ks)={ks.size}. Got {b.shape} and {r.shape}."
         )
     if np.any(np.diff(ks) <= 0):
-        raise ValueError(f"The 'ks' parameter of crossover_budget must increase. Got {ks}.")
+        raise ValueError(f"The 'ks' parameter of {func} must increase. Got {ks}.")
+    out = _crossover(b, r, ks)
+    return float(out) if out.ndim == 0 else out
+
+
+def _crossover(b, r, ks):
+    """The kernel of :func:`crossover_budget` (validated curves, increasing budgets)."""
     reached = b >= r
     first = np.argmax(reached, axis=-1)
-    out = np.where(reached.any(axis=-1), ks[first], np.nan)
-    return float(out) if out.ndim == 0 else out
+    return np.where(reached.any(axis=-1), ks.astype(np.float64)[first], np.nan)
 
 
 def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
@@ -396,9 +414,11 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     mb, mr, w, degenerate, ks = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng,
                                                n_boot, strata, estimator, first_correct_base,
                                                first_correct_rl)
+    if np.any(np.diff(ks) <= 0):
+        raise ValueError(f"The 'ks' parameter of {func} must increase. Got {ks}.")
     q = mb.shape[0]
-    rep = crossover_budget((w @ mb) / q, (w @ mr) / q, ks)
-    est = crossover_budget(mb.mean(axis=0), mr.mean(axis=0), ks)
+    rep = _crossover((w @ mb) / q, (w @ mr) / q, ks)
+    est = float(_crossover(mb.mean(axis=0), mr.mean(axis=0), ks))
     crossing = np.isfinite(rep)
     # Budgets are discrete: the interval ends are budgets that occurred, not interpolations.
     lo, hi = (_interval(rep[crossing][:, None], level, method="inverted_cdf")

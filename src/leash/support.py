@@ -38,14 +38,14 @@ from ._checks import (
     as_count_array,
     as_float_array,
     check_at_least,
-    check_c_le_n,
     check_k_in_range,
+    check_n_c,
     check_positive_int,
     check_probability,
     refuse_values,
     same_length,
 )
-from .passk import pass_at_k
+from .passk import _pass_at_k
 
 CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
 CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
@@ -115,8 +115,13 @@ def epsilon(k, zeta=0.05, *, exact=False):
     zeta = check_probability(zeta, "zeta", func)
     k = as_count_array(k, "k", func)
     check_at_least(k, "k", func)
-    out = -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
+    out = _epsilon(k, zeta, exact)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _epsilon(k, zeta, exact=False):
+    """epsilon of validated budgets ``k`` (int64, >= 1) and ``zeta`` (float in (0, 1))."""
+    return -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
 
 
 def found(c, min_count=1):
@@ -139,12 +144,20 @@ def found(c, min_count=1):
     return bool(out) if out.ndim == 0 else out
 
 
-def _validated_pair(c_base, c_rl, min_count, func):
+def _found_pair(c_base, c_rl, min_count, func):
+    """Validated found masks of both models (1-D, one length); ``func`` is the public caller."""
     c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
     c_rl = np.atleast_1d(as_count_array(c_rl, "c_rl", func))
     same_length(func, c_base=c_base, c_rl=c_rl)
     min_count = check_positive_int(min_count, "min_count", func)
     return c_base >= min_count, c_rl >= min_count
+
+
+def _codes(found_base, found_rl):
+    """Category codes of validated found masks: the kernel behind :func:`support_codes`."""
+    # (base, rl): (1,1)->0, (0,1)->1, (1,0)->2, (0,0)->3
+    return np.where(found_rl, np.where(found_base, 0, 1), np.where(found_base, 2, 3)).astype(
+        np.int8)
 
 
 def support_codes(c_base, c_rl, *, min_count=1):
@@ -162,9 +175,7 @@ def support_codes(c_base, c_rl, *, min_count=1):
     ndarray of int8, shape (n_questions,)
         0 preservation, 1 expansion, 2 shrinkage, 3 out_of_support.
     """
-    fb, fr = _validated_pair(c_base, c_rl, min_count, "support_codes")
-    # (base, rl): (1,1)->0, (0,1)->1, (1,0)->2, (0,0)->3
-    return np.where(fr, np.where(fb, 0, 1), np.where(fb, 2, 3)).astype(np.int8)
+    return _codes(*_found_pair(c_base, c_rl, min_count, "support_codes"))
 
 
 def support_status(c_base, c_rl, *, min_count=1):
@@ -182,7 +193,7 @@ def support_status(c_base, c_rl, *, min_count=1):
     pandas.Categorical, shape (n_questions,)
         Categories ``CATEGORIES`` in that order.
     """
-    codes = support_codes(c_base, c_rl, min_count=min_count)
+    codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_status"))
     return pd.Categorical.from_codes(codes, dtype=CATEGORY_DTYPE)
 
 
@@ -199,7 +210,7 @@ def support_counts(c_base, c_rl, *, min_count=1):
     SupportCounts
         Named tuple of ints ``(P, E, S, O)`` summing to n_questions.
     """
-    codes = support_codes(c_base, c_rl, min_count=min_count)
+    codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_counts"))
     counts = np.bincount(codes, minlength=4)
     return SupportCounts(*(int(x) for x in counts))
 
@@ -240,16 +251,22 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
         arrs.append(a)
     same_length(func, P=arrs[0], E=arrs[1], S=arrs[2], O=arrs[3])
     p, e, s, _ = np.broadcast_arrays(*arrs)
+    out = _metrics(p, e, s)
+    if p.ndim == 0:
+        return SupportMetrics(*(float(x) for x in out))
+    return SupportMetrics(*out)
+
+
+def _metrics(p, e, s):
+    """SRR, NDR, SDS, NSCR of validated float counts of one shape (the kernel behind
+    :func:`support_metrics`, e.g. for bootstrap replicates)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         srr = np.where(p + s > 0, p / (p + s), np.nan)
         ndr = np.where(p + e > 0, e / (p + e), np.nan)
         hm = np.where(srr + ndr > 0, 2 * srr * ndr / (srr + ndr), np.nan)
         sds = np.where((ndr == 0) & (srr > 0), 0.0, hm)
         nscr = np.where(p + e + s > 0, (e - s) / (p + e + s), np.nan)
-    out = (srr, ndr, sds, nscr)
-    if p.ndim == 0:
-        return SupportMetrics(*(float(x) for x in out))
-    return SupportMetrics(*out)
+    return srr, ndr, sds, nscr
 
 
 def found_probability(n, c, k, *, min_count=1):
@@ -271,22 +288,20 @@ def found_probability(n, c, k, *, min_count=1):
     """
     func = "found_probability"
     min_count = check_positive_int(min_count, "min_count", func)
-    n, c, k = _validated_nck(n, c, k, func)
+    n, c = check_n_c(n, c, func)
+    n, c = np.atleast_1d(n), np.atleast_1d(c)
+    k = as_count_array(k, "k", func)
+    same_length(func, n=n, c=c, k=k)
+    check_k_in_range(k, n, func)
+    return _found_probability(n, c, k, min_count)
+
+
+def _found_probability(n, c, k, min_count):
+    """The kernel behind :func:`found_probability`, for validated 1-D counts and budgets."""
     if min_count == 1:
-        return np.atleast_1d(pass_at_k(n, c, k))
+        return _pass_at_k(n, c, k)
     # scipy's hypergeom(M=population, n=successes, N=draws); sf(m - 1) = P(X >= m).
     return _st.hypergeom.sf(min_count - 1, n, c, k)
-
-
-def _validated_nck(n, c, k, func, n_name="n", c_name="c"):
-    """n, c (1-D) and k checked here, so that messages name the function the caller called."""
-    n = np.atleast_1d(as_count_array(n, n_name, func))
-    c = np.atleast_1d(as_count_array(c, c_name, func))
-    k = as_count_array(k, "k", func)
-    same_length(func, **{n_name: n, c_name: c})
-    check_c_le_n(n, c, func, n_name, c_name)
-    check_k_in_range(k, n, func)
-    return n, c, k
 
 
 def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
@@ -310,11 +325,16 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
         Named tuple of floats summing to n_questions.
     """
     func = "expected_support_counts"
-    n_base, c_base, _ = _validated_nck(n_base, c_base, k, func, "n_base", "c_base")
-    n_rl, c_rl, _ = _validated_nck(n_rl, c_rl, k, func, "n_rl", "c_rl")
-    same_length(func, c_base=c_base, c_rl=c_rl)
-    fb = found_probability(n_base, c_base, k, min_count=min_count)
-    fr = found_probability(n_rl, c_rl, k, min_count=min_count)
+    n_base, c_base = check_n_c(n_base, c_base, func, "n_base", "c_base")
+    n_rl, c_rl = check_n_c(n_rl, c_rl, func, "n_rl", "c_rl")
+    n_base, c_base, n_rl, c_rl = (np.atleast_1d(a) for a in (n_base, c_base, n_rl, c_rl))
+    k = as_count_array(k, "k", func)
+    same_length(func, c_base=c_base, c_rl=c_rl, k=k)
+    check_k_in_range(k, n_base, func, "n_base")
+    check_k_in_range(k, n_rl, func, "n_rl")
+    min_count = check_positive_int(min_count, "min_count", func)
+    fb = _found_probability(n_base, c_base, k, min_count)
+    fr = _found_probability(n_rl, c_rl, k, min_count)
     return SupportCounts(
         float(np.sum(fb * fr)),
         float(np.sum((1 - fb) * fr)),
@@ -355,6 +375,13 @@ def population_pass_at_k(p, k):
         If ``p`` or ``k`` is a bool, a string or otherwise not numeric.
     """
     func = "population_pass_at_k"
+    p, k = _p_and_k(p, k, func)
+    out = _population_pass_at_k(p, k)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _p_and_k(p, k, func):
+    """Validated probabilities ``p`` and budgets ``k`` >= 1 of broadcastable shapes."""
     p = _check_p(p, func)
     k = as_count_array(k, "k", func)
     check_at_least(k, "k", func)
@@ -365,9 +392,13 @@ def population_pass_at_k(p, k):
             f"The 'p' and 'k' parameters of {func} must have broadcastable shapes. "
             f"Got {p.shape} and {k.shape}."
         ) from None
+    return p, k
+
+
+def _population_pass_at_k(p, k):
+    """``1 - (1 - p)**k`` of validated ``p`` and ``k`` (the kernel of population_pass_at_k)."""
     with np.errstate(divide="ignore"):
-        out = -np.expm1(k * np.log1p(-p)) + 0.0
-    return float(out) if np.ndim(out) == 0 else out
+        return -np.expm1(k * np.log1p(-p)) + 0.0
 
 
 def misclassification_probability(p, k, zeta=0.05):
@@ -393,11 +424,8 @@ def misclassification_probability(p, k, zeta=0.05):
     float or ndarray of float, shape (n,)
     """
     func = "misclassification_probability"
-    p = _check_p(p, func)
-    k = as_count_array(k, "k", func)
-    check_at_least(k, "k", func)
+    p, k = _p_and_k(p, k, func)
     zeta = check_probability(zeta, "zeta", func)
-    eps = epsilon(k, zeta)
-    found = population_pass_at_k(p, k)
-    out = np.where(p > eps, 1.0 - found, found)
+    found = _population_pass_at_k(p, k)
+    out = np.where(p > _epsilon(k, zeta), 1.0 - found, found)
     return float(out) if np.ndim(out) == 0 else out
