@@ -14,6 +14,12 @@
 4. The budget check of pass_at_k_curve for 10^6 budgets (one array comparison) against the
    per-budget check_k_in_range loop it replaced, run on 10^4 budgets and scaled (its cost per
    budget is constant).
+5. Peak memory of bootstrap_support and bootstrap_pass_at_k for 3400 questions in 13 strata at
+   n_boot = 10^5, in blocks of replicates as leash does it, against the unblocked computation
+   they replaced (the whole (n_boot, n_questions) weight matrix, then one matrix product; copied
+   here as the baseline, and used by the tests as their reference). The same random numbers are
+   drawn: support counts are bitwise equal, pass@k intervals equal within 1e-12 (the blocked
+   sums are exact, the baseline's BLAS sums round).
 
 Peak memory is the tracemalloc peak (numpy reports its buffers to tracemalloc).
 Usage: python benchmarks/bench_core.py [--quick]
@@ -30,8 +36,8 @@ import numpy as np
 
 from leash._checks import check_k_in_range, check_ks_in_range
 from leash.passk import pass_at_k, pass_at_k_curve
-from leash.stats import bootstrap_support
-from leash.support import support_counts, support_metrics
+from leash.stats import bootstrap_pass_at_k, bootstrap_support
+from leash.support import support_codes, support_counts, support_metrics
 
 
 def humaneval_estimator(n: int, c: int, k: int) -> float:
@@ -143,6 +149,78 @@ def bench_budget_check(n_ks, n_loop, n_questions=10):
             "loop_s": t_loop, "loop_scaled_s": t_loop_all, "ratio": t_loop_all / t_vec}
 
 
+def unblocked_weights(n_items, rng, n_boot, strata=None):
+    """leash's resampling weights before blocking: each stratum's (n_boot, size) draw at once,
+    into the whole (n_boot, n_items) matrix (the same random numbers in the same order)."""
+    if strata is None:
+        groups = [np.arange(n_items)]
+    else:
+        _, inv = np.unique(strata, return_inverse=True)
+        groups = [np.flatnonzero(inv == g) for g in range(inv.max() + 1)]
+    w = np.zeros((n_boot, n_items), dtype=np.int64)
+    rows = np.arange(n_boot)[:, None]
+    for members in groups:
+        draw = members[rng.integers(0, members.size, size=(n_boot, members.size))]
+        np.add.at(w, (np.broadcast_to(rows, draw.shape), draw), 1)
+    return w
+
+
+def unblocked_support_replicates(cb, cr, rng, n_boot, strata=None):
+    """bootstrap_support's (n_boot, 8) replicates before blocking: weights @ category indicators."""
+    codes = support_codes(cb, cr)
+    onehot = (codes[:, None] == np.arange(4)[None, :]).astype(np.float64)
+    counts = unblocked_weights(codes.size, rng, n_boot, strata) @ onehot
+    return np.column_stack([counts, np.column_stack(support_metrics(*counts.T))])
+
+
+def unblocked_pass_at_k(nb, cb, nr, cr, ks, rng, n_boot, strata=None, level=0.95):
+    """bootstrap_pass_at_k before blocking: (estimate, low, high) per series (base, rlvr,
+    rlvr - base) and budget, from the float weight matrix times each series' curves."""
+    mb, mr = pass_at_k_curve(nb, cb, ks), pass_at_k_curve(nr, cr, ks)
+    w = unblocked_weights(mb.shape[0], rng, n_boot, strata).astype(np.float64)
+    a = (1 - level) / 2
+    out = []
+    for m in (mb, mr, mr - mb):
+        rep = (w @ m) / m.shape[0]
+        out.append(np.column_stack([m.mean(axis=0), np.quantile(rep, a, axis=0),
+                                    np.quantile(rep, 1 - a, axis=0)]))
+    return np.concatenate(out)
+
+
+def peak_and_result(fn):
+    """(tracemalloc peak in MiB, result) of one call of ``fn``."""
+    tracemalloc.start()
+    out = fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20, out
+
+
+def bench_bootstrap_memory(n_questions, n_boot, rng):
+    cb = rng.binomial(8, rng.beta(0.5, 0.5, n_questions))
+    cr = rng.binomial(8, rng.beta(0.5, 0.5, n_questions))
+    n = np.full(n_questions, 8)
+    ks = [1, 2, 4, 8]
+    strata = np.repeat(np.arange(13), n_questions // 13 + 1)[:n_questions]
+    out = {"questions": n_questions, "replicates": n_boot}
+    out["support_MiB"], (_, got) = peak_and_result(lambda: bootstrap_support(
+        cb, cr, rng=np.random.default_rng(0), n_boot=n_boot, strata=strata,
+        return_replicates=True))
+    out["support_unblocked_MiB"], ref = peak_and_result(lambda: unblocked_support_replicates(
+        cb, cr, np.random.default_rng(0), n_boot, strata))
+    np.testing.assert_array_equal(got, ref)  # bitwise: counts are exact either way
+    out["passk_MiB"], got = peak_and_result(lambda: bootstrap_pass_at_k(
+        n, cb, n, cr, ks, rng=np.random.default_rng(0), n_boot=n_boot, strata=strata))
+    out["passk_unblocked_MiB"], ref = peak_and_result(lambda: unblocked_pass_at_k(
+        n, cb, n, cr, ks, np.random.default_rng(0), n_boot, strata))
+    diff = np.abs(got[["estimate", "low", "high"]].to_numpy(dtype=float) - ref)
+    out["passk_max_abs_diff"] = float(diff.max())
+    assert out["passk_max_abs_diff"] <= 1e-12
+    out["support_ratio"] = out["support_unblocked_MiB"] / out["support_MiB"]
+    out["passk_ratio"] = out["passk_unblocked_MiB"] / out["passk_MiB"]
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -153,11 +231,13 @@ def main(argv=None):
         boot = bench_bootstrap(340, 100, rng)
         mem = bench_pass_at_k_memory(10, 10**5)
         check = bench_budget_check(10**5, 10**3)
+        bmem = bench_bootstrap_memory(340, 10**4, rng)
     else:
         curve = bench_curve(1547, 8192, 16, rng)
         boot = bench_bootstrap(3400, 1000, rng)
         mem = bench_pass_at_k_memory(100, 10**6)
         check = bench_budget_check(10**6, 10**4)
+        bmem = bench_bootstrap_memory(3400, 10**5, rng)
     print("pass@k curve, every k from 1 to n (target: < 1 s, >= 20x the per-k loop)")
     print(f"  {curve['questions']} questions x n={curve['n']}: "
           f"curve {curve['curve_all_k_s']:.3f} s, peak {curve['curve_peak_MiB']:.0f} MiB")
@@ -180,8 +260,16 @@ def main(argv=None):
           f"{check['check_s'] * 1e3:.1f} ms vs per-budget loop {check['loop_s']:.2f} s on "
           f"{check['loop_budgets']} budgets, scaled {check['loop_scaled_s']:.1f} s -> "
           f"{check['ratio']:.0f}x")
+    print("bootstrap peak memory, blocks of replicates vs the whole weight matrix (target: a "
+          "fixed working set plus n_boot x the statistics)")
+    print(f"  {bmem['questions']} questions x {bmem['replicates']} replicates: bootstrap_support "
+          f"{bmem['support_MiB']:.0f} MiB vs unblocked {bmem['support_unblocked_MiB']:.0f} MiB -> "
+          f"{bmem['support_ratio']:.0f}x less (replicates bitwise equal); bootstrap_pass_at_k "
+          f"{bmem['passk_MiB']:.0f} MiB vs unblocked {bmem['passk_unblocked_MiB']:.0f} MiB -> "
+          f"{bmem['passk_ratio']:.0f}x less (max |difference| "
+          f"{bmem['passk_max_abs_diff']:.1e})")
     sys.stdout.flush()
-    return curve, boot, mem, check
+    return curve, boot, mem, check, bmem
 
 
 if __name__ == "__main__":

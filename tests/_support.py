@@ -74,3 +74,19 @@ def freshness(fresh_files, fresh_dir, skipped, figures=FIGURES):
             differ[name] = "bytes differ"
     return {"missing": sorted(fresh - committed), "stale": sorted(committed - fresh - skip_files),
             "differ": differ, "excluded": excluded}
+
+
+# ---------------------------------------------------------------------------------------------
+# the benchmarks' baselines, which the tests use as references
+# ---------------------------------------------------------------------------------------------
+
+def load_benchmark(name: str):
+    """The module ``benchmarks/<name>.py``: its baselines are the computations leash replaced
+    (one-pass pass@k, the unblocked bootstrap), kept once, there, and used here as references."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"leash_{name}", REPO / "benchmarks" /
+                                                  f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -50,6 +50,13 @@ One line per bad-input class and the test that covers it:
   validated once, at the public boundary:
   test_each_argument_is_validated_once_by_the_public_function,
   test_bootstrap_messages_name_the_bootstrap_and_its_arguments
+* bootstrap memory that grew with n_boot (the whole (n_boot, n_questions) weight matrix and its
+  float copy: 4.47 GiB at n_boot = 2 * 10^7) -> blocks of replicates, bitwise equal to the
+  unblocked computation whatever the block size, same random numbers:
+  test_blocked_bootstrap_is_bitwise_the_unblocked_one,
+  test_bootstrap_working_set_does_not_grow_with_n_boot; more replicates than memory holds ->
+  a MemoryError naming n_boot: test_bootstrap_beyond_memory_names_n_boot; strata read and
+  checked once per call: test_bootstrap_reads_the_strata_once
 """
 
 import contextlib
@@ -60,10 +67,12 @@ import warnings
 from unittest import mock
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import load_benchmark
 from leash import _checks, passk, stats, support
 from leash.entropy import answer_entropy, answer_entropy_from_histograms, entropy_from_counts
 from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
@@ -644,6 +653,16 @@ ONCE_CASES = [
     ("pass_at_k_curve", lambda: pass_at_k_curve(N8, [1, 2, 0], [1, 4], estimator="first-k",
                                                 first_correct=[3, 0, -1]),
      {"n", "c", "ks", "first_correct + 1"}),
+    # these went through resampling_weights (n_boot again, n_items) and support_codes or
+    # pass_at_k_curve (the counts and ks again)
+    ("bootstrap_support", lambda: bootstrap_support([1, 0, 3], [0, 2, 3], rng=rng(), n_boot=50),
+     {"n_boot", "c_base", "c_rl", "min_count"}),
+    ("bootstrap_pass_at_k", lambda: bootstrap_pass_at_k(N8, [1, 0, 3], N8, [0, 2, 3], [1, 4],
+                                                        rng=rng(), n_boot=50),
+     {"n_boot", "ks", "n_base", "c_base", "n_rl", "c_rl"}),
+    ("bootstrap_crossover", lambda: bootstrap_crossover(N8, [1, 0, 3], N8, [0, 2, 3], [1, 4],
+                                                        rng=rng(), n_boot=50),
+     {"n_boot", "ks", "n_base", "c_base", "n_rl", "c_rl"}),
 ]
 
 
@@ -687,3 +706,122 @@ def test_each_argument_is_validated_once_by_the_public_function(func, call, name
 def test_bootstrap_messages_name_the_bootstrap_and_its_arguments(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ---- the bootstrap works in blocks of replicates, bitwise as unblocked ---------------------------
+
+bench_core = load_benchmark("bench_core")  # its unblocked baselines are the references
+
+
+@st.composite
+def bootstrap_inputs(draw):
+    q = draw(st.integers(1, 30))
+    n = draw(st.sampled_from([1, 4, 8, 50]))
+    counts = st.lists(st.integers(0, n), min_size=q, max_size=q)
+    strata = draw(st.none() | st.lists(st.integers(0, 3), min_size=q, max_size=q))
+    return (np.full(q, n), np.array(draw(counts)), np.array(draw(counts)), strata,
+            draw(st.integers(2, 60)))
+
+
+def run_bootstraps(n, cb, cr, strata, n_boot, seed):
+    """The three bootstraps, each from a fresh generator: (outputs, generator states after)."""
+    ks = sorted({1, max(1, int(n[0]) // 2), int(n[0])})
+    outs, states = [], []
+    for call in (
+        lambda r: bootstrap_support(cb, cr, rng=r, n_boot=n_boot, strata=strata,
+                                    return_replicates=True),
+        lambda r: bootstrap_pass_at_k(n, cb, n, cr, ks, rng=r, n_boot=n_boot, strata=strata),
+        lambda r: bootstrap_crossover(n, cb, n, cr, ks, rng=r, n_boot=n_boot, strata=strata),
+    ):
+        r = np.random.default_rng(seed)
+        outs.append(call(r))
+        states.append(r.bit_generator.state)
+    return outs, states, ks
+
+
+@settings(max_examples=80, deadline=None)
+@given(bootstrap_inputs(), st.integers(1, 4000), st.integers(0, 2**32 - 1))
+def test_blocked_bootstrap_is_bitwise_the_unblocked_one(inputs, block, seed):
+    n, cb, cr, strata, n_boot = inputs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # few replicates, one question
+        with mock.patch.object(stats, "_BLOCK_ELEMENTS", 10**9):  # one block: unblocked
+            whole, whole_states, ks = run_bootstraps(n, cb, cr, strata, n_boot, seed)
+        with mock.patch.object(stats, "_BLOCK_ELEMENTS", block):
+            got, states, _ = run_bootstraps(n, cb, cr, strata, n_boot, seed)
+    assert states == whole_states  # the same random numbers, no more, no fewer
+    # every block size gives the same bits
+    pd.testing.assert_frame_equal(got[0][0], whole[0][0], check_exact=True)
+    np.testing.assert_array_equal(got[0][1], whole[0][1])
+    pd.testing.assert_frame_equal(got[1], whole[1], check_exact=True)
+    np.testing.assert_array_equal(got[2]["replicates"], whole[2]["replicates"])
+    assert str(got[2]) == str(whole[2])
+    # and the replicates are those of the unblocked weight matrix, drawn in the same order
+    ref_rng = np.random.default_rng(seed)
+    ref = bench_core.unblocked_support_replicates(cb, cr, ref_rng, n_boot, strata)
+    np.testing.assert_array_equal(got[0][1], ref)  # counts are exact: bitwise
+    assert ref_rng.bit_generator.state == states[0]
+    ref = bench_core.unblocked_pass_at_k(n, cb, n, cr, ks, np.random.default_rng(seed), n_boot,
+                                         strata)
+    out = got[1][["estimate", "low", "high"]].to_numpy(dtype=float)
+    shown = ~np.isnan(out)  # NaN bounds: a degenerate bootstrap (one question)
+    np.testing.assert_allclose(out[shown], ref[shown], rtol=0, atol=1e-12)
+
+
+def test_bootstrap_working_set_does_not_grow_with_n_boot():
+    # 2000 questions x 4000 replicates: the unblocked weight matrix took 61 MiB as int64 and as
+    # much again as float64 (4.47 GiB at the CLI's --n-boot 20000000 with 3400 questions). In
+    # blocks the peak is the fixed working set (~20 MiB at most) plus n_boot x the statistics.
+    # An allocation count (tracemalloc), not a timing.
+    q, n_boot = 2000, 4000
+    gen = np.random.default_rng(3)
+    n = np.full(q, 8)
+    cb, cr = gen.integers(0, 9, q), gen.integers(0, 9, q)
+    strata = gen.integers(0, 5, q)
+    calls = {
+        "bootstrap_support": lambda: bootstrap_support(cb, cr, rng=rng(), n_boot=n_boot,
+                                                       strata=strata),
+        "bootstrap_pass_at_k": lambda: bootstrap_pass_at_k(n, cb, n, cr, [1, 2, 4, 8], rng=rng(),
+                                                           n_boot=n_boot, strata=strata),
+        "bootstrap_crossover": lambda: bootstrap_crossover(n, cb, n, cr, [1, 2, 4, 8], rng=rng(),
+                                                           n_boot=n_boot, strata=strata),
+    }
+    for name, call in calls.items():
+        call()  # imports and caches outside the measure
+        tracemalloc.start()
+        try:
+            call()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 32 * 2**20, f"{name}: peak {peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+@pytest.mark.parametrize("n_boot", [10**15, 2**62])
+def test_bootstrap_beyond_memory_names_n_boot(func, n_boot):
+    # numpy's "Unable to allocate 4.47 GiB" (or "array is too big") named no argument, and the
+    # weight matrix was allocated only after the curves were computed
+    with pytest.raises(MemoryError, match=rf"^The 'n_boot' parameter of {func} asks for {n_boot} "
+                                          r"replicates of \d+ values \([\d.e+]+ GiB\), more "
+                                          r"memory than can be allocated; use fewer replicates\.$"):
+        BOOTSTRAPS[func](n_boot)
+
+
+class CountingStrata:
+    """An array-like that counts how often it is read."""
+
+    def __init__(self, values):
+        self.values, self.reads = np.asarray(values), 0
+
+    def __array__(self, dtype=None, copy=None):
+        self.reads += 1
+        return self.values
+
+
+@pytest.mark.parametrize("func", BOOTSTRAPS)
+def test_bootstrap_reads_the_strata_once(func):
+    # _resampling_is_degenerate and resampling_weights each converted and checked them
+    strata = CountingStrata([0, 0, 1, 1, 2, 2])
+    BOOTSTRAPS[func](100, strata=strata)
+    assert strata.reads == 1
