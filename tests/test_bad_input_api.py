@@ -14,7 +14,13 @@ One line per bad-input class and the test that covers it:
   epsilon: test_misclassification_probability_names_itself
 * n_boot < 2 (or not an int) in every bootstrap function -> ValueError/TypeError:
   test_bootstrap_needs_two_replicates; through the CLI's --n-boot:
-  test_cli_n_boot_goes_through_the_bootstrap_rule
+  test_cli_n_boot_goes_through_the_bootstrap_rule (the CLI's own check, with MIN_N_BOOT)
+* CLI options of passk and support that reached the library and came back in its words
+  (pass_at_k_curve's 'ks', support_table's k, numpy's "expected non-negative integer" for
+  --seed -1) -> the CLI checks them itself, naming the option:
+  test_cli_checks_its_own_options; the bootstrap's warnings ("bootstrap_support: with
+  n_boot=10 ...") -> one line speaking of --n-boot: test_cli_bootstrap_warnings_speak_of_n_boot;
+  --n-boot beyond memory (a traceback) -> one line, exit 2: test_cli_out_of_memory_is_one_line
 * too few replicates for the level -> RuntimeWarning:
   test_bootstrap_warns_when_no_replicate_lies_beyond_the_ends
 * one question, or only singleton strata -> RuntimeWarning and NaN bounds:
@@ -343,15 +349,22 @@ def test_bootstrap_strata_shape_is_checked_by_the_caller():
         BOOTSTRAPS["bootstrap_support"](100, strata=[0, 1])
 
 
+def toy_samples(tmp_path, benchmarks=(("toy", 5),)):
+    """A samples file of models base and rl, 4 samples per question."""
+    rows = [{"model": m, "benchmark": b, "question_id": f"q{q}", "sample_idx": i,
+             "correct": bool((q + i + (m == "rl")) % 3 == 0), "answer": str(i)}
+            for m in ("base", "rl") for b, n_q in benchmarks for q in range(n_q)
+            for i in range(4)]
+    f = tmp_path / "toy.samples.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return f
+
+
 def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
     pytest.importorskip("leash.pairing")
     from leash.cli import main
 
-    rows = [{"model": m, "benchmark": "toy", "question_id": f"q{q}", "sample_idx": i,
-             "correct": bool((q + i + (m == "rl")) % 3 == 0), "answer": str(i)}
-            for m in ("base", "rl") for q in range(5) for i in range(4)]
-    f = tmp_path / "toy.samples.jsonl"
-    f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    f = toy_samples(tmp_path)
     args = ["-q", "support", str(f), "--base", "base", "--rl", "rl", "--json", "--n-boot"]
     assert main([*args, "1"]) == 2
     err = capsys.readouterr().err
@@ -360,6 +373,9 @@ def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
     assert main([*args, "10"]) == 0  # the CLI prints the warning as one line
     assert "leash support: warning: " in capsys.readouterr().err
     assert main([*args, "0"]) == 0  # 0: no intervals at all
+    with mock.patch.object(stats, "MIN_N_BOOT", 5):  # the rule's constant, not a literal 1
+        assert main([*args, "3"]) == 2
+    assert "or >= 5. Got 3." in capsys.readouterr().err
 
 
 # ---- pass_at_k_curve: one array check for all budgets --------------------------------------------
@@ -825,3 +841,86 @@ def test_bootstrap_reads_the_strata_once(func):
     strata = CountingStrata([0, 0, 1, 1, 2, 2])
     BOOTSTRAPS[func](100, strata=strata)
     assert strata.reads == 1
+
+
+# ---- the CLI checks the options of passk and support itself --------------------------------------
+
+def cli_lines(capsys, *argv):
+    """(exit status, stderr lines) of ``leash -q ARGV`` run in-process, refusing a traceback."""
+    from leash.cli import main
+
+    try:
+        code = main(["-q", *map(str, argv)])
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code, err.strip().splitlines()
+
+
+LIBRARY_WORDS = re.compile(r"parameter|_table|pass_at_k|bootstrap_|n_boot|min_count|numpy|"
+                           r"ks\b|=\d")
+
+
+@pytest.mark.parametrize("argv, line", [
+    # was "passk_table, group {...}: The 'ks' parameter of pass_at_k_curve must hold ..."
+    (["passk", "{f}", "--k", "1,100"],
+     "leash passk: error: --k 100 exceeds the smallest budget n = 4 of model base on benchmark "
+     "toy."),
+    # was "The budget k=100 of support_table exceeds the 4 samples of question index 0."
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--k", "100"],
+     "leash support: error: --k 100 exceeds the smallest budget n = 4 of model base on "
+     "benchmark toy."),
+    # was numpy's "expected non-negative integer"
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--seed", "-1", "--n-boot", "10"],
+     "leash support: error: argument --seed: must be an integer >= 0, got -1 (see leash "
+     "support --help)"),
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--zeta", "1.5"],
+     "leash support: error: --zeta must be a number in (0, 1). Got 1.5."),
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--min-count", "0"],
+     "leash support: error: --min-count must be an int >= 1. Got 0."),
+    # was support_table's "... Got min_count=2; use budget_rule='expected' or the full budget."
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--k", "2", "--min-count", "2"],
+     "leash support: error: --min-count 2 needs the full budget: below it (--k 2 < n = 4) a "
+     "question is found by its first k samples, which defines found for --min-count 1 only; "
+     "leave out --k or use --min-count 1."),
+    (["support", "{f}", "--base", "base", "--rl", "rl", "--n-boot", str(2**64)],
+     f"leash support: error: --n-boot {2**64} is too large (beyond the 64-bit integer range)."),
+])
+def test_cli_checks_its_own_options(tmp_path, capsys, argv, line):
+    pytest.importorskip("leash.pairing")
+    f = toy_samples(tmp_path)
+    code, lines = cli_lines(capsys, *(a.format(f=f) for a in argv))
+    assert code == 2
+    assert lines == [line]
+    assert not LIBRARY_WORDS.search(line.replace("--n-boot", "").replace("--min-count", ""))
+
+
+def test_cli_bootstrap_warnings_speak_of_n_boot(tmp_path, capsys):
+    pytest.importorskip("leash.pairing")
+    f = toy_samples(tmp_path, (("toy", 5), ("one", 1)))
+    code, lines = cli_lines(capsys, "support", f, "--base", "base", "--rl", "rl", "--n-boot", 10)
+    assert code == 0
+    # was "leash support: warning: bootstrap_support: with n_boot=10 at level=0.95, ... use
+    # n_boot >= 41 ...", once per table row, and "bootstrap_support: the bootstrap over one
+    # question is degenerate ..."
+    assert lines == [
+        "leash support: warning: --n-boot 10 leaves no bootstrap replicate beyond the ends of "
+        "the 95% intervals, which are then the extreme replicates; use --n-boot 41 or more "
+        "(1000 or more for stable ends).",
+        "leash support: warning: --n-boot: benchmark one has one paired question, which a "
+        "bootstrap cannot resample: its interval bounds are NaN.",
+    ]
+    code, lines = cli_lines(capsys, "support", f, "--base", "base", "--rl", "rl", "--n-boot", 41)
+    assert code == 0 and len(lines) == 1 and "benchmark one" in lines[0]
+
+
+def test_cli_out_of_memory_is_one_line(tmp_path, capsys):
+    pytest.importorskip("leash.pairing")
+    f = toy_samples(tmp_path)
+    # was a traceback ending in numpy's "_ArrayMemoryError: Unable to allocate ..."
+    code, lines = cli_lines(capsys, "support", f, "--base", "base", "--rl", "rl", "--n-boot",
+                            10**15)
+    assert code == 2
+    assert lines == ["leash support: error: not enough memory for --n-boot 1000000000000000 "
+                     "bootstrap replicates; use fewer."]

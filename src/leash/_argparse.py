@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["OneLineParser"]
+__all__ = ["OneLineParser", "non_negative_int"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -17,3 +17,15 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type`` of an integer >= 0 (e.g. ``--seed``: numpy refuses a negative seed with
+    a message that names no option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value

@@ -11,11 +11,13 @@ Conventions:
 * tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
   progress and notes go to stderr (``--quiet`` silences them);
 * input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
-  ``--out``, a missing optional package) end the command with exit status 2 and a one-line
-  reason on stderr, without a traceback; ``leash validate`` exits 1 when a file has problems
-  in its rows, and 2 (after the reports) when a file cannot be read as a whole (missing, not a
-  regular file, truncated, no data rows, format not detected). Messages name the command's
-  options (``--on-error skip``, ``--k``), not the library's keywords; warnings are one line
+  ``--out``, a missing optional package, running out of memory, e.g. with a huge ``--n-boot``)
+  end the command with exit status 2 and a one-line reason on stderr, without a traceback;
+  ``leash validate`` exits 1 when a file has problems in its rows, and 2 (after the reports)
+  when a file cannot be read as a whole (missing, not a regular file, truncated, no data rows,
+  format not detected). Messages name the command's options (``--on-error skip``, ``--k``),
+  not the library's keywords: the options of passk and support are checked by the CLI itself
+  (``--k`` against each model's budget once the files are read); warnings are one line
   (``leash CMD: warning: ...``).
 """
 
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._argparse import OneLineParser
+from ._argparse import OneLineParser, non_negative_int
 
 __all__ = ["main", "build_parser"]
 
@@ -173,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep only questions both models answered")
     p.add_argument("--n-boot", type=int, default=1000,
                    help="bootstrap replicates (0: none; otherwise at least 2, see leash.stats)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap random seed")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="bootstrap random seed (an integer >= 0)")
     _reader_options(p)
     _data_options(p)
     _out_options(p)
@@ -465,10 +468,30 @@ def _require_first_correct(summary, missing, models, needed_by: str, instead: st
         f"in the counts file, or {instead}.")
 
 
+def _check_k_fits(rows: pd.DataFrame, ks) -> None:
+    """Every budget of --k fits the smallest n of each model (and step) on each benchmark.
+
+    ``rows`` has the columns model, benchmark, step and n (one row per question). The library
+    would refuse the budget too, but naming its own function and keywords.
+    """
+    if ks is None or rows.empty:
+        return
+    smallest = (rows.assign(step=rows["step"].astype("Int64"))
+                .groupby(["model", "benchmark", "step"], dropna=False, sort=True, observed=True)
+                ["n"].min())
+    (model, benchmark, step), n_min = smallest.index[int(np.argmin(smallest))], smallest.min()
+    too_big = [k for k in np.atleast_1d(ks) if k > n_min]
+    if too_big:
+        at = "" if pd.isna(step) else f" at step {step}"
+        raise ValueError(f"--k {too_big[0]} exceeds the smallest budget n = {n_min} of model "
+                         f"{model}{at} on benchmark {benchmark}.")
+
+
 def _cmd_passk(args, ctx: _Context) -> int:
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
+    _check_k_fits(summary, args.k)
     if args.estimator == "first-k":
         missing = summary["first_correct"].isna().to_numpy()
         _require_first_correct(summary, missing,
@@ -492,7 +515,65 @@ def _cmd_passk(args, ctx: _Context) -> int:
     return 0
 
 
+# The CLI's bootstrap level: support_table's default, named here for the --n-boot warning.
+_LEVEL = 0.95
+
+
+def _check_support_options(args) -> None:
+    """The options of ``leash support`` that need no data, checked before any file is read."""
+    from ._checks import INT64_MAX
+    from .stats import MIN_N_BOOT
+
+    if args.n_boot < 0 or 0 < args.n_boot < MIN_N_BOOT:
+        raise ValueError(f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}. "
+                         f"Got {args.n_boot}.")
+    if args.n_boot > INT64_MAX:
+        raise ValueError(f"--n-boot {args.n_boot} is too large (beyond the 64-bit integer "
+                         "range).")
+    if args.k is not None and args.k < 1:
+        raise ValueError(f"--k must be an int >= 1. Got {args.k}.")
+    if args.min_count < 1:
+        raise ValueError(f"--min-count must be an int >= 1. Got {args.min_count}.")
+    if not 0 < args.zeta < 1:  # NaN too
+        raise ValueError(f"--zeta must be a number in (0, 1). Got {args.zeta}.")
+
+
+def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFrame:
+    """The summary rows of one side (MODEL or (MODEL, STEP)) for the paired questions."""
+    model, step = spec if isinstance(spec, tuple) else (spec, None)
+    rows = summary[(summary["model"] == model).to_numpy(dtype=bool)]
+    if step is not None:
+        rows = rows[(rows["step"] == step).fillna(False).to_numpy(dtype=bool)]
+    keys = paired[["benchmark", "question_id"]].astype(str).drop_duplicates()
+    return rows.assign(benchmark=rows["benchmark"].astype(str),
+                       question_id=rows["question_id"].astype(str)).merge(keys)
+
+
+def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
+    """The bootstrap's warnings in the CLI's words (one line each), instead of the library's
+    (which name its function and n_boot): too few replicates, benchmarks of one question."""
+    from .stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
+
+    warnings.simplefilter("ignore", TooFewReplicatesWarning)
+    warnings.simplefilter("ignore", DegenerateBootstrapWarning)
+    if not args.n_boot:
+        return
+    need = min_n_boot(_LEVEL)
+    if args.n_boot < need:
+        warnings.warn(f"--n-boot {args.n_boot} leaves no bootstrap replicate beyond the ends of "
+                      f"the {_LEVEL:.0%} intervals, which are then the extreme replicates; use "
+                      f"--n-boot {need} or more (1000 or more for stable ends).", stacklevel=2)
+    sizes = (paired.assign(step=paired["step"].astype("Int64"))
+             .groupby(["step", "benchmark"], dropna=False, sort=True, observed=True).size())
+    alone = [str(b) + ("" if pd.isna(st) else f" at step {st}")
+             for (st, b), size in sizes.items() if size < 2]
+    if alone:
+        warnings.warn(f"--n-boot: benchmark {', '.join(alone)} has one paired question, which a "
+                      "bootstrap cannot resample: its interval bounds are NaN.", stacklevel=2)
+
+
 def _cmd_support(args, ctx: _Context) -> int:
+    _check_support_options(args)
     try:
         from .pairing import pair_counts
     except ImportError:
@@ -502,14 +583,10 @@ def _cmd_support(args, ctx: _Context) -> int:
     from .tables import support_table
 
     summary = _load_summary(args, ctx)
-    if args.n_boot < 0 or args.n_boot == 1:
-        raise ValueError(f"--n-boot must be 0 (no bootstrap) or >= 2. Got {args.n_boot}.")
-    if args.k is not None and args.k < 1:
-        raise ValueError(f"--k must be an int >= 1. Got {args.k}.")
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
-    paired = pair_counts(summary, base=_model_spec(args.base), rl=_model_spec(args.rl),
-                         restrict_to_shared=args.shared_only)
+    base, rl = _model_spec(args.base), _model_spec(args.rl)
+    paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.shared_only)
     for side in ("base", "rl"):
         unknown = int(pd.isna(paired[f"c_{side}"]).sum())
         if unknown:
@@ -518,6 +595,14 @@ def _cmd_support(args, ctx: _Context) -> int:
                 f"reduced them to a common budget and {unknown} correct counts are unknown; "
                 "the support table needs them: compare models with equal samples per question.")
     if args.k is not None:
+        for spec in (base, rl):
+            _check_k_fits(_side_rows(summary, spec, paired), args.k)
+        below = int(max(paired["n_base"].max(), paired["n_rl"].max()))
+        if args.min_count != 1 and below > args.k:
+            raise ValueError(
+                f"--min-count {args.min_count} needs the full budget: below it (--k {args.k} < "
+                f"n = {below}) a question is found by its first k samples, which defines found "
+                "for --min-count 1 only; leave out --k or use --min-count 1.")
         labels = paired.attrs["pairing"]
         for side in ("base", "rl"):
             missing = (paired[f"first_correct_{side}"].isna()
@@ -526,10 +611,11 @@ def _cmd_support(args, ctx: _Context) -> int:
                 summary, missing, [labels[side]], f"--k {args.k} below the full budget of "
                 f"{int(paired[f'n_{side}'].max())} samples", "leave out --k to use the full "
                 "budget")
+    _warn_about_the_bootstrap(args, paired)
     ctx.note(f"support table for {len(paired)} paired questions"
              + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
     rng = np.random.default_rng(args.seed)
-    kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng)
+    kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng, level=_LEVEL)
     steps = paired["step"].astype("Int64")
     if steps.notna().any():
         # One table per checkpoint; rows of the final (step NA) model get their own call,
@@ -580,8 +666,10 @@ _CLI_PHRASES = (
     ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),
     ("The 'base' and 'rl' parameters name", "--base and --rl name"),
 )
-_CLI_FLAGS = ("base", "rl", "k", "min_count", "zeta", "estimator", "step", "fmt", "mapping",
-              "on_error", "na", "n_boot", "model", "benchmark")
+# Keywords of the generations layer (readers, pairing) whose messages reach the CLI. The
+# options of passk and support (--k, --min-count, --zeta, --estimator, --n-boot, --seed) are
+# checked by the CLI itself, before the library sees them.
+_CLI_FLAGS = ("base", "rl", "step", "fmt", "mapping", "on_error", "na", "model", "benchmark")
 
 
 def _cli_words(msg: str) -> str:
@@ -641,6 +729,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, OSError, ImportError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"{PROG} {args.command}: error: {_cli_words(msg)}", file=sys.stderr)
+        return EXIT_INPUT
+    except MemoryError:
+        # e.g. --n-boot beyond memory: numpy's message names array shapes, not options
+        n_boot = getattr(args, "n_boot", 0)
+        hint = f" for --n-boot {n_boot} bootstrap replicates; use fewer" if n_boot else ""
+        print(f"{PROG} {args.command}: error: not enough memory{hint}.", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)

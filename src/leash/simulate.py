@@ -76,7 +76,6 @@ misclassifies a question.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -90,7 +89,7 @@ import pandas as pd
 import pyarrow as pa
 from scipy import optimize, special
 
-from ._argparse import OneLineParser
+from ._argparse import OneLineParser, non_negative_int
 from ._checks import as_count_array, check_c_le_n, check_positive_int, check_probability
 from .compare import frame_differences
 from .formats import SUMMARY_METADATA_KEY
@@ -1641,16 +1640,6 @@ def read_demo(directory=None):
     return out
 
 
-def _seed(text: str) -> int:
-    try:
-        seed = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if seed < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {seed}")
-    return seed
-
-
 def main_simulate(argv=None):
     """``leash simulate``: regenerate (or check) the simulated demo files.
 
@@ -1670,7 +1659,8 @@ def main_simulate(argv=None):
         description="Write the SIMULATED demo data set (not the paper's data) as Parquet.",
     )
     parser.add_argument("--out", default=None, help="output folder (default: data/demo)")
-    parser.add_argument("--seed", type=_seed, default=DEMO_SEED, help=f"default {DEMO_SEED}")
+    parser.add_argument("--seed", type=non_negative_int, default=DEMO_SEED,
+                        help=f"default {DEMO_SEED}")
     parser.add_argument("--check", action="store_true",
                         help="regenerate in memory and compare with the files in --out (floats "
                              "within 1e-12, everything else exact)")

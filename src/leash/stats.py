@@ -65,6 +65,10 @@ from .passk import ESTIMATORS, _curve, _curve_inputs
 from .support import _codes, _found_pair, _metrics
 
 __all__ = [
+    "MIN_N_BOOT",
+    "TooFewReplicatesWarning",
+    "DegenerateBootstrapWarning",
+    "min_n_boot",
     "McNemarResult",
     "mcnemar_exact",
     "resampling_weights",
@@ -77,6 +81,35 @@ __all__ = [
 
 SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
 MIN_N_BOOT = 2  # fewer replicates are not a distribution (see the module docstring)
+
+
+class TooFewReplicatesWarning(RuntimeWarning):
+    """No bootstrap replicate lies beyond the ends of the percentile interval (see
+    :func:`min_n_boot`): each end is then (next to) the most extreme replicate."""
+
+
+class DegenerateBootstrapWarning(RuntimeWarning):
+    """Fewer than two questions to resample (per stratum): every replicate equals the data, so
+    the interval bounds are NaN."""
+
+
+def min_n_boot(level=0.95):
+    """The fewest replicates that leave one beyond each end of a percentile interval.
+
+    Parameters
+    ----------
+    level : float, default 0.95
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest n_boot with ``(n_boot - 1) (1 - level) / 2 >= 1``: 41 at 0.95, 201 at 0.99.
+        Fewer replicates give a :class:`TooFewReplicatesWarning` (not an error: small n_boot is
+        useful for smoke tests).
+    """
+    level = check_probability(level, "level", "min_n_boot")
+    return math.ceil(1 + 2 / (1 - level) - 1e-9)
 
 
 class McNemarResult(NamedTuple):
@@ -287,11 +320,11 @@ def _check_n_boot(n_boot, level, func):
     """n_boot >= MIN_N_BOOT (an error) and enough replicates beyond each end (a warning)."""
     n_boot = check_positive_int(n_boot, "n_boot", func, minimum=MIN_N_BOOT)
     if (n_boot - 1) * (1 - level) / 2 < 1:
-        need = math.ceil(1 + 2 / (1 - level) - 1e-9)
         warnings.warn(
             f"{func}: with n_boot={n_boot} at level={level}, no bootstrap replicate lies beyond "
             f"the ends of the percentile interval, which are then the extreme replicates; use "
-            f"n_boot >= {need} (1000 or more for stable ends).", RuntimeWarning, stacklevel=3)
+            f"n_boot >= {min_n_boot(level)} (1000 or more for stable ends).",
+            TooFewReplicatesWarning, stacklevel=3)
     return n_boot
 
 
@@ -307,7 +340,7 @@ def _resampling_groups(n_items, strata, func, stacklevel=3):
             else f"{n_items} questions, each alone in its stratum")
     warnings.warn(
         f"{func}: the bootstrap over {what} is degenerate (every replicate equals the data), so "
-        "the interval bounds are NaN.", RuntimeWarning, stacklevel=stacklevel)
+        "the interval bounds are NaN.", DegenerateBootstrapWarning, stacklevel=stacklevel)
     return groups, True
 
 
@@ -354,8 +387,9 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     Warns
     -----
     RuntimeWarning
-        With fewer than two questions to resample (``low``/``high`` are then NaN), or too few
-        replicates for ``level``.
+        With fewer than two questions to resample (``low``/``high`` are then NaN: a
+        :class:`DegenerateBootstrapWarning`), or too few replicates for ``level`` (a
+        :class:`TooFewReplicatesWarning`).
     """
     func = "bootstrap_support"
     level = check_probability(level, "level", func)
