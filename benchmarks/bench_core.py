@@ -111,14 +111,20 @@ def bench_bootstrap(n_questions, n_boot, rng):
             "bootstrap_peak_MiB": mem, "naive_loop_s": t_naive, "ratio": t_naive / t_fast}
 
 
-def one_pass_pass_at_k(n, c, k):
-    """pass_at_k's kernel before chunking: all sum(min(c, k)) log terms at once."""
+def one_pass_log_ratio(n, c, k):
+    """log(C(n-c, k) / C(n, k)) as pass_at_k computed it before chunking: all sum(min(c, k))
+    log terms at once. The baseline here and the reference of the tests' bitwise checks."""
     a, b = np.maximum(c, k), np.minimum(c, k)
     seg = np.repeat(np.arange(n.size), b)
     j = np.arange(int(b.sum())) - np.repeat(np.cumsum(b) - b, b)
     with np.errstate(divide="ignore"):
         terms = np.log1p(-np.minimum(a[seg] / (n[seg] - j), 1.0))
-    return -np.expm1(np.bincount(seg, weights=terms, minlength=n.size)) + 0.0
+    return np.bincount(seg, weights=terms, minlength=n.size)
+
+
+def one_pass_pass_at_k(n, c, k):
+    """pass_at_k before chunking."""
+    return -np.expm1(one_pass_log_ratio(n, c, k)) + 0.0
 
 
 def bench_pass_at_k_memory(n_questions, n):
