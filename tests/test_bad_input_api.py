@@ -57,8 +57,8 @@ One line per bad-input class and the test that covers it:
   test_each_argument_is_validated_once_by_the_public_function,
   test_bootstrap_messages_name_the_bootstrap_and_its_arguments
 * bootstrap memory that grew with n_boot (the whole (n_boot, n_questions) weight matrix and its
-  float copy: 4.47 GiB at n_boot = 2 * 10^7) -> blocks of replicates, bitwise equal to the
-  unblocked computation whatever the block size, same random numbers:
+  float copy: 4.47 GiB at n_boot = 2 * 10^7 for 30 questions) -> blocks of replicates, bitwise
+  equal to the unblocked computation whatever the block size, same random numbers:
   test_blocked_bootstrap_is_bitwise_the_unblocked_one,
   test_bootstrap_working_set_does_not_grow_with_n_boot; more replicates than memory holds ->
   a MemoryError naming n_boot: test_bootstrap_beyond_memory_names_n_boot; strata read and
@@ -774,7 +774,7 @@ def test_blocked_bootstrap_is_bitwise_the_unblocked_one(inputs, block, seed):
 
 def test_bootstrap_working_set_does_not_grow_with_n_boot():
     # 2000 questions x 4000 replicates: the unblocked weight matrix took 61 MiB as int64 and as
-    # much again as float64 (4.47 GiB at the CLI's --n-boot 20000000 with 3400 questions). In
+    # much again as float64 (4.47 GiB at the CLI's --n-boot 20000000 with 30 questions). In
     # blocks the peak is the fixed working set (~20 MiB at most) plus n_boot x the statistics.
     # An allocation count (tracemalloc), not a timing.
     q, n_boot = 2000, 4000
