@@ -37,8 +37,13 @@ def test_notebook_conventions(path):
     cs = cells(path)
     assert cs[0]["cell_type"] == "markdown" and source(cs[0]).startswith("# ")
     assert cs[1]["cell_type"] == "code" and "parameters" in cs[1]["metadata"].get("tags", [])
+    # the first code cell after the parameters checks them (the same message on every route)
+    assert cs[2]["cell_type"] == "code" and "notebook.start(globals())" in source(cs[2])
     params = papermill.inspect_notebook(str(path))
-    assert "outdir" in params
+    # by hand, a notebook writes to the scratch folder, never into the committed figures/
+    assert params["outdir"]["default"] == '""'
+    if "study" in params:
+        assert params["study"]["default"] == '"paper"'
     # papermill silently drops a line it cannot parse (e.g. "=" inside the help comment)
     lines = [ln for ln in source(cs[1]).splitlines() if ln.strip() and not ln.startswith("#")]
     assert len(params) == len(lines), f"{path.stem}: papermill parsed {sorted(params)}"
@@ -52,6 +57,8 @@ def test_notebook_conventions(path):
         text = source(c)
         assert not re.search(r"^\s*(def|class)\s", text, re.M), "function definition"
         assert "lambda" not in text, "lambda in a notebook"
+        assert "A.sources(" not in text, "one source per run: A.source(study, ...)"
+        assert "os.environ" not in text and "LEASH_" not in text, "environment variable"
 
 
 @dataclass
@@ -63,8 +70,8 @@ class NotebookRun:
 
     outdir: Path  # the artifacts of the final state (mirror used where there is one)
     build: Path  # executed notebooks
-    results: dict  # stem -> leash.reproduce.NotebookResult, final state
-    hidden: dict  # stem -> NotebookResult with the mirror hidden
+    results: dict  # run name -> leash.reproduce.NotebookResult, final state
+    hidden: dict  # run name -> NotebookResult with the mirror hidden
     hidden_files: frozenset  # file names written with the mirror hidden
     cache_has_data: bool  # data/raw/ holds downloaded datasets: hiding the mirror hides nothing
 
@@ -75,15 +82,15 @@ def notebook_run(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("figures")
     build = tmp_path_factory.mktemp("build")
-    notebooks = reproduce.discover_notebooks()
+    runs = reproduce.default_runs()  # what `make reproduce` runs into figures/
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(manifest.MIRROR_ENV, "")
-        hidden = {r.name: r for r in reproduce.run_all(notebooks, outdir=out, build=build)}
+        hidden = {r.name: r for r in reproduce.run_all(runs, outdir=out, build=build)}
         cache_has_data = manifest.default_dest().is_dir() and any(
             manifest.locate(n) is not None for n in manifest.load_manifest().datasets)
     hidden_files = frozenset(p.name for p in out.iterdir() if p.is_file())
     results = dict(hidden)
-    again = [(s, p) for s, p in notebooks if hidden.get(s) and hidden[s].status == "skipped"]
+    again = [r for r in runs if hidden.get(r.name) and hidden[r.name].status == "skipped"]
     if again and MIRROR.is_dir():
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv(manifest.MIRROR_ENV, str(MIRROR))
@@ -91,8 +98,13 @@ def notebook_run(tmp_path_factory):
     return NotebookRun(out, build, results, hidden, hidden_files, cache_has_data)
 
 
+def _run_names():
+    from leash.reproduce import default_runs
 
-NAMES = [p.stem for p in NOTEBOOKS]
+    return [r.name for r in default_runs()]
+
+
+NAMES = _run_names()  # the runs of `make reproduce`: notebook[.source]
 
 
 def _skipped(results):
@@ -123,6 +135,13 @@ def test_committed_artifacts_of_each_notebook_are_current(notebook_run, name):
                     f"artifacts are not checked here")
     fresh = json.loads((notebook_run.outdir / ".artifacts" / f"{name}.json").read_text())
     assert fresh == committed, f"{name}: artifact records differ from figures/.artifacts/"
+    # the executed copy shows its figures inline (papermill records them as PNG outputs)
+    executed = json.loads(result.output.read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    if any(f.endswith(".png") for r in fresh for f in r["files"]):
+        assert any("image/png" in o.get("data", {}) for o in outputs), name
+    assert not [o for o in outputs if o.get("output_type") == "error"], name
+    assert not [o for o in outputs if o.get("name") == "stderr"], f"{name}: warnings or logs"
     files = [f for r in fresh for f in r["files"]]
     report = freshness(files, notebook_run.outdir, skipped=())
     assert not report["missing"], f"artifacts not committed (run `make reproduce`): " \

@@ -24,12 +24,13 @@ from hypothesis import strategies as st  # noqa: E402
 from leash import report  # noqa: E402
 from leash.report import (  # noqa: E402
     artifact_index,
-    register_artifact,
+    artifact_record,
     save_figure,
     save_table,
     sidecar_path,
     simulated_label,
     write_index,
+    write_records,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -266,88 +267,73 @@ def test_simulated_label_rejects_non_str():
 
 
 # ---------------------------------------------------------------------------------------------
-# register_artifact, artifact_index, write_index
+# artifact_record, write_records, artifact_index, write_index
 # ---------------------------------------------------------------------------------------------
 
 def _saved(tmp_path, name="t"):
     return save_table(pd.DataFrame({"x": [1.0]}), name, tmp_path)
 
 
-def test_register_artifact_writes_a_sorted_deterministic_sidecar(tmp_path):
-    register_artifact("zz", _saved(tmp_path, "zz"), notebook="01_nb", parameters={"k": 8},
-                      inputs="embedded", description="last")
-    register_artifact("aa", _saved(tmp_path, "aa"), notebook="01_nb",
-                      parameters={"zeta": np.float64(0.05), "k": np.int64(4)},
-                      inputs=["embedded"], description="first  \n line")
-    side = sidecar_path(tmp_path, "01_nb")
-    assert side == tmp_path / ".artifacts" / "01_nb.json"
-    records = json.loads(side.read_text())
-    assert [r["name"] for r in records] == ["aa", "zz"]
-    assert records[0] == {"description": "first line", "files": ["aa.csv", "aa.md", "aa.tex"],
-                          "inputs": ["embedded"], "name": "aa", "notebook": "01_nb",
-                          "parameters": {"k": 4, "zeta": 0.05}}
+def _record(tmp_path, name, **kw):
+    ok = {"inputs": ["data/paper/"], "description": "d"}
+    return artifact_record(name, _saved(tmp_path, name), **{**ok, **kw})
+
+
+def test_write_records_writes_a_sorted_deterministic_sidecar(tmp_path):
+    records = [_record(tmp_path, "zz", description="last"),
+               _record(tmp_path, "aa", inputs="data/paper/", description="first  \n line")]
+    side = write_records(tmp_path, "01_nb.demo", "01_nb",
+                         {"zeta": np.float64(0.05), "k": np.int64(4), "outdir": "x"}, records)
+    assert side == sidecar_path(tmp_path, "01_nb.demo") == tmp_path / ".artifacts" / \
+        "01_nb.demo.json"
+    out = json.loads(side.read_text())
+    assert [r["name"] for r in out] == ["aa", "zz"]
+    assert out[0] == {"description": "first line", "files": ["aa.csv", "aa.md", "aa.tex"],
+                      "inputs": ["data/paper/"], "name": "aa", "notebook": "01_nb",
+                      "parameters": {"k": 4, "zeta": 0.05}}  # outdir is left out
     text = side.read_text()
-    # re-registering replaces the record by name, and the file stays byte-identical
-    register_artifact("aa", _saved(tmp_path, "aa"), notebook="01_nb",
-                      parameters={"zeta": 0.05, "k": 4}, inputs=["embedded"],
-                      description="first line")
-    assert side.read_text() == text
+    write_records(tmp_path, "01_nb.demo", "01_nb", {"k": 4, "zeta": 0.05},
+                  list(reversed(records)))
+    assert side.read_text() == text  # byte-identical
 
 
-def test_register_artifact_notebook_from_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv(report.NOTEBOOK_ENV, "03_table4")
-    rec = register_artifact("t", _saved(tmp_path), parameters={}, inputs=[], description="d")
-    assert rec["notebook"] == "03_table4"
-    assert sidecar_path(tmp_path, "03_table4").is_file()
-    monkeypatch.delenv(report.NOTEBOOK_ENV)
-    with pytest.raises(ValueError, match="needs the notebook's name"):
-        register_artifact("t", _saved(tmp_path), parameters={}, inputs=[], description="d")
-
-
-def test_register_artifact_records_portable_paths(tmp_path, monkeypatch):
+def test_artifact_record_and_records_carry_portable_paths(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(mirror))
-    rec = register_artifact(
-        "t", _saved(tmp_path), notebook="nb",
-        parameters={"study": str(REPO_ROOT / "data" / "studies" / "x.yaml")},
-        inputs=[mirror / "sub" / "f.jsonl", "data/raw/y.parquet", "gsm8k-probe"],
-        description="d",
-    )
-    assert rec["parameters"] == {"study": "data/studies/x.yaml"}
+    rec = _record(tmp_path, "t", inputs=[mirror / "sub" / "f.jsonl", "data/raw/y.parquet",
+                                         "gsm8k-probe"])
     assert rec["inputs"] == ["$LEASH_DATA_MIRROR/sub/f.jsonl", "data/raw/y.parquet",
                              "gsm8k-probe"]
+    side = write_records(tmp_path, "nb", "nb",
+                         {"study": str(REPO_ROOT / "data" / "studies" / "x.yaml")}, [rec])
+    assert json.loads(side.read_text())[0]["parameters"] == {"study": "data/studies/x.yaml"}
     with pytest.warns(UserWarning, match="only the file name"):
-        rec = register_artifact("t", _saved(tmp_path), notebook="nb", parameters={},
-                                inputs=[Path(os.path.abspath(os.sep)) / "elsewhere" / "z.csv"],
-                                description="d")
+        rec = _record(tmp_path, "t", inputs=[Path(os.path.abspath(os.sep)) / "elsewhere" /
+                                             "z.csv"])
     assert rec["inputs"] == ["z.csv"]
 
 
-def test_register_artifact_rejects_bad_input(tmp_path):
+def test_artifact_record_rejects_bad_input(tmp_path):
     files = _saved(tmp_path)
-    ok = {"notebook": "nb", "parameters": {}, "inputs": [], "description": "d"}
+    ok = {"inputs": [], "description": "d"}
     with pytest.raises(ValueError, match="do not exist"):
-        register_artifact("t", [tmp_path / "nope.csv"], **ok)
+        artifact_record("t", [tmp_path / "nope.csv"], **ok)
     with pytest.raises(ValueError, match="is empty"):
-        register_artifact("t", [], **ok)
+        artifact_record("t", [], **ok)
     with pytest.raises(ValueError, match="'description' parameter"):
-        register_artifact("t", files, **{**ok, "description": "  "})
-    with pytest.raises(TypeError, match="'parameters' parameter"):
-        register_artifact("t", files, **{**ok, "parameters": ["k"]})
+        artifact_record("t", files, **{**ok, "description": "  "})
     with pytest.raises(TypeError, match="Cannot record a value of type object"):
-        register_artifact("t", files, **{**ok, "parameters": {"x": object()}})
+        artifact_record("t", files, **{**ok, "inputs": [object()]})
     other = _saved(tmp_path / "other", "u")
-    with pytest.raises(ValueError, match="lie in 2 folders"):
-        register_artifact("t", [files["csv"], other["csv"]], **ok)
-    with pytest.raises(ValueError, match="not in outdir"):
-        register_artifact("t", files, outdir=tmp_path / "other", **ok)
+    with pytest.raises(ValueError, match="lie in several folders"):
+        artifact_record("t", [files["csv"], other["csv"]], **ok)
 
 
-def test_artifact_index_rejects_a_name_registered_by_two_notebooks(tmp_path):
-    ok = {"parameters": {}, "inputs": [], "description": "d"}
-    register_artifact("t", _saved(tmp_path), notebook="01_a", **ok)
-    register_artifact("t", _saved(tmp_path), notebook="02_b", **ok)
-    with pytest.raises(ValueError, match="'t' is registered by two notebooks: 01_a and 02_b"):
+def test_artifact_index_rejects_a_name_written_by_two_runs(tmp_path):
+    write_records(tmp_path, "01_a", "01_a", {}, [_record(tmp_path, "t")])
+    write_records(tmp_path, "02_b.demo", "02_b", {}, [_record(tmp_path, "t")])
+    with pytest.raises(ValueError, match="'t' is written by two notebook runs: 01_a and "
+                                         "02_b.demo"):
         artifact_index(tmp_path)
 
 
@@ -363,11 +349,11 @@ def test_artifact_index_rejects_malformed_sidecar(tmp_path):
 
 
 def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
-    ok = {"inputs": ["embedded"], "description": "what | it shows"}
-    register_artifact("table2", _saved(tmp_path, "table2"), notebook="02_b",
-                      parameters={"k": 256, "estimator": "first-k"}, **ok)
-    register_artifact("figure1", save_figure(_figure(), "figure1", tmp_path, data=False),
-                      notebook="01_a", parameters={}, **ok)
+    ok = {"inputs": ["data/paper/"], "description": "what | it shows"}
+    write_records(tmp_path, "02_b", "02_b", {"k": 256, "estimator": "first-k"},
+                  [artifact_record("table2", _saved(tmp_path, "table2"), **ok)])
+    write_records(tmp_path, "01_a", "01_a", {}, [artifact_record(
+        "figure1", save_figure(_figure(), "figure1", tmp_path, data=False), **ok)])
     records = artifact_index(tmp_path)
     assert [r["name"] for r in records] == ["figure1", "table2"]
     index = write_index(records, tmp_path / "README.md")
@@ -375,7 +361,7 @@ def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `figure1` | [figure1.pdf](figure1.pdf), [figure1.png]"
                               "(figure1.png) | `notebooks/01_a.ipynb` | (defaults) |")
-    assert "| estimator=first-k, k=256 | embedded | what \\| it shows |" in rows[1]
+    assert "| estimator=first-k, k=256 | data/paper/ | what \\| it shows |" in rows[1]
     assert "Files without a record" not in text
     before = index.read_bytes()
     assert write_index(list(reversed(records)), tmp_path / "README.md").read_bytes() == before
@@ -409,21 +395,26 @@ def test_save_table_grouped_headers_and_mixed_columns(tmp_path):
     assert [c.strip("| ").strip() for c in cells] == ["–", "0.123"]
 
 
-def test_publish_saves_and_records_tables_and_figures(tmp_path, monkeypatch):
-    monkeypatch.setenv(report.NOTEBOOK_ENV, "09_nb")
-    ok = {"parameters": {"pair": ""}, "inputs": ["data/paper/"], "description": "d"}
+def test_publish_saves_tables_and_figures(tmp_path):
+    ok = {"inputs": ["data/paper/"], "description": "d"}
     files = report.publish(pd.DataFrame({"x": [0.5]}), "t", tmp_path, caption="c",
                            float_format="{:.1f}", **ok)
     assert set(files) == {"csv", "md", "tex"} and "0.5" in files["md"].read_text()
     data = pd.DataFrame({"k": [1], "y": [0.5]})
     files = report.publish(_figure(), "f", tmp_path, data=data, **ok)
     assert set(files) == {"pdf", "png", "csv"}
-    assert [r["name"] for r in artifact_index(tmp_path)] == ["f", "t"]
-    assert '| pair="" |' in write_index(artifact_index(tmp_path), tmp_path / "README.md") \
-        .read_text()
+    assert not (tmp_path / ".artifacts").exists()  # records are the runner's job
     with pytest.raises(ValueError, match="pass data=<DataFrame>"):
         report.publish(_figure(), "g", tmp_path, **ok)
     with pytest.raises(ValueError, match="caption apply to tables only"):
         report.publish(_figure(), "g", tmp_path, data=data, caption="c", **ok)
     with pytest.raises(ValueError, match="'data' is for figures"):
         report.publish(pd.DataFrame({"x": [1]}), "g", tmp_path, data=data, **ok)
+
+
+def test_an_empty_outdir_is_the_scratch_folder_never_figures():
+    from leash._paths import FIGURES, SCRATCH
+
+    assert report.resolve_outdir("") == SCRATCH != FIGURES
+    assert report.resolve_outdir("figures") == FIGURES
+    assert report.resolve_outdir("/abs/dir") == Path("/abs/dir")

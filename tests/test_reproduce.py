@@ -17,21 +17,18 @@ import nbformat
 import pytest
 
 from leash import reproduce
+from leash.notebook import SkipNotebook, require_data
+from leash.parameters import PARAMETER_RULES, notebook_parameters, validate_parameters
 from leash.reproduce import (
-    EMBEDDED,
     KERNEL_ENV,
-    PARAMETER_RULES,
     NotebookError,
     ParameterError,
-    SkipNotebook,
+    Run,
+    default_runs,
     discover_notebooks,
     main,
-    missing_notebooks,
-    notebook_parameters,
-    require_data,
     run_all,
     run_notebook,
-    validate_parameters,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -109,7 +106,7 @@ def test_invalid_values_are_rejected(params, pattern):
 def test_valid_values_give_the_effective_parameters():
     eff = validate_parameters(TINY, {"k": 8, "zeta": 0.1})
     assert eff == {"k": 8, "zeta": 0.1, "seed": 0, "fail": False, "data": "", "prefix": "tiny",
-                   "outdir": "figures"}
+                   "outdir": ""}
 
 
 def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
@@ -137,9 +134,11 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
         validate_parameters(nb, {"level": "high"})
     with pytest.raises(ParameterError, match="'level' = 1.0 breaks the rule"):
         validate_parameters(nb, {"level": 1.0})
-    # study: None allowed by the annotation; else 'embedded' or an existing file
-    for ok in (EMBEDDED, "paper", "demo", "data/studies/demo.yaml"):
+    # study: None allowed by the annotation; else 'paper', a shipped study or an existing file
+    for ok in ("paper", "demo", "data/studies/demo.yaml"):
         validate_parameters(nb, {"study": ok})
+    with pytest.raises(ParameterError, match="'study' = 'embedded' breaks"):
+        validate_parameters(nb, {"study": "embedded"})  # one source per run
     with pytest.raises(ParameterError, match="'study' = 'data/studies/nope.yaml' breaks"):
         validate_parameters(nb, {"study": "data/studies/nope.yaml"})
 
@@ -167,15 +166,30 @@ def test_rule_table_keys():
 # discovery, selection, require_data
 # ---------------------------------------------------------------------------------------------
 
-def test_discover_notebooks_in_file_name_order(tmp_path):
+def test_discover_notebooks_in_file_name_order_and_default_runs(tmp_path):
     for stem in ("01_table1", "00_walkthrough", "_draft", "10_figure4"):
-        _notebook(tmp_path, stem, "k: int = 1")
-    overrides = {"01_table1": {"k": 2}, "05_planned": {"k": 3}}
-    found = discover_notebooks(tmp_path, overrides)
-    assert found == [("00_walkthrough", {}), ("01_table1", {"k": 2}), ("10_figure4", {})]
-    assert missing_notebooks(tmp_path, overrides) == ["05_planned"]
-    found[1][1]["k"] = 99  # a copy: the override table is not modified
-    assert overrides["01_table1"] == {"k": 2}
+        _notebook(tmp_path, stem, 'study: str = "paper"\nk: int = 1')
+    assert discover_notebooks(tmp_path) == ["00_walkthrough", "01_table1", "10_figure4"]
+    (tmp_path / "runs.yaml").write_text("01_table1: [{study: paper}, {study: demo, k: 2}]\n")
+    runs = default_runs(tmp_path)
+    assert [(r.name, r.parameters) for r in runs] == [
+        ("00_walkthrough", {}), ("01_table1.paper", {"study": "paper"}),
+        ("01_table1.demo", {"study": "demo", "k": 2}), ("10_figure4", {})]
+    assert Run("n", {"study": "data/studies/my-study.yaml"}).name == "n.my-study"
+    (tmp_path / "runs.yaml").write_text("01_tabel1: [{}]\n")
+    with pytest.raises(ParameterError, match="no notebook '01_tabel1'.*Did you mean '01_table1'"):
+        default_runs(tmp_path)
+    (tmp_path / "runs.yaml").write_text("01_table1: {study: paper}\n")
+    with pytest.raises(ParameterError, match="01_table1 must list parameter sets"):
+        default_runs(tmp_path)
+
+
+def test_the_repository_runs_each_artifact_notebook_on_the_paper_and_the_demo():
+    runs = default_runs()
+    assert {r.name for r in runs} >= {"00_walkthrough", "01_table1_support.paper",
+                                      "01_table1_support.demo", "08_paper_audit"}
+    for r in runs:  # every listed parameter set is valid for its notebook
+        validate_parameters(REPO_ROOT / "notebooks" / f"{r.notebook}.ipynb", r.parameters)
 
 
 def test_select_by_stem_name_or_number():
@@ -268,22 +282,30 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     assert results[0].parameters["k"] == 8
     log = stream.getvalue()
     assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s$", log, re.M), log
-    assert "1 notebook(s) in" in log and "1 ok, 0 skipped, 0 failed" in log
+    assert "1 run(s) in" in log and "1 ok, 0 skipped, 0 failed" in log
     executed = build / "00_tiny.ipynb"
     assert executed.is_file()
     nb = nbformat.read(executed, as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "k = 8" in injected[0].source
-    # the kernel saw the deterministic environment; the parent's is unchanged
-    assert ("env: PYTHONHASHSEED=0 MPLBACKEND=Agg SOURCE_DATE_EPOCH=0 LEASH_NOTEBOOK=00_tiny"
+    # the kernel saw the fixed hash seed and no forced backend; the parent's env is unchanged
+    assert ("env: PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline"
             in _stream_text(executed))
     assert {k: os.environ.get(k) for k in KERNEL_ENV} == before
+    # the figure is shown inline, and the notes of what was saved carry the records
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    shown = [o["metadata"]["leash.artifact"]["name"] for o in outputs
+             if "leash.artifact" in o.get("metadata", {})]
+    assert shown == ["tiny_table", "tiny_figure"]
     for name in ("tiny_table.csv", "tiny_table.md", "tiny_table.tex", "tiny_figure.pdf",
                  "tiny_figure.png", "tiny_figure.csv"):
         assert (out / name).is_file(), name
     records = json.loads((out / ".artifacts" / "00_tiny.json").read_text())
     assert [r["name"] for r in records] == ["tiny_figure", "tiny_table"]
-    assert records[0]["parameters"] == {"k": 8, "seed": 0, "zeta": 0.05}
+    assert records[0]["parameters"] == {"k": 8, "seed": 0, "zeta": 0.05, "fail": False,
+                                        "data": "", "prefix": "tiny"}
+    assert records[0]["notebook"] == "00_tiny"
     index = (out / "README.md").read_text()
     assert "| `tiny_table` |" in index and "`notebooks/00_tiny.ipynb`" in index
     assert "(simulated)" in (out / "tiny_table.md").read_text()
@@ -294,10 +316,10 @@ def test_failing_cell_is_reported_with_notebook_and_cell(tmp_path):
         run_notebook(TINY, {"fail": True}, tmp_path / "fig", tmp_path / "build")
     err = info.value
     msg = str(err)
-    assert msg.startswith("Notebook tiny failed in cell 3 of tests/notebooks/tiny.ipynb (In [")
+    assert msg.startswith("Notebook tiny failed in cell 4 of tests/notebooks/tiny.ipynb (In [")
     assert "RuntimeError: tiny: failure requested by the 'fail' parameter" in msg
     assert "cell starts with: if fail:" in msg
-    assert err.notebook == "tiny" and err.cell_index == 3 and err.ename == "RuntimeError"
+    assert err.notebook == "tiny" and err.cell_index == 4 and err.ename == "RuntimeError"
     assert err.output == tmp_path / "build" / "tiny.ipynb" and err.output.is_file()
     assert f"partially executed notebook: {err.output}" in msg
 
@@ -310,7 +332,35 @@ def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
     res = run_notebook(TINY, {"data": "tests-missing-input/x.jsonl"}, out, tmp_path / "build")
     assert res.status == "skipped"
     assert res.reason == "input file tests-missing-input/x.jsonl not found"
-    assert side.read_text() == "[]\n"
+    assert side.read_text() == "[]\n"  # a run that skips keeps the run's earlier records
+    # the executed copy is a page: the reason as one Markdown line, no error, no banner
+    nb = nbformat.read(res.output, as_version=4)
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    notes = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
+    assert notes == ["**Skipped:** input file tests-missing-input/x.jsonl not found"]
+    assert not [c for c in nb.cells if "papermill-error-cell-tag" in c.metadata.get("tags", [])]
+
+
+def test_the_notebook_checks_its_own_parameters_under_plain_papermill(tmp_path):
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    for params, message in (
+            ({"zetta": 0.1}, "ParameterError: This notebook: unknown parameter 'zetta'. Did you "
+                             "mean 'zeta'? Parameters of this notebook: k, zeta, seed, fail, "
+                             "data, prefix, outdir."),
+            ({"zeta": 1.5}, "ParameterError: This notebook: parameter 'zeta' = 1.5 breaks the "
+                            "rule for 'zeta': it must be a float in the open interval (0, 1).")):
+        out = tmp_path / "out.ipynb"
+        with pytest.raises(PapermillExecutionError) as info:
+            papermill.execute_notebook(str(TINY), str(out), parameters=params,
+                                       progress_bar=False, log_output=False)
+        assert info.value.ename == "ParameterError"
+        errors = [o for c in nbformat.read(out, as_version=4).cells
+                  for o in c.get("outputs", []) if o["output_type"] == "error"]
+        # one line, not a traceback through leash
+        assert [e["traceback"] for e in errors] == [[message]], errors
 
 
 def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
@@ -340,6 +390,6 @@ def test_run_all_stops_at_a_failure_and_in_parallel(tmp_path):
     log = stream.getvalue()
     assert re.search(r"^\[2/3\] 01_b \.\.\. skipped: input file gone/x\.csv not found", log, re.M)
     assert re.search(r"^\[3/3\] 02_c \.\.\. FAILED", log, re.M)
-    assert "Notebook 02_c failed in cell 3" in log
+    assert "Notebook 02_c failed in cell 4" in log
     assert "1 ok, 1 skipped, 1 failed" in log
     assert not (out / "README.md").exists()  # no index after a failed run

@@ -1,18 +1,19 @@
 """One function per paper artifact: the tables and plotted numbers the notebooks show and save.
 
 Each function takes a ``study`` and returns DataFrames; notebooks only lay them out and save
-them. Three kinds of input, one code path after the counts:
+them. Each notebook run has one source, its ``study`` parameter:
 
-* ``"paper"``: the paper's printed counts and values (``data/paper/``, via :mod:`leash.paper`),
-  for the artifacts that counts determine (Tables 1, 3, 4, 6-12, 14; Figure 1);
-* a study file (``data/studies/*.yaml``, :mod:`leash.study`): per-question summaries of
-  generations, paired per model pair, then the same tables;
-* ``"embedded"`` (the default of every notebook): the paper's counts where the artifact is
-  determined by counts, the simulated demo study (``data/studies/demo.yaml``) where it needs
-  generations (Table 5 entropies, Reasoning Gym curves, Table 2 perplexities).
+* ``"paper"`` (the default): the paper's printed counts and values (``data/paper/``, via
+  :mod:`leash.paper`), for every artifact the paper prints numbers for;
+* ``"demo"``: the SIMULATED demo study (``data/studies/demo.yaml``), per-question data shaped
+  like the paper's study, which adds what printed counts cannot give (bootstrap intervals,
+  entropies, checkpoint trajectories);
+* any study file (``data/studies/*.yaml``, :mod:`leash.study`): per-question summaries of real
+  generations, paired per model pair, then the same tables.
 
 Whatever the input, the result has the same columns, so a notebook never branches on it beyond
-choosing titles ("simulated" is said whenever the data are).
+choosing titles ("simulated" is said whenever the data are). ``make reproduce`` runs each
+artifact notebook once on the paper's numbers and once on the demo (``notebooks/runs.yaml``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,8 @@ from .tables import entropy_table, passk_table, support_from_counts, support_tab
 
 __all__ = [
     "PAPER",
-    "EMBEDDED",
     "open_study",
-    "sources",
+    "source",
     "has_section_data",
     "artifact_name",
     "slug",
@@ -59,7 +59,6 @@ __all__ = [
 
 _REPO = Path(__file__).resolve().parents[2]
 PAPER = "paper"
-EMBEDDED = "embedded"
 METRICS = ["SRR", "NDR", "SDS", "NSCR"]
 COUNTS = ["P", "E", "S", "O"]
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base", "pass@k rl",
@@ -67,16 +66,14 @@ LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base",
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 
 
-def open_study(study: str | Study = EMBEDDED, *, embedded: str = PAPER):
+def open_study(study: str | Study = PAPER):
     """Resolve a notebook's ``study`` parameter.
 
     Parameters
     ----------
     study : str or Study
-        ``"embedded"``, ``"paper"``, a shipped study name (``"demo"``, ``"gsm8k-probe"``...) or
-        the path of a study file.
-    embedded : {"paper", "demo"}
-        What ``"embedded"`` means for this artifact: the paper's printed counts, or the demo.
+        ``"paper"``, a shipped study name (``"demo"``, ``"gsm8k-probe"``...) or the path of a
+        study file.
 
     Returns
     -------
@@ -84,10 +81,12 @@ def open_study(study: str | Study = EMBEDDED, *, embedded: str = PAPER):
     """
     if isinstance(study, Study):
         return study
-    if study == EMBEDDED:
-        study = embedded
     if study == PAPER:
         return PAPER
+    if study == "embedded":
+        raise ValueError("study='embedded' is gone: a notebook runs on one source, 'paper' (the "
+                         "paper's printed numbers), 'demo' (the simulated study) or a study "
+                         "file; `make reproduce` runs both 'paper' and 'demo'.")
     return load_study(study)
 
 
@@ -99,44 +98,53 @@ def has_section_data(src, section: str) -> bool:
     return bool(sec.sources) or bool(sec.options.get("simulated"))
 
 
-def sources(study: str | Study = EMBEDDED, *, section: str | None = None, paper: bool = True):
-    """The inputs a notebook runs on, as ``[(label, source), ...]``.
-
-    ``"embedded"`` gives the paper's printed numbers (label ``"paper"``, where the artifact has
-    them: ``paper=True``) and the simulated demo (label ``"demo"``), so the default run both
-    reproduces the printed tables and shows the full pipeline on per-question data (bootstrap
-    intervals need it). Any other value gives that one source, labelled by its name.
+def source(study: str | Study = PAPER, *, section: str | None = None, paper: bool = True):
+    """The one input a notebook runs on; skip the notebook when it has no data for it.
 
     Parameters
     ----------
     study : str or Study
+        The notebook's ``study`` parameter (see :func:`open_study`).
     section : str, optional
-        The study section the artifact needs (``"support"``, ``"gym"``...). A study without
-        data for it is left out; if that leaves nothing, the notebook is skipped
-        (:class:`leash.reproduce.SkipNotebook`) with a message saying what is missing.
+        The study section the artifact needs (``"support"``, ``"gym"``...).
     paper : bool, default True
         Whether the paper's printed numbers can serve this artifact.
-    """
-    from .reproduce import SkipNotebook
 
-    if study == EMBEDDED:
-        out = [(PAPER, PAPER)] if paper else []
-        demo = load_study("demo")
-        return out + ([("demo", demo)] if section is None or has_section_data(demo, section)
-                      else [])
+    Returns
+    -------
+    "paper" or Study
+
+    Raises
+    ------
+    leash.notebook.SkipNotebook
+        With a one-line reason, when the source has no data for this artifact (the paper prints
+        nothing for it, or the study's section is missing or empty).
+    """
+    from .notebook import SkipNotebook
+
     src = open_study(study)
     if src == PAPER:
-        return [(PAPER, PAPER)] if paper else []
+        if not paper:
+            raise SkipNotebook("the paper prints no per-question data for this artifact; run it "
+                               "with study='demo' or a study file")
+        return src
     if section is not None and not has_section_data(src, section):
         raise SkipNotebook(
             f"study {src.name!r} has no data for this artifact: its section {section!r} is "
             f"missing or lists no sources (sections: {sorted(src.sections)})")
-    return [(src.name, src)]
+    return src
 
 
-def artifact_name(stem: str, label: str) -> str:
-    """File stem of an artifact: ``stem`` for the paper's numbers, ``stem_<label>`` otherwise."""
-    return stem if label == PAPER else f"{stem}_{label}"
+def label(src) -> str:
+    """The short name of a source: ``"paper"``, or the study's name (``"demo"``...)."""
+    return PAPER if src == PAPER else src.name
+
+
+def artifact_name(stem: str, src) -> str:
+    """File stem of an artifact: ``stem`` for the paper's numbers, ``stem_<source>`` otherwise
+    (``table1_demo``), so runs on different sources can share an output folder."""
+    name = src if isinstance(src, str) else label(src)
+    return stem if name == PAPER else f"{stem}_{slug(name)}"
 
 
 def slug(label: str) -> str:
@@ -204,13 +212,13 @@ def _paper_support(tables, *, by=("pair",)) -> pd.DataFrame:
     return _with_pass_and_tests(t)
 
 
-def support_long(study=EMBEDDED, *, section="support", pairs=None, min_count=1, k=None,
+def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=None,
                  n_boot=0, seed=0, level=0.95):
     """Support dynamics of every pair, per benchmark and pooled (Tables 1 and 6-12, long form).
 
     Parameters
     ----------
-    study : str or Study, default "embedded" (the paper's printed counts)
+    study : str or Study, default "paper" (the paper's printed counts)
     section : str, default "support"
         Study section (``"support"``; ``"sft"`` for Table 3).
     pairs : list of str, optional
@@ -376,11 +384,11 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
     return pd.DataFrame(rows)
 
 
-def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0.95):
+def gym_curves(study=PAPER, *, estimator="first-k", n_boot=0, seed=0, level=0.95):
     """Reasoning Gym pass@k curves (Figures 2-4): k = 1, 2, 4, ... up to each task's budget.
 
-    With ``study="paper"`` only Figure 4's series exist (decoded from the PDF, approximate);
-    ``"embedded"`` uses the simulated demo.
+    With ``study="paper"`` only Figure 4's series exist (read off the paper's plot, approximate);
+    Figures 2 and 3 print no values, so only a study (the demo) draws them.
 
     Returns
     -------
@@ -388,7 +396,7 @@ def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0
         ``task, model, role, k, pass_at_k`` (+ ``low, high`` with ``n_boot``) and
         ``approximate`` (True for the paper's decoded series).
     """
-    src = open_study(study, embedded="demo")
+    src = open_study(study)
     if src == PAPER:
         f = _paper.load_rg_figure4()
         return pd.DataFrame({"task": f["task"], "model": f["series"],
@@ -432,7 +440,7 @@ def gym_curves(study=EMBEDDED, *, estimator="first-k", n_boot=0, seed=0, level=0
     return out[cols]
 
 
-def sft_support(study=EMBEDDED, **kwargs):
+def sft_support(study=PAPER, **kwargs):
     """Table 3: support dynamics of SFT and RLVR (DAPO) from the same base, per benchmark.
 
     Keyword arguments go to :func:`support_long` (section ``"sft"``).
@@ -440,14 +448,14 @@ def sft_support(study=EMBEDDED, **kwargs):
     return support_long(study, section="sft", **kwargs)
 
 
-def sft_passk(study=EMBEDDED, *, ks=None, estimator="first-k"):
+def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
     """Table 14: pass@k at k = 1, 2, 4, ..., 256 of each trained model (and its base).
 
     Returns
     -------
     pandas.DataFrame
         Long form ``benchmark, model, k, pass_at_k`` (fractions); the paper's printed values for
-        ``"paper"``/``"embedded"``.
+        ``"paper"``.
     """
     src = open_study(study)
     if src == PAPER:
@@ -464,7 +472,7 @@ def sft_passk(study=EMBEDDED, *, ks=None, estimator="first-k"):
                          "k": t["k"], "pass_at_k": t["pass_at_k"]})
 
 
-def checkpoint_support(study=EMBEDDED, *, min_count=1, n_boot=0, seed=0, level=0.95):
+def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95):
     """Table 4: support dynamics of each training checkpoint against step 0, per benchmark.
 
     Returns
@@ -496,11 +504,10 @@ def checkpoint_support(study=EMBEDDED, *, min_count=1, n_boot=0, seed=0, level=0
     return t.sort_values(["pair", "benchmark", "step"], kind="stable").reset_index(drop=True)
 
 
-def entropy_long(study=EMBEDDED, *, na="class", base=None, correction=None):
+def entropy_long(study=PAPER, *, na="class", base=None, correction=None):
     """Table 5's quantities per model and benchmark, long form.
 
-    ``"embedded"`` uses the simulated demo (Table 5 needs generations); ``"paper"`` returns the
-    printed values in the same layout.
+    ``"paper"`` returns the printed values; a study (the demo) computes them from generations.
 
     Returns
     -------
@@ -508,7 +515,7 @@ def entropy_long(study=EMBEDDED, *, na="class", base=None, correction=None):
         ``model, role, base_model, benchmark, avg@n (%), response_length, token_entropy,
         answer_entropy, distinct_answers``.
     """
-    src = open_study(study, embedded="demo")
+    src = open_study(study)
     if src == PAPER:
         t = _paper.load_table5_entropy()
         t = t[t["benchmark"] != "Avg"]
@@ -589,7 +596,7 @@ def _read_traces(src: Study) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
+def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
            seed=0):
     """Table 2: perplexity of external reasoning traces, by support category and reference.
 
@@ -601,7 +608,6 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
         log-probabilities (``benchmark, question_id, reference, model, n_tokens,
         sum_logprob``); with ``simulated: true`` instead (the demo) they are simulated
         (:func:`leash.simulate.simulate_traces`).
-        ``"embedded"`` = the demo.
     pair : str, optional
         Pair label (default: the first of the support section).
     benchmarks : sequence of str
@@ -615,7 +621,7 @@ def table2(study=EMBEDDED, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trac
     pandas.DataFrame
         ``category, reference, role ("base"/"rlvr"), model, benchmark, ppl, n_traces``.
     """
-    src = open_study(study, embedded="demo")
+    src = open_study(study)
     if src == PAPER:
         t = _paper.load_table2_perplexity().dropna(subset=["ppl"])
         return pd.DataFrame({"category": t["category"], "reference": t["reference"],

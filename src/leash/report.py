@@ -8,9 +8,16 @@ Notebooks never call ``savefig`` or ``to_csv`` themselves; they call
 * :func:`save_figure` -> ``<name>.pdf`` and ``<name>.png`` plus ``<name>.csv`` with exactly the
   numbers plotted (a figure without its numbers is an error, unless ``data=False`` says that the
   figure is a pure diagram);
-* :func:`register_artifact` -> one record per artifact in a JSON sidecar
-  ``<outdir>/.artifacts/<notebook>.json``: which notebook wrote it, with which parameters, from
-  which inputs. :func:`write_index` renders ``<outdir>/README.md`` from all sidecars.
+* :func:`publish` -> either of the two, plus a one-line note in the notebook ("saved ... to
+  ...") whose output metadata carries the artifact's record (name, files, inputs, description).
+  The executed notebook is thus the record of what it wrote: :mod:`leash.reproduce` reads the
+  records back, adds the notebook and the parameters it ran with, and keeps them per run in
+  ``<outdir>/.artifacts/<run>.json`` (:func:`write_records`); :func:`write_index` renders
+  ``<outdir>/README.md`` from them.
+
+Where. A relative ``outdir`` is relative to the repository; the empty string (the notebooks'
+default) is the scratch folder ``build/figures/``, so a notebook run by hand never overwrites
+the committed ``figures/``, which only the default ``make reproduce`` run writes.
 
 Determinism. Every file is rendered in memory and written only as bytes, with LF line endings,
 UTF-8, no timestamps: PDFs without CreationDate/ModDate and with a fixed Producer, PNGs without
@@ -41,27 +48,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._paths import REPO, SCRATCH, shown
 from .compare import csv_differences
 
 __all__ = [
     "DPI",
     "FIGURE_FORMATS",
     "INDEX_NAME",
-    "NOTEBOOK_ENV",
+    "RECORD_KEY",
     "SIDECAR_DIR",
     "TABLE_FORMATS",
     "artifact_index",
-    "register_artifact",
-    "resolve_outdir",
+    "artifact_record",
     "publish",
+    "resolve_outdir",
     "save_figure",
     "save_table",
     "sidecar_path",
     "simulated_label",
     "write_index",
+    "write_records",
 ]
-
-_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: Resolution of every PNG (PDFs are vector graphics).
 DPI = 200
@@ -73,8 +80,8 @@ FIGURE_FORMATS = ("pdf", "png")
 SIDECAR_DIR = ".artifacts"
 #: File name of the rendered index inside the output folder.
 INDEX_NAME = "README.md"
-#: Environment variable through which the runner tells a notebook its own name.
-NOTEBOOK_ENV = "LEASH_NOTEBOOK"
+#: Key, in the metadata of a notebook output, of the record :func:`publish` displays.
+RECORD_KEY = "leash.artifact"
 #: Environment variable of the data mirror (paths under it are recorded relative to it).
 _MIRROR_ENV = "LEASH_DATA_MIRROR"
 
@@ -115,13 +122,17 @@ def _check_name(name, func: str) -> str:
 
 
 def resolve_outdir(outdir) -> Path:
-    """An output folder as a path; a relative one is relative to the repository root.
+    """An output folder as a path: ``""`` is the scratch folder ``build/figures/``; a relative
+    path is relative to the repository root.
 
-    So a notebook opened in JupyterLab (working directory ``notebooks/``) and ``make reproduce``
-    (working directory the repository) write to the same ``figures/``.
+    So a notebook opened in JupyterLab (working directory ``notebooks/``) and one run by the
+    runner (working directory the repository) write to the same folder, and a notebook run by
+    hand never writes into the committed ``figures/`` unless told to.
     """
+    if isinstance(outdir, str) and not outdir.strip():
+        return SCRATCH
     out = Path(outdir)
-    return out if out.is_absolute() else _REPO_ROOT / out
+    return out if out.is_absolute() else REPO / out
 
 
 def _outdir(outdir, func: str) -> Path:
@@ -314,7 +325,7 @@ def _latex(cells: pd.DataFrame, align: list[str], caption: str | None, label: st
     )
 
 
-def save_table(df, name, outdir="figures", *, caption=None, float_format=None, index=False):
+def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
     """Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
 
     Parameters
@@ -324,8 +335,9 @@ def save_table(df, name, outdir="figures", *, caption=None, float_format=None, i
         Markdown header joins the levels with " / ", the LaTeX header keeps them.
     name : str
         File stem, e.g. ``"table1"`` (letters, digits, ``_``, ``-``, ``.``; no folder).
-    outdir : str or path-like, default "figures"
-        Output folder, created if needed.
+    outdir : str or path-like, default ""
+        Output folder, created if needed (see :func:`resolve_outdir`; ``""`` is
+        ``build/figures/``).
     caption : str, optional
         Plain-text caption: a ``Table: ...`` line above the Markdown table, ``\\caption`` (with
         LaTeX special characters escaped) in the ``.tex``. Use :func:`simulated_label` for
@@ -385,7 +397,7 @@ def _render(fig, fmt: str, dpi: int) -> bytes:
     return buf.getvalue()
 
 
-def save_figure(fig, name, outdir="figures", *, data=None, dpi=DPI):
+def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
     """Write a figure as ``<name>.pdf`` and ``<name>.png``, and its numbers as ``<name>.csv``.
 
     Parameters
@@ -394,8 +406,9 @@ def save_figure(fig, name, outdir="figures", *, data=None, dpi=DPI):
         The figure (``ax.figure`` for an Axes returned by :mod:`leash.plots`). It is not closed.
     name : str
         File stem, e.g. ``"figure4_rg_shrinkage"``.
-    outdir : str or path-like, default "figures"
-        Output folder, created if needed.
+    outdir : str or path-like, default ""
+        Output folder, created if needed (see :func:`resolve_outdir`; ``""`` is
+        ``build/figures/``).
     data : pandas.DataFrame or False
         Exactly the numbers plotted, one row per plotted point/bar (tidy form), written to
         ``<name>.csv`` at full precision. Required: omitting it raises ValueError. Pass
@@ -503,7 +516,7 @@ def _portable(value):
         if not p.is_absolute():
             return p.as_posix()
         p = Path(os.path.abspath(p))
-        roots = [(_REPO_ROOT, "")]
+        roots = [(REPO, "")]
         if os.environ.get(_MIRROR_ENV):
             roots.insert(0, (Path(os.path.abspath(os.environ[_MIRROR_ENV])), f"${_MIRROR_ENV}/"))
         for root, prefix in roots:
@@ -522,62 +535,38 @@ def _portable(value):
                     f"artifact index; use str, numbers, bools, lists or dicts.")
 
 
-def sidecar_path(outdir, notebook) -> Path:
-    """``<outdir>/.artifacts/<notebook>.json``, the record file of one notebook."""
-    return resolve_outdir(outdir) / SIDECAR_DIR / f"{Path(str(notebook)).stem}.json"
+def sidecar_path(outdir, run) -> Path:
+    """``<outdir>/.artifacts/<run>.json``, the records of one notebook run."""
+    return resolve_outdir(outdir) / SIDECAR_DIR / f"{run}.json"
 
 
 def _dump(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def register_artifact(name, files, *, notebook=None, parameters, inputs, description,
-                      outdir=None):
-    """Record who made an artifact: notebook, parameters, input data, description.
-
-    Appends (or replaces, by ``name``) a record in ``<outdir>/.artifacts/<notebook>.json``;
-    :func:`write_index` renders all records into ``<outdir>/README.md``. The runner removes a
-    notebook's sidecar before executing it, so a re-run never keeps stale records.
+def artifact_record(name, files, *, inputs, description) -> dict:
+    """The record of one artifact: its name, files, input data and a one-line description.
 
     Parameters
     ----------
     name : str
         Artifact name (file stem), e.g. ``"table1"``.
     files : dict of str to path, or iterable of path
-        What :func:`save_table` / :func:`save_figure` returned: the files of the artifact. They
-        must exist and share one folder, the output folder.
-    notebook : str, optional
-        The notebook's stem (``"01_table1_support"``). Default: the environment variable
-        ``LEASH_NOTEBOOK``, which :mod:`leash.reproduce` sets for every run; a notebook run by
-        hand outside the runner must pass it.
-    parameters : dict
-        The notebook parameters the artifact depends on (JSON-serializable).
+        What :func:`save_table` / :func:`save_figure` returned. They must exist and share one
+        folder.
     inputs : str or list of str
-        The input data: dataset names of the manifest, study files, ``"embedded"``... Absolute
-        paths are recorded relative to the repository or the data mirror.
+        The input data: dataset names of the manifest, study files, ``"data/paper/"``...
+        Absolute paths are recorded relative to the repository or the data mirror.
     description : str
         One line saying what the artifact shows.
-    outdir : str or path-like, optional
-        The output folder; default the folder of ``files``.
 
     Returns
     -------
     dict
-        The record as written.
+        ``{"name", "files", "inputs", "description"}``, JSON-safe, with no machine paths.
     """
-    func = "register_artifact"
+    func = "artifact_record"
     name = _check_name(name, func)
-    if notebook is None:
-        notebook = os.environ.get(NOTEBOOK_ENV)
-        if not notebook:
-            raise ValueError(
-                f"{func}({name!r}) needs the notebook's name: pass notebook='<stem>' or run it "
-                f"through leash.reproduce, which sets {NOTEBOOK_ENV}."
-            )
-    if not isinstance(notebook, str) or not notebook.strip():
-        raise TypeError(f"The 'notebook' parameter of {func} must be a non-empty str. "
-                        f"Got {notebook!r} instead.")
-    notebook = Path(notebook).stem
     if isinstance(files, Mapping):
         file_list = list(files.values())
     elif isinstance(files, (str, os.PathLike)):
@@ -590,41 +579,45 @@ def register_artifact(name, files, *, notebook=None, parameters, inputs, descrip
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ValueError(f"The 'files' of {func}({name!r}) do not exist: {missing}.")
-    folders = {Path(os.path.abspath(p.parent)) for p in paths}
-    if outdir is None:
-        if len(folders) != 1:
-            raise ValueError(f"The 'files' of {func}({name!r}) lie in {len(folders)} folders; "
-                             f"an artifact's files share the output folder.")
-        out = folders.pop()
-    else:
-        out = Path(os.path.abspath(outdir))
-        outside = [str(p) for p in paths if Path(os.path.abspath(p.parent)) != out]
-        if outside:
-            raise ValueError(f"The 'files' of {func}({name!r}) are not in outdir: {outside}.")
-    if not isinstance(parameters, Mapping):
-        raise TypeError(f"The 'parameters' parameter of {func} must be a dict. "
-                        f"Got {type(parameters).__name__} instead.")
+    if len({Path(os.path.abspath(p.parent)) for p in paths}) != 1:
+        raise ValueError(f"The 'files' of {func}({name!r}) lie in several folders; an "
+                         f"artifact's files share the output folder.")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    inputs = list(inputs)
     if not isinstance(description, str) or not description.strip():
         raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a non-empty "
                          f"str. Got {description!r} instead.")
-    record = {
-        "name": name,
-        "files": sorted(p.name for p in paths),
-        "notebook": notebook,
-        "parameters": _portable(dict(parameters)),
-        "inputs": _portable(inputs),
-        "description": " ".join(description.split()),
-    }
-    side = sidecar_path(out, notebook)
+    return {"name": name, "files": sorted(p.name for p in paths),
+            "inputs": _portable(list(inputs)), "description": " ".join(description.split())}
+
+
+def write_records(outdir, run, notebook, parameters, records) -> Path:
+    """Keep the records of one notebook run: ``<outdir>/.artifacts/<run>.json``.
+
+    Parameters
+    ----------
+    outdir : str or path-like
+        The output folder the run wrote to.
+    run : str
+        The run's name: the notebook's stem, with the study it ran on for notebooks run once
+        per source (``"01_table1_support.demo"``).
+    notebook : str
+        The notebook's stem.
+    parameters : dict
+        The parameters it ran with (JSON-serializable); ``outdir`` is left out.
+    records : list of dict
+        :func:`artifact_record` of each artifact, as read from the executed notebook.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    params = {k: v for k, v in dict(parameters).items() if k != "outdir"}
+    out = [{**r, "notebook": notebook, "parameters": _portable(params)} for r in records]
+    out.sort(key=lambda r: r["name"])
+    side = sidecar_path(outdir, run)
     side.parent.mkdir(parents=True, exist_ok=True)
-    records = _read_sidecar(side) if side.is_file() else []
-    records = [r for r in records if r["name"] != name] + [record]
-    records.sort(key=lambda r: r["name"])
-    _write_text(side, _dump(records))
-    return record
+    return _write_text(side, _dump(out))
 
 
 _RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
@@ -671,11 +664,11 @@ def artifact_index(outdir="figures"):
         for r in _read_sidecar(path):
             if r["name"] in owner:
                 raise ValueError(
-                    f"Artifact {r['name']!r} is registered by two notebooks: "
-                    f"{owner[r['name']]} and {r['notebook']} ({path.name}); their files would "
-                    f"overwrite each other."
+                    f"Artifact {r['name']!r} is written by two notebook runs: "
+                    f"{owner[r['name']]} and {path.stem}; their files would overwrite each "
+                    f"other."
                 )
-            owner[r["name"]] = r["notebook"]
+            owner[r["name"]] = path.stem
             records.append(r)
     records.sort(key=lambda r: r["name"])
     return records
@@ -745,9 +738,25 @@ def write_index(records, path="figures/README.md"):
     return _write_text(path, "\n".join(lines) + "\n")
 
 
-def publish(obj, name, outdir="figures", *, parameters, inputs, description, data=None,
-            caption=None, float_format=None, index=False):
-    """Save a table or a figure and record it in the artifact index: one call per artifact.
+def _show(record: dict, folder: Path) -> None:
+    """In a notebook, one line saying what was saved where, carrying the record."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return  # a script or a test: nothing to show
+    from IPython.display import Markdown, display
+
+    kinds = ", ".join(Path(f).suffix.lstrip(".") for f in record["files"])
+    display(Markdown(f"<small>saved `{record['name']}` ({kinds}) to `{shown(folder)}/`</small>"),
+            metadata={RECORD_KEY: record})
+
+
+def publish(obj, name, outdir="", *, inputs, description, data=None, caption=None,
+            float_format=None, index=False):
+    """Save a table or a figure and record it: one call per artifact.
 
     Parameters
     ----------
@@ -756,9 +765,10 @@ def publish(obj, name, outdir="figures", *, parameters, inputs, description, dat
         needs ``data``, the numbers plotted).
     name : str
         Artifact name (file stem).
-    outdir : str or path-like, default "figures"
-    parameters, inputs, description
-        As in :func:`register_artifact`.
+    outdir : str or path-like, default ""
+        See :func:`resolve_outdir` (``""``: ``build/figures/``).
+    inputs, description
+        As in :func:`artifact_record`.
     data : pandas.DataFrame, optional
         For a figure: exactly the numbers plotted (``False`` for a pure diagram).
     caption, float_format, index
@@ -768,6 +778,13 @@ def publish(obj, name, outdir="figures", *, parameters, inputs, description, dat
     -------
     dict of str to pathlib.Path
         The files written.
+
+    Notes
+    -----
+    In a notebook, a one-line note says what was saved where; its output metadata (key
+    :data:`RECORD_KEY`) holds the :func:`artifact_record`, which :mod:`leash.reproduce` reads
+    from the executed notebook to build the index. A figure stays open, so that the notebook
+    shows it inline.
     """
     if isinstance(obj, pd.DataFrame):
         if data is not None:
@@ -782,6 +799,6 @@ def publish(obj, name, outdir="figures", *, parameters, inputs, description, dat
             raise ValueError(f"publish({name!r}): {', '.join(unused)} apply to tables only; "
                              f"a figure's title and labels are set on its Axes.")
         files = save_figure(obj, name, outdir, data=data)
-    register_artifact(name, files, parameters=parameters, inputs=inputs,
-                      description=description, outdir=outdir)
+    record = artifact_record(name, files, inputs=inputs, description=description)
+    _show(record, resolve_outdir(outdir))
     return files

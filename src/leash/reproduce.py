@@ -1,51 +1,40 @@
-"""The engine of ``make reproduce``: run every notebook through papermill, validated, in order.
+"""``make reproduce``: run the notebooks with papermill, each once per parameter set, in order.
 
-``python -m leash.reproduce --data embedded|<study.yaml> [--only NAME ...] [--outdir figures]
-[--build build] [--jobs 1] [--list]``
+``python -m leash.reproduce [--data paper-and-demo|STUDY] [--only NAME ...] [-p NAME VALUE ...]
+[-f PARAMS.yaml] [--outdir DIR] [--build DIR] [--jobs N] [--list]``
 
-1. **Discovery.** The notebooks are ``notebooks/*.ipynb``, run in file-name order (they are
-   numbered ``00_``, ``01_``, ...). :data:`NOTEBOOKS` is that list as ``(stem, parameters)``
-   pairs; :data:`DEFAULT_PARAMETERS` holds per-notebook overrides of the defaults written in the
-   notebooks' ``parameters`` cells. An override for a notebook that does not exist (yet) is
-   reported as missing; it fails the run only when the notebook is named with ``--only``.
-2. **Validation before execution**, for every selected notebook, before any kernel starts. The
-   parameters cell is read with :func:`papermill.inspect_notebook` (and with :mod:`ast`, for the
-   annotations papermill's regular expression cannot parse, such as ``str | None``). An unknown
-   parameter stops the run with the closest known name (papermill itself only logs a warning);
-   values are type-checked against the annotation (int, float, str, bool, list[...], dict,
-   ``X | None``) and range-checked by :data:`PARAMETER_RULES`, one declarative table keyed by
-   parameter name and shared by all notebooks. Literal defaults are checked too.
-3. **Execution** with :func:`papermill.execute_notebook` into ``build/<stem>.ipynb``, in the
-   repository root as working directory, with ``PYTHONHASHSEED=0``, ``MPLBACKEND=Agg``,
-   ``SOURCE_DATE_EPOCH=0`` and ``LEASH_NOTEBOOK=<stem>`` in the kernel's environment. Progress
-   goes to stderr, one line per notebook (``[3/12] 03_table4_checkpoints ... ok 4.2 s``), then a
-   summary.
-4. **Outcome.** A notebook that raises :class:`SkipNotebook` (e.g. via :func:`require_data` when
-   real data is absent) or :class:`leash.manifest.DatasetUnavailableError` (the data layer's
-   "no cached copy, no mirror, no network") is reported as ``skipped: <reason>``. Any other
-   error stops the run with exit status 1, naming the notebook, the failing cell (index in the
-   source notebook and the ``In [n]`` of the executed copy), the exception and the path of the
-   partially executed notebook. After a run without failure, ``<outdir>/README.md`` is
-   regenerated from the artifact records (:func:`leash.report.write_index`).
+What runs. By default (``--data embedded``) the runs listed in ``notebooks/runs.yaml``: each
+artifact notebook once on the paper's printed numbers (``study="paper"``) and once on the
+SIMULATED demo (``study="demo"``), the walkthrough and the audit once; their artifacts go to the
+committed ``figures/``. ``--data STUDY`` (a study file, or a shipped study name) runs every
+notebook that declares a ``study`` parameter once on that study, into ``build/<study>/``; the
+walkthrough and the paper's audit do not run. ``-p NAME VALUE`` (value as YAML: ``-p ks
+'[1, 4]'``) and ``-f params.yaml`` set parameters of the selected notebooks (each goes to the
+notebooks that declare it); such a run is not the default one, so its artifacts go to
+``build/figures/`` unless ``--outdir`` says otherwise.
 
-5. **Folders and interruption.** ``--outdir`` (default the repository's ``figures/``) and
-   ``--build`` (default ``build/``) are resolved once, relative paths against the working
-   directory, created and checked to be writable before any kernel starts. The output folder
-   is locked for the run (an flock on ``<outdir>/.reproduce.lock``, released by the operating
-   system however the run ends), so a second run into it is refused instead of interleaving
-   records.
-   Ctrl-C ends the run with one line and exit status 130; the interrupted notebooks' previous
-   artifact records are put back and the index is not rewritten.
-
-``--data embedded`` runs every notebook on its defaults (the paper's printed counts plus the
-simulated demo). ``--data <study.yaml>`` (or a shipped study name such as ``demo``, or
-``paper``) is passed as the ``study`` parameter to every notebook that declares one; the others
-run unchanged. ``outdir`` is passed to every notebook that
-declares it.
-
-Notebook contract: declare ``outdir: str = "figures"`` (and ``study: str = "embedded"`` when the
-notebook can run on real data) in the cell tagged ``parameters``, write artifacts only through
-:mod:`leash.report`, and register each one with :func:`leash.report.register_artifact`.
+1. **Checked before any kernel starts** (:mod:`leash.parameters`): an unknown name stops with
+   the closest known one, a wrong type or an out-of-range value with a one-line message naming
+   it; the study file is read and checked (:func:`leash.study.load_study`); ``--outdir`` and
+   ``--build`` are resolved once (relative to the working directory), created and checked to
+   be writable.
+2. **Executed** with :func:`papermill.execute_notebook` into ``<build>/<run>.ipynb`` (``<run>``
+   is the notebook's stem, plus ``.<source>`` for a notebook run once per source), with the
+   repository as working directory. Progress goes to stderr, one line per run (``[3/19]
+   01_table1_support.demo ... ok 4.2 s``), then a summary.
+3. **Recorded.** Each artifact a notebook saves through :func:`leash.report.publish` leaves its
+   record in the executed notebook (an output's metadata); after a run that succeeds, the
+   runner writes those records, with the run's parameters, to
+   ``<outdir>/.artifacts/<run>.json`` and finally renders ``<outdir>/README.md`` from all of
+   them. A run that skips or fails leaves the previous records of that run in place.
+4. **Outcome.** A notebook that raises :class:`leash.notebook.SkipNotebook` (its data are
+   absent) or :class:`leash.manifest.DatasetUnavailableError` is ``skipped: <reason>``, and its
+   executed copy says why in one Markdown line. Any other error stops the run (exit status 1),
+   naming the notebook, the failing cell and the partially executed copy.
+5. **One run at a time per folder; Ctrl-C.** The output folder is locked for the run (an flock
+   on ``<outdir>/.reproduce.lock``, released by the operating system however the run ends), so
+   a second run into it is refused instead of interleaving records. Ctrl-C ends the run with
+   one line and exit status 130; the index is not rewritten.
 
 Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
 folders, 130 interrupted.
@@ -54,360 +43,130 @@ folders, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import difflib
-import numbers
 import os
+import re
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._argparse import OneLineParser
+from ._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
+from .parameters import ParameterError, notebook_parameters, validate_parameters
 
 __all__ = [
-    "DEFAULT_PARAMETERS",
     "EMBEDDED",
     "KERNEL_ENV",
-    "NOTEBOOKS",
-    "NOTEBOOK_DIR",
-    "PARAMETER_RULES",
+    "LOCK_NAME",
     "SKIP_EXCEPTIONS",
     "NotebookError",
-    "NotebookParameter",
     "NotebookResult",
     "ParameterError",
-    "Rule",
-    "SkipNotebook",
+    "Run",
+    "default_runs",
     "discover_notebooks",
     "main",
-    "missing_notebooks",
-    "notebook_parameters",
-    "require_data",
     "run_all",
     "run_notebook",
-    "validate_parameters",
+    "study_runs",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Folder of the paper's notebooks.
-NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-#: ``--data`` value that runs every notebook on its embedded defaults.
+#: ``--data`` value of the default run: the paper's printed numbers and the simulated demo.
 EMBEDDED = "embedded"
-PAPER = "paper"  # the paper's printed counts (leash.artifacts.PAPER)
+PAPER = "paper"
 KERNEL_NAME = "python3"
-#: Environment of every kernel (papermill's kernels inherit the parent's environment).
-KERNEL_ENV = {"PYTHONHASHSEED": "0", "MPLBACKEND": "Agg", "SOURCE_DATE_EPOCH": "0"}
+#: Environment of every kernel, on top of the runner's own: string hashing fixed, so that no
+#: output can depend on the order of a set of strings.
+KERNEL_ENV = {"PYTHONHASHSEED": "0"}
 #: Command-line arguments of every kernel. ipykernel logs start-up chatter (e.g. a warning
 #: about TCP transport on localhost) to the terminal, where it would break the progress lines;
 #: errors of the notebook's code still reach the executed notebook and the runner's report.
 KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=CRITICAL",)
-_NOTEBOOK_ENV = "LEASH_NOTEBOOK"  # same value as leash.report.NOTEBOOK_ENV
-#: Exceptions (by class name, as the kernel reports them) that mean "skipped", not "failed":
-#: SkipNotebook, and leash.manifest.DatasetUnavailableError (a dataset neither cached, nor in
-#: the mirror, nor downloadable), which the data layer raises when real data is absent.
+#: Exceptions (by class name, as the kernel reports them) that mean "skipped", not "failed".
 SKIP_EXCEPTIONS = ("SkipNotebook", "DatasetUnavailableError")
 STUDY_PARAMETER = "study"
 OUTDIR_PARAMETER = "outdir"
-
-#: Per-notebook overrides of the parameters-cell defaults for ``make reproduce``, keyed by
-#: notebook stem. Empty by default: each notebook's own defaults are the paper's settings.
-DEFAULT_PARAMETERS: dict[str, dict] = {}
+#: Lock file of an output folder while a run writes there (ignored by git).
+LOCK_NAME = ".reproduce.lock"
 
 
 # ---------------------------------------------------------------------------------------------
-# skipping notebooks whose data is absent
+# what runs
 # ---------------------------------------------------------------------------------------------
-
-class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
-    """Raised inside a notebook to say "this notebook cannot run here; skip it".
-
-    The runner reports it as ``skipped: <message>`` instead of a failure. Raise it (usually via
-    :func:`require_data`) only for missing *external* data, never to hide a bug.
-    """
-
-
-def require_data(path_or_name):
-    """Return the local path(s) of an input, or skip the notebook if it is not available here.
-
-    Parameters
-    ----------
-    path_or_name : str or path-like
-        An existing file or folder (relative paths are relative to the working directory, the
-        repository root under the runner), or a dataset or group name of the data manifest
-        (``data/manifest.yaml``), looked up in the download cache and in the mirror
-        (``LEASH_DATA_MIRROR``) without any network access.
-
-    Returns
-    -------
-    pathlib.Path or dict of str to pathlib.Path
-        The path, for a file or a single dataset; ``{dataset: path}`` for a group.
-
-    Raises
-    ------
-    SkipNotebook
-        If the file does not exist, or a dataset has no verified local copy.
-    ValueError
-        If ``path_or_name`` is neither a path (it has a folder or a suffix) nor a name of the
-        manifest: a misspelt name is a bug, not a reason to skip. Also when a mirror file has
-        the wrong checksum (see :func:`leash.manifest.locate`).
-    """
-    from . import manifest as _manifest
-
-    if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
-        raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
-                        f"or path. Got {path_or_name!r} instead.")
-    p = Path(path_or_name)
-    if p.exists():
-        return p
-    name = str(path_or_name)
-    m = _manifest.load_manifest()
-    try:
-        names = m.names(name)
-    except ValueError as exc:
-        if isinstance(path_or_name, os.PathLike) or "/" in name or os.sep in name or p.suffix:
-            raise SkipNotebook(f"input file {name} not found") from None
-        raise ValueError(f"require_data: {name!r} is neither an existing file nor a dataset or "
-                         f"group of the manifest. {exc}") from None
-    found = {n: _manifest.locate(n, manifest=m) for n in names}
-    absent = [n for n, path in found.items() if path is None]
-    if absent:
-        raise SkipNotebook(
-            f"data not available locally: {', '.join(absent)} (no verified copy in data/raw/ and "
-            f"none in the mirror ${_manifest.MIRROR_ENV}; `leash fetch {name}` downloads it)"
-        )
-    if name in m.datasets:
-        return found[name]
-    return found
-
-
-# ---------------------------------------------------------------------------------------------
-# parameters: reading, rules, validation
-# ---------------------------------------------------------------------------------------------
-
-class ParameterError(ValueError):
-    """A notebook parameter is unknown, of the wrong type, or out of range."""
-
 
 @dataclass(frozen=True)
-class Rule:
-    """A range rule for a parameter: ``check(value)`` is True for valid values."""
+class Run:
+    """One execution of one notebook: its stem, the parameters it gets, and a label.
 
-    description: str
-    check: Callable[[object], bool]
+    ``label`` names the source of a notebook that runs once per source (``"paper"``,
+    ``"demo"``, a study's name); the run is called ``<notebook>.<label>`` then, else
+    ``<notebook>``. By default it is derived from the ``study`` parameter.
+    """
 
+    notebook: str
+    parameters: dict = field(default_factory=dict)
+    label: str | None = None
 
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-def _estimators():
-    from .passk import ESTIMATORS
-
-    return ESTIMATORS
-
-
-def _study_ok(v) -> bool:
-    """``study`` as :func:`leash.artifacts.open_study` resolves it: a keyword, a shipped study
-    name, or an existing file (relative paths: from the repository root, the kernels' cwd)."""
-    from .study import list_studies
-
-    if not isinstance(v, str) or not v:
-        return False
-    return v in (EMBEDDED, PAPER) or v in list_studies() or (REPO_ROOT / v).is_file()
-
-
-#: Range rules shared by every notebook, keyed by parameter name.
-PARAMETER_RULES: dict[str, Rule] = {
-    "zeta": Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1),
-    "level": Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1),
-    "k": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "budget": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "ks": Rule("a non-empty list of ints >= 1",
-               lambda v: isinstance(v, list) and len(v) > 0
-               and all(_is_int(x) and x >= 1 for x in v)),
-    "min_count": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "n_boot": Rule("0 (no bootstrap) or an int >= 2",
-                   lambda v: _is_int(v) and (v == 0 or v >= 2)),
-    "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
-    "estimator": Rule("one of leash.passk.ESTIMATORS", lambda v: v in _estimators()),
-    "study": Rule(f"{EMBEDDED!r}, {'paper'!r}, the name of a study in data/studies/, or the "
-                  f"path of an existing study file (relative to the repository root)", _study_ok),
-}
-
-_NO_LITERAL = object()
-
-
-@dataclass(frozen=True)
-class NotebookParameter:
-    """One parameter of a notebook's ``parameters`` cell."""
-
-    name: str
-    type_name: str | None
-    default: str
-    help: str = ""
-    value: object = field(default=_NO_LITERAL, repr=False, compare=False)
+    def __post_init__(self):
+        if self.label is None and isinstance(self.parameters.get(STUDY_PARAMETER), str):
+            object.__setattr__(self, "label", _label(self.parameters[STUDY_PARAMETER]))
 
     @property
-    def has_literal_default(self) -> bool:
-        return self.value is not _NO_LITERAL
+    def name(self) -> str:
+        return f"{self.notebook}.{self.label}" if self.label else self.notebook
 
 
-def _read_nb(path: Path):
-    import nbformat
-
-    try:
-        return nbformat.read(str(path), as_version=4)
-    except Exception as exc:  # nbformat raises several types for unreadable JSON/schema
-        raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
+def _label(study: str) -> str:
+    """A run label for a study value: ``paper``, ``demo``, or the study file's stem."""
+    stem = Path(study).stem if study.endswith((".yaml", ".yml")) else study
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-") or "study"
 
 
-def _parameter_cell_index(nb) -> int:
-    for i, cell in enumerate(nb.cells):
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return i
-    return -1
+def discover_notebooks(directory=None) -> list[str]:
+    """Stems of the notebooks of a folder, in run order (file names are numbered ``00_``...).
 
-
-def _literal(src: str):
-    try:
-        return ast.literal_eval(src)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NO_LITERAL
-
-
-def _parse_cell(source: str) -> dict[str, tuple[str | None, str]]:
-    """name -> (annotation, default source) of the top-level assignments of a cell."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    out: dict[str, tuple[str | None, str]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.value is not None:
-                out[node.target.id] = (ast.unparse(node.annotation), ast.unparse(node.value))
-        elif isinstance(node, ast.Assign):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    out[t.id] = (None, ast.unparse(node.value))
-    return out
-
-
-def notebook_parameters(path) -> dict[str, NotebookParameter]:
-    """The parameters declared in a notebook's cell tagged ``parameters``.
-
-    Uses :func:`papermill.inspect_notebook` (names, annotations, help comments) and, for
-    assignments papermill's line-based regular expression skips (``x: str | None = None``,
-    multi-target assignments), the cell's syntax tree.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The notebook.
-
-    Returns
-    -------
-    dict of str to NotebookParameter
-        In the cell's order; empty if the notebook has no ``parameters`` cell.
+    Files starting with ``_`` or ``.`` are drafts and left out.
     """
-    import papermill
-
-    path = Path(path)
-    nb = _read_nb(path)
-    idx = _parameter_cell_index(nb)
-    if idx < 0:
-        return {}
-    parsed = _parse_cell(nb.cells[idx].source)
-    try:
-        inspected = papermill.inspect_notebook(str(path))
-    except Exception:  # noqa: BLE001 - papermill cannot inspect: the syntax tree still can
-        inspected = {}
-    out: dict[str, NotebookParameter] = {}
-    for name in [*parsed, *[n for n in inspected if n not in parsed]]:
-        info = inspected.get(name, {})
-        ann, default = parsed.get(name, (None, ""))
-        default = info.get("default") or default  # papermill keeps the source text as written
-        if ann is None and info.get("inferred_type_name") not in (None, "None"):
-            ann = info["inferred_type_name"]
-        out[name] = NotebookParameter(
-            name=name, type_name=ann, default=default, help=info.get("help", ""),
-            value=_literal(default),
-        )
-    return out
+    directory = NOTEBOOKS if directory is None else Path(directory)
+    return sorted(p.stem for p in directory.glob("*.ipynb") if not p.name.startswith(("_", ".")))
 
 
-_TYPES = {"int": _is_int, "float": _is_real, "str": lambda v: isinstance(v, str),
-          "bool": lambda v: isinstance(v, bool), "list": lambda v: isinstance(v, list),
-          "dict": lambda v: isinstance(v, dict)}
-_ALIASES = {"List": "list", "Dict": "dict", "Sequence": "list", "tuple": "list",
-            "Tuple": "list"}
+def default_runs(directory=None, runs_file=None) -> list[Run]:
+    """The runs of ``make reproduce``: ``notebooks/runs.yaml``, in notebook order.
+
+    A notebook the file does not list runs once with its defaults; the file naming a notebook
+    that does not exist, or a parameter set that is not a mapping, is a ParameterError.
+    """
+    import yaml
+
+    directory = NOTEBOOKS if directory is None else Path(directory)
+    stems = discover_notebooks(directory)
+    path = Path(runs_file) if runs_file is not None else directory / RUNS.name
+    listed = {}
+    if path.is_file():
+        listed = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(listed, dict):
+            raise ParameterError(f"{shown(path)}: must map notebook names to lists of "
+                                 f"parameter sets.")
+        for stem, sets in listed.items():
+            if stem not in stems:
+                raise ParameterError(f"{shown(path)}: no notebook {stem!r} in "
+                                     f"{shown(directory)}.{_closest(str(stem), stems)}")
+            if not isinstance(sets, list) or not all(isinstance(s, dict) for s in sets):
+                raise ParameterError(f"{shown(path)}: {stem} must list parameter sets "
+                                     f"(mappings), got {sets!r}.")
+    return [Run(stem, dict(p)) for stem in stems for p in (listed.get(stem) or [{}])]
 
 
-def _split_annotation(ann: str) -> tuple[str | None, str | None, bool]:
-    """(outer type, element type, None allowed) of an annotation string; None if unknown."""
-    a = ann.replace(" ", "").strip("'\"")
-    allow_none = False
-    if a.startswith("Optional[") and a.endswith("]"):
-        a, allow_none = a[len("Optional["):-1], True
-    parts = a.split("|")
-    if len(parts) > 1:
-        rest = [p for p in parts if p != "None"]
-        allow_none = allow_none or len(rest) < len(parts)
-        if len(rest) != 1:
-            return None, None, allow_none
-        a = rest[0]
-    elem = None
-    if "[" in a and a.endswith("]"):
-        a, elem = a[: a.index("[")], a[a.index("[") + 1: -1]
-        if "," in elem:  # dict[str, int] and friends: check the container only
-            elem = None
-    a = _ALIASES.get(a, a)
-    if elem is not None:
-        elem = _ALIASES.get(elem, elem)
-    return (a if a in _TYPES else None), (elem if elem in _TYPES else None), allow_none
-
-
-def _allows_none(p: NotebookParameter) -> bool:
-    if p.type_name is not None:
-        return _split_annotation(p.type_name)[2]
-    return p.has_literal_default and p.value is None
-
-
-def _type_of_literal(v) -> str | None:
-    for name in ("bool", "int", "float", "str", "list", "dict"):
-        if _TYPES[name](v):
-            return name
-    return None
-
-
-def _type_error(p: NotebookParameter, value) -> str | None:
-    """None if ``value`` fits the annotation of ``p``, else the expected type as text."""
-    if p.type_name is not None:
-        outer, elem, allow_none = _split_annotation(p.type_name)
-        shown = p.type_name
-    elif p.has_literal_default and p.value is not None:
-        outer, elem, allow_none = _type_of_literal(p.value), None, False
-        shown = f"{outer} (the type of its default {p.default})"
-    else:
-        return None
-    if value is None and allow_none:
-        return None
-    if outer is None:
-        return None  # an annotation we do not interpret (a class, a Literal...): no check
-    if not _TYPES[outer](value):
-        return shown
-    if elem is not None and not all(_TYPES[elem](x) for x in value):
-        return shown
-    return None
+def study_runs(study: str, directory=None) -> list[Run]:
+    """One run per notebook that declares ``study``, on that study."""
+    directory = NOTEBOOKS if directory is None else Path(directory)
+    return [Run(stem, {STUDY_PARAMETER: study}) for stem in discover_notebooks(directory)
+            if STUDY_PARAMETER in notebook_parameters(directory / f"{stem}.ipynb")]
 
 
 def _closest(name: str, known) -> str:
@@ -415,113 +174,77 @@ def _closest(name: str, known) -> str:
     return f" Did you mean {match[0]!r}?" if match else ""
 
 
-def validate_parameters(path, parameters=None, *, declared=None, rules=None):
-    """Check parameters against a notebook's parameters cell and the shared range rules.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The notebook.
-    parameters : dict, optional
-        Values to inject (name -> value). Tuples are converted to lists.
-    declared : dict of str to NotebookParameter, optional
-        The result of :func:`notebook_parameters`, if already computed.
-    rules : dict of str to Rule, optional
-        Default :data:`PARAMETER_RULES`.
-
-    Returns
-    -------
-    dict
-        The effective parameters: every literal default of the cell, updated with
-        ``parameters``.
-
-    Raises
-    ------
-    ParameterError
-        Naming the notebook, the parameter, the value and what was expected: for an unknown
-        name (with the closest known name), a wrong type, or a value (given, or a literal
-        default) that breaks its rule.
-    """
-    path = Path(path)
-    stem = path.stem
-    declared = notebook_parameters(path) if declared is None else declared
-    rules = PARAMETER_RULES if rules is None else rules
-    parameters = dict(parameters or {})
-    if not all(isinstance(k, str) for k in parameters):
-        raise TypeError(f"Parameter names of notebook {stem} must be str. "
-                        f"Got {list(parameters)}.")
-    for name in sorted(parameters):
-        if name not in declared:
-            known = ", ".join(declared) if declared else "(none: the notebook has no cell " \
-                                                        "tagged 'parameters')"
+def _select(available: list[str], names) -> list[str]:
+    """Resolve ``--only`` names: a stem, a stem without its number prefix, or a number prefix."""
+    chosen: list[str] = []
+    for name in names:
+        hits = [s for s in available if s == name]
+        hits = hits or [s for s in available if s.split("_", 1)[-1] == name]
+        hits = hits or [s for s in available if s.split("_", 1)[0] == name]
+        if len(hits) != 1:
+            if hits:
+                raise ParameterError(f"--only {name!r} is ambiguous: {', '.join(hits)}.")
             raise ParameterError(
-                f"Notebook {stem}: unknown parameter {name!r}.{_closest(name, declared)} "
-                f"Parameters of this notebook: {known}."
+                f"--only {name!r}: no such notebook in notebooks/.{_closest(name, available)} "
+                f"Notebooks: {', '.join(available) or '(none yet)'}."
             )
-        if isinstance(parameters[name], tuple):
-            parameters[name] = list(parameters[name])
-    effective = {n: p.value for n, p in declared.items() if p.has_literal_default}
-    effective.update(parameters)
-    for name, value in effective.items():
-        where = "" if name in parameters else " (the default in its parameters cell)"
-        expected = _type_error(declared[name], value)
-        if expected is not None:
+        if hits[0] not in chosen:
+            chosen.append(hits[0])
+    return [s for s in available if s in chosen]
+
+
+def _with_parameters(runs: list[Run], given: dict, directory: Path) -> list[Run]:
+    """Give each run the parameters of ``given`` that its notebook declares."""
+    if not given:
+        return runs
+    declared = {r.notebook: notebook_parameters(directory / f"{r.notebook}.ipynb") for r in runs}
+    known = {name for d in declared.values() for name in d}
+    for name in given:
+        if name not in known:
             raise ParameterError(
-                f"Notebook {stem}: parameter {name!r} = {value!r}{where} has type "
-                f"{type(value).__name__}; its annotation asks for {expected}."
-            )
-        rule = rules.get(name)
-        if value is None and _allows_none(declared[name]):
-            rule = None  # "not given", as the annotation permits
-        if rule is not None:
-            try:
-                ok = bool(rule.check(value))
-            except Exception:  # noqa: BLE001 - a rule that cannot evaluate the value rejects it
-                ok = False
-            if not ok:
-                raise ParameterError(
-                    f"Notebook {stem}: parameter {name!r} = {value!r}{where} breaks the "
-                    f"rule for {name!r}: it must be {rule.description}."
-                )
-    return effective
+                f"-p {name}: no selected notebook has a parameter {name!r}."
+                f"{_closest(name, known)} Their parameters: {', '.join(sorted(known))}.")
+    return [Run(r.notebook, {**r.parameters, **{k: v for k, v in given.items()
+                                                 if k in declared[r.notebook]}}, r.label)
+            for r in runs]
 
 
-# ---------------------------------------------------------------------------------------------
-# discovery
-# ---------------------------------------------------------------------------------------------
+def _study_parameter(data: str) -> str | None:
+    """The ``study`` value the notebooks get for ``--data`` (None for the default run).
 
-def discover_notebooks(directory=None, overrides=None):
-    """The notebooks of a folder in run order, with their parameter overrides.
-
-    Parameters
-    ----------
-    directory : str or path-like, optional
-        Default ``notebooks/`` of the repository.
-    overrides : dict of str to dict, optional
-        Per-notebook overrides keyed by stem; default :data:`DEFAULT_PARAMETERS`.
-
-    Returns
-    -------
-    list of (str, dict)
-        ``(stem, parameters)`` sorted by file name; files starting with ``_`` or ``.`` are
-        drafts and left out.
+    A study file or shipped study is loaded here, so that a broken one (an unknown key, a value
+    of the wrong type, YAML anchors...) stops the run before any kernel starts, with the
+    one-line message of :func:`leash.study.load_study` (file, line, key path, value).
     """
-    directory = NOTEBOOK_DIR if directory is None else Path(directory)
-    overrides = DEFAULT_PARAMETERS if overrides is None else overrides
-    paths = sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith(("_", ".")))
-    return [(p.stem, dict(overrides.get(p.stem, {}))) for p in paths]
+    if data == EMBEDDED:
+        return None
+    from .study import list_studies, load_study
+
+    p = Path(os.path.abspath(data))
+    if p.is_file():
+        study, target = _kernel_path(p), p
+    elif data == PAPER:
+        return data  # the paper's printed numbers: no study file is read
+    elif data in list_studies():
+        study, target = data, data
+    else:
+        raise ParameterError(
+            f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
+            f"'{PAPER}', one of {list_studies()} or the path of a study file)."
+        )
+    try:
+        load_study(target)
+    except ValueError as exc:
+        raise ParameterError(f"--data {data!r}: {exc}") from None
+    return study
 
 
-def missing_notebooks(directory=None, overrides=None) -> list[str]:
-    """Stems that have parameter overrides but no notebook file (not written yet)."""
-    directory = NOTEBOOK_DIR if directory is None else Path(directory)
-    overrides = DEFAULT_PARAMETERS if overrides is None else overrides
-    return sorted(s for s in overrides if not (directory / f"{s}.ipynb").is_file())
-
-
-#: The notebooks of ``notebooks/`` at import time, as ``(stem, parameters)`` in run order.
-#: :func:`main` discovers again, so notebooks added later are picked up.
-NOTEBOOKS: list[tuple[str, dict]] = discover_notebooks()
+def _kernel_path(p: Path) -> str:
+    """A path as the kernel (working directory: the repository) should see it."""
+    try:
+        return Path(os.path.abspath(p)).relative_to(REPO).as_posix()
+    except ValueError:
+        return str(p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -530,14 +253,15 @@ NOTEBOOKS: list[tuple[str, dict]] = discover_notebooks()
 
 @dataclass(frozen=True)
 class NotebookResult:
-    """Outcome of one notebook run."""
+    """Outcome of one run."""
 
-    name: str
+    name: str  # the run: notebook stem [+ ".<label>"]
     status: str  # "ok", "skipped" or "failed"
     seconds: float
     output: Path | None
     parameters: dict = field(default_factory=dict)
     reason: str = ""
+    records: tuple = ()  # the artifact records the executed notebook holds
 
 
 class NotebookError(RuntimeError):
@@ -564,7 +288,7 @@ def _rebuild_error(message, notebook, cell_index, exec_count, ename, evalue, out
 
 
 @contextlib.contextmanager
-def _environ(updates: Mapping[str, str]):
+def _environ(updates):
     """Set environment variables for the duration of a run, then restore them."""
     old = {k: os.environ.get(k) for k in updates}
     os.environ.update(updates)
@@ -578,59 +302,78 @@ def _environ(updates: Mapping[str, str]):
                 os.environ[k] = v
 
 
-def _display_path(p: Path) -> str:
-    """Path relative to the repository when inside it (messages carry no machine paths)."""
-    p = Path(os.path.abspath(p))
-    try:
-        return p.relative_to(REPO_ROOT).as_posix()
-    except ValueError:
-        return str(p)
+def _read(path: Path):
+    import nbformat
+
+    return nbformat.read(str(path), as_version=4)
 
 
 def _source_cell(nb, executed_index: int, injected: bool) -> int | None:
     """Index in the source notebook of a cell of the executed copy (None: the injected cell)."""
     if not injected:
         return executed_index
-    if any("injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells):
+    tags = [c.get("metadata", {}).get("tags", []) for c in nb.cells]
+    if any("injected-parameters" in t for t in tags):
         return executed_index  # replaced in place: no shift
-    inj = _parameter_cell_index(nb) + 1  # 0 when there is no parameters cell
+    inj = next((i for i, t in enumerate(tags) if "parameters" in t), -1) + 1
     if executed_index == inj:
         return None
     return executed_index - 1 if executed_index > inj else executed_index
 
 
 def _first_line(source: str) -> str:
-    for line in source.splitlines():
-        if line.strip():
-            return line.strip()[:100]
-    return ""
+    return next((ln.strip()[:100] for ln in source.splitlines() if ln.strip()), "")
 
 
-def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=None,
+def _records(nb) -> list[dict]:
+    """The artifact records :func:`leash.report.publish` left in an executed notebook."""
+    from .report import RECORD_KEY
+
+    return [o["metadata"][RECORD_KEY] for c in nb.cells if c.cell_type == "code"
+            for o in c.get("outputs", []) if RECORD_KEY in o.get("metadata", {})]
+
+
+def _as_skipped(output: Path, reason: str) -> None:
+    """Make a skipped notebook's executed copy a page: the reason as one Markdown line where
+    the error was, and no papermill error banner."""
+    import nbformat
+
+    nb = _read(output)
+    nb.cells = [c for c in nb.cells
+                if "papermill-error-cell-tag" not in c.get("metadata", {}).get("tags", [])]
+    note = nbformat.v4.new_output("display_data", data={
+        "text/markdown": f"**Skipped:** {reason}", "text/plain": f"Skipped: {reason}"})
+    for c in nb.cells:
+        outs = c.get("outputs", [])
+        if any(o.get("output_type") == "error" for o in outs):
+            c.outputs = [o for o in outs if o.get("output_type") != "error"] + [note]
+    nbformat.write(nb, str(output))
+
+
+def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                  kernel_name=KERNEL_NAME):
-    """Validate and execute one notebook with papermill.
+    """Validate and execute one notebook with papermill; keep the records of what it wrote.
 
     Parameters
     ----------
     path : str or path-like
         The notebook.
     parameters : dict, optional
-        Values injected into its parameters cell; validated first (:func:`validate_parameters`).
-        ``outdir`` is added for notebooks that declare it.
-    outdir : str or path-like, default "figures"
-        Artifact folder. The notebook's artifact records there (``.artifacts/<stem>.json``) are
-        cleared before the run and put back if the notebook skips or fails.
-    build : str or path-like, default "build"
-        Folder of the executed copy ``<build>/<stem>.ipynb`` (created).
-    cwd : str or path-like, optional
-        Working directory of the kernel; default the repository root.
+        Values injected into its parameters cell, validated first. ``outdir`` is added for
+        notebooks that declare it.
+    outdir : str or path-like, optional
+        Artifact folder; default the scratch folder ``build/figures/``. After a run that
+        succeeds, the run's records go to ``<outdir>/.artifacts/<run>.json``.
+    build : str or path-like, optional
+        Folder of the executed copy ``<build>/<run>.ipynb``; default ``build/``.
+    run : str, optional
+        The run's name; default the notebook's stem.
     kernel_name : str, default "python3"
 
     Returns
     -------
     NotebookResult
-        ``status`` "ok" or "skipped" (with ``reason``: the notebook raised one of
-        :data:`SKIP_EXCEPTIONS`).
+        ``status`` "ok" (with the records) or "skipped" (with ``reason``).
 
     Raises
     ------
@@ -639,131 +382,84 @@ def run_notebook(path, parameters=None, outdir="figures", build="build", *, cwd=
     NotebookError
         If a cell fails: names the notebook, the cell (source index and ``In [n]``), the
         exception, and the partially executed notebook.
+    KeyboardInterrupt
+        On Ctrl-C (also when the kernel reports it).
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from .report import sidecar_path
+    from .report import write_records
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"Notebook {path} does not exist.")
     stem = path.stem
-    cwd = REPO_ROOT if cwd is None else Path(cwd)
-    outdir, build = Path(os.path.abspath(outdir)), Path(os.path.abspath(build))
+    run = run or stem
+    outdir = Path(os.path.abspath(SCRATCH if outdir is None else outdir))
+    build = Path(os.path.abspath(BUILD if build is None else build))
     declared = notebook_parameters(path)
-    params = dict(parameters or {})
+    params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in (parameters or {}).items()}
     if OUTDIR_PARAMETER in declared and OUTDIR_PARAMETER not in params:
-        params[OUTDIR_PARAMETER] = _kernel_path(outdir, cwd)
+        params[OUTDIR_PARAMETER] = _kernel_path(outdir)
     effective = validate_parameters(path, params, declared=declared)
-    params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
-
     build.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
-    output = build / f"{stem}.ipynb"
-    # The notebook's artifact records are rebuilt by this run; a run that skips or fails puts
-    # the previous records back, since the files they describe were not regenerated.
-    side = sidecar_path(outdir, stem)
-    previous = side.read_bytes() if side.is_file() else None
-    side.unlink(missing_ok=True)
+    output = build / f"{run}.ipynb"
     t0 = time.perf_counter()
-    with _environ({**KERNEL_ENV, _NOTEBOOK_ENV: stem}):
+    with _environ(KERNEL_ENV):
         try:
             papermill.execute_notebook(
                 str(path), str(output), parameters=params, kernel_name=kernel_name,
-                progress_bar=False, cwd=str(cwd), log_output=False,
+                progress_bar=False, cwd=str(REPO), log_output=False,
                 extra_arguments=list(KERNEL_ARGUMENTS),
             )
         except PapermillExecutionError as exc:
             seconds = time.perf_counter() - t0
-            _restore(side, previous)
             if exc.ename == "KeyboardInterrupt":
                 raise KeyboardInterrupt from None
             if exc.ename in SKIP_EXCEPTIONS:
-                return NotebookResult(stem, "skipped", seconds, output, effective,
+                _as_skipped(output, str(exc.evalue))
+                return NotebookResult(run, "skipped", seconds, output, effective,
                                       reason=str(exc.evalue))
-            src = _source_cell(_read_nb(path), exc.cell_index, bool(params))
+            src = _source_cell(_read(path), exc.cell_index, bool(params))
             where = ("the injected parameters cell" if src is None
-                     else f"cell {src} of {_display_path(path)}")
+                     else f"cell {src} of {shown(path)}")
             first = _first_line(exc.source or "")
-            message = (
+            raise NotebookError(
                 f"Notebook {stem} failed in {where} (In [{exc.exec_count}]): "
                 f"{exc.ename}: {exc.evalue}"
                 + (f"\n  cell starts with: {first}" if first else "")
-                + f"\n  partially executed notebook: {_display_path(output)}"
-            )
-            raise NotebookError(message, notebook=stem, cell_index=src,
-                                exec_count=exc.exec_count, ename=exc.ename,
-                                evalue=exc.evalue, output=output) from None
-        except KeyboardInterrupt:
-            _restore(side, previous)
-            raise
+                + f"\n  partially executed notebook: {shown(output)}",
+                notebook=stem, cell_index=src, exec_count=exc.exec_count, ename=exc.ename,
+                evalue=exc.evalue, output=output) from None
         except Exception as exc:  # noqa: BLE001 - kernel died, timeout...: still name the notebook
-            _restore(side, previous)
             raise NotebookError(
                 f"Notebook {stem} could not be executed: {type(exc).__name__}: {exc}"
-                f"\n  partially executed notebook: {_display_path(output)}",
+                f"\n  partially executed notebook: {shown(output)}",
                 notebook=stem, ename=type(exc).__name__, evalue=str(exc), output=output,
             ) from None
-    return NotebookResult(stem, "ok", time.perf_counter() - t0, output, effective)
-
-
-def _restore(side: Path, previous: bytes | None) -> None:
-    if previous is None:
-        side.unlink(missing_ok=True)
-    else:
-        side.parent.mkdir(parents=True, exist_ok=True)
-        side.write_bytes(previous)
-
-
-def _kernel_path(p: Path, cwd: Path) -> str:
-    """A path as the kernel (working directory ``cwd``) should see it: relative when inside."""
-    try:
-        return Path(os.path.abspath(p)).relative_to(os.path.abspath(cwd)).as_posix()
-    except ValueError:
-        return str(p)
+    records = _records(_read(output))
+    write_records(outdir, run, stem, effective, records)
+    return NotebookResult(run, "ok", time.perf_counter() - t0, output, effective,
+                          records=tuple(records))
 
 
 # ---------------------------------------------------------------------------------------------
-# running all notebooks
+# running all
 # ---------------------------------------------------------------------------------------------
-
-def _select(available: list[str], names) -> list[str]:
-    """Resolve ``--only`` names: a stem, a stem without its number prefix, or a number prefix."""
-    chosen: list[str] = []
-    for name in names:
-        hits = [s for s in available if s == name]
-        hits = hits or [s for s in available if s.split("_", 1)[-1] == name]
-        hits = hits or [s for s in available if s.split("_", 1)[0] == name]
-        if len(hits) != 1:
-            if hits:
-                raise ParameterError(f"--only {name!r} is ambiguous: {', '.join(hits)}.")
-            raise ParameterError(
-                f"--only {name!r}: no such notebook in notebooks/.{_closest(name, available)} "
-                f"Notebooks: {', '.join(available) or '(none yet)'}."
-            )
-        if hits[0] not in chosen:
-            chosen.append(hits[0])
-    return [s for s in available if s in chosen]
-
 
 def _prepare_folder(p: Path, flag: str) -> None:
     """Create an output folder and check that it can be written; ParameterError naming
     ``flag`` otherwise."""
-    shown = _display_path(p)
     if p.exists() and not p.is_dir():
-        raise ParameterError(f"{flag} {shown}: is a file, not a folder.")
+        raise ParameterError(f"{flag} {shown(p)}: is a file, not a folder.")
     try:
         p.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=p):
             pass
     except OSError as exc:
-        raise ParameterError(f"{flag} {shown}: cannot write there "
+        raise ParameterError(f"{flag} {shown(p)}: cannot write there "
                              f"({exc.strerror or type(exc).__name__}).") from None
-
-
-#: Lock file of an output folder while a run writes there (ignored by git).
-LOCK_NAME = ".reproduce.lock"
 
 
 @contextlib.contextmanager
@@ -783,8 +479,7 @@ def _lock(outdir: Path):
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    path = outdir / LOCK_NAME
-    fh = open(path, "a+")  # noqa: SIM115 - held open for the duration of the run
+    fh = open(outdir / LOCK_NAME, "a+")  # noqa: SIM115 - held open for the duration of the run
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -792,8 +487,8 @@ def _lock(outdir: Path):
             fh.seek(0)
             holder = fh.read().strip() or "?"
             raise ParameterError(
-                f"--outdir {_display_path(outdir)}: another reproduce run (pid {holder}) is "
-                f"writing there; wait for it to finish, or choose another --outdir."
+                f"--outdir {shown(outdir)}: another reproduce run (pid {holder}) is writing "
+                f"there; wait for it to finish, or choose another --outdir."
             ) from None
         fh.seek(0)
         fh.truncate()
@@ -802,6 +497,17 @@ def _lock(outdir: Path):
         yield
     finally:
         fh.close()  # releases the lock
+
+
+def _run_one(job):
+    """Run one notebook; failures come back as results (pickling-safe)."""
+    path, run, params, outdir, build = job
+    t0 = time.perf_counter()
+    try:
+        return run_notebook(path, params, outdir, build, run=run)
+    except (NotebookError, ParameterError, FileNotFoundError) as exc:
+        return NotebookResult(run, "failed", time.perf_counter() - t0,
+                              getattr(exc, "output", None), params, reason=str(exc))
 
 
 def _run_in_worker(job):
@@ -817,22 +523,6 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_one(job):
-    """Run one notebook; failures come back as results (pickling-safe)."""
-    path, params, outdir, build = job
-    t0 = time.perf_counter()
-    try:
-        return run_notebook(path, params, outdir, build)
-    except (NotebookError, ParameterError, FileNotFoundError) as exc:
-        output = getattr(exc, "output", None)
-        return NotebookResult(Path(path).stem, "failed", time.perf_counter() - t0, output,
-                              params, reason=str(exc))
-
-
-def _line(i: int, total: int, stem: str) -> str:
-    return f"[{i}/{total}] {stem} ... "
-
-
 def _outcome(res: NotebookResult) -> str:
     if res.status == "ok":
         return f"ok {res.seconds:.1f} s"
@@ -842,103 +532,66 @@ def _outcome(res: NotebookResult) -> str:
     return f"FAILED {res.seconds:.1f} s"
 
 
-def _study_parameter(data: str) -> str | None:
-    """The ``study`` parameter the notebooks get for ``--data`` (None for "embedded").
-
-    A study file or shipped study is loaded here, so that a broken one (an unknown key, a
-    value of the wrong type, YAML anchors...) stops the run before any kernel starts, with the
-    one-line message of :func:`leash.study.load_study` (file, line, key path, value).
-
-    Raises
-    ------
-    ParameterError
-        No such study, or the study file is invalid.
-    """
-    if data == EMBEDDED:
-        return None
-    from .study import list_studies, load_study
-
-    p = Path(os.path.abspath(data))
-    if p.is_file():
-        study, target = _kernel_path(p, REPO_ROOT), p
-    elif data == PAPER:
-        return data  # the paper's printed numbers: no study file is read
-    elif data in list_studies():
-        study, target = data, data
-    else:
-        raise ParameterError(
-            f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
-            f"'{PAPER}', one of {list_studies()} or the path of a study file)."
-        )
-    try:
-        load_study(target)
-    except ValueError as exc:
-        raise ParameterError(f"--data {data!r}: {exc}") from None
-    return study
-
-
-def run_all(notebooks, *, directory=None, data=EMBEDDED, outdir=None, build=None,
-            jobs=1, stream=None):
-    """Validate, then execute notebooks in order; regenerate the artifact index on success.
+def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, jobs=1,
+            stream=None):
+    """Validate every run, then execute them in order; regenerate the index on success.
 
     Parameters
     ----------
-    notebooks : list of (str, dict)
-        ``(stem, parameters)`` in run order, e.g. :data:`NOTEBOOKS`.
+    runs : list of Run (or of ``(stem, parameters)``)
+        E.g. :func:`default_runs`.
     directory : str or path-like, optional
         Folder of the notebooks; default ``notebooks/``.
     data : str, default "embedded"
-        ``"embedded"`` (notebooks keep their default), or a study passed as ``study`` to the
-        notebooks that declare that parameter: ``"paper"``, a shipped study name
-        (``data/studies/<name>.yaml``) or the path of a study file.
+        ``"embedded"`` (the runs keep their parameters) or a study (``"paper"``, a shipped
+        study name or the path of a study file), given as ``study`` to every run whose notebook
+        declares that parameter and does not set it.
     outdir, build : str or path-like, optional
-        Artifact folder (default the repository's ``figures/``) and folder of the executed
-        notebooks (default ``build/``). Relative paths are relative to the working directory;
-        both are resolved once, here, and created if needed. While the run lasts, ``outdir``
-        is locked (:func:`_lock`): a second run into the same folder is refused.
+        Artifact folder (default the scratch folder ``build/figures/``) and folder of the
+        executed notebooks (default ``build/``). Relative paths are relative to the working
+        directory; both are resolved once, here, and created if needed. While the run lasts,
+        ``outdir`` is locked: a second run into the same folder is refused.
     jobs : int, default 1
-        Notebooks executed in parallel (separate processes). A failure stops submitting more.
+        Runs executed in parallel (separate processes). A failure stops submitting more.
     stream : file, optional
         Progress output; default ``sys.stderr``.
 
     Returns
     -------
     list of NotebookResult
-        One per notebook that was started, in run order.
+        One per run that was started, in run order.
 
     Raises
     ------
     ParameterError
-        Before anything runs, if any notebook's parameters are invalid or the study file is
-        missing or invalid (:func:`_study_parameter`); if ``outdir`` or ``build`` is a file or
-        cannot be written; if another run holds the lock of ``outdir``.
+        Before anything runs: invalid parameters, a missing or invalid study file, an output
+        folder that is a file or cannot be written, or one locked by another run.
     KeyboardInterrupt
-        On Ctrl-C: the interrupted notebooks' previous artifact records are put back, the
-        index is not rewritten, the lock is released.
+        On Ctrl-C (the index is not rewritten; the lock is released).
     """
     stream = sys.stderr if stream is None else stream
-    directory = NOTEBOOK_DIR if directory is None else Path(directory)
+    directory = NOTEBOOKS if directory is None else Path(directory)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
     study = _study_parameter(data)
-    outdir = Path(os.path.abspath(REPO_ROOT / "figures" if outdir is None else outdir))
-    build = Path(os.path.abspath(REPO_ROOT / "build" if build is None else build))
-
+    outdir = Path(os.path.abspath(SCRATCH if outdir is None else outdir))
+    build = Path(os.path.abspath(BUILD if build is None else build))
     jobs_list = []
-    for stem, params in notebooks:
-        path = directory / f"{stem}.ipynb"
+    for r in runs:
+        r = r if isinstance(r, Run) else Run(r[0], dict(r[1]))
+        path = directory / f"{r.notebook}.ipynb"
         if not path.is_file():
-            raise ParameterError(f"Notebook {stem}: {_display_path(path)} does not exist.")
-        params = dict(params)
+            raise ParameterError(f"Notebook {r.notebook}: {shown(path)} does not exist.")
         declared = notebook_parameters(path)
+        params = dict(r.parameters)
         if study is not None and STUDY_PARAMETER in declared:
             params.setdefault(STUDY_PARAMETER, study)
+            r = Run(r.notebook, params)
         check = dict(params)
         if OUTDIR_PARAMETER in declared:
             check.setdefault(OUTDIR_PARAMETER, str(outdir))
         validate_parameters(path, check, declared=declared)
-        jobs_list.append((str(path), params, str(outdir), str(build)))
-
+        jobs_list.append((str(path), r.name, params, str(outdir), str(build)))
     _prepare_folder(outdir, "--outdir")
     _prepare_folder(build, "--build")
     with _lock(outdir):
@@ -955,11 +608,9 @@ def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]
     failed = False
     if jobs == 1:
         for i, job in enumerate(jobs_list):
-            stem = Path(job[0]).stem
-            stream.write(_line(i + 1, total, stem))
+            stream.write(f"[{i + 1}/{total}] {job[1]} ... ")
             stream.flush()
-            res = _run_one(job)
-            results[i] = res
+            res = results[i] = _run_one(job)
             stream.write(_outcome(res) + "\n")
             if res.status == "failed":
                 stream.write(res.reason + "\n")
@@ -978,17 +629,16 @@ def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]
                 try:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 except KeyboardInterrupt:
-                    # the running notebooks were interrupted too (same process group): let
-                    # them put their records back, start no more, then stop
+                    # the running notebooks were interrupted too (same process group): start
+                    # no more, let them end, then stop
                     for fut in pending:
                         fut.cancel()
                     wait(pending)
                     raise
                 for fut in done:
                     i = pending.pop(fut)
-                    res = fut.result()
-                    results[i] = res
-                    stream.write(_line(i + 1, total, res.name) + _outcome(res) + "\n")
+                    res = results[i] = fut.result()
+                    stream.write(f"[{i + 1}/{total}] {res.name} ... {_outcome(res)}\n")
                     if res.status == "failed":
                         stream.write(res.reason + "\n")
                         failed = True
@@ -998,19 +648,17 @@ def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]
                         fut.cancel()
                     pending = {f: i for f, i in pending.items() if not f.cancelled()}
     done_results = [r for r in results if r is not None]
-    elapsed = time.perf_counter() - t0
     counts = {s: sum(r.status == s for r in done_results) for s in ("ok", "skipped", "failed")}
     not_run = total - len(done_results)
-    summary = (f"reproduce: {total} notebook(s) in {elapsed:.1f} s: {counts['ok']} ok, "
-               f"{counts['skipped']} skipped, {counts['failed']} failed"
-               + (f", {not_run} not run" if not_run else ""))
-    stream.write(summary + "\n")
+    stream.write(f"reproduce: {total} run(s) in {time.perf_counter() - t0:.1f} s: "
+                 f"{counts['ok']} ok, {counts['skipped']} skipped, {counts['failed']} failed"
+                 + (f", {not_run} not run" if not_run else "") + "\n")
     for r in done_results:
         if r.status == "skipped":
             stream.write(f"  skipped {r.name}: {r.reason}\n")
     if not failed:
         index = write_index(artifact_index(outdir), outdir / INDEX_NAME)
-        stream.write(f"  artifact index: {_display_path(index)}\n")
+        stream.write(f"  artifact index: {shown(index)}\n")
     stream.flush()
     return done_results
 
@@ -1025,29 +673,61 @@ def _parser() -> argparse.ArgumentParser:
         description="Regenerate every table and figure: run notebooks/*.ipynb with papermill.",
     )
     ap.add_argument("--data", default=EMBEDDED,
-                    help="'embedded' (paper counts + simulated demo), or a study file (or "
-                         "shipped study name, or 'paper') passed as the 'study' parameter of "
-                         "the notebooks that have one (default: %(default)s)")
+                    help="'embedded': the runs of notebooks/runs.yaml (the paper's printed "
+                         "numbers and the SIMULATED demo) into figures/; or a study file (or "
+                         "shipped study name) for every notebook with a 'study' parameter, into "
+                         "build/<study>/ (default: %(default)s)")
     ap.add_argument("--only", nargs="+", metavar="NAME", default=None,
                     help="run only these notebooks (stem, stem without number, or number)")
+    ap.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                    metavar=("NAME", "VALUE"),
+                    help="set a parameter of the selected notebooks (VALUE read as YAML)")
+    ap.add_argument("-f", "--parameters-file", metavar="FILE",
+                    help="a YAML mapping of parameters for the selected notebooks")
     ap.add_argument("--outdir", default=None,
-                    help="artifact folder (default: the repository's figures/; a relative path "
-                         "is relative to the working directory)")
+                    help="artifact folder (default: figures/ for the default run, "
+                         "build/<study>/ for a study, build/figures/ when parameters are set)")
     ap.add_argument("--build", default=None,
                     help="folder of the executed notebooks (default: the repository's build/)")
     ap.add_argument("--jobs", type=int, default=1, help="notebooks run in parallel")
     ap.add_argument("--list", action="store_true",
-                    help="list the notebooks and their parameters, run nothing")
+                    help="list the runs and their parameters, run nothing")
     return ap
 
 
-def _list(notebooks, directory: Path, stream) -> None:
-    for stem, overrides in notebooks:
-        stream.write(f"{stem}\n")
-        for p in notebook_parameters(directory / f"{stem}.ipynb").values():
-            value = overrides.get(p.name, p.default)
-            note = " (override)" if p.name in overrides else ""
-            stream.write(f"    {p.name}: {p.type_name or '?'} = {value}{note}"
+def _given_parameters(args) -> dict:
+    """``-f FILE`` then ``-p NAME VALUE`` (later wins), values read as YAML."""
+    import yaml
+
+    given = {}
+    if args.parameters_file:
+        p = Path(args.parameters_file)
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ParameterError(f"-f {p}: {exc.strerror or exc}.") from None
+        except yaml.YAMLError as exc:
+            raise ParameterError(f"-f {p}: not valid YAML ({' '.join(str(exc).split())}).") \
+                from None
+        if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+            raise ParameterError(f"-f {p}: must be a mapping of parameter names to values.")
+        given.update(data)
+    for name, text in args.parameter:
+        try:
+            given[name] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            given[name] = text
+    return given
+
+
+def _list(runs: list[Run], stream) -> None:
+    for r in runs:
+        stream.write(f"{r.name}\n")
+        for p in notebook_parameters(NOTEBOOKS / f"{r.notebook}.ipynb").values():
+            given = p.name in r.parameters
+            value = repr(r.parameters[p.name]) if given else p.default
+            stream.write(f"    {p.name}: {p.type_name or '?'} = {value}"
+                         + (" (set)" if given else "")
                          + (f"  # {p.help}" if p.help else "") + "\n")
 
 
@@ -1055,32 +735,33 @@ def main(argv=None) -> int:
     """Command-line entry point; returns the exit status."""
     args = _parser().parse_args(argv)
     stream = sys.stderr
-    notebooks = discover_notebooks()
-    missing = missing_notebooks()
     try:
+        given = _given_parameters(args)
+        study = _study_parameter(args.data)
+        runs = default_runs() if study is None else study_runs(study)
         if args.only:
-            for name in args.only:
-                if name in missing:
-                    raise ParameterError(f"--only {name!r}: notebooks/{name}.ipynb does not "
-                                         f"exist yet.")
-            chosen = _select([s for s, _ in notebooks], args.only)
-            notebooks = [(s, p) for s, p in notebooks if s in chosen]
-        elif missing:
-            stream.write(f"reproduce: not written yet (skipped): {', '.join(missing)}\n")
+            chosen = _select(discover_notebooks(), args.only)
+            runs = [r for r in runs if r.notebook in chosen]
+            if not runs:
+                raise ParameterError(f"--only {' '.join(args.only)}: none of these notebooks "
+                                     f"runs on --data {args.data}.")
+        runs = _with_parameters(runs, given, NOTEBOOKS)
         if args.list:
-            _study_parameter(args.data)  # a broken study file stops --list too
-            _list(notebooks, NOTEBOOK_DIR, sys.stdout)
+            _list(runs, sys.stdout)
             return 0
-        if not notebooks:
-            stream.write("reproduce: no notebooks in notebooks/ yet.\n")
-        results = run_all(notebooks, data=args.data, outdir=args.outdir, build=args.build,
-                          jobs=args.jobs, stream=stream)
+        if args.outdir is not None:
+            outdir = args.outdir
+        elif study is not None:
+            outdir = BUILD / _label(study)
+        else:
+            outdir = SCRATCH if given else FIGURES
+        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs, stream=stream)
     except ParameterError as exc:
         stream.write(f"reproduce: {exc}\n")
         return 2
     except KeyboardInterrupt:
-        stream.write("\nreproduce: interrupted; the interrupted notebooks' artifact records were "
-                     "put back and the index was not rewritten.\n")
+        stream.write("\nreproduce: interrupted; the interrupted runs keep their earlier "
+                     "artifact records and the index was not rewritten.\n")
         return 130
     return 1 if any(r.status == "failed" for r in results) else 0
 

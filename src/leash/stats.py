@@ -48,7 +48,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from ._checks import (
     as_budgets,
@@ -148,6 +147,8 @@ def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
     level = check_probability(level, "level", func)
     if e + s == 0:
         return McNemarResult(1.0, float("nan"), float("nan"), float("nan"))
+    from scipy import stats as _st  # here, not at import: scipy.stats costs ~0.8 s
+
     res = _st.binomtest(e, e + s, 0.5, alternative="two-sided")
     ci = res.proportion_ci(confidence_level=level, method="exact")
     return McNemarResult(float(res.pvalue), e / (e + s), float(ci.low), float(ci.high))

@@ -32,7 +32,6 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 from ._checks import (
     as_count_array,
@@ -301,6 +300,8 @@ def _found_probability(n, c, k, min_count):
     if min_count == 1:
         return _pass_at_k(n, c, k)
     # scipy's hypergeom(M=population, n=successes, N=draws); sf(m - 1) = P(X >= m).
+    from scipy import stats as _st  # here, not at import: scipy.stats costs ~0.8 s
+
     return _st.hypergeom.sf(min_count - 1, n, c, k)
 
 

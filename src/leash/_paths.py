@@ -1,0 +1,33 @@
+"""The repository's folders: the one place that knows where things are.
+
+leash runs from a checkout (its notebooks, data files and committed figures live beside the
+package), so the paths are computed from this file's location.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["BUILD", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown"]
+
+REPO = Path(__file__).resolve().parents[2]
+#: The paper's notebooks.
+NOTEBOOKS = REPO / "notebooks"
+#: The parameter sets of the default ``make reproduce`` run, per notebook.
+RUNS = NOTEBOOKS / "runs.yaml"
+#: The committed artifacts; only the default ``make reproduce`` run writes here.
+FIGURES = REPO / "figures"
+#: Executed notebooks and every other run's artifacts (ignored by git).
+BUILD = REPO / "build"
+#: Where a notebook writes when it is run by hand (JupyterLab, nbconvert, papermill).
+SCRATCH = BUILD / "figures"
+
+
+def shown(path) -> str:
+    """A path as messages show it: relative to the repository when inside it."""
+    p = Path(os.path.abspath(path))
+    try:
+        return p.relative_to(REPO).as_posix()
+    except ValueError:
+        return str(p)

@@ -1,0 +1,144 @@
+"""What a notebook calls besides the analysis: check its parameters, and skip when data is absent.
+
+Every notebook of the project starts the same way, so that it runs as a page in JupyterLab
+("Run All"), with ``jupyter nbconvert --execute``, with ``papermill -p NAME VALUE`` and under
+``make reproduce``, with no environment variable::
+
+    # cell tagged "parameters"
+    study: str = "paper"  # "paper" (the paper's printed numbers), "demo" (SIMULATED) or a file
+    outdir: str = ""  # folder of the artifacts; "" = build/figures/ (make reproduce: figures/)
+
+    # first code cell after it
+    from leash import notebook
+    notebook.start(globals())
+
+:func:`start` checks the declared parameters (the cell's annotations, which Python keeps in the
+notebook's ``__annotations__``) against their types and :data:`leash.parameters.
+PARAMETER_RULES`, and refuses a name that papermill injected but the notebook does not declare
+(papermill itself only warns). A notebook that cannot run here because its data are absent
+calls :func:`skip` (or :func:`require_data`): the reason is shown as one line, not a traceback,
+and :mod:`leash.reproduce` reports the notebook as skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+from .parameters import NotebookParameter, ParameterError, annotation_text, validate_parameters
+
+__all__ = ["ParameterError", "SkipNotebook", "require_data", "skip", "start"]
+
+# The header papermill writes above the parameters it injects (its Python translator).
+_INJECTED_HEADER = "# Parameters"
+
+
+class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
+    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
+
+    IPython shows it as one line (no traceback); :mod:`leash.reproduce` reports the notebook
+    as ``skipped: <reason>`` and puts that line into the executed copy as Markdown. Raise it
+    only for missing *external* data, never to hide a bug.
+    """
+
+    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
+        return [f"Skipped: {self}"]
+
+
+def skip(reason: str):
+    """Stop the notebook here: its data are absent (the reason is shown as one line)."""
+    raise SkipNotebook(reason)
+
+
+def _injected(history) -> list[str]:
+    """Names of the parameters papermill injected, from IPython's input history ``In``."""
+    for source in reversed(list(history or [])):
+        if isinstance(source, str) and source.startswith(_INJECTED_HEADER):
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                return []
+            return [t.id for node in tree.body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def start(namespace) -> None:
+    """Check the notebook's parameters; call it first, right after the parameters cell.
+
+    Parameters
+    ----------
+    namespace : dict
+        The notebook's ``globals()``: the parameters are the names its parameters cell
+        annotates (Python keeps them in ``__annotations__``), papermill's injected ones are in
+        IPython's input history ``In``.
+
+    Raises
+    ------
+    ParameterError
+        One line naming the parameter and the value: a name papermill injected that the
+        notebook does not declare (with the closest declared one), a value of the wrong type,
+        or one out of range.
+    """
+    annotations = dict(namespace.get("__annotations__") or {})
+    declared = {name: NotebookParameter(name, annotation_text(ann), default="")
+                for name, ann in annotations.items()}
+    given = {name: namespace[name] for name in declared if name in namespace}
+    for name in _injected(namespace.get("In")):
+        if name not in declared:
+            given[name] = namespace.get(name)  # reported as unknown, with the closest name
+    validate_parameters("notebook", given, declared=declared, label="This notebook")
+
+
+def require_data(path_or_name):
+    """Return the local path(s) of an input, or skip the notebook if it is not available here.
+
+    Parameters
+    ----------
+    path_or_name : str or path-like
+        An existing file or folder (relative paths are relative to the working directory), or
+        a dataset or group name of the data manifest (``data/manifest.yaml``), looked up in the
+        download cache and in the mirror (``LEASH_DATA_MIRROR``) without any network access.
+
+    Returns
+    -------
+    pathlib.Path or dict of str to pathlib.Path
+        The path, for a file or a single dataset; ``{dataset: path}`` for a group.
+
+    Raises
+    ------
+    SkipNotebook
+        If the file does not exist, or a dataset has no verified local copy.
+    ValueError
+        If ``path_or_name`` is neither a path (it has a folder or a suffix) nor a name of the
+        manifest: a misspelt name is a bug, not a reason to skip. Also when a mirror file has
+        the wrong checksum (see :func:`leash.manifest.locate`).
+    """
+    from . import manifest as _manifest
+
+    if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
+        raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
+                        f"or path. Got {path_or_name!r} instead.")
+    p = Path(path_or_name)
+    if p.exists():
+        return p
+    name = str(path_or_name)
+    m = _manifest.load_manifest()
+    try:
+        names = m.names(name)
+    except ValueError as exc:
+        if isinstance(path_or_name, os.PathLike) or "/" in name or os.sep in name or p.suffix:
+            raise SkipNotebook(f"input file {name} not found") from None
+        raise ValueError(f"require_data: {name!r} is neither an existing file nor a dataset or "
+                         f"group of the manifest. {exc}") from None
+    found = {n: _manifest.locate(n, manifest=m) for n in names}
+    absent = [n for n, path in found.items() if path is None]
+    if absent:
+        raise SkipNotebook(
+            f"data not available locally: {', '.join(absent)} (no verified copy in data/raw/ and "
+            f"none in the mirror ${_manifest.MIRROR_ENV}; `leash fetch {name}` downloads it)"
+        )
+    if name in m.datasets:
+        return found[name]
+    return found
