@@ -13,10 +13,17 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 endif
 EXTRAS  ?= dev,verify,gym
-# Data switch for `make reproduce`: "embedded" (paper counts + simulated demo, offline) or a
-# study file (data/studies/*.yaml) that points at real generations.
+# `make reproduce` options: DATA=embedded (the runs of notebooks/runs.yaml, the paper's printed
+# numbers and the simulated demo, into figures/) or a study file (into build/<study>/);
+# ONLY=01 (notebooks, by number or name); PARAMS=params.yaml (parameters of those notebooks;
+# the artifacts then go to build/figures/); OUTDIR=dir; JOBS=2 (notebooks in parallel).
 DATA    ?= embedded
+ONLY    ?=
+PARAMS  ?=
+OUTDIR  ?=
 JOBS    ?=
+# Extra flags for `make lab` (JupyterLab); --allow-root is added when running as root.
+LAB_ARGS ?=
 # Local mirror of the real public datasets (data/manifest.yaml): used before the network. By
 # default the shared data folder beside the repository, when there is one; set it to your own
 # mirror, or leave it empty to download (`leash fetch NAME`) or skip the real-data case study.
@@ -26,7 +33,8 @@ export LEASH_DATA_MIRROR
 .PHONY: help install test test-fast reproduce bench lint lab clean
 
 help:
-	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>)"
+	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
+	@echo "                 ONLY=01, PARAMS=params.yaml, OUTDIR=dir, JOBS=2)"
 	@echo "make test        run the test suite (creates .venv on first use)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/ and tests/"
@@ -52,7 +60,9 @@ test-fast: $(STAMP)
 	$(PYTEST) -m "not slow"
 
 reproduce: $(STAMP)
-	$(PY) -m leash.reproduce --data "$(DATA)"
+	$(PY) -m leash.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
+	    $(if $(PARAMS),-f "$(PARAMS)") $(if $(OUTDIR),--outdir "$(OUTDIR)") \
+	    $(if $(JOBS),--jobs $(JOBS))
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
@@ -62,7 +72,8 @@ lint: $(STAMP)
 
 lab: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lab]"
-	$(PY) -m jupyterlab --notebook-dir=notebooks
+	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
+	    $(LAB_ARGS)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
