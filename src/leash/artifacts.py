@@ -42,6 +42,7 @@ __all__ = [
     "is_simulated",
     "support_long",
     "table1",
+    "table1_caption",
     "appendix_table",
     "float_formats",
     "figure1_data",
@@ -282,6 +283,9 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
 def table1(long: pd.DataFrame) -> pd.DataFrame:
     """Table 1's layout: pooled rows per model and domain (Math, Non-Math, Overall).
 
+    Pooling needs at least two benchmarks; a pair with one benchmark only shows that
+    benchmark's row (its ``Domain`` is the benchmark's name; :func:`table1_caption` says so).
+
     Parameters
     ----------
     long : pandas.DataFrame
@@ -293,9 +297,21 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
         ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; the paper prints 2
         decimals, rounded from 3: see :func:`leash.paper.round_half_up`).
     """
-    pooled = long[long["scope"].isin(["domain", "overall"])]
-    out = pooled.rename(columns={"pair": "Model", "benchmark": "Domain"})
+    pooled = long["scope"].isin(["domain", "overall"])
+    single = (long["scope"] == "benchmark") & ~long["pair"].isin(long.loc[pooled, "pair"])
+    out = long[pooled | single].rename(columns={"pair": "Model", "benchmark": "Domain"})
     return out[["Model", "Domain", *METRICS, *COUNTS]].reset_index(drop=True)
+
+
+def table1_caption(long: pd.DataFrame, src) -> str:
+    """Table 1's caption for ``long``, saying which models are shown per benchmark unpooled."""
+    pooled = set(long.loc[long["scope"].isin(["domain", "overall"]), "pair"])
+    single = [p for p in dict.fromkeys(long["pair"]) if p not in pooled]
+    text = "Table 1: aggregate support dynamics per model and domain"
+    if single:
+        text += (f"; {', '.join(single)}: one benchmark only, shown as that benchmark's row "
+                 f"(pooling needs at least two)")
+    return caption(text, src)
 
 
 def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:

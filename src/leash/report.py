@@ -505,7 +505,7 @@ def _portable(value):
 
     Absolute paths inside the repository become repository-relative; under the data mirror
     (env LEASH_DATA_MIRROR) they become ``$LEASH_DATA_MIRROR/<relative>``; other absolute paths
-    keep only their file name (with a warning), since the index is committed to git.
+    keep only their file name (a study of the user's own, say), since an index may be shared.
     """
     if isinstance(value, Mapping):
         return {str(k): _portable(v) for k, v in value.items()}
@@ -524,9 +524,7 @@ def _portable(value):
                 return prefix + p.relative_to(root).as_posix()
             except ValueError:
                 continue
-        warnings.warn(f"Recording only the file name of {p.name!r}: its absolute path is outside "
-                      f"the repository and the data mirror.", stacklevel=3)
-        return p.name
+        return p.name  # a path of this machine does not belong in an index
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     if value is None or isinstance(value, (str, int, float, bool)):
