@@ -89,7 +89,7 @@ def test_demo_support_counts_by_hand():
 
 
 def test_gym_curves_reach_each_task_budget():
-    g = A.gym_curves()
+    g = A.gym_curves(DEMO)
     s = A.open_study(DEMO).summaries("gym")
     budgets = s.groupby("benchmark").n.min()
     assert g.groupby("task").k.max().to_dict() == budgets.to_dict()

@@ -157,14 +157,17 @@ def slug(label: str) -> str:
 
 
 def caption(text: str, src) -> str:
-    """A caption naming the data; it says "simulated" whenever the data are."""
+    """A caption naming the data; it says "simulated" whenever the data are.
+
+    ``"Table 1 (the paper's printed numbers)"``, ``"Table 1 – SIMULATED demo, not the
+    paper's data"``: a dash before a study's title, which may have parentheses of its own.
+    """
     from .report import simulated_label
 
     if src == PAPER:
-        return f"{text} (from the paper's printed numbers)"
-    if src.simulated:
-        return simulated_label(f"{text} ({src.title})")
-    return f"{text} ({src.title})"
+        return f"{text} (the paper's printed numbers)"
+    out = f"{text} – {src.title}"
+    return simulated_label(out) if src.simulated else out
 
 
 def inputs(src) -> str:
