@@ -8,6 +8,7 @@ where there is one.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -19,12 +20,9 @@ import pandas as pd
 import pytest
 
 from leash import artifacts, entropy, passk, simulate, stats, support, tables
-from leash.reproduce import (
-    ParameterError,
-    notebook_parameters,
-    run_notebook,
-    validate_parameters,
-)
+from leash.parameters import ParameterError, notebook_parameters, validate_parameters
+from leash.report import RECORD_KEY
+from leash.reproduce import default_runs, run_notebook
 from leash.study import load_study
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,13 +61,17 @@ def test_form_title_parameters_no_definitions_no_outputs():
     cells = _cells()
     assert cells[0]["cell_type"] == "markdown"
     title = "".join(cells[0]["source"])
-    assert title.startswith("# Walkthrough") and "**Writes**" in title
+    assert title.startswith("# Walkthrough") and "**Input**" in title and "**Writes**" in title
+    assert "`build/figures/`" in title  # where a run by hand writes
     for name in TABLES + FIGURES:  # the title names every artifact it writes
         assert f"`{name.removeprefix('walkthrough_')}`" in title, name
     assert cells[1]["cell_type"] == "code" and "parameters" in cells[1]["metadata"]["tags"]
+    # the first code cell after the parameters checks them, on every route
+    assert cells[2]["cell_type"] == "code"
+    assert "".join(cells[2]["source"]) == "from leash import notebook\n\nnotebook.start(globals())"
     declared = notebook_parameters(NOTEBOOK)
-    assert {"outdir", "seed"} <= set(declared)
-    assert declared["outdir"].value == "figures" and declared["seed"].value == 0
+    assert {"outdir", "seed"} <= set(declared) and "study" not in declared  # no data source
+    assert declared["outdir"].value == "" and declared["seed"].value == 0  # scratch folder
     for name, p in declared.items():
         assert p.type_name and p.help and p.has_literal_default, name
     for c in cells:
@@ -78,9 +80,24 @@ def test_form_title_parameters_no_definitions_no_outputs():
         text = "".join(c["source"])
         assert not c.get("outputs") and c.get("execution_count") is None
         assert not re.search(r"^\s*(def|class)\s", text, re.M) and "lambda" not in text
-    assert "savefig" not in _code() and "to_csv" not in _code()  # artifacts only via publish
+        assert "os.environ" not in text and "LEASH_" not in text
+        # a cell ending in publish(...) ends with ";": its return value is not echoed
+        body = ast.parse(text).body
+        if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call) and (
+                getattr(body[-1].value.func, "id", None) == "publish"):
+            assert text.rstrip().endswith(";"), text.splitlines()[0]
+    code = _code()
+    assert "savefig" not in code and "to_csv" not in code  # artifacts only via publish
+    # the runner records the run's parameters; no source is "embedded" any more
+    assert "parameters=" not in code and "params" not in code and "embedded" not in code
     for name in TABLES + FIGURES:
-        assert f'"{name}"' in _code(), name
+        assert f'"{name}"' in code, name
+
+
+def test_make_reproduce_runs_it_once_with_its_defaults():
+    # the title says so; its committed artifacts are figures/walkthrough_* under its own name
+    runs = [r for r in default_runs() if r.notebook == NOTEBOOK.stem]
+    assert [(r.name, r.parameters) for r in runs] == [("00_walkthrough", {})]
 
 
 def test_parameters_are_validated_by_the_runner():
@@ -104,8 +121,20 @@ def test_runs_and_writes_every_artifact(tmp_path):
             assert (out / f"{name}.{ext}").is_file(), (name, ext)
     written = {p.stem for p in out.iterdir() if p.suffix in (".csv", ".pdf")}
     assert written == set(TABLES) | set(FIGURES)
+    # the runner keeps the records, read from the executed notebook, with the run's parameters
     records = json.loads((out / ".artifacts" / "00_walkthrough.json").read_text())
     assert sorted(r["name"] for r in records) == sorted(TABLES + FIGURES)
+    for r in records:
+        assert sorted(r) == ["description", "files", "inputs", "name", "notebook", "parameters"]
+        assert r["notebook"] == "00_walkthrough" and r["description"], r["name"]
+        assert "outdir" not in r["parameters"], r["name"]
+        assert r["parameters"]["n_null"] == 20 and r["parameters"]["n_boot"] == 50, r["name"]
+        assert r["parameters"]["seed"] == 0, r["name"]  # defaults are recorded too
+        assert r["files"] == sorted(f"{r['name']}.{ext}" for ext in (
+            ("csv", "pdf", "png") if r["name"] in FIGURES else ("csv", "md", "tex")))
+    inputs = {r["name"]: r["inputs"] for r in records}
+    assert inputs["walkthrough_epsilon"] == ["none"]
+    assert inputs["walkthrough_entropy_scatter"] == ["data/studies/demo.yaml"]
     for name in SIMULATED_TABLES:
         assert "simulated" in (out / f"{name}.md").read_text().splitlines()[0].lower(), name
     # the run's numbers: epsilon table, null summary with the small n_null
@@ -113,9 +142,15 @@ def test_runs_and_writes_every_artifact(tmp_path):
     np.testing.assert_allclose(eps["k * epsilon"], -math.log(0.05), rtol=1e-12)
     null = pd.read_csv(out / "walkthrough_null_studies.csv")
     assert null["studies"].item() == 20
+    # the executed copy reads as a page: every figure inline, no error, no warning or log
     executed = json.loads((build / "00_walkthrough.ipynb").read_text())
-    assert not [o for c in executed["cells"] for o in c.get("outputs", [])
-                if o.get("output_type") == "error"]
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or logs on the page"
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == len(FIGURES)
+    saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
+             if RECORD_KEY in o.get("metadata", {})]
+    assert sorted(saved) == sorted(TABLES + FIGURES)  # one "saved ..." note per artifact
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,7 +311,7 @@ def test_section6_entropy_facts():
     tok_base = entropy.token_entropy(np.linspace(0.30, 0.50, 32))
     tok_rl = entropy.token_entropy(np.linspace(0.45, 0.75, 32))
     assert tok_rl > tok_base and h.entropy[1] < h.entropy[0]  # less sure per token, not answer
-    pairs = artifacts.entropy_pairs(artifacts.entropy_long("embedded"))
+    pairs = artifacts.entropy_pairs(artifacts.entropy_long(load_study("demo")))
     by = pairs.set_index("model")
     for _, row in pairs[pairs["role"] == "rlvr"].iterrows():
         assert row["answer_entropy"] < by.loc[row["base_model"], "answer_entropy"]  # arrow down
