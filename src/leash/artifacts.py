@@ -470,6 +470,16 @@ def sft_support(study=PAPER, **kwargs):
 def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
     """Table 14: pass@k at k = 1, 2, 4, ..., 256 of each trained model (and its base).
 
+    Parameters
+    ----------
+    study : str or Study, default "paper" (the paper's printed values)
+    ks : list of int, optional
+        Budgets. Default: a study's own (its ``sft`` section's ``ks``, else 1, 2, 4, ... up to
+        the samples per question); for ``"paper"``, every printed budget (a given ``ks`` must
+        be among them).
+    estimator : {"first-k", "unbiased"}
+        Generations only (the printed values are what they are).
+
     Returns
     -------
     pandas.DataFrame
@@ -479,8 +489,15 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
     src = open_study(study)
     if src == PAPER:
         t = _paper.load_table14_passk()
+        if ks:
+            printed = sorted(set(t["k"].astype(int)))
+            missing = sorted(set(int(k) for k in ks) - set(printed))
+            if missing:
+                raise ValueError(f"sft_passk: the paper prints Table 14 at k = {printed}; "
+                                 f"no values for k = {missing}.")
+            t = t[t["k"].isin([int(k) for k in ks])]
         return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
-                             "pass_at_k": t["pass_at_k_percent"] / 100.0})
+                             "pass_at_k": t["pass_at_k_percent"] / 100.0}).reset_index(drop=True)
     sec = src.section("sft")
     ks = ks or sec.options.get("ks")
     s = src.summaries("sft")
