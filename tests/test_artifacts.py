@@ -75,6 +75,15 @@ def test_paper_sft_and_checkpoint_tables():
     assert row.NDR == pytest.approx(2 / 20) and row.SRR == pytest.approx(18 / 21)
 
 
+def test_sft_passk_budgets_are_the_study_s_unless_given():
+    assert sorted(A.sft_passk("paper", ks=[1, 4]).k.unique()) == [1, 4]
+    with pytest.raises(ValueError, match=r"the paper prints Table 14 at k = \[1, 2, 4"):
+        A.sft_passk("paper", ks=[3])
+    study = A.open_study(DEMO)
+    assert sorted(A.sft_passk(study).k.unique()) == study.section("sft").options["ks"]
+    assert sorted(A.sft_passk(study, ks=[2, 8]).k.unique()) == [2, 8]
+
+
 def test_demo_support_counts_by_hand():
     d = A.support_long(DEMO)
     s = A.open_study(DEMO).summaries("support")
@@ -136,7 +145,7 @@ def test_table2_paper_layout_and_demo_is_deterministic():
     w = A.table2_wide(A.table2("paper"))
     row = w[(w.category == "out_of_support") & (w.reference == "Claude Sonnet 4")]
     assert row.set_index("role").loc[["base", "rlvr"], "AIME2024"].tolist() == [8.76, 14.91]
-    a, b = A.table2(seed=3), A.table2(seed=3)
+    a, b = A.table2(DEMO, seed=3), A.table2(DEMO, seed=3)
     pd.testing.assert_frame_equal(a, b)
     assert set(a.category) <= {"shrinkage", "expansion", "out_of_support"}
     # the simulated RLVR model finds traces less likely where it lost the question
