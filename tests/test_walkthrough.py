@@ -102,7 +102,7 @@ def test_make_reproduce_runs_it_once_with_its_defaults():
 
 def test_parameters_are_validated_by_the_runner():
     validate_parameters(NOTEBOOK)  # the literal defaults are legal
-    for bad in ({"zeta": 1.5}, {"seed": -1}, {"n_boot": -3}, {"ks": []}, {"level": 1.0},
+    for bad in ({"zeta": 1.5}, {"seed": -1}, {"n_boot": -3}, {"ks": [0]}, {"level": 1.0},
                 {"n_nul": 10}):
         with pytest.raises(ParameterError):
             validate_parameters(NOTEBOOK, bad)

@@ -81,9 +81,8 @@ PARAMETER_RULES: dict[str, Rule] = {
     "level": Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1),
     "k": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
     "budget": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "ks": Rule("a non-empty list of ints >= 1",
-               lambda v: isinstance(v, list) and len(v) > 0
-               and all(_is_int(x) and x >= 1 for x in v)),
+    "ks": Rule("a list of ints >= 1 (empty, where a notebook allows it: the study's budgets)",
+               lambda v: isinstance(v, list) and all(_is_int(x) and x >= 1 for x in v)),
     "min_count": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
