@@ -499,6 +499,21 @@ def _lock(outdir: Path):
         fh.close()  # releases the lock
 
 
+def _prune_records(outdir: Path, runs: list[str]) -> None:
+    """Remove the records of runs that the notebooks just run no longer have.
+
+    A notebook's runs change when ``notebooks/runs.yaml`` does (or when its records were kept
+    per notebook, before it ran once per source); the records of its old runs would describe
+    files it no longer writes, or the same files twice.
+    """
+    from .report import SIDECAR_DIR
+
+    notebooks = {r.split(".", 1)[0] for r in runs}
+    for side in (outdir / SIDECAR_DIR).glob("*.json"):
+        if side.stem.split(".", 1)[0] in notebooks and side.stem not in runs:
+            side.unlink()
+
+
 def _run_one(job):
     """Run one notebook; failures come back as results (pickling-safe)."""
     path, run, params, outdir, build = job
@@ -657,6 +672,7 @@ def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]
         if r.status == "skipped":
             stream.write(f"  skipped {r.name}: {r.reason}\n")
     if not failed:
+        _prune_records(outdir, [job[1] for job in jobs_list])
         index = write_index(artifact_index(outdir), outdir / INDEX_NAME)
         stream.write(f"  artifact index: {shown(index)}\n")
     stream.flush()
@@ -759,6 +775,9 @@ def main(argv=None) -> int:
     except ParameterError as exc:
         stream.write(f"reproduce: {exc}\n")
         return 2
+    except ValueError as exc:  # the records of the output folder disagree (see artifact_index)
+        stream.write(f"reproduce: {' '.join(str(exc).split())}\n")
+        return 1
     except KeyboardInterrupt:
         stream.write("\nreproduce: interrupted; the interrupted runs keep their earlier "
                      "artifact records and the index was not rewritten.\n")
