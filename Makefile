@@ -30,12 +30,14 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast reproduce bench lint lab clean
+.PHONY: help install test test-fast test-browser reproduce bench lint lab clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
 	@echo "                 ONLY=01, PARAMS=params.yaml, OUTDIR=dir, JOBS=2)"
 	@echo "make test        run the test suite (creates .venv on first use)"
+	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, headless"
+	@echo "                 Chromium (needs chromium + chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/ and tests/"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
@@ -58,6 +60,12 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PYTEST) -m "not slow"
+
+# JupyterLab "Run All Cells" in headless Chromium through the system chromedriver (never a
+# download); not part of `make test`. Screenshots and the server log go to build/browser/.
+test-browser: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[browser]"
+	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP)
 	$(PY) -m leash.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
