@@ -247,7 +247,9 @@ return {{
   errors: bad.map(e => {{
     const cell = e.closest('.jp-Cell');
     const all = [...panel.querySelectorAll('.jp-Notebook .jp-Cell')];
-    return {{cell: all.indexOf(cell), text: e.innerText.slice(0, 600)}};
+    const t = e.innerText;  // a traceback's last line says what went wrong: keep both ends
+    return {{cell: all.indexOf(cell),
+             text: t.length > 900 ? t.slice(0, 300) + '\\n[...]\\n' + t.slice(-600) : t}};
   }}),
   images: imgs.map(i => ({{loaded: i.complete && i.naturalWidth > 0,
                            width: i.naturalWidth, height: i.naturalHeight}})),
