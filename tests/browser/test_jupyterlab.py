@@ -17,9 +17,10 @@ page, so the test can read each prompt), no news or update check.
 Per notebook: open it, wait for the kernel, Run > Run All Cells, wait until the kernel is idle
 and every code cell has an execution count, then check that no output is an error or stderr,
 that at least one image is shown inline, and save screenshots to ``build/browser/``
-(``<notebook>-top.png``, ``-end.png`` and ``-full.png``, the whole notebook in one tall
-window). The committed ``figures/`` and the notebooks themselves must be unchanged afterwards
-(by hand, a notebook writes to the scratch folder ``build/figures/``).
+(``<notebook>-top.png``, ``-end.png`` and ``-full-1.png``, the whole notebook in one tall
+window, or several for a long notebook). The committed ``figures/`` and the notebooks
+themselves must be unchanged afterwards (by hand, a notebook writes to the scratch folder
+``build/figures/``).
 """
 
 from __future__ import annotations
@@ -368,26 +369,52 @@ def run_all_cells(driver) -> str:
     return "command palette: Run All Cells"
 
 
+# the height of the notebook's content: the bottom of its last cell (JupyterLab adds blank space
+# below it to scroll past the end)
+CONTENT_JS = f"""
+const scroller = arguments[0];
+const cells = document.querySelectorAll('{PANEL} .jp-Notebook .jp-Cell');
+const last = cells[cells.length - 1];
+return last.getBoundingClientRect().bottom - scroller.getBoundingClientRect().top
+       + scroller.scrollTop;
+"""
+PAGE = 10000  # tallest window of the full screenshots; a longer notebook takes several
+
+
 def screenshots(driver, stem: str) -> list[Path]:
-    """Top and end of the notebook in the 1400x1000 window, then all of it in a tall one."""
+    """``<stem>-top.png`` and ``-end.png`` (its last cell) in the 1400x1000 window, then the
+    whole notebook in a window as tall as it (``-full-1.png``; ``-full-2.png``... beyond
+    ``PAGE`` pixels)."""
+    for old in SHOTS.glob(f"{stem}-*.png"):
+        old.unlink()
+    shots = [SHOTS / f"{stem}-top.png", SHOTS / f"{stem}-end.png"]
     scroller = driver.execute_script(SCROLLER_JS)
-    top, end, full = (SHOTS / f"{stem}-{k}.png" for k in ("top", "end", "full"))
     driver.execute_script("arguments[0].scrollTop = 0;", scroller)
     time.sleep(0.5)
-    driver.save_screenshot(str(top))
-    driver.execute_script("arguments[0].scrollTop = arguments[0].scrollHeight;", scroller)
+    driver.save_screenshot(str(shots[0]))
+    driver.execute_script(f"[...document.querySelectorAll('{PANEL} .jp-Notebook .jp-Cell')]"
+                          ".pop().scrollIntoView({block: 'end'});")
     time.sleep(0.5)
-    driver.save_screenshot(str(end))
-    content, visible = driver.execute_script(
-        "return [arguments[0].scrollHeight, arguments[0].clientHeight];", scroller)
-    height = min(WINDOW[1] + content - visible + 40, 16000)
-    driver.set_window_size(WINDOW[0], height)
+    driver.save_screenshot(str(shots[1]))
+    content = driver.execute_script(CONTENT_JS, scroller)
+    visible = driver.execute_script("return arguments[0].clientHeight;", scroller)
+    driver.set_window_size(WINDOW[0], int(min(WINDOW[1] + content - visible + 20, PAGE)))
     time.sleep(1.0)
-    driver.execute_script("arguments[0].scrollTop = 0;", scroller)
-    time.sleep(1.0)
-    driver.save_screenshot(str(full))
+    content = driver.execute_script(CONTENT_JS, scroller)  # again: the layout may have changed
+    visible = driver.execute_script("return arguments[0].clientHeight;", scroller)
+    top, page = 0, 1
+    while True:
+        # the last page ends just below the last cell (it overlaps the page before)
+        driver.execute_script("arguments[0].scrollTop = arguments[1];", scroller,
+                              max(0, min(top, content - visible + 80)))
+        time.sleep(1.0)
+        shots.append(SHOTS / f"{stem}-full-{page}.png")
+        driver.save_screenshot(str(shots[-1]))
+        top, page = top + visible, page + 1
+        if top >= content - 1:
+            break
     driver.set_window_size(*WINDOW)
-    return [top, end, full]
+    return shots
 
 
 @pytest.mark.parametrize("notebook", list(CASES), ids=lambda n: n.removesuffix(".ipynb"))
