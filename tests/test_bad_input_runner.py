@@ -162,7 +162,7 @@ import sys
 from pathlib import Path
 import leash.reproduce as r
 if __name__ == "__main__":
-    r.NOTEBOOK_DIR = Path(sys.argv[1])
+    r.NOTEBOOKS = Path(sys.argv[1])
     sys.exit(r.main(sys.argv[2:]))
 """
 
@@ -198,7 +198,7 @@ def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs):
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == (
-        "reproduce: interrupted; the interrupted notebooks' artifact records were put back and "
+        "reproduce: interrupted; the interrupted runs keep their earlier artifact records and "
         "the index was not rewritten.")
     for stem in ("00_a", "01_b"):
         assert (out / ".artifacts" / f"{stem}.json").read_bytes() == previous, stem

@@ -58,6 +58,8 @@ def test_notebook_runs_with_plain_nbconvert(path, tmp_path):
     assert not [o for o in outputs if o["output_type"] == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], \
         [o["text"] for o in outputs if o.get("name") == "stderr"]
-    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    if "publish(fig" in code or "plt.subplots" in code:
+    saved = [o["metadata"]["leash.artifact"] for o in outputs
+             if "leash.artifact" in o.get("metadata", {})]
+    assert saved, "the notebook saved no artifact"
+    if any(f.endswith(".png") for r in saved for f in r["files"]):  # it saved a figure
         assert any("image/png" in o.get("data", {}) for o in outputs), "no figure shown inline"

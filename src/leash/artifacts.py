@@ -374,7 +374,8 @@ def float_formats(table: pd.DataFrame, default: str = "{:.3f}") -> dict:
     return {c: _FORMATS.get(c, default) for c in table.columns}
 
 
-def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None):
+def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None,
+                 leave_out=()):
     """Figure 1's bars: base vs RLVR pass@k at the largest budget per benchmark (long form).
 
     Parameters
@@ -384,7 +385,10 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
     pair : str, optional
         Default: the first pair (the paper: ProRL-1.5B-v1).
     benchmarks : list of str, optional
-        Default: every benchmark of the pair (the paper's figure omits MATH500).
+        Default: every benchmark of the pair.
+    leave_out : sequence of str
+        Benchmarks to leave out (the paper's figure omits MATH500), unless that would leave
+        none: a study whose only benchmark is MATH500 still gets its bars.
 
     Returns
     -------
@@ -395,6 +399,8 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
     t = long[(long["pair"] == pair) & (long["scope"] == "benchmark")]
     if benchmarks:
         t = t[t["benchmark"].isin(benchmarks)]
+    if leave_out and not t["benchmark"].isin(leave_out).all():
+        t = t[~t["benchmark"].isin(leave_out)]
     rows = []
     for _, r in t.iterrows():
         for role, col, name in (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR")):
