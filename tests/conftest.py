@@ -10,7 +10,6 @@ settings.register_profile("leash", deadline=None)
 settings.load_profile("leash")
 
 
-
 # tests/browser/ drives JupyterLab in a real browser (minutes, needs Chromium): collected only
 # when named on the command line (`pytest tests/browser`, as `make test-browser` does), so
 # `make test` and a plain `pytest` never run it.

@@ -277,15 +277,6 @@ class NotebookError(RuntimeError):
         self.evalue = evalue
         self.output = output
 
-    def __reduce__(self):  # picklable across the process pool of --jobs
-        return (_rebuild_error, (self.args[0], self.notebook, self.cell_index, self.exec_count,
-                                 self.ename, self.evalue, self.output))
-
-
-def _rebuild_error(message, notebook, cell_index, exec_count, ename, evalue, output):
-    return NotebookError(message, notebook=notebook, cell_index=cell_index,
-                         exec_count=exec_count, ename=ename, evalue=evalue, output=output)
-
 
 @contextlib.contextmanager
 def _environ(updates):
