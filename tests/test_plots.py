@@ -21,15 +21,21 @@ from leash.plots import (  # noqa: E402
     CATEGORY_COLORS,
     EXTRA_COLORS,
     RLVR_COLOR,
+    SERIES_COLORS,
     SFT_COLOR,
     model_colors,
+    panel_grid,
     plot_entropy_scatter,
     plot_epsilon,
     plot_metric_trajectory,
     plot_pass_at_k_curves,
     plot_passk_bars,
     plot_support_counts,
+    plot_support_curves,
     plot_support_diagram,
+    sequential_colors,
+    shades,
+    shared_legend,
 )
 from leash.support import epsilon  # noqa: E402
 
@@ -98,6 +104,22 @@ def test_model_colors_are_fixed_by_role():
         model_colors(["x"], {"x": "teacher"})
 
 
+def test_series_sequential_and_shaded_colours_keep_clear_of_the_roles():
+    roles = {BASE_COLOR.lower(), RLVR_COLOR.lower(), SFT_COLOR.lower()}
+    assert not roles & {c.lower() for c in SERIES_COLORS}
+    seq = sequential_colors(4)
+    assert len(seq) == 4 and len(set(seq)) == 4 and not roles & set(seq)
+    assert len(sequential_colors(1)) == 1
+    red = shades(RLVR_COLOR, 5)
+    assert len(set(red)) == 5 and red[-1] == RLVR_COLOR.lower()
+    assert shades(RLVR_COLOR, 1) == [RLVR_COLOR.lower()] and len(shades(RLVR_COLOR, 2)) == 2
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="'n' parameter"):
+            sequential_colors(bad)
+        with pytest.raises(ValueError, match="'n' parameter"):
+            shades(RLVR_COLOR, bad)
+
+
 # ---------------------------------------------------------------------------------------------
 # plot_pass_at_k_curves
 # ---------------------------------------------------------------------------------------------
@@ -127,6 +149,23 @@ def test_pass_at_k_curves_many_budgets_label_every_other_tick():
     np.testing.assert_array_equal(ax.get_xticks(), ks)
 
 
+def test_pass_at_k_curves_always_label_the_largest_budget():
+    ks = 2 ** np.arange(12)  # 1 .. 2048: every other label would end at 1024
+    df = pd.DataFrame({"model": "Base", "k": ks, "pass_at_k": np.linspace(0, 1, 12)})
+    _, ax = plt.subplots(figsize=(6, 4))
+    labels = [t.get_text() for t in plot_pass_at_k_curves(df, ax=ax).get_xticklabels()]
+    assert labels[-1] == "2048" and labels[-2] == "" and labels[-3] == ""  # 1024 unlabelled
+    assert labels[:3] == ["1", "", "4"]
+
+
+def test_pass_at_k_curves_narrow_panel_labels_every_fourth_budget():
+    ks = 2 ** np.arange(15)
+    df = pd.DataFrame({"model": "Base", "k": ks, "pass_at_k": np.linspace(0, 1, 15)})
+    _, ax = plt.subplots(figsize=(2.5, 2))
+    labels = [t.get_text() for t in plot_pass_at_k_curves(df, ax=ax).get_xticklabels()]
+    assert [lab for lab in labels if lab] == ["1", "16", "256", "16384"]
+
+
 def test_pass_at_k_curves_annotations_and_bands():
     df = _curves().assign(low=lambda d: d.pass_at_k - 0.05, high=lambda d: d.pass_at_k + 0.05)
     ax = plot_pass_at_k_curves(df, annotate=True)
@@ -135,6 +174,43 @@ def test_pass_at_k_curves_annotations_and_bands():
     assert len(ax.collections) == 2  # one band per model
     band = ax.collections[0].get_paths()[0].vertices
     assert np.isclose(band[:, 1].min(), 0.05) and np.isclose(band[:, 1].max(), 0.35)
+
+
+def test_pass_at_k_curves_annotate_the_higher_value_above_and_the_lower_below():
+    ks = 2 ** np.arange(11)  # 1 .. 1024: labels at 1, 4, 16, 64, 256, 1024
+    base = np.linspace(0.1, 0.9, 11)
+    rl = np.full(11, 0.5)
+    rl[4] = base[4]  # equal at k = 16: written once, in grey
+    df = pd.DataFrame({"model": ["Base"] * 11 + ["RLVR"] * 11, "k": np.tile(ks, 2),
+                       "pass_at_k": np.concatenate([base, rl])})
+    _, ax = plt.subplots(figsize=(4, 3))
+    plot_pass_at_k_curves(df, ax=ax, annotate=True)
+    texts = {(t.xy[0], t.get_text()): t for t in ax.texts}
+    assert {x for x, _ in texts} == {1, 4, 16, 64, 256, 1024}
+    assert len(ax.texts) == 11
+    low_k = texts[(1, "0.100")], texts[(1, "0.500")]  # base lower at k = 1: below
+    assert low_k[0].get_va() == "top" and low_k[1].get_va() == "bottom"
+    assert to_hex(low_k[0].get_color()) == BASE_COLOR.lower()
+    high_k = texts[(1024, "0.900")], texts[(1024, "0.500")]  # base higher at k = 1024: above
+    assert high_k[0].get_va() == "bottom" and high_k[1].get_va() == "top"
+    equal = texts[(16, "0.420")]
+    assert equal.get_va() == "bottom" and to_hex(equal.get_color()) == to_hex("0.3")
+    # head room: the labels stay inside the axes
+    lo, hi = ax.get_ylim()
+    assert lo < 0.1 - 0.1 and hi > 0.9 + 0.1
+
+
+def test_pass_at_k_curves_hue_order_and_palette():
+    ax = plot_pass_at_k_curves(_curves(), hue_order=["ProRL", "Base"],
+                               palette={"ProRL": "#000000", "nobody": "#ffffff"})
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ProRL", "Base"]
+    rl, base = ax.lines
+    assert to_hex(rl.get_color()) == "#000000" and to_hex(base.get_color()) == BASE_COLOR.lower()
+    np.testing.assert_array_equal(rl.get_ydata(), [0.4, 0.5, 0.6])
+    with pytest.raises(ValueError, match=r"'hue_order' .* Missing: \['Base'\]"):
+        plot_pass_at_k_curves(_curves(), hue_order=["ProRL"])
+    with pytest.raises(ValueError, match=r"not in the frame: \['SFT'\]"):
+        plot_pass_at_k_curves(_curves(), hue_order=["ProRL", "Base", "SFT"])
 
 
 def test_pass_at_k_curves_on_given_axes_linear():
@@ -219,6 +295,32 @@ def test_support_counts_stack_p_e_s_o():
     assert to_hex(col[0].get_facecolor()) == CATEGORY_COLORS["preservation"].lower()
 
 
+def test_support_counts_legend_sits_outside_in_stack_order():
+    ax = plot_support_counts(_counts())
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "Out of Support (O)", "Shrinkage (S)", "Expansion (E)", "Preservation (P)"]
+    ax.figure.canvas.draw()
+    assert legend.get_window_extent().x0 > ax.get_window_extent().x1  # right of the bars
+
+
+def test_support_curves_one_line_per_category_in_its_colour():
+    curve = pd.DataFrame({"k": [4, 1, 2], "P": [3.0, 1.0, 2.0], "E": [0.5, 0.1, 0.2],
+                          "S": [1.0, 2.0, 1.5], "O": [5.5, 6.9, 6.3]})
+    ax = plot_support_curves(curve, categories=["P", "S"])
+    assert len(ax.lines) == 2
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1, 2, 4])
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), [2.0, 1.5, 1.0])
+    assert to_hex(ax.lines[1].get_color()) == CATEGORY_COLORS["shrinkage"].lower()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Preservation (P)",
+                                                                  "Shrinkage (S)"]
+    assert ax.get_xscale() == "log"
+    with pytest.raises(ValueError, match="'categories' parameter"):
+        plot_support_curves(curve, categories=["X"])
+    with pytest.raises(ValueError, match="share the same"):
+        plot_support_curves(curve.assign(k=1))
+
+
 def test_support_counts_normalized_on_given_axes():
     _, ax = plt.subplots()
     out = plot_support_counts(_counts(), ax=ax, normalize=True)
@@ -257,7 +359,14 @@ def test_metric_trajectory_one_line_per_benchmark_and_metric():
 def test_metric_trajectory_subset_on_given_axes():
     _, ax = plt.subplots()
     assert plot_metric_trajectory(_trajectory(), metrics="SRR", ax=ax) is ax
-    assert len(ax.lines) == 2 + 1
+    assert len(ax.lines) == 2  # SRR is never negative: no reference line at 0
+    assert ax.get_ylabel() == "SRR"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["AIME24", "AMC23"]
+    assert [to_hex(line.get_color()) for line in ax.lines] == [c.lower()
+                                                               for c in SERIES_COLORS[:2]]
+    _, ax = plt.subplots()
+    plot_metric_trajectory(_trajectory(), metrics="NSCR", ax=ax)
+    assert len(ax.lines) == 2 + 1 and ax.lines[-1].get_ydata()[0] == 0.0
 
 
 def test_metric_trajectory_validation():
@@ -358,12 +467,53 @@ def test_support_diagram_validation():
         plot_support_diagram(lim=None)
 
 
+# ---------------------------------------------------------------------------------------------
+# panel_grid and shared_legend
+# ---------------------------------------------------------------------------------------------
+
+def test_panel_grid_wraps_into_page_wide_rows():
+    fig, axes = panel_grid(5)
+    assert len(axes) == 5 and len(fig.axes) == 6
+    assert fig.get_size_inches()[0] == 7.5 and np.isclose(fig.get_size_inches()[1], 2 * 2.3)
+    spare = [a for a in fig.axes if a not in axes]
+    assert len(spare) == 1 and not spare[0].axison
+    fig, axes = panel_grid(2, ncols=3, panel_height=3)
+    assert len(fig.axes) == 2 and np.isclose(fig.get_size_inches()[1], 3)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="'n' parameter of panel_grid"):
+            panel_grid(bad)
+    with pytest.raises(ValueError, match="'ncols' parameter of panel_grid"):
+        panel_grid(3, ncols=0)
+
+
+def test_shared_legend_in_the_spare_cell_else_below():
+    fig, axes = panel_grid(3, ncols=2)
+    for ax in axes:
+        plot_pass_at_k_curves(_curves(), ax=ax)
+    legend = shared_legend(axes)
+    assert all(ax.get_legend() is None for ax in axes)
+    spare = [a for a in fig.axes if a not in axes][0]
+    assert spare.get_legend() is legend
+    assert [t.get_text() for t in legend.get_texts()] == ["Base", "ProRL"]
+    fig, axes = panel_grid(3)
+    for ax, metric in zip(axes, ["SRR", "NDR", "NSCR"]):
+        plot_metric_trajectory(_trajectory(), metrics=metric, ax=ax)
+    legend = shared_legend(axes, title="benchmark")
+    assert legend in fig.legends and legend.get_title().get_text() == "benchmark"
+    assert [t.get_text() for t in legend.get_texts()] == ["AIME24", "AMC23"]
+    with pytest.raises(ValueError, match="no labelled artist"):
+        shared_legend(panel_grid(1)[1])
+    with pytest.raises(ValueError, match="empty"):
+        shared_legend([])
+
+
 def test_every_helper_returns_a_new_axes_when_none_is_given():
     axes = [
         plot_pass_at_k_curves(_curves()), plot_passk_bars(_bars()),
         plot_support_counts(_counts()), plot_metric_trajectory(_trajectory()),
         plot_entropy_scatter(_entropy()), plot_epsilon([1, 2], [0.05]),
-        plot_support_diagram(),
+        plot_support_diagram(), plot_support_curves(pd.DataFrame({"k": [1, 2], "P": [1, 2]}),
+                                                    categories="P"),
     ]
     assert len({id(a.figure) for a in axes}) == len(axes)
     assert plots.__all__  # the public names are declared

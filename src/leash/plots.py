@@ -14,7 +14,13 @@ Colours are fixed in one place (:data:`ROLE_COLORS`, :data:`CATEGORY_COLORS`): b
 always blue, RLVR models always red, SFT green, and the four support categories keep their colour
 in every figure. Model colours come from a ``role`` column when the frame has one (``base``,
 ``rlvr``, ``sft``); a model label that is itself a role name ("Base") gets that role's colour;
-other labels take the RLVR colour, then the extra colours, in order of appearance.
+other labels take the RLVR colour, then the extra colours, in order of appearance. Lines that are
+not models (benchmarks, domains) take :data:`SERIES_COLORS`, which holds neither the base blue
+nor the RLVR red, and ordered values (budgets, zetas) :func:`sequential_colors`.
+
+Multi-panel figures: :func:`panel_grid` lays ``n`` panels out in at most three columns, sized for
+a page (about 7.5 inches, 1500 pixels at 200 dpi), and :func:`shared_legend` replaces the
+panels' identical legends by one.
 """
 
 from __future__ import annotations
@@ -27,17 +33,24 @@ __all__ = [
     "CATEGORY_COLORS",
     "CATEGORY_LABELS",
     "EXTRA_COLORS",
+    "PAGE_WIDTH",
     "RLVR_COLOR",
     "ROLE_COLORS",
+    "SERIES_COLORS",
     "SFT_COLOR",
     "model_colors",
+    "panel_grid",
     "plot_entropy_scatter",
     "plot_epsilon",
     "plot_metric_trajectory",
     "plot_pass_at_k_curves",
     "plot_passk_bars",
     "plot_support_counts",
+    "plot_support_curves",
     "plot_support_diagram",
+    "sequential_colors",
+    "shades",
+    "shared_legend",
 ]
 
 # Colours of seaborn's "deep" palette, assigned once for the whole project.
@@ -46,6 +59,10 @@ RLVR_COLOR = "#C44E52"
 SFT_COLOR = "#55A868"
 ROLE_COLORS = {"base": BASE_COLOR, "rlvr": RLVR_COLOR, "sft": SFT_COLOR}
 EXTRA_COLORS = ("#8172B3", "#CCB974", "#64B5CD", "#DD8452", "#937860", "#DA8BC3", "#8C8C8C")
+# Series that are not models (benchmarks, domains): no base blue, no RLVR red, no SFT green; dark
+# enough on white. Seaborn "deep"/"dark" hues, then the muted grey.
+SERIES_COLORS = ("#8172B3", "#DD8452", "#2A9D8F", "#937860", "#DA8BC3", "#B8A02F", "#5F5F5F",
+                 "#222222")
 CATEGORY_COLORS = {
     "preservation": "#55A868",
     "expansion": "#8172B3",
@@ -170,16 +187,189 @@ def _roles_of(df: pd.DataFrame, hue: str, func: str) -> dict | None:
 _MAX_TICK_LABELS = 8
 
 
-def _log2_ticks(ax, xs: np.ndarray) -> None:
-    """log2 x axis with a tick at every value; beyond 8 values every other label is left blank
-    (k = 1..16384 has 15 ticks, too many labels for a small panel)."""
+def _labelled(n: int, step: int = 2) -> np.ndarray:
+    """Which of ``n`` ticks get a label: all up to 8; beyond, every ``step``-th from the first,
+    and always the last (then not the labelled one less than ``step`` ticks before it)."""
+    keep = np.ones(n, dtype=bool)
+    if n > _MAX_TICK_LABELS:
+        keep = np.arange(n) % max(step, 2) == 0
+        if not keep[-1]:
+            prev = np.flatnonzero(keep)[-1]
+            keep[-1] = True
+            if n - 1 - prev < max(step, 2):
+                keep[prev] = False
+    return keep
+
+
+def _tick_step(ax, labels) -> int:
+    """2, or 4 when every other label would still not fit side by side in the panel's width
+    (k = 1..16384 in a narrow panel). Widths are estimated from the number of characters."""
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+    need = max(len(lab) for lab in labels) * 0.64 * size + 4
+    width = ax.get_position().width * ax.figure.get_size_inches()[0] * 72
+    return 2 if -(-len(labels) // 2) * need <= width else 4
+
+
+def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
+    """log2 x axis with a tick at every value; beyond 8 values only every other label is shown
+    (every fourth when even those would collide), the largest always. Returns which ticks are
+    labelled."""
     ax.set_xscale("log", base=2)
     ticks = np.unique(xs)
     labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]
-    if len(ticks) > _MAX_TICK_LABELS:
-        labels = [lab if i % 2 == 0 else "" for i, lab in enumerate(labels)]
-    ax.set_xticks(ticks, labels=labels)
+    keep = _labelled(len(ticks), _tick_step(ax, labels))
+    ax.set_xticks(ticks, labels=[lab if k else "" for lab, k in zip(labels, keep)])
     ax.minorticks_off()
+    return keep
+
+
+def sequential_colors(n: int) -> list:
+    """``n`` colours of an ordered series (budgets k, zetas), light to dark along viridis.
+
+    Parameters
+    ----------
+    n : int
+        Number of colours, ``n >= 1``.
+
+    Returns
+    -------
+    list of str
+        Hex colours; none is the base blue or the RLVR red.
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"The 'n' parameter of sequential_colors must be an int >= 1. Got {n!r}.")
+    cmap = colormaps["viridis"]
+    return [to_hex(cmap(v)) for v in np.linspace(0.85, 0.05, int(n))] if n > 1 else \
+        [to_hex(cmap(0.45))]
+
+
+def shades(color, n: int) -> list:
+    """``n`` shades of one colour, light to full: the checkpoints of one training run, the last
+    being the final model (e.g. ``shades(RLVR_COLOR, 5)``).
+
+    Parameters
+    ----------
+    color : matplotlib colour
+    n : int
+        Number of shades, ``n >= 1``: the first ``n - 1`` mix 70% down to 25% white in, so the
+        last one, ``color`` itself, stands out from the one before it.
+
+    Returns
+    -------
+    list of str
+        Hex colours, the last one ``color`` itself.
+    """
+    from matplotlib.colors import to_hex, to_rgb
+
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"The 'n' parameter of shades must be an int >= 1. Got {n!r}.")
+    rgb = np.array(to_rgb(color))
+    white = [*np.linspace(0.7, 0.25, int(n) - 1), 0.0] if n > 2 else [0.5, 0.0][2 - int(n):]
+    return [to_hex(rgb + (1 - rgb) * w) for w in white]
+
+
+# ---------------------------------------------------------------------------------------------
+# multi-panel figures
+# ---------------------------------------------------------------------------------------------
+
+#: Width of a multi-panel figure in inches: 1500 pixels at 200 dpi, a page's text width.
+PAGE_WIDTH = 7.5
+_SPARE = "leash: spare panel"
+
+
+def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, sharey=False):
+    """A figure of ``n`` panels in at most ``ncols`` columns, as wide as a page.
+
+    Parameters
+    ----------
+    n : int
+        Number of panels, ``n >= 1``.
+    ncols : int, default 3
+        Maximum number of columns (fewer when ``n`` is smaller).
+    panel_height : float, default 2.3
+        Height of one row in inches.
+    width : float, default 7.5
+        Width of the figure in inches (1500 pixels at 200 dpi).
+    sharex, sharey : bool
+        Passed to :func:`matplotlib.pyplot.subplots`.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        With constrained layout (do not call ``tight_layout``).
+    axes : list of matplotlib.axes.Axes
+        The ``n`` panels in reading order. The unused cells of the last row are switched off;
+        :func:`shared_legend` puts the legend into one of them.
+    """
+    import matplotlib.pyplot as plt
+
+    for name, value, low in (("n", n, 1), ("ncols", ncols, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"The '{name}' parameter of panel_grid must be an int >= {low}. "
+                             f"Got {value!r}.")
+    cols = min(int(ncols), int(n))
+    rows = -(-int(n) // cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(width, panel_height * rows), squeeze=False,
+                             sharex=sharex, sharey=sharey, layout="constrained")
+    cells = list(grid.flat)
+    for spare in cells[n:]:
+        spare.set_axis_off()
+        spare.set_label(_SPARE)
+    return fig, cells[:n]
+
+
+def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
+    """One legend for several panels: every entry of the panels' legends, each label once.
+
+    Each panel's own legend is removed. The legend goes into an unused cell of the grid of
+    :func:`panel_grid` when there is one, else below the panels (above them it would collide
+    with the figure's suptitle).
+
+    Parameters
+    ----------
+    axes : sequence of matplotlib.axes.Axes
+        Panels of one figure.
+    title : str, optional
+        Legend title (e.g. "domain").
+    fontsize : float, default 9
+    ncols : int, optional
+        Columns of a legend below the panels (default: all entries in one row, at most 6).
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+    """
+    axes = list(axes)
+    if not axes:
+        raise ValueError("shared_legend: 'axes' is empty.")
+    fig = axes[0].figure
+    handles, labels = [], []
+    for ax in axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            hs, ls = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+            legend.remove()
+        else:
+            hs, ls = ax.get_legend_handles_labels()
+        for h, lab in zip(hs, ls):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        raise ValueError("shared_legend: the panels have no labelled artist to show.")
+    spare = [a for a in fig.axes if a.get_label() == _SPARE and not a.axison]
+    if spare:
+        return spare[-1].legend(handles, labels, loc="center", frameon=False, title=title,
+                                fontsize=fontsize, title_fontsize=fontsize)
+    return fig.legend(handles, labels, loc="outside lower center", frameon=False, title=title,
+                      fontsize=fontsize, title_fontsize=fontsize,
+                      ncols=ncols or min(len(handles), 6))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,7 +377,7 @@ def _log2_ticks(ax, xs: np.ndarray) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", annotate=False,
-                          logx=True):
+                          logx=True, hue_order=None, palette=None):
     """pass@k against k, one line per model (Figures 2-4 of the paper, one panel).
 
     Parameters
@@ -199,9 +389,19 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
     x, y, hue : str
         Column names of the budget, the value and the model.
     annotate : bool, default False
-        Write each value (3 decimals) next to its point, as the paper does.
+        Write values (3 decimals) next to the points, as the paper does, where they stay
+        readable: at the budgets whose tick is labelled (every k up to 8 budgets, else every
+        other or every fourth one, and the largest), the higher curve's value above its point
+        and the lower one's below (with more than two models, only the highest and the
+        lowest); equal values (at 3 decimals) are written once, in grey. The axis gets head
+        room for them.
     logx : bool, default True
         log2 x axis with a tick at every k (k must be > 0).
+    hue_order : sequence, optional
+        Order of the models in the legend (and of drawing); default: order of appearance. It
+        must list every model of the frame.
+    palette : dict, optional
+        ``model -> colour``, overriding :func:`model_colors` for the models it names.
 
     Returns
     -------
@@ -221,11 +421,20 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
                          f"{xs[xs <= 0][0]}.")
     lows = _numeric(df, "low", func) if has_low else None
     highs = _numeric(df, "high", func) if has_high else None
-    ax = _axes(ax, func)
     levels = _levels(df[hue])
+    if hue_order is not None:
+        wanted = list(hue_order)
+        missing = [lv for lv in levels if lv not in wanted]
+        extra = [lv for lv in wanted if lv not in levels]
+        if missing or extra or len(set(wanted)) != len(wanted):
+            raise ValueError(f"The 'hue_order' parameter of {func} must list each {hue!r} of the "
+                             f"frame once. Missing: {missing}; not in the frame: {extra}.")
+        levels = wanted
     colors = model_colors(levels, _roles_of(df, hue, func))
+    colors.update({k: v for k, v in dict(palette or {}).items() if k in colors})
+    ax = _axes(ax, func)
     hue_values = df[hue].to_numpy()
-    for j, level in enumerate(levels):
+    for level in levels:
         sel = np.flatnonzero(hue_values == level)
         order = sel[np.argsort(xs[sel], kind="stable")]
         color = colors[level]
@@ -234,22 +443,48 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
         if lows is not None:
             ax.fill_between(xs[order], lows[order], highs[order], color=color, alpha=0.2,
                             linewidth=0)
-        if annotate:
-            offset = 6 if j % 2 == 0 else -11
-            for xv, yv in zip(xs[order], ys[order]):
-                ax.annotate(f"{yv:.3f}", (xv, yv), textcoords="offset points",
-                            xytext=(0, offset), ha="center", fontsize=6, color=color)
-    if logx:
-        _log2_ticks(ax, xs)
+    budgets = np.unique(xs)
+    labelled = _log2_ticks(ax, xs) if logx else _labelled(len(budgets))
+    if annotate:
+        _annotate_values(ax, xs, ys, hue_values, colors, budgets[labelled])
     ax.set_xlabel(x)
     ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
 
 
-def _tick_style(n_labels: int) -> dict:
-    """Slanted category labels when there are too many to sit side by side."""
-    return {"rotation": 30, "ha": "right", "rotation_mode": "anchor"} if n_labels > 5 else {}
+def _annotate_values(ax, xs, ys, hue_values, colors, budgets) -> None:
+    """The value labels of :func:`plot_pass_at_k_curves` at ``budgets`` (see its
+    ``annotate``)."""
+    for xv in budgets:
+        at = np.flatnonzero(xs == xv)
+        at = at[np.argsort(ys[at], kind="stable")]
+        lo, hi = at[0], at[-1]
+        text_hi, text_lo = f"{ys[hi]:.3f}", f"{ys[lo]:.3f}"
+        if len(at) == 1 or text_hi == text_lo:
+            color = colors[hue_values[hi]] if len(at) == 1 else "0.3"
+            placed = [(hi, 5, "bottom", color)]
+        else:
+            placed = [(hi, 5, "bottom", colors[hue_values[hi]]),
+                      (lo, -5, "top", colors[hue_values[lo]])]
+        for i, dy, va, color in placed:
+            ax.annotate(f"{ys[i]:.3f}", (xs[i], ys[i]), textcoords="offset points",
+                        xytext=(0, dy), ha="center", va=va, fontsize=6.5, color=color)
+    ax.margins(y=0.16)
+
+
+def _tick_style(ax, n_labels: int) -> dict:
+    """Slanted category labels when there are too many to sit side by side: at 30 degrees, or
+    at 45 when the ticks are too close for that (slanted neighbours then touch)."""
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    if n_labels <= 5:
+        return {}
+    size = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+    slot = ax.get_position().width * ax.figure.get_size_inches()[0] * 72 / n_labels
+    return {"rotation": 30 if slot >= 3 * size else 45, "ha": "right",
+            "rotation_mode": "anchor"}
 
 
 def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_at_k"):
@@ -299,7 +534,7 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
                color=colors[m], label=str(m))
     sep = " " if len(benches) > 5 else "\n"  # slanted labels (see _tick_style) stay on one line
     labels = [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b) for b in benches]
-    ax.set_xticks(pos, labels=labels, **_tick_style(len(labels)))
+    ax.set_xticks(pos, labels=labels, **_tick_style(ax, len(labels)))
     ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
@@ -350,8 +585,62 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
         ax.bar(pos, counts[:, j], 0.7, bottom=bottom, color=CATEGORY_COLORS[cat],
                label=f"{CATEGORY_LABELS[cat]} ({col})")
         bottom = bottom + counts[:, j]
-    ax.set_xticks(pos, labels=[str(v) for v in df[by]], **_tick_style(len(df)))
+    ax.set_xticks(pos, labels=[str(v) for v in df[by]], **_tick_style(ax, len(df)))
     ax.set_ylabel("fraction of questions" if normalize else "questions")
+    _stack_legend(ax)
+    return ax
+
+
+def _stack_legend(ax) -> None:
+    """The category legend right of the axes, clear of the bars, top to bottom in the order of
+    the stack (Out of Support on top)."""
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], labels[::-1], frameon=False, fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", logx=True):
+    """P/E/S/O counts against the budget k, one line per category in its fixed colour.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, shape (n_ks, ...)
+        One row per budget: column ``x`` and the counts named in ``categories`` (e.g. the
+        expected counts of :func:`leash.tables.expected_support_curve`).
+    categories : sequence of str, default ("P", "E", "S", "O")
+        Which of P, E, S, O to draw.
+    ax : matplotlib.axes.Axes, optional
+    x : str, default "k"
+    logx : bool, default True
+        log2 x axis with a tick at every k (k must be > 0).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        With one line per category, coloured as in :func:`plot_support_counts`.
+    """
+    func = "plot_support_curves"
+    categories = [categories] if isinstance(categories, str) else list(categories)
+    unknown = [c for c in categories if c not in _COUNT_COLUMNS]
+    if not categories or unknown:
+        raise ValueError(f"The 'categories' parameter of {func} must name some of "
+                         f"{list(_COUNT_COLUMNS)}. Got {categories}.")
+    _require(df, [x, *categories], func)
+    _no_duplicates(df, [x], func)
+    xs = _numeric(df, x, func)
+    if logx and (xs <= 0).any():
+        raise ValueError(f"{func}: column {x!r} must be > 0 on a log axis. Got "
+                         f"{xs[xs <= 0][0]}.")
+    ax = _axes(ax, func)
+    order = np.argsort(xs, kind="stable")
+    for col in categories:
+        cat = _COUNT_COLUMNS[col]
+        ax.plot(xs[order], _numeric(df, col, func)[order], marker="o", markersize=3,
+                color=CATEGORY_COLORS[cat], label=f"{CATEGORY_LABELS[cat]} ({col})")
+    if logx:
+        _log2_ticks(ax, xs)
+    ax.set_xlabel(x)
+    ax.set_ylabel("questions")
     ax.legend(frameon=False, fontsize=8)
     return ax
 
@@ -374,8 +663,10 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     Returns
     -------
     matplotlib.axes.Axes
-        With ``len(metrics) * n_benchmarks`` lines (colour: benchmark, style: metric) plus a
-        dotted reference line at 0.
+        With ``len(metrics) * n_benchmarks`` lines (colour: benchmark, from
+        :data:`SERIES_COLORS`; style: metric), plus a dotted reference line at 0 when some value
+        is negative (NSCR). With one metric, the y axis is labelled with it and the legend lists
+        the benchmarks only.
     """
     func = "plot_metric_trajectory"
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -390,7 +681,7 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     from matplotlib.lines import Line2D
 
     levels = _levels(df[hue])
-    palette = (BASE_COLOR, RLVR_COLOR, SFT_COLOR, *EXTRA_COLORS)
+    palette = SERIES_COLORS
     hue_values = df[hue].to_numpy()
     for j, level in enumerate(levels):
         sel = np.flatnonzero(hue_values == level)
@@ -399,15 +690,18 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
             ax.plot(xs[order], values[m][order], linestyle=_METRIC_STYLES[i],
                     marker=_METRIC_MARKERS[i], markersize=3,
                     color=palette[j % len(palette)], label=f"{level} {m}")
-    ax.axhline(0.0, color="0.6", linewidth=0.8, linestyle=":")
-    handles = [Line2D([], [], color=palette[j % len(palette)], label=str(level))
+    if any((v[np.isfinite(v)] < 0).any() for v in values.values()):  # a signed metric: NSCR
+        ax.axhline(0.0, color="0.6", linewidth=0.8, linestyle=":")
+    handles = [Line2D([], [], color=palette[j % len(palette)], marker=_METRIC_MARKERS[0]
+                      if len(metrics) == 1 else None, markersize=3, label=str(level))
                for j, level in enumerate(levels)]
-    handles += [Line2D([], [], color="0.3", linestyle=_METRIC_STYLES[i],
-                       marker=_METRIC_MARKERS[i], markersize=3, label=m)
-                for i, m in enumerate(metrics)]
-    ax.legend(handles=handles, frameon=False, fontsize=7, ncols=2)
+    if len(metrics) > 1:
+        handles += [Line2D([], [], color="0.3", linestyle=_METRIC_STYLES[i],
+                           marker=_METRIC_MARKERS[i], markersize=3, label=m)
+                    for i, m in enumerate(metrics)]
+    ax.legend(handles=handles, frameon=False, fontsize=7, ncols=2 if len(metrics) > 1 else 1)
     ax.set_xlabel("training step" if x == "step" else x)
-    ax.set_ylabel("metric value")
+    ax.set_ylabel(metrics[0] if len(metrics) == 1 else "metric value")
     return ax
 
 
@@ -502,7 +796,7 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     Returns
     -------
     matplotlib.axes.Axes
-        log2 k against log epsilon, one line per zeta.
+        log2 k against log epsilon, one line per zeta (colours: :func:`sequential_colors`).
     """
     from .support import epsilon
 
@@ -513,10 +807,10 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
         raise ValueError(f"{func}: 'ks' and 'zetas' must be non-empty.")
     curves = [epsilon(ks, float(z), exact=exact) for z in zetas]  # validates ks and zetas
     ax = _axes(ax, func)
-    palette = (BASE_COLOR, RLVR_COLOR, SFT_COLOR, *EXTRA_COLORS)
+    palette = sequential_colors(len(zetas))
     for j, (z, eps) in enumerate(zip(zetas, curves)):
-        ax.plot(ks, np.atleast_1d(eps), marker="o", markersize=3,
-                color=palette[j % len(palette)], label=f"ζ = {z:g}")
+        ax.plot(ks, np.atleast_1d(eps), marker="o", markersize=3, color=palette[j],
+                label=f"ζ = {z:g}")
     _log2_ticks(ax, ks.astype(float))
     ax.set_yscale("log")
     ax.set_xlabel("k")
