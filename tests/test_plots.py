@@ -395,6 +395,35 @@ def test_entropy_scatter_arrows_from_base_to_trained_model():
     assert ax.get_ylabel() == "answer-level entropy"
 
 
+def _paper_entropy():
+    # Table 5's means (the paper's figure): a crowded lower-left corner
+    return pd.DataFrame({
+        "model": ["DeepSeek-1.5B", "ProRL-1.5B", "DeepSeek-7B", "AceReason-7B", "Skywork-OR1-7B",
+                  "DeepSeek-14B", "AceReason-14B", "Qwen2.5-32B", "DAPO-32B"],
+        "role": ["base", "rlvr", "base", "rlvr", "rlvr", "base", "rlvr", "base", "rlvr"],
+        "base_model": [None, "DeepSeek-1.5B", None, "DeepSeek-7B", "DeepSeek-7B", None,
+                       "DeepSeek-14B", None, "Qwen2.5-32B"],
+        "token_entropy": [0.44, 0.518, 0.368, 0.23, 0.164, 0.326, 0.138, 0.182, 0.292],
+        "answer_entropy": [1.3, 0.66, 0.754, 0.502, 0.534, 0.54, 0.38, 1.61, 0.612],
+    })
+
+
+@pytest.mark.parametrize("frame", [_entropy, _paper_entropy])
+def test_entropy_scatter_labels_stay_inside_and_apart(frame):
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    plot_entropy_scatter(frame(), ax=ax)
+    fig.canvas.draw()
+    inside = ax.get_window_extent()
+    boxes = [t.get_window_extent() for t in ax.texts]
+    for t, b in zip(ax.texts, boxes):
+        assert inside.x0 <= b.x0 and b.x1 <= inside.x1, t.get_text()
+        assert inside.y0 <= b.y0 and b.y1 <= inside.y1, t.get_text()
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (ax.texts[i].get_text(), a, b)
+    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == ["Base", "RLVR"]
+
+
 def test_entropy_scatter_on_given_axes_without_labels():
     _, ax = plt.subplots()
     assert plot_entropy_scatter(_entropy(), ax=ax, labels=False) is ax

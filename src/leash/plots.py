@@ -728,7 +728,8 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     base : str, default "base_model"
         Column pairing each trained model with its base.
     labels : bool, default True
-        Write each model's label next to its point.
+        Write each model's label next to its point, on the side away from its arrows and
+        inside the axes.
 
     Returns
     -------
@@ -761,19 +762,87 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     for role in [r for r in ROLE_COLORS if r in set(roles)]:
         sel = roles == role
         ax.scatter(xs[sel], ys[sel], color=ROLE_COLORS[role], s=28, zorder=3,
-                   label=role if role != "rlvr" else "RLVR")
+                   label=_ROLE_LABELS[role])
     for b, t in pairs:
         ax.add_patch(FancyArrowPatch((xs[b], ys[b]), (xs[t], ys[t]), arrowstyle="-|>",
                                      mutation_scale=10, color="0.35", linewidth=0.9,
                                      shrinkA=4, shrinkB=4, zorder=2))
+    ax.margins(x=0.08, y=0.1)
     if labels:
-        for i, m in enumerate(models):
-            ax.annotate(str(m), (xs[i], ys[i]), textcoords="offset points", xytext=(4, 3),
-                        fontsize=6)
+        _label_points(ax, xs, ys, [str(m) for m in models], pairs)
     ax.set_xlabel("token-level entropy" if x == "token_entropy" else x)
     ax.set_ylabel("answer-level entropy" if y == "answer_entropy" else y)
     ax.legend(frameon=False)
     return ax
+
+
+_ROLE_LABELS = {"base": "Base", "rlvr": "RLVR", "sft": "SFT"}
+
+
+def _label_points(ax, xs, ys, names, pairs, fontsize=7.5) -> None:
+    """Each point's name next to it, placed greedily where it overlaps nothing.
+
+    Candidates: the four diagonal corners around the point and straight left or right, in order
+    of preference the side away from the point's arrows first (a trained model's label continues
+    its arrow, a base's label points away from its arrows). Each candidate's box is estimated in
+    axes fractions (from the text's outline and the axes' size); the chosen one is the first with
+    the fewest collisions with the labels already placed, the other points, the arrows and the
+    edges of the axes. A label that still crosses an arrow sits on a white background.
+    """
+    from matplotlib.textpath import TextPath
+
+    ax.autoscale_view()
+    (x_lo, x_hi), (y_lo, y_hi) = ax.get_xlim(), ax.get_ylim()
+    fx = (xs - x_lo) / ((x_hi - x_lo) or 1.0)
+    fy = (ys - y_lo) / ((y_hi - y_lo) or 1.0)
+    away = np.zeros((len(names), 2))
+    for b, t in pairs:
+        d = np.array([fx[t] - fx[b], fy[t] - fy[b]])
+        d = d / (np.hypot(*d) or 1.0)
+        away[t] += d
+        away[b] -= d
+    box = ax.get_position()
+    fig_w, fig_h = ax.figure.get_size_inches()
+    w_pt, h_pt = box.width * fig_w * 72, box.height * fig_h * 72
+    gap_x, gap_y, dot = 5 / w_pt, 4 / h_pt, (5 / w_pt, 5 / h_pt)
+    arrow_pts = []
+    for b, t in pairs:  # points every 3 pt along each arrow, without its ends (under the dots)
+        length = np.hypot((fx[t] - fx[b]) * w_pt, (fy[t] - fy[b]) * h_pt)
+        along = np.linspace(0, 1, max(int(length / 3), 2))
+        along = along[(along * length > 5) & ((1 - along) * length > 5)]
+        arrow_pts.append((fx[b] + along * (fx[t] - fx[b]), fy[b] + along * (fy[t] - fy[b])))
+    placed = []
+    for i, name in enumerate(names):
+        tw = (1.08 * TextPath((0, 0), name, size=fontsize).get_extents().width + 3) / w_pt
+        th = 1.25 * fontsize / h_pt
+        sx = 1 if away[i, 0] >= 0 else -1
+        sy = 1 if away[i, 1] >= 0 else -1
+        options = [(sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy), (sx, 0), (-sx, 0)]
+        best = None
+        for hx, hy in options:
+            x0 = fx[i] + gap_x if hx > 0 else fx[i] - gap_x - tw
+            y0 = (fy[i] + gap_y if hy > 0 else fy[i] - gap_y - th) if hy else fy[i] - th / 2
+            cand = (x0, y0, x0 + tw, y0 + th)
+            cost = 5 * (cand[0] < 0 or cand[2] > 1 or cand[1] < 0 or cand[3] > 1)
+            cost += 3 * sum(_boxes_overlap(cand, other) for other in placed)
+            cost += 3 * sum(_boxes_overlap(cand, (fx[j] - dot[0], fy[j] - dot[1],
+                                                  fx[j] + dot[0], fy[j] + dot[1]))
+                            for j in range(len(names)) if j != i)
+            cost += sum(bool(((px > cand[0]) & (px < cand[2]) & (py > cand[1])
+                              & (py < cand[3])).any()) for px, py in arrow_pts)
+            if best is None or cost < best[0]:  # ties: the earlier (preferred) side
+                best = (cost, hx, hy, cand)
+        _, hx, hy, cand = best
+        placed.append(cand)
+        ax.annotate(name, (xs[i], ys[i]), textcoords="offset points",
+                    xytext=(5 * hx, 4 * hy), ha="left" if hx > 0 else "right",
+                    va={1: "bottom", -1: "top", 0: "center"}[hy], fontsize=fontsize, zorder=4,
+                    bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none",
+                          "alpha": 0.8})
+
+
+def _boxes_overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 # ---------------------------------------------------------------------------------------------
