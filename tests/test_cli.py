@@ -108,10 +108,12 @@ def test_validate_reports_problems_with_exit_1(capsys, tmp_path):
 
 def test_passk_unbiased_matches_hand_computation(capsys, tmp_path):
     f = _samples_file(tmp_path)
-    code, out, err = _run(capsys, "passk", str(f), "--k", "1,2,4", "--json")
+    code, out, err = _run(capsys, "passk", str(f), "--k", "1,2,4", "--estimator", "unbiased",
+                          "--json")
     assert code == 0 and "reading" in err  # progress on stderr
     rows = json.loads(out)
     assert set(rows[0]) == {"model", "benchmark", "k", "pass_at_k", "n_questions", "estimator"}
+    assert {r["estimator"] for r in rows} == {"unbiased"}
     got = {(r["model"], r["k"]): r["pass_at_k"] for r in rows}
     for model, per_q in COUNTS.items():
         for k in (1, 2, 4):
@@ -124,6 +126,9 @@ def test_passk_first_k_uses_generation_order(capsys, tmp_path):
     code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1,2", "--estimator", "first-k",
                         "--json")
     assert code == 0
+    # first-k is the default (the paper's tables), as in passk_table and the notebooks
+    assert _run(capsys, "-q", "passk", str(f), "--k", "1,2", "--json")[1] == out
+    assert {r["estimator"] for r in json.loads(out)} == {"first-k"}
     got = {(r["model"], r["k"]): r["pass_at_k"] for r in json.loads(out)}
     # correct samples come last: within the first k, question found iff c > N - k
     for model, per_q in COUNTS.items():
@@ -160,7 +165,8 @@ def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
             rows.append(row)
     f = tmp_path / "steps.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1", "--json")
+    code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1", "--estimator", "unbiased",
+                        "--json")
     assert code == 0
     got = {(r["model"], r["step"]): r["pass_at_k"] for r in json.loads(out)}
     assert got == pytest.approx({("base", None): 1 / 4, ("rl", None): 3 / 4, ("rl", 10): 2 / 4,
@@ -256,7 +262,8 @@ def test_rescore_evaluator_file(capsys, tmp_path):
     assert written["correct"].tolist() == [True, False, True, False]
     assert written["answer"].tolist()[:3] == ["0.5", "2", "3"]
     # the rescored file is a canonical samples file: the summary readers accept it
-    code, out, _ = _run(capsys, "-q", "passk", str(out_path), "--k", "1,2", "--json")
+    code, out, _ = _run(capsys, "-q", "passk", str(out_path), "--k", "1,2", "--estimator",
+                        "unbiased", "--json")
     assert code == 0
     assert [r["pass_at_k"] for r in json.loads(out)] == pytest.approx([0.5, 1.0])
 

@@ -112,10 +112,16 @@ def test_support_from_counts_pools_paper_rows():
 def test_passk_table_against_hand_values():
     s = pd.DataFrame({"model": "m", "benchmark": "b", "question_id": ["0", "1"],
                       "n": [4, 4], "c": [1, 0], "first_correct": [2, -1]})
-    t = passk_table(s, [1, 2, 4])
+    t = passk_table(s, [1, 2, 4], estimator="unbiased")
     assert t["pass_at_k"].tolist() == pytest.approx([1 / 8, (1 - 3 / 6) / 2, 1 / 2])
-    f = passk_table(s, [1, 2, 4], estimator="first-k")
+    f = passk_table(s, [1, 2, 4])  # the default: first-k, as the paper's tables
     assert f["pass_at_k"].tolist() == [0, 0, 0.5]
+    assert set(f["estimator"]) == {"first-k"} and set(t["estimator"]) == {"unbiased"}
+    unordered = s.assign(first_correct=pd.array([pd.NA, -1], dtype="Int64"))
+    with pytest.raises(ValueError, match=r"first_correct is unknown for 1 of 2 questions .* "
+                                         r"pass estimator='unbiased'"):
+        passk_table(unordered, [1])
+    assert passk_table(unordered, [4], estimator="unbiased")["pass_at_k"].tolist() == [0.5]
     assert default_ks(10).tolist() == [1, 2, 4, 8, 10]
     assert passk_table(s)["k"].tolist() == [1, 2, 4]
     with pytest.raises(ValueError, match=r"group \{'model': 'm', 'benchmark': 'b'\}"):
@@ -151,7 +157,7 @@ def test_grouping_keeps_rows_with_missing_step():
     s = pd.DataFrame({"model": ["b", "r", "r"], "benchmark": "x", "question_id": "0",
                       "step": pd.array([pd.NA, 100, 200], dtype="Int64"),
                       "n": 4, "c": [1, 2, 3]})
-    t = passk_table(s, [1], by=("model", "step"))
+    t = passk_table(s, [1], by=("model", "step"), estimator="unbiased")
     assert len(t) == 3
     e = entropy_table(s, by=("model", "step"))
     assert len(e) == 3

@@ -416,18 +416,27 @@ def gym_curves(study=PAPER, *, estimator="first-k", n_boot=0, seed=0, level=0.95
     With ``study="paper"`` only Figure 4's series exist (read off the paper's plot, approximate);
     Figures 2 and 3 print no values, so only a study (the demo) draws them.
 
+    Parameters
+    ----------
+    study : str or Study, default "paper"
+    estimator : {"first-k", "unbiased"}, default "first-k"
+        Generations only (the decoded values of Figure 4 fit "first-k": multiples of 1/N that
+        repeat from one k to the next).
+    n_boot, seed, level
+        Bootstrap bands (generations only).
+
     Returns
     -------
     pandas.DataFrame
-        ``task, model, role, k, pass_at_k`` (+ ``low, high`` with ``n_boot``) and
-        ``approximate`` (True for the paper's decoded series).
+        ``task, model, role, k, pass_at_k`` (+ ``low, high`` with ``n_boot``), ``estimator``
+        and ``approximate`` (True for the paper's decoded series).
     """
     src = open_study(study)
     if src == PAPER:
         f = _paper.load_rg_figure4()
         return pd.DataFrame({"task": f["task"], "model": f["series"],
                              "role": np.where(f["series"] == "Base", "base", "rlvr"),
-                             "k": f["k"], "pass_at_k": f["pass_at_k"],
+                             "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
                              "approximate": f["approximate"].astype(bool)})
     sec = src.section("gym")
     summary = src.summaries("gym")
@@ -460,9 +469,10 @@ def gym_curves(study=PAPER, *, estimator="first-k", n_boot=0, seed=0, level=0.95
                 f = pd.concat(parts, ignore_index=True)
             frames.append(f)
     out = pd.concat(frames, ignore_index=True)
+    out["estimator"] = estimator
     out["approximate"] = False
     cols = ["task", "model", "role", "k", "pass_at_k", *(["low", "high"] if n_boot else []),
-            "approximate"]
+            "estimator", "approximate"]
     return out[cols]
 
 
@@ -484,14 +494,15 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
         Budgets. Default: a study's own (its ``sft`` section's ``ks``, else 1, 2, 4, ... up to
         the samples per question); for ``"paper"``, every printed budget (a given ``ks`` must
         be among them).
-    estimator : {"first-k", "unbiased"}
-        Generations only (the printed values are what they are).
+    estimator : {"first-k", "unbiased"}, default "first-k"
+        Generations only: the printed values are what they are (they fit "first-k", the first k
+        samples, which the paper's tables use; the paper states no estimator).
 
     Returns
     -------
     pandas.DataFrame
-        Long form ``benchmark, model, k, pass_at_k`` (fractions); the paper's printed values for
-        ``"paper"``.
+        Long form ``benchmark, model, k, pass_at_k, estimator`` (fractions); the paper's printed
+        values for ``"paper"`` (``estimator`` "first-k").
     """
     src = open_study(study)
     if src == PAPER:
@@ -504,7 +515,8 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
                                  f"no values for k = {missing}.")
             t = t[t["k"].isin([int(k) for k in ks])]
         return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
-                             "pass_at_k": t["pass_at_k_percent"] / 100.0}).reset_index(drop=True)
+                             "pass_at_k": t["pass_at_k_percent"] / 100.0,
+                             "estimator": "first-k"}).reset_index(drop=True)
     sec = src.section("sft")
     ks = ks or sec.options.get("ks")
     s = src.summaries("sft")
@@ -512,7 +524,7 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
     labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
     t = passk_table(s[s["model"].isin(models)], ks, estimator=estimator)
     return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
-                         "k": t["k"], "pass_at_k": t["pass_at_k"]})
+                         "k": t["k"], "pass_at_k": t["pass_at_k"], "estimator": estimator})
 
 
 def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95):

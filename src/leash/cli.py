@@ -153,7 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     _on_error_option(p)
     p.add_argument("--k", type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 "
                    "up to n)")
-    p.add_argument("--estimator", choices=("unbiased", "first-k"), default="unbiased")
+    p.add_argument("--estimator", choices=("first-k", "unbiased"), default=None,
+                   help="first-k (default): the first k samples in generation order, as the "
+                   "paper's printed tables (needs the sample order or first_correct); "
+                   "unbiased: Chen et al. (2021), from n and c alone. The output's estimator "
+                   "column says which")
     _reader_options(p)
     _data_options(p)
     _out_options(p)
@@ -492,11 +496,15 @@ def _cmd_passk(args, ctx: _Context) -> int:
 
     summary = _load_summary(args, ctx)
     _check_k_fits(summary, args.k)
+    if args.estimator is None:
+        args.estimator, needed_by = "first-k", "--estimator first-k, the default"
+    else:
+        needed_by = f"--estimator {args.estimator}"
     if args.estimator == "first-k":
         missing = summary["first_correct"].isna().to_numpy()
         _require_first_correct(summary, missing,
                                sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
-                               "--estimator first-k", "use --estimator unbiased")
+                               needed_by, "use --estimator unbiased")
     by = ["model", "benchmark"]
     steps = summary["step"].astype("Int64")
     if steps.notna().any():

@@ -291,7 +291,7 @@ def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True)
     return pd.DataFrame(rows)
 
 
-def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
+def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
                 by=("model", "benchmark")):
     """Benchmark-level pass@k per group, long format.
 
@@ -301,7 +301,11 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
         Per-question summary with ``n, c`` (and ``first_correct`` for "first-k") and ``by``.
     ks : array_like of int, optional
         Budgets; default ``default_ks(min n)`` of each group.
-    estimator : {"unbiased", "first-k"}, default "unbiased"
+    estimator : {"first-k", "unbiased"}, default "first-k"
+        "first-k" (the first k samples in generation order, what the paper's printed pass@k
+        tables report; the default of the tables, the CLI, the artifacts and the notebooks)
+        needs ``first_correct``; "unbiased" (Chen et al. 2021) needs only ``n, c``. The result
+        says which in its ``estimator`` column.
     by : sequence of str, default ("model", "benchmark")
 
     Returns
@@ -316,6 +320,13 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="unbiased",
     require_columns(summary, need, where)
     frames = []
     for key, g in _groups(summary, by, sort=True):
+        if estimator == "first-k" and g["first_correct"].isna().any():
+            raise ValueError(
+                f"{where}, group {dict(zip(by, key))}: first_correct is unknown for "
+                f"{int(g['first_correct'].isna().sum())} of {len(g)} questions (counts without "
+                "the sample order), and estimator='first-k' (the default: the first k samples, "
+                "as the paper's tables) needs it; pass estimator='unbiased' for Chen et al.'s "
+                "estimator, which needs only n and c.")
         kk = default_ks(int(g["n"].min())) if ks is None else np.atleast_1d(ks)
         try:
             m = pass_at_k_curve(g["n"].to_numpy(), g["c"].to_numpy(), kk, estimator=estimator,
