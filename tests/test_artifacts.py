@@ -160,3 +160,8 @@ def test_entropy_paper_has_all_four_metrics():
         assert e[metric].notna().all(), metric
     w = A.entropy_wide(e, "response_length")
     assert w.loc["DeepSeek-1.5B", "AIME2024"] == 16363
+
+
+def test_budget_text_names_each_budget_once():
+    assert A.budget_text(pd.Series([256.0, 256.0, float("nan")])) == "256"
+    assert A.budget_text([8192, 2048, 8192, "2048-8192"]) == "8192/2048/2048-8192"

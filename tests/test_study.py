@@ -91,3 +91,67 @@ def test_gsm8k_probe_through_manifest_matches_hand_count(monkeypatch):
         got = f[f.model == model].set_index("question_id")["c"].to_dict()
         assert got == hand
         assert (f[f.model == model]["n"] == 8).all()
+
+
+def _ordered_samples(tmp_path):
+    """Benchmark A, 8 samples per question in generation order; the RLVR model solves question
+    1 only at sample 6, so it finds it at budget 8 but not at budget 4."""
+    rows = [{"model": m, "benchmark": "A", "question_id": q, "sample_idx": i, "correct": i == first}
+            for m, q, first in [("b", "1", 0), ("r", "1", 6), ("b", "2", 0), ("r", "2", 1)]
+            for i in range(8)]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_the_study_budgets_are_where_models_are_compared(tmp_path):
+    from leash import artifacts as A
+    from leash.sensitivity import sensitivity_sweep
+
+    _ordered_samples(tmp_path)
+    sections = ("sections: {support: {sources: [{path: s.jsonl}],"
+                " pairs: [{label: p, base: b, rl: r%s}]}}")
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math, budget: 4}}\n" + sections % ""))
+    assert s.budgets("support") == {"A": 4}
+    p = s.paired("support")
+    assert (p["n_base"] == 4).all() and p.set_index("question_id")["found_rl"].to_dict() == {
+        "1": False, "2": True}
+    assert (s.paired("support", at_budgets=False)["n_base"] == 8).all()
+    row = A.support_long(s).iloc[0]
+    assert (row.k, row.P, row.S) == (4, 1, 1)
+    sweep = sensitivity_sweep(s.paired("support"), min_counts=(1,), zetas=())
+    assert sweep[["k", "budget", "P", "S"]].to_dict("records") == [
+        {"k": "full", "budget": 4, "P": 1, "S": 1}]
+    # a pair's budgets come first; a budget the data cannot give is an error naming it
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math, budget: 16}}\n"
+                         + sections % ", budgets: {math: 8}"))
+    assert A.support_long(s).iloc[0].P == 2
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math, budget: 16}}\n" + sections % ""))
+    with pytest.raises(ValueError, match=r"benchmark 'A' has the budget 16 \(`benchmarks.A.budget`"
+                                         r".* pair 'p' has only n = 8 .* at most 8\."):
+        A.support_long(s)
+
+
+def test_pass_at_k_curves_stop_at_the_study_budget_with_the_study_estimator(tmp_path):
+    from leash import artifacts as A
+
+    _ordered_samples(tmp_path)
+    gym = ("benchmarks: {A: {domain: reasoning-gym, budget: 4}}\n"
+           "sections: {gym: {sources: [{path: s.jsonl}], pairs: [{base: b, rl: r}]%s}}")
+    g = A.gym_curves(load_study(write(tmp_path, gym % "")))
+    assert sorted(set(g["k"])) == [1, 2, 4] and set(g["estimator"]) == {"first-k"}
+    rl = g[g["role"] == "rlvr"].set_index("k")["pass_at_k"]
+    assert rl.to_dict() == {1: 0.0, 2: 0.5, 4: 0.5}  # question 1 is solved at sample 6 only
+    s = load_study(write(tmp_path, gym % ", estimator: unbiased"))
+    assert set(A.gym_curves(s)["estimator"]) == {"unbiased"}
+    assert set(A.gym_curves(s, estimator="first-k")["estimator"]) == {"first-k"}  # given: wins
+    assert "from the study's `gym` section" in A.estimator_note(s, "gym")
+    assert "from the notebook's `estimator`" in A.estimator_note(s, "gym", "first-k")
+    sft = ("benchmarks: {A: {domain: math, budget: 4}}\n"
+           "sections: {sft: {sources: [{path: s.jsonl}], pairs: [{label: RL, base: b, rl: r}]%s}}")
+    t = A.sft_passk(load_study(write(tmp_path, sft % "")))
+    assert sorted(set(t["k"])) == [1, 2, 4] and set(t["model"]) == {"Base", "RL"}
+    with pytest.raises(ValueError, match=r"k = 8 exceeds the study's budget 4 of benchmark 'A'"):
+        A.sft_passk(load_study(write(tmp_path, sft % ", ks: [1, 8]")))
+    with pytest.raises(ValueError, match=r"`sections.sft.estimator` must be one of"):
+        load_study(write(tmp_path, sft % ", estimator: chen"))
+    with pytest.raises(ValueError, match=r"unknown key `sections.support.estimator`"):
+        load_study(write(tmp_path, "sections: {support: {estimator: unbiased}}"))

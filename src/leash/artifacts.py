@@ -40,6 +40,10 @@ __all__ = [
     "inputs",
     "describe_source",
     "is_simulated",
+    "DEFAULT_ESTIMATOR",
+    "resolve_estimator",
+    "estimator_note",
+    "budget_text",
     "support_long",
     "table1",
     "table1_caption",
@@ -65,6 +69,9 @@ COUNTS = ["P", "E", "S", "O"]
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base", "pass@k rl",
                 *COUNTS, *METRICS, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
+#: The pass@k estimator of the artifacts when neither the caller nor the study names one: the
+#: first k samples, which the paper's printed pass@k tables use (``leash.passk``).
+DEFAULT_ESTIMATOR = "first-k"
 
 
 def open_study(study: str | Study = PAPER):
@@ -189,6 +196,52 @@ def describe_source(src) -> str:
         return "the paper's printed counts (data/paper/)"
     label = "SIMULATED demo data, not the paper's" if src.simulated else "generations"
     return f"{src.title} [{label}; study file {src.source.name if src.source else src.name}]"
+
+
+def resolve_estimator(src, section: str, estimator: str | None = None) -> tuple[str, str]:
+    """The pass@k estimator a run uses, and where it comes from.
+
+    The notebook's ``estimator`` when given, else the study section's ``estimator``, else
+    :data:`DEFAULT_ESTIMATOR` ("first-k", as the paper's tables). For ``"paper"``: the printed
+    values, which fit "first-k".
+
+    Returns
+    -------
+    (str, str)
+        The estimator and a phrase saying where it comes from.
+    """
+    if src == PAPER:
+        return DEFAULT_ESTIMATOR, "the paper's printed values (they fit it; the paper names none)"
+    if estimator:
+        return estimator, "the notebook's `estimator` parameter"
+    sec = src.sections.get(section)
+    if sec is not None and sec.options.get("estimator"):
+        return sec.options["estimator"], f"the study's `{section}` section"
+    return DEFAULT_ESTIMATOR, "the default (the paper's tables use it)"
+
+
+def estimator_note(src, section: str, estimator: str | None = None) -> str:
+    """One line for a notebook: which pass@k estimator its run uses, and why."""
+    if src == PAPER:
+        return ("pass@k: the paper's printed values, which fit the first-k estimator (the paper "
+                "states none); the `estimator` parameter does not apply.")
+    value, origin = resolve_estimator(src, section, estimator)
+    what = {"first-k": "the first k samples in generation order, as the paper's tables",
+            "unbiased": "Chen et al.'s unbiased estimator, from all n samples"}[value]
+    return f"pass@k estimator: {value} ({what}), from {origin}."
+
+
+def budget_text(ks) -> str:
+    """The budgets of a table's ``k`` column for a caption: ``"256"``, ``"2048/8192"``."""
+    out = []
+    for k in ks:
+        if pd.isna(k):
+            continue
+        text = str(int(k)) if isinstance(k, (int, float, np.integer, np.floating)) and float(
+            k).is_integer() else str(k)
+        if text not in out:
+            out.append(text)
+    return "/".join(out)
 
 
 def _paper_domains() -> dict:
@@ -410,18 +463,22 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
     return pd.DataFrame(rows)
 
 
-def gym_curves(study=PAPER, *, estimator="first-k", n_boot=0, seed=0, level=0.95):
+def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     """Reasoning Gym pass@k curves (Figures 2-4): k = 1, 2, 4, ... up to each task's budget.
 
     With ``study="paper"`` only Figure 4's series exist (read off the paper's plot, approximate);
-    Figures 2 and 3 print no values, so only a study (the demo) draws them.
+    Figures 2 and 3 print no values, so only a study (the demo) draws them. A study's task
+    budget is its declared one (the benchmark's ``budget``, or the pair's ``budgets`` for
+    ``reasoning-gym``), else the samples per question; the curve is k = 1, 2, 4, ... up to it
+    (and the budget itself).
 
     Parameters
     ----------
     study : str or Study, default "paper"
-    estimator : {"first-k", "unbiased"}, default "first-k"
-        Generations only (the decoded values of Figure 4 fit "first-k": multiples of 1/N that
-        repeat from one k to the next).
+    estimator : {"first-k", "unbiased"}, optional
+        Generations only. Default: the ``gym`` section's ``estimator``, else "first-k" (the
+        decoded values of Figure 4 fit it: multiples of 1/N that repeat from one k to the
+        next). Both use every sample the data have: "first-k" the first k, "unbiased" all n.
     n_boot, seed, level
         Bootstrap bands (generations only).
 
@@ -438,14 +495,18 @@ def gym_curves(study=PAPER, *, estimator="first-k", n_boot=0, seed=0, level=0.95
                              "role": np.where(f["series"] == "Base", "base", "rlvr"),
                              "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
                              "approximate": f["approximate"].astype(bool)})
+    from .tables import default_ks
+
     sec = src.section("gym")
+    estimator = resolve_estimator(src, "gym", estimator)[0]
     summary = src.summaries("gym")
     rng = np.random.default_rng(seed)
     frames = []
     for p in sec.pairs:
-        paired = src.paired("gym", p)
+        budgets = src.budgets("gym", p)
+        paired = src.paired("gym", p, at_budgets=False)  # the curve stops at the budget
         for task, g in paired.groupby("benchmark", sort=True):
-            ks = 2 ** np.arange(int(np.log2(int(g["n_base"].min()))) + 1)
+            ks = default_ks(budgets.get(task, int(g["n_base"].min())))
             if n_boot:
                 from .stats import bootstrap_pass_at_k
 
@@ -484,7 +545,7 @@ def sft_support(study=PAPER, **kwargs):
     return support_long(study, section="sft", **kwargs)
 
 
-def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
+def sft_passk(study=PAPER, *, ks=None, estimator=None):
     """Table 14: pass@k at k = 1, 2, 4, ..., 256 of each trained model (and its base).
 
     Parameters
@@ -492,11 +553,13 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
     study : str or Study, default "paper" (the paper's printed values)
     ks : list of int, optional
         Budgets. Default: a study's own (its ``sft`` section's ``ks``, else 1, 2, 4, ... up to
-        the samples per question); for ``"paper"``, every printed budget (a given ``ks`` must
-        be among them).
-    estimator : {"first-k", "unbiased"}, default "first-k"
+        each benchmark's declared budget, else its samples per question); a given or declared
+        ``ks`` must not exceed a declared budget. For ``"paper"``, every printed budget (a given
+        ``ks`` must be among them).
+    estimator : {"first-k", "unbiased"}, optional
         Generations only: the printed values are what they are (they fit "first-k", the first k
-        samples, which the paper's tables use; the paper states no estimator).
+        samples, which the paper's tables use; the paper states no estimator). Default: the
+        ``sft`` section's ``estimator``, else "first-k".
 
     Returns
     -------
@@ -517,12 +580,27 @@ def sft_passk(study=PAPER, *, ks=None, estimator="first-k"):
         return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
                              "pass_at_k": t["pass_at_k_percent"] / 100.0,
                              "estimator": "first-k"}).reset_index(drop=True)
+    from .tables import default_ks
+
     sec = src.section("sft")
     ks = ks or sec.options.get("ks")
+    estimator = resolve_estimator(src, "sft", estimator)[0]
     s = src.summaries("sft")
-    models = list(dict.fromkeys([sec.pairs[0].base, *(p.rl for p in sec.pairs)]))
+    # each model with the budgets of its pair (the base with the first pair's)
+    models = {sec.pairs[0].base: sec.pairs[0], **{p.rl: p for p in sec.pairs}}
     labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
-    t = passk_table(s[s["model"].isin(models)], ks, estimator=estimator)
+    frames = []
+    for model, p in models.items():
+        budgets = src.budgets("sft", p)
+        rows = s[s["model"] == model]
+        for bench, g in rows.groupby(rows["benchmark"].astype(str), sort=True):
+            top = budgets.get(bench)
+            if ks and top is not None and max(ks) > top:
+                raise ValueError(f"sft_passk: k = {max(ks)} exceeds the study's budget {top} of "
+                                 f"benchmark {bench!r} for model {model!r}.")
+            kk = ks or default_ks(top if top is not None else int(g["n"].min()))
+            frames.append(passk_table(g, kk, estimator=estimator))
+    t = pd.concat(frames, ignore_index=True).sort_values(["model", "benchmark"], kind="stable")
     return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
                          "k": t["k"], "pass_at_k": t["pass_at_k"], "estimator": estimator})
 

@@ -10,7 +10,8 @@ Rules (also in ``data/README.md``):
   how many, and ``attrs["pairing"]`` records it.
 * Sample counts may differ between the models. Each question is then compared at the common
   budget ``b`` = min(n_base, n_rl) of that question, so benchmarks with different budgets keep
-  their own (or at ``budget=`` for every question, if given, which must not exceed any ``n``).
+  their own (or at ``budget=`` for every question, if given, which must not exceed any ``n``;
+  ``budget={benchmark: b}`` gives benchmarks their own, e.g. a study's declared budgets).
   It is reported in a warning and in ``attrs["pairing"]["budget_by_benchmark"]``.
 * When ``n > b`` the number correct among the first ``b`` samples cannot be recomputed from
   ``c`` alone. leash is honest about it:
@@ -30,6 +31,7 @@ Rules (also in ``data/README.md``):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -109,7 +111,7 @@ def _at_budget(n, c, first, b, subsample, side):
 
 
 def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
-                budget: int | None = None, subsample: str = "first") -> pd.DataFrame:
+                budget=None, subsample: str = "first") -> pd.DataFrame:
     """Pair base and RLVR per-question counts.
 
     Parameters
@@ -121,9 +123,10 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
         Model label, or (model, step) to select one checkpoint (e.g. step 0 vs step 300).
     restrict_to_shared : bool, default False
         Drop questions present for only one side (warn and record) instead of raising.
-    budget : int, optional
+    budget : int or mapping of str to int, optional
         Common number of samples per question; default: the smallest n on either side. Must
-        be >= 1 and <= every n.
+        be >= 1 and <= every n. A mapping gives each named benchmark its own budget (at most
+        the n of each of its questions); benchmarks it does not name keep the default.
     subsample : {"first", "expected"}, default "first"
         How counts are taken at a budget below n: "first" = the first ``budget`` samples in
         generation order (exact found-ness from ``first_correct``; c where determinable, else
@@ -207,7 +210,23 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     n_b = m["n_base"].to_numpy(np.int64)
     n_r = m["n_rl"].to_numpy(np.int64)
     nmin = int(min(n_b.min(), n_r.min()))
-    if budget is None:
+    if isinstance(budget, Mapping):
+        # Per benchmark: the given budget; elsewhere the two models' common sample count.
+        b = np.minimum(n_b, n_r)
+        bench = m["benchmark"].to_numpy()
+        for name, value in budget.items():
+            sel = bench == str(name)
+            if not sel.any():
+                continue
+            top = int(b[sel].min())
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+                    1 <= value <= top):
+                raise ValueError(
+                    f"The 'budget' parameter gives benchmark {name!r} the budget {value!r}, but "
+                    f"it must be an int in the range [1, {top}] (the smallest n of its paired "
+                    "questions).")
+            b[sel] = int(value)
+    elif budget is None:
         # Per question: the two models' common sample count. Benchmarks with different
         # budgets (8192 for math, 2048 for non-math in the paper) keep their own.
         b = np.minimum(n_b, n_r)
@@ -224,10 +243,12 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     pairing["n_base"] = sorted(set(n_b.tolist()))[:10]
     pairing["n_rl"] = sorted(set(n_r.tolist()))[:10]
     reduced = (n_b > b) | (n_r > b)
-    if reduced.any() and budget is None:
+    unequal = n_b != n_r
+    if unequal.any() and (budget is None or isinstance(budget, Mapping)):
         warnings.warn(
-            f"pair_counts: the two models have different sample counts on {int(reduced.sum())} "
-            f"questions; each is compared at min(n_base, n_rl) "
+            f"pair_counts: the two models have different sample counts on {int(unequal.sum())} "
+            f"questions; each is compared at min(n_base, n_rl)"
+            f"{' or the budget given for its benchmark' if budget is not None else ''} "
             f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
             f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
             stacklevel=2)

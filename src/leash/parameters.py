@@ -87,7 +87,8 @@ PARAMETER_RULES: dict[str, Rule] = {
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
-    "estimator": Rule("one of leash.passk.ESTIMATORS", lambda v: v in _estimators()),
+    "estimator": Rule("one of leash.passk.ESTIMATORS, or empty where a notebook allows it (the "
+                      "study's, else first-k)", lambda v: v == "" or v in _estimators()),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",
                   _study_ok),

@@ -34,8 +34,15 @@ rules out alias bombs without expanding anything), and so are duplicate keys. Ea
 one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
 An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
-section takes ``ks`` and the ``perplexity`` section ``simulated``; they are kept in
-``Section.options``.
+section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator`` and the
+``perplexity`` section ``simulated``; they are kept in ``Section.options``, and a notebook
+parameter overrides them only when it is given.
+
+Budgets. A benchmark's ``budget`` (or a pair's ``budgets`` for the benchmark's domain) is the
+number of samples per question the tables use: :meth:`Study.paired` compares the two models at
+it (the first ``budget`` samples, when the data have more), and the pass@k curves stop there.
+Data with fewer samples than the declared budget are an error naming the benchmark, so a table
+never claims a budget it does not have. The entropy section (Table 5) uses every sample.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ import pandas as pd
 
 from . import _config as C
 from .formats import FORMATS, MAPPINGS, NestedMapping
+from .passk import ESTIMATORS
 
 __all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study", "studies_dir",
            "list_studies"]
@@ -113,7 +121,9 @@ _PAIR = C.Fields(
      "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets")},
     required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
 _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
-_SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1)},
+_SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
+                          "estimator": _one_of(ESTIMATORS)},
+                  "gym": {"estimator": _one_of(ESTIMATORS)},
                   "perplexity": {"simulated": _BOOL}}
 _BENCHMARK = C.Fields({"domain": _one_of(DOMAINS), "budget": _int(1), "N": _int(1)},
                       required=("domain",), what="a mapping (domain:, budget:, N:)")
@@ -245,6 +255,40 @@ class Study:
         b = row["budget"].iat[0]
         return None if pd.isna(b) else int(b)
 
+    def budgets(self, name: str, pair: Pair | str | None = None) -> dict[str, int]:
+        """The declared budget of every benchmark in a section's data, for one pair.
+
+        A pair's per-domain ``budgets`` come first, then the benchmark's ``budget``; benchmarks
+        with neither are left out (they are compared at their samples per question).
+
+        Raises
+        ------
+        ValueError
+            If the pair's models have fewer samples per question on a benchmark than its
+            declared budget (the message names the benchmark, the budget and the n found).
+        """
+        p = pair if isinstance(pair, Pair) else self.section(name).pair(pair)
+        s = self.summaries(name)
+        rows = s[s["model"].isin([p.base, p.rl])]
+        n_min = rows.groupby(rows["benchmark"].astype(str), sort=False)["n"].min()
+        out = {}
+        for bench, n in n_min.items():
+            if bench not in self.domains:
+                continue
+            k = self.budget(bench, p)
+            if k is None:
+                continue
+            if k > int(n):
+                where = (f"the `budgets` of pair {p.label!r}" if self.domains[bench] in p.budgets
+                         else f"`benchmarks.{bench}.budget`")
+                raise ValueError(
+                    f"Section {name!r} of the {self._where}: benchmark {bench!r} has the budget "
+                    f"{k} ({where}: the samples per question the tables use), but pair "
+                    f"{p.label!r} has only n = {int(n)} samples on some of its questions; set "
+                    f"the budget to at most {int(n)}.")
+            out[bench] = k
+        return out
+
     def section(self, name: str) -> Section:
         """The named section; ValueError listing the available ones otherwise."""
         if name not in self.sections:
@@ -325,11 +369,14 @@ class Study:
             for h in hits:
                 yield Path(h), dict(src.reader)
 
-    def paired(self, name: str, pair: str | Pair | None = None, **pair_kwargs) -> pd.DataFrame:
+    def paired(self, name: str, pair: str | Pair | None = None, *, at_budgets: bool = True,
+               **pair_kwargs) -> pd.DataFrame:
         """The paired per-question frame of one pair of a section.
 
         Thin wrapper over :func:`leash.pairing.pair_counts` on :meth:`summaries`; keyword
-        arguments (e.g. ``restrict_to_shared=True``) are passed through. When the pair's base is
+        arguments (e.g. ``restrict_to_shared=True``) are passed through. The two models are
+        compared at the study's declared budgets (:meth:`budgets`; the first ``budget``
+        samples) unless ``at_budgets=False`` or a ``budget=`` is given. When the pair's base is
         a step of the RLVR run itself (``base_step``, e.g. step 0), it is paired against every
         other step, and not against itself.
         """
@@ -337,6 +384,8 @@ class Study:
 
         p = pair if isinstance(pair, Pair) else self.section(name).pair(pair)
         s = self.summaries(name)
+        if at_budgets and "budget" not in pair_kwargs:
+            pair_kwargs["budget"] = self.budgets(name, p)
         if p.base_step is None:
             return pair_counts(s, base=p.base, rl=p.rl, **pair_kwargs)
         paired = pair_counts(s, base=(p.base, p.base_step), rl=p.rl, **pair_kwargs)
