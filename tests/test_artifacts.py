@@ -165,3 +165,38 @@ def test_entropy_paper_has_all_four_metrics():
 def test_budget_text_names_each_budget_once():
     assert A.budget_text(pd.Series([256.0, 256.0, float("nan")])) == "256"
     assert A.budget_text([8192, 2048, 8192, "2048-8192"]) == "8192/2048/2048-8192"
+
+
+def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwise(tmp_path):
+    import json
+    from math import log
+
+    from leash.study import load_study
+
+    recs = [("b", 0, "4", "length"), ("b", 1, None, None), ("b", 2, "5", None), ("b", 3, "5", None),
+            ("r", 0, "5", None), ("r", 1, "5", None), ("r", 2, "5", None), ("r", 3, "4", "length")]
+    (tmp_path / "e.jsonl").write_text("".join(json.dumps(
+        {"model": m, "benchmark": "MATH500", "question_id": "1", "sample_idx": i,
+         "correct": a == "5", "answer": a, "finish_reason": f}) + "\n" for m, i, a, f in recs))
+    study = ("benchmarks: {MATH500: {domain: math}}\n"
+             "sections: {entropy: {sources: [{path: e.jsonl}], pairs: [{base: b, rl: r}]%s}}")
+    (tmp_path / "s.yaml").write_text(study % "")
+    s = load_study(tmp_path / "s.yaml")
+    e = A.entropy_long(s).set_index("model")
+    assert set(e["na"]) == {"truncated"}
+    assert e.loc["b", "answer_entropy"] == pytest.approx(log(2))  # NA x2, 5 x2
+    assert e.loc["r", "answer_entropy"] == pytest.approx(-(0.75 * log(0.75) + 0.25 * log(0.25)))
+    assert "from the paper's rule (the default)" in A.na_note(s)
+    c = A.entropy_long(s, na="class").set_index("model")
+    assert c.loc["b", "answer_entropy"] == pytest.approx(-(0.5 * log(0.5) + 0.5 * log(0.25)))
+    (tmp_path / "s.yaml").write_text(study % ", na: drop")
+    s = load_study(tmp_path / "s.yaml")
+    d = A.entropy_long(s).set_index("model")
+    assert set(d["na"]) == {"drop"} and "from the study's `entropy` section" in A.na_note(s)
+    assert d.loc["b", "answer_entropy"] == pytest.approx(-(2 / 3 * log(2 / 3) + 1 / 3 * log(1 / 3)))
+    assert set(A.entropy_long(s, na="truncated")["na"]) == {"truncated"}  # given: it wins
+    assert set(A.entropy_long("paper")["na"]) == {"truncated"}
+    (tmp_path / "s.yaml").write_text(study % ", na: keep")
+    with pytest.raises(ValueError, match=r"`sections.entropy.na` must be one of truncated, class, "
+                                         r"drop"):
+        load_study(tmp_path / "s.yaml")

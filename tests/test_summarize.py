@@ -227,3 +227,62 @@ def test_empty_inputs_and_caller_labels(tmp_path):
     assert out.model.tolist() == ["mine"]
     assert out.attrs["provenance"]["files"][0]["notes"] == [
         "field 'model_name' replaced by the caller's value 'mine'"]
+
+
+def _truncated_example(tmp_path):
+    """One question: answers 5 (twice), 4 from an output cut at the length limit, and none."""
+    recs = [{"sample_idx": 0, "correct": False, "answer": "4", "finish_reason": "length"},
+            {"sample_idx": 1, "correct": False, "answer": "NA"},
+            {"sample_idx": 2, "correct": True, "answer": "5"},
+            {"sample_idx": 3, "correct": True, "answer": "5", "finish_reason": "stop"}]
+    p = tmp_path / "t.jsonl"
+    p.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": "1", **r})
+                         + "\n" for r in recs))
+    return p
+
+
+def test_one_na_rule_from_summary_to_table(tmp_path):
+    from leash.summarize import summary_na
+    from leash.tables import answer_entropy_per_question, entropy_table
+
+    p = _truncated_example(tmp_path)
+    cls, trunc = summarize(p), summarize(p, na="truncated")
+    assert (summary_na(cls), summary_na(trunc)) == ("class", "truncated")
+    h = {"truncated": math.log(2),  # NA (the NA and the truncated sample) and 5: 1/2 each
+         "class": -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)),  # 5, 4 and NA
+         "drop": -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))}  # 5 and 4
+    for na, summary in (("truncated", trunc), ("class", cls), ("drop", cls)):
+        assert entropy_table(summary, na=na).answer_entropy.iat[0] == pytest.approx(h[na])
+        assert answer_entropy_per_question(summary, na=na).answer_entropy.iat[0] == \
+            pytest.approx(h[na])
+    # a summary made under another rule is refused: its NA samples are another set
+    with pytest.raises(ValueError, match=r"made with na='class', so its NA samples do not follow "
+                                         r"na='truncated'.*leash summarize --na truncated"):
+        entropy_table(cls, na="truncated")
+    for na in ("class", "drop"):
+        with pytest.raises(ValueError, match=rf"made with na='truncated'.* na={na!r}"):
+            entropy_table(trunc, na=na)
+    # a frame without a recorded rule: checked as far as its counts tell
+    bare = cls.copy()
+    bare.attrs = {}
+    assert entropy_table(bare, na="class").answer_entropy.iat[0] == pytest.approx(h["class"])
+    bare["n_answer_missing"] = pd.array([0], dtype="Int64")  # the truncated sample is not NA
+    with pytest.raises(ValueError, match=r"more truncated samples than NA ones"):
+        entropy_table(bare, na="truncated")
+    # without truncated samples every rule selects the same samples
+    none = cls.assign(n_truncated=pd.array([0], dtype="Int64"))
+    assert entropy_table(none, na="truncated").answer_entropy.iat[0] == pytest.approx(h["class"])
+    with pytest.raises(ValueError, match=r"The 'na' parameter of entropy_table must be one of"):
+        entropy_table(cls, na="keep")
+
+
+def test_a_summary_file_keeps_its_na_rule(tmp_path):
+    p = _truncated_example(tmp_path)
+    out = tmp_path / "class.parquet"
+    summarize(p, out=out)
+    assert load_counts(out).n_answer_missing.iat[0] == 1
+    with pytest.raises(ValueError, match=r"class.parquet was summarized with na='class' and has "
+                                         r"truncated samples.*--na truncated"):
+        load_counts(out, na="truncated")
+    summarize(p, na="truncated", out=out)
+    assert load_counts(out, na="truncated").n_answer_missing.iat[0] == 2

@@ -44,6 +44,8 @@ __all__ = [
     "resolve_estimator",
     "estimator_note",
     "budget_text",
+    "resolve_na",
+    "na_note",
     "support_long",
     "table1",
     "table1_caption",
@@ -637,16 +639,70 @@ def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95
     return t.sort_values(["pair", "benchmark", "step"], kind="stable").reset_index(drop=True)
 
 
-def entropy_long(study=PAPER, *, na="class", base=None, correction=None):
+def resolve_na(src, na: str | None = None) -> tuple[str, str]:
+    """The NA rule of answer entropy a Table 5 run uses, and where it comes from.
+
+    The notebook's ``na`` when given, else the study's (``entropy`` section, ``na``), else the
+    paper's :data:`leash.entropy.PAPER_NA` ("truncated": a truncated or incomplete output is NA,
+    App. B.4). For ``"paper"``: the printed values, made under the paper's rule.
+
+    Returns
+    -------
+    (str, str)
+        The rule (one of :data:`leash.entropy.NA_RULES`) and a phrase saying where it comes from.
+    """
+    from .entropy import NA_RULES, PAPER_NA
+
+    if src == PAPER:
+        return PAPER_NA, "the paper's printed values"
+    if na:
+        if na not in NA_RULES:
+            raise ValueError(f"The 'na' parameter must be one of {NA_RULES}. Got {na!r}.")
+        return na, "the notebook's `na` parameter"
+    sec = src.sections.get("entropy")
+    if sec is not None and sec.options.get("na"):
+        return sec.options["na"], "the study's `entropy` section"
+    return PAPER_NA, "the paper's rule (the default)"
+
+
+_NA_TEXT = {
+    "truncated": "a sample without an extracted answer, or truncated (finish_reason \"length\"), "
+                 "counts as one answer class NA",
+    "class": "a sample without an extracted answer counts as one answer class NA; a truncated "
+             "one keeps its answer",
+    "drop": "samples without an extracted answer are left out; a truncated one keeps its answer",
+}
+
+
+def na_note(src, na: str | None = None) -> str:
+    """One line for a notebook: which NA rule its answer entropy uses, and why."""
+    rule, origin = resolve_na(src, na)
+    if src == PAPER:
+        return (f"Answer entropy: the paper's printed values, under its rule \"{rule}\" "
+                f"({_NA_TEXT[rule]}); the `na` parameter does not apply.")
+    return f"Answer entropy: NA rule \"{rule}\" ({_NA_TEXT[rule]}), from {origin}."
+
+
+def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
     """Table 5's quantities per model and benchmark, long form.
 
     ``"paper"`` returns the printed values; a study (the demo) computes them from generations.
+
+    Parameters
+    ----------
+    study : str or Study, default "paper"
+    na : {"truncated", "class", "drop"}, optional
+        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`). Default: the study's
+        (``entropy`` section, ``na``), else the paper's "truncated" (:func:`resolve_na`). The
+        generations are summarized under it.
+    base, correction
+        As in :func:`leash.tables.entropy_table`.
 
     Returns
     -------
     pandas.DataFrame
         ``model, role, base_model, benchmark, avg@n (%), response_length, token_entropy,
-        answer_entropy, distinct_answers``.
+        answer_entropy, distinct_answers, na`` (``na``: the rule used).
     """
     src = open_study(study)
     if src == PAPER:
@@ -660,11 +716,14 @@ def entropy_long(study=PAPER, *, na="class", base=None, correction=None):
         bases = t.drop_duplicates("model").set_index("model")["base_of_pair"]
         w.insert(2, "base_model", w["model"].map(bases))
         w["distinct_answers"] = np.nan
+        w["na"] = resolve_na(src)[0]
         w.columns.name = None
         return w
     sec = src.section("entropy")
-    s = src.summaries("entropy")
-    e = entropy_table(s, na=na, base=base, correction=correction)
+    rule = resolve_na(src, na)[0]
+    s = src.summaries("entropy", na="truncated" if rule == "truncated" else "class")
+    e = entropy_table(s, na=rule, base=base, correction=correction)
+    e["na"] = rule
     roles = {}
     for p in sec.pairs:
         roles.setdefault(p.base, ("base", None))

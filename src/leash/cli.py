@@ -118,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--out", help="write the per-question summary as Parquet here")
     p.add_argument("--na", choices=("class", "truncated"), default="class",
-                   help="what counts as a missing answer (default: class)")
+                   help="which samples count as NA for answer entropy: class (default: those "
+                   "without an extracted answer) or truncated (also those with finish_reason "
+                   "length: the paper's rule, which Table 5 uses)")
     _on_error_option(p)
     _reader_options(p)
     _data_options(p)

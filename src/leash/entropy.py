@@ -9,6 +9,25 @@ App. B.4 for the entropies, Table 2 for perplexity).
 * Perplexity of a trace: ``exp(-mean token log-probability)``.
 
 Natural logs by default; ``base=2`` gives bits.
+
+The NA rule of answer entropy, ``na``: one vocabulary, one meaning per value, wherever it is
+accepted (:data:`NA_RULES`):
+
+``"truncated"`` (the paper's, :data:`PAPER_NA`: "NA" for incomplete outputs, App. B.4)
+    a sample without an extracted answer, or truncated (``finish_reason == "length"``) even
+    when an answer was extracted, is NA; NA counts as one answer class.
+``"class"``
+    a sample without an extracted answer is NA, one answer class; a truncated sample keeps the
+    answer extracted from it.
+``"drop"``
+    samples without an extracted answer are left out of the distribution; a truncated sample
+    keeps its answer.
+
+Which samples are NA is decided when generations are summarized
+(:func:`leash.summarize.summarize`, ``na="class"`` or ``"truncated"``; the summary records it),
+so the tables (:func:`leash.tables.entropy_table`) check that a summary was made under the rule
+asked for. The functions of this module take the NA samples as given (``None`` answers,
+``n_na``) and accept ``"class"`` and ``"drop"``: how those samples enter the distribution.
 """
 
 from __future__ import annotations
@@ -32,9 +51,14 @@ __all__ = [
     "perplexity",
     "aggregate_perplexity",
     "is_missing_answer",
+    "NA_RULES",
+    "PAPER_NA",
 ]
 
 NA_CHOICES = ("class", "drop")
+#: Every NA rule of answer entropy (module docstring); the paper's is :data:`PAPER_NA`.
+NA_RULES = ("truncated", "class", "drop")
+PAPER_NA = "truncated"
 CORRECTIONS = (None, "miller-madow")
 
 

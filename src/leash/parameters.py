@@ -65,6 +65,12 @@ def _estimators():
     return ESTIMATORS
 
 
+def _na_rules():
+    from .entropy import NA_RULES
+
+    return NA_RULES
+
+
 def _study_ok(v) -> bool:
     """``study`` as :func:`leash.artifacts.open_study` resolves it: ``"paper"``, a shipped
     study name, or an existing file (relative: to the working directory or the repository)."""
@@ -87,6 +93,8 @@ PARAMETER_RULES: dict[str, Rule] = {
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
+    "na": Rule("one of leash.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
+               lambda v: v == "" or v in _na_rules()),
     "estimator": Rule("one of leash.passk.ESTIMATORS, or empty where a notebook allows it (the "
                       "study's, else first-k)", lambda v: v == "" or v in _estimators()),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "

@@ -34,9 +34,10 @@ rules out alias bombs without expanding anything), and so are duplicate keys. Ea
 one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
 An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
-section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator`` and the
-``perplexity`` section ``simulated``; they are kept in ``Section.options``, and a notebook
-parameter overrides them only when it is given.
+section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
+section ``na`` (the NA rule of answer entropy, :data:`leash.entropy.NA_RULES`; default the
+paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
+``Section.options``, and a notebook parameter overrides them only when it is given.
 
 Budgets. A benchmark's ``budget`` (or a pair's ``budgets`` for the benchmark's domain) is the
 number of samples per question the tables use: :meth:`Study.paired` compares the two models at
@@ -56,6 +57,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import _config as C
+from .entropy import NA_RULES
 from .formats import FORMATS, MAPPINGS, NestedMapping
 from .passk import ESTIMATORS
 
@@ -124,6 +126,7 @@ _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
 _SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
                           "estimator": _one_of(ESTIMATORS)},
                   "gym": {"estimator": _one_of(ESTIMATORS)},
+                  "entropy": {"na": _one_of(NA_RULES)},
                   "perplexity": {"simulated": _BOOL}}
 _BENCHMARK = C.Fields({"domain": _one_of(DOMAINS), "budget": _int(1), "N": _int(1)},
                       required=("domain",), what="a mapping (domain:, budget:, N:)")
@@ -218,7 +221,7 @@ class Study:
         self.benchmarks = self._parse_benchmarks(raw.get("benchmarks") or {})
         sections = raw.get("sections") or {}
         self.sections = {str(k): self._parse_section(str(k), v) for k, v in sections.items()}
-        self._cache: dict[str, pd.DataFrame] = {}
+        self._cache: dict[tuple[str, str], pd.DataFrame] = {}
 
     # ---- parsing ---------------------------------------------------------------------------
     def _parse_benchmarks(self, raw) -> pd.DataFrame:
@@ -301,8 +304,13 @@ class Study:
         """Whether the section declares at least one source."""
         return name in self.sections and bool(self.sections[name].sources)
 
-    def summaries(self, name: str) -> pd.DataFrame:
+    def summaries(self, name: str, *, na: str = "class") -> pd.DataFrame:
         """The per-question summary frame of a section, from all of its sources (cached).
+
+        ``na`` ("class" or "truncated", :data:`leash.summarize.NA_MODES`) is the NA rule the
+        generations are summarized under (which samples count as "answer missing"); it is
+        recorded in ``attrs["provenance"]["na"]`` when every source was read under it (a demo
+        part, already a summary, has no recorded rule: its NA samples are its truncated ones).
 
         Raises
         ------
@@ -312,8 +320,8 @@ class Study:
             If a path matches no file or a dataset is neither cached nor mirrored nor
             downloadable (``leash.manifest.DatasetUnavailableError``).
         """
-        if name in self._cache:
-            return self._cache[name]
+        if (name, na) in self._cache:
+            return self._cache[(name, na)]
         sec = self.section(name)
         if not sec.sources:
             raise ValueError(
@@ -322,14 +330,17 @@ class Study:
             )
         from .summarize import load_counts
 
-        parts = []
+        parts, read = [], True
         for src in sec.sources:
             for path, kwargs in self._resolve(src):
                 if isinstance(path, pd.DataFrame):
                     parts.append(path)
+                    read = False
                 else:
-                    parts.append(load_counts([path], **kwargs))
-        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+                    parts.append(load_counts([path], na=na, **kwargs))
+        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].copy()
+        frame.attrs["provenance"] = {"na": na if read else None,
+                                     "parts": [p.attrs.get("provenance", {}) for p in parts]}
         if self.benchmarks.shape[0]:
             unknown = sorted(set(frame["benchmark"].astype(str)) - set(self.domains))
             if unknown:
@@ -337,7 +348,7 @@ class Study:
                     f"Section {name!r} of the {self._where}: the data has benchmark(s) {unknown} "
                     f"that the study does not declare (declared: {sorted(self.domains)})."
                 )
-        self._cache[name] = frame
+        self._cache[(name, na)] = frame
         return frame
 
     def _resolve(self, src: Source):

@@ -49,9 +49,11 @@ import pyarrow.parquet as pq
 from leash import formats as F
 from leash import validate as V
 
-__all__ = ["summarize", "load_counts", "read_summary", "write_summary", "SUMMARY_COLUMNS",
-           "SUMMARY_SCHEMA", "NA_MODES"]
+__all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
+           "SUMMARY_COLUMNS", "SUMMARY_SCHEMA", "NA_MODES"]
 
+#: The NA rules a summary can be made under (see :data:`leash.entropy.NA_RULES`; "drop" is
+#: applied when the entropy is computed, from a "class" summary).
 NA_MODES = ("class", "truncated")
 
 SUMMARY_SCHEMA = pa.schema([
@@ -946,11 +948,14 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         Also write the summary as Parquet here (provenance in the schema metadata). Nothing
         is written when the call raises.
     na : {"class", "truncated"}, default "class"
-        Which samples count as "answer missing": "class" counts samples without an extracted
-        answer (missing, empty or the literal "NA"); "truncated" also counts samples with
+        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`), i.e. which samples
+        count as "answer missing": "class" counts samples without an extracted answer
+        (missing, empty or the literal "NA"); "truncated" also counts samples with
         ``finish_reason == "length"`` even when an answer was extracted (the paper's "NA for
-        incomplete outputs"). Missing answers are never in ``answer_values``; downstream
-        answer entropy treats them as one extra class.
+        incomplete outputs", App. B.4). Missing answers are never in ``answer_values``; answer
+        entropy counts them as one extra class, or leaves them out ("drop", which needs a
+        "class" summary). The rule is recorded in ``attrs["provenance"]["na"]`` and in a
+        written summary.
     on_error : {"raise", "skip"}, default "raise"
         "raise": the first invalid row raises ValueError naming file, line/row, field and
         value. "skip": invalid rows are rejected and counted (per reason) in the provenance,
@@ -996,6 +1001,8 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
         ``first_correct``) and keep their answer and token columns.
     fmt, model, benchmark, step, mapping, chunk_size, na, on_error
         As in :func:`summarize`; ``on_error="skip"`` also rejects (and counts) bad summary rows.
+        A summary file keeps the NA counts it was written with: one written under another
+        ``na`` rule is refused when it has truncated samples (the rules then differ).
 
     Returns
     -------
@@ -1022,7 +1029,42 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
                  if f["format"] == "summary"]
     if summaries:
         table = _with_summary_columns(table, res.origin, summaries)
+        _check_stored_na(table, res, summaries, na)
     return _to_frame(table, res.provenance)
+
+
+def summary_na(summary: pd.DataFrame):
+    """The NA rule a summary frame was made under (``"class"``, ``"truncated"``), or None.
+
+    Read from ``attrs["provenance"]``: its ``"na"``, else the common ``"na"`` of its
+    ``"parts"`` (a concatenation); None when it is not recorded (a frame made by hand, or
+    parts made under different rules).
+    """
+    return _provenance_na(summary.attrs.get("provenance") or {})
+
+
+def _provenance_na(prov: dict):
+    if prov.get("na") is not None:
+        return prov["na"]
+    rules = {_provenance_na(p or {}) for p in prov.get("parts") or []}
+    return rules.pop() if len(rules) == 1 else None
+
+
+def _check_stored_na(table: pa.Table, res, summaries, na: str) -> None:
+    """A summary file read under another NA rule than it was written with is refused when it
+    has truncated samples: its answer counts cannot be re-split."""
+    trunc = pc.fill_null(table.column("n_truncated"), 0).to_numpy().astype(np.int64)
+    for i, path in summaries:
+        stored = _provenance_na(res.provenance["files"][i].get("stored_provenance") or {})
+        if stored is None or stored == na:
+            continue
+        rows = res.origin["w_file"] == i
+        if (trunc[rows] > 0).any():
+            raise ValueError(
+                f"{path} was summarized with na={stored!r} and has truncated samples, so its "
+                f"answer counts cannot be read under na={na!r} (which samples are NA is decided "
+                f"when the generations are summarized): summarize them again with "
+                f"na={na!r} (leash summarize --na {na}).")
 
 
 # columns of a summary file that the counts rules do not read

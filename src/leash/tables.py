@@ -354,8 +354,15 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
         Per-question summary (``n, c`` and, where available, ``n_tokens_mean``,
         ``token_entropy_mean``, ``answer_counts``, ``n_answer_missing``).
     by : sequence of str, default ("model", "benchmark")
-    na : {"class", "drop"}, default "class"
-        Treatment of samples without an extracted answer in the answer entropy.
+    na : {"class", "drop", "truncated"}, default "class"
+        The NA rule of the answer entropy (:data:`leash.entropy.NA_RULES`: "truncated" is the
+        paper's, which Table 5 through :func:`leash.artifacts.entropy_long` uses by default).
+        Which samples are NA is fixed when a summary is made (``leash.summarize``, which
+        records its rule): "truncated" needs a summary made with ``na="truncated"``, "class"
+        and "drop" one made with ``na="class"``. A summary with no truncated sample serves
+        every rule; another mismatch is a ValueError. A frame whose rule is not recorded is
+        checked only as far as its counts tell (under "truncated", every truncated sample
+        must be among its NA samples).
     base : float, optional
         Log base of the answer entropy (None: natural log).
     correction : {None, "miller-madow"}, optional
@@ -372,6 +379,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
     where = "entropy_table"
     by = list(by)
     require_columns(summary, ["n", "c", *by], where)
+    na = _check_na_rule(summary, na, where)
     rows = []
     for key, g in _groups(summary, by, sort=True):
         n = g["n"].to_numpy(dtype=np.float64)
@@ -400,6 +408,36 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
             row["distinct_answers"] = np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
+    """Check that ``summary``'s NA samples follow the rule ``na``; return how they enter the
+    answer distribution ("class" or "drop", for :mod:`leash.entropy`)."""
+    from .entropy import NA_RULES
+    from .summarize import summary_na
+
+    check_choice(na, "na", where, NA_RULES)
+    made_as = "truncated" if na == "truncated" else "class"
+    trunc = (summary["n_truncated"].astype("Float64").fillna(0).to_numpy(dtype=np.float64)
+             if "n_truncated" in summary else np.zeros(len(summary)))
+    if (trunc > 0).any():  # otherwise "truncated" and "class" select the same samples
+        made = summary_na(summary)
+        if made is not None and made != made_as:
+            raise ValueError(
+                f"{where}: the summary was made with na={made!r}, so its NA samples do not "
+                f"follow na={na!r} ({int((trunc > 0).sum())} questions have truncated "
+                f"samples); summarize the generations with na={made_as!r} "
+                f"(leash summarize --na {made_as}), or ask for na={made!r}.")
+        if made is None and made_as == "truncated" and "n_answer_missing" in summary:
+            missing = summary["n_answer_missing"].astype("Float64").fillna(0).to_numpy(
+                dtype=np.float64)
+            if (trunc > missing).any():
+                raise ValueError(
+                    f"{where}: na='truncated' counts every truncated sample as NA, but "
+                    f"{int((trunc > missing).sum())} questions have more truncated samples "
+                    "than NA ones (the summary was made with na='class'); summarize the "
+                    "generations with na='truncated' (leash summarize --na truncated).")
+    return "drop" if na == "drop" else "class"
 
 
 def _has_items(x) -> bool:
@@ -536,7 +574,9 @@ def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
     ----------
     summary : pandas.DataFrame
         Per-question summary with ``answer_counts`` and ``n_answer_missing``.
-    na, base, correction
+    na : {"class", "drop", "truncated"}, default "class"
+        The NA rule, checked against the summary as in :func:`entropy_table`.
+    base, correction
         As in :func:`leash.entropy.answer_entropy_from_histograms`.
 
     Returns
@@ -546,6 +586,7 @@ def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
         ``answer_entropy``, ``n_distinct``, ``n_answer_missing``.
     """
     require_columns(summary, ["n", "c", "answer_counts"], "answer_entropy_per_question")
+    na = _check_na_rule(summary, na, "answer_entropy_per_question")
     n_na = (summary["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
             if "n_answer_missing" in summary else None)
     hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
