@@ -85,3 +85,45 @@ def test_committed_math_example_matches_raw_scores():
     pk = pd.read_csv(FIGURES / "case_math_passk.csv").set_index("k")["pass_at_k"]
     assert pk[1] == pytest.approx(sum(correct) / (8 * len(rows)))
     assert pk[8] == pytest.approx(sum(c > 0 for c in correct) / len(rows))
+
+
+def test_notebook_inputs_follow_the_study_files(tmp_path, monkeypatch):
+    # What notebook 09 requires comes from its studies' own sources and benchmarks, so another
+    # study file skips for its own missing data (and runs where it is present).
+    from leash import manifest
+    from leash.notebook import SkipNotebook, require_gold, require_study
+
+    monkeypatch.setattr(manifest, "default_dest", lambda: tmp_path / "raw")
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(tmp_path / "no-mirror"))
+    study = tmp_path / "mine.yaml"
+    study.write_text(
+        "benchmarks: {math500: {domain: math}, mine: {domain: math}}\n"
+        "sections:\n"
+        "  support: {sources: [{dataset: math-eval-example}, {path: gen/*.jsonl}]}\n"
+        "  entropy: {sources: [{path: gen/*.jsonl}]}\n")
+    s = A.open_study(study)
+    assert s.datasets() == ["math-eval-example-cot100"] and s.datasets("entropy") == []
+    assert s.path_sources("entropy") == [str(tmp_path / "gen" / "*.jsonl")]
+    with pytest.raises(SkipNotebook, match=r"data not available locally: math-eval-example-cot100"):
+        require_study(study, "support")
+    with pytest.raises(SkipNotebook, match=r"input files of study 'mine' not found: .*gen/\*"):
+        require_study(study, "entropy")
+    with pytest.raises(SkipNotebook, match=r"its section 'checkpoints' is missing"):
+        require_study(study, ["entropy", "checkpoints"])
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "a.jsonl").write_text("{}\n")
+    assert require_study(study, "entropy").name == "mine"
+    with pytest.raises(SkipNotebook, match=r"data not available locally: math500"):
+        require_gold(study)  # math500 has a question file in the manifest, "mine" none
+    study.write_text("benchmarks: {mine: {domain: math}}\n")
+    assert require_gold(study) is None
+
+
+@needs_mirror
+def test_the_probe_gold_comes_from_its_benchmark(monkeypatch):
+    from leash.notebook import require_gold
+
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
+    gold = require_gold("gsm8k-probe")
+    assert set(gold["benchmark"]) == {"gsm8k"} and len(gold) == 30
+    assert {"question_id", "question", "gold"} <= set(gold.columns)

@@ -877,7 +877,9 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     categories : sequence of str
         Support categories to list.
     gold : pandas.DataFrame, optional
-        ``question_id, gold[, question]`` (e.g. :func:`leash.rescore.load_benchmark`).
+        ``question_id, gold[, question]`` (e.g. :func:`leash.rescore.load_benchmark`), with a
+        ``benchmark`` column when the study has several (:func:`leash.notebook.require_gold`):
+        then matched on benchmark and question.
 
     Returns
     -------
@@ -905,8 +907,9 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     out = out.merge(b.rename(columns={"_answers": "base answers"}), on=keys, how="left")
     out = out.merge(r.rename(columns={"_answers": "rl answers"}), on=[*keys, "step"], how="left")
     if gold is not None:
-        cols = [c for c in ("question_id", "question", "gold") if c in gold.columns]
-        out = out.merge(gold[cols].astype({"question_id": str}), on="question_id", how="left")
+        on = [c for c in ("benchmark", "question_id") if c in gold.columns]
+        cols = [*on, *[c for c in ("question", "gold") if c in gold.columns]]
+        out = out.merge(gold[cols].astype({c: str for c in on}), on=on, how="left")
     first = ["benchmark", "question_id", "step", "category"]
     rest = [c for c in ("question", "gold") if c in out.columns]
     out = out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]]

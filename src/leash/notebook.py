@@ -16,8 +16,9 @@ Every notebook of the project starts the same way, so that it runs as a page in 
 notebook's ``__annotations__``) against their types and :data:`leash.parameters.
 PARAMETER_RULES`, and refuses a name that papermill injected but the notebook does not declare
 (papermill itself only warns). A notebook that cannot run here because its data are absent
-calls :func:`skip` (or :func:`require_data`): the reason is shown as one line, not a traceback,
-and :mod:`leash.reproduce` reports the notebook as skipped.
+calls :func:`skip` (or :func:`require_data`, :func:`require_study`, :func:`require_gold`): the
+reason is shown as one line, not a traceback, and :mod:`leash.reproduce` reports the notebook as
+skipped.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from pathlib import Path
 
 from .parameters import NotebookParameter, ParameterError, annotation_text, validate_parameters
 
-__all__ = ["ParameterError", "SkipNotebook", "require_data", "skip", "start"]
+__all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
+           "skip", "start"]
 
 # The header papermill writes above the parameters it injects (its Python translator).
 _INJECTED_HEADER = "# Parameters"
@@ -142,3 +144,83 @@ def require_data(path_or_name):
     if name in m.datasets:
         return found[name]
     return found
+
+
+def require_study(study, sections=None):
+    """Return the study, or skip the notebook if the data its sections list are not here.
+
+    What is required follows the study's own sources: every manifest dataset its ``dataset:``
+    sources name (:meth:`leash.study.Study.datasets`, each through :func:`require_data`, so no
+    network access), and a file for every ``path:`` source.
+
+    Parameters
+    ----------
+    study : str, path-like or leash.study.Study
+        A shipped study name or a study file (see :func:`leash.study.load_study`).
+    sections : str or sequence of str, optional
+        The sections the notebook reads (default: all of the study's).
+
+    Returns
+    -------
+    leash.study.Study
+
+    Raises
+    ------
+    SkipNotebook
+        A section it needs is missing or lists no sources, or a dataset or file is not
+        available locally.
+    """
+    import glob
+
+    from .study import load_study
+
+    s = load_study(study)
+    names = [sections] if isinstance(sections, str) else list(sections or s.sections)
+    for name in names:
+        if not s.has_data(name):
+            raise SkipNotebook(
+                f"study {s.name!r} has no data for this notebook: its section {name!r} is "
+                f"missing or lists no sources (sections: {sorted(s.sections)})")
+    for name in s.datasets(names):
+        require_data(name)
+    for pattern in s.path_sources(names):
+        if not glob.glob(pattern):
+            raise SkipNotebook(f"input files of study {s.name!r} not found: {pattern}")
+    return s
+
+
+def require_gold(study):
+    """The gold answers of a study's benchmarks, or skip the notebook if they are not here.
+
+    For each benchmark of the study that has a question file in the data manifest
+    (:func:`leash.rescore.question_dataset`), that file (through :func:`require_data`);
+    benchmarks without one have no gold answers.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        ``benchmark, question_id, question, gold`` (see :func:`leash.rescore.load_benchmark`);
+        None when no benchmark of the study has a question file.
+
+    Raises
+    ------
+    SkipNotebook
+        A question file the manifest has is not available locally.
+    """
+    import pandas as pd
+
+    from .rescore import load_benchmark, question_dataset
+    from .study import load_study
+
+    s = load_study(study)
+    frames = []
+    for bench in s.benchmarks["benchmark"]:
+        name = question_dataset(str(bench))
+        if name is None:
+            continue
+        require_data(name)
+        frames.append(load_benchmark(name).assign(benchmark=str(bench)))
+    if not frames:
+        return None
+    gold = pd.concat(frames, ignore_index=True)
+    return gold[["benchmark", *[c for c in gold.columns if c != "benchmark"]]]

@@ -45,6 +45,7 @@ __all__ = [
     "RescoreResult",
     "gold_from_frame",
     "load_benchmark",
+    "question_dataset",
     "read_benchmark",
     "read_responses",
     "rescore",
@@ -172,6 +173,28 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
 _RULES = {"math500": "answer", "aime24": "answer", "amc23": "answer",
           "minerva-math": "minerva", "olympiadbench": "olympiadbench",
           "gsm8k-probe-questions": "gold"}
+
+
+def question_dataset(name: str, *, manifest=None) -> str | None:
+    """The manifest dataset of a benchmark's question file (what :func:`load_benchmark` reads).
+
+    Parameters
+    ----------
+    name : str
+        A dataset name (``math500``, ...) or a benchmark label of one (``gsm8k``, ``minerva``).
+
+    Returns
+    -------
+    str or None
+        The dataset name, or None when the manifest has no question file for ``name``.
+    """
+    from . import manifest as mf
+
+    m = manifest or mf.load_manifest()
+    if name in _RULES:
+        return name
+    by_label = [n for n in _RULES if n in m.datasets and m.datasets[n].benchmark == name]
+    return by_label[0] if len(by_label) == 1 else None
 
 
 def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:

@@ -300,6 +300,46 @@ class Study:
             )
         return self.sections[name]
 
+    def datasets(self, sections=None) -> list[str]:
+        """The data-manifest datasets behind the study's ``dataset:`` sources (groups expanded).
+
+        Parameters
+        ----------
+        sections : str or sequence of str, optional
+            The sections to look at (default: all).
+
+        Returns
+        -------
+        list of str
+            Dataset names of ``data/manifest.yaml``, each once, in the order the sources list
+            them; what :func:`leash.notebook.require_study` checks is available locally.
+        """
+        from .manifest import load_manifest
+
+        m = load_manifest()
+        out: dict[str, None] = {}
+        for sec in self._sections(sections):
+            for src in sec.sources:
+                if src.kind == "dataset":
+                    out.update(dict.fromkeys(m.names(src.value)))
+        return list(out)
+
+    def path_sources(self, sections=None) -> list[str]:
+        """The ``path:`` sources of the given sections (default: all), as absolute patterns."""
+        out: dict[str, None] = {}
+        for sec in self._sections(sections):
+            for src in sec.sources:
+                if src.kind == "path":
+                    out[src.value if Path(src.value).is_absolute()
+                        else str(self.base_dir / src.value)] = None
+        return list(out)
+
+    def _sections(self, sections):
+        if sections is None:
+            return list(self.sections.values())
+        names = [sections] if isinstance(sections, str) else list(sections)
+        return [self.section(n) for n in names]
+
     def has_data(self, name: str) -> bool:
         """Whether the section declares at least one source."""
         return name in self.sections and bool(self.sections[name].sources)
