@@ -2,6 +2,7 @@
 8192 samples for math, 2048 for non-math)."""
 
 import pandas as pd
+import pytest
 
 from leash.pairing import pair_counts
 from leash.tables import support_table
@@ -23,3 +24,11 @@ def test_each_benchmark_keeps_its_budget():
     t = support_table(p, pool=False)
     assert t["k"].tolist() == [8, 2]
     assert t["P"].tolist() == [1, 1]
+    # a budget per benchmark (a study's declared ones): the first 4 math samples miss index 5
+    p = pair_counts(s, "base", "rl", budget={"math-bench": 4, "not-here": 16})
+    assert p.set_index("benchmark")["n_base"].to_dict() == {"math-bench": 4, "other": 2}
+    assert p["found_base"].tolist() == [False, True]
+    assert p.attrs["pairing"]["budget_by_benchmark"] == {"math-bench": 4, "other": 2}
+    with pytest.raises(ValueError, match=r"gives benchmark 'other' the budget 4, but it must be "
+                                         r"an int in the range \[1, 2\]"):
+        pair_counts(s, "base", "rl", budget={"other": 4})
