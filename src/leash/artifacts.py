@@ -165,7 +165,7 @@ def slug(label: str) -> str:
     return out or "x"
 
 
-def caption(text: str, src) -> str:
+def caption(text: str, src, *, paper: str = "the paper's printed numbers") -> str:
     """A caption naming the data; it says "simulated" whenever the data are.
 
     ``"Table 1 (the paper's printed numbers)"``, ``"Table 1 – SIMULATED demo, not the
@@ -174,7 +174,7 @@ def caption(text: str, src) -> str:
     from .report import simulated_label
 
     if src == PAPER:
-        return f"{text} (the paper's printed numbers)"
+        return f"{text} ({paper})"
     out = f"{text} – {src.title}"
     return simulated_label(out) if src.simulated else out
 
