@@ -16,12 +16,13 @@ EXTRAS  ?= dev,verify,gym
 # `make reproduce` options: DATA=embedded (the runs of notebooks/runs.yaml, the paper's printed
 # numbers and the simulated demo, into figures/) or a study file (into build/<study>/);
 # ONLY=01 (notebooks, by number or name); PARAMS=params.yaml (parameters of those notebooks;
-# the artifacts then go to build/figures/); OUTDIR=dir; JOBS=2 (notebooks in parallel).
+# the artifacts then go to build/figures/); OUTDIR=dir; JOBS=2 notebooks at a time (the
+# default; the outputs do not depend on it, JOBS=1 runs them in order).
 DATA    ?= embedded
 ONLY    ?=
 PARAMS  ?=
 OUTDIR  ?=
-JOBS    ?=
+JOBS    ?= 2
 # Extra flags for `make lab` (JupyterLab); --allow-root is added when running as root.
 LAB_ARGS ?=
 # Local mirror of the real public datasets (data/manifest.yaml): used before the network. By
