@@ -4,6 +4,8 @@ The mirror is $LEASH_DATA_MIRROR, else the shared data folder beside the reposit
 has it); tests that need it are skipped, with the reason, when it is absent.
 """
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -90,3 +92,27 @@ def load_benchmark(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def folder_digest(folder) -> str:
+    """One sha256 over the names and bytes of every non-hidden file below ``folder``."""
+    h = hashlib.sha256()
+    for p in sorted(Path(folder).rglob("*")):
+        if p.is_file() and not p.name.startswith("."):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def rec(q="q1", i=0, correct=True, model="m", **kw):
+    """One generation record (benchmark "b") for the input-file tests."""
+    r = {"model": model, "benchmark": "b", "question_id": q, "sample_idx": i, "correct": correct}
+    r.update(kw)
+    return r
+
+
+def write_lines(path, lines):
+    """Write JSON Lines: dicts are dumped, strings written as they are."""
+    path.write_text("".join(
+        (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path

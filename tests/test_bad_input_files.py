@@ -38,21 +38,10 @@ import warnings
 
 import pytest
 
+from _support import rec, write_lines
 from leash.cli import main
 from leash.summarize import summarize
 from leash.validate import validate
-
-
-def rec(q="q1", i=0, correct=True, model="m", **kw):
-    r = {"model": model, "benchmark": "b", "question_id": q, "sample_idx": i, "correct": correct}
-    r.update(kw)
-    return r
-
-
-def write_lines(path, lines):
-    path.write_text("".join(
-        (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def cli(capsys, *argv):

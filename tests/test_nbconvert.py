@@ -10,7 +10,6 @@ else.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -19,18 +18,9 @@ import sys
 
 import pytest
 
-from _support import FIGURES, REPO
+from _support import FIGURES, REPO, folder_digest
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-
-
-def _digest(folder):
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and not p.name.startswith("."):
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.mark.slow
@@ -40,12 +30,12 @@ def test_notebook_runs_with_plain_nbconvert(path, tmp_path):
     shutil.copy(path, copy)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEASH_")
            and k not in ("MPLBACKEND", "PYTHONHASHSEED")}
-    before = _digest(FIGURES)
+    before = folder_digest(FIGURES)
     proc = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
          "--ExecutePreprocessor.timeout=600", "--output", "executed", str(copy)],
         cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert _digest(FIGURES) == before, "the committed figures/ changed"
+    assert folder_digest(FIGURES) == before, "the committed figures/ changed"
     executed = tmp_path / "executed.ipynb"
     if proc.returncode != 0:
         # the only acceptable stop: the notebook's data are absent here, said in one line

@@ -9,24 +9,14 @@ committed figures/ are untouched (the study's artifacts go to its own folder wit
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from _support import FIGURES
+from _support import FIGURES, folder_digest
 from leash import reproduce
-
-
-def _digest(folder):
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and not p.name.startswith("."):
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +47,7 @@ def study(tmp_path_factory):
 def test_one_benchmark_counts_only_study_runs_through_make_reproduce(study, tmp_path,
                                                                        monkeypatch, capsys):
     path, hand = study
-    before = _digest(FIGURES)
+    before = folder_digest(FIGURES)
     monkeypatch.setattr(reproduce, "BUILD", tmp_path / "build")  # where DATA=... writes
     assert reproduce.main(["--data", str(path), "--build", str(tmp_path / "nb")]) == 0
     err = capsys.readouterr().err
@@ -75,7 +65,7 @@ def test_one_benchmark_counts_only_study_runs_through_make_reproduce(study, tmp_
     assert app.iloc[0][["P", "E", "S", "O"]].astype(int).to_dict() == hand
     index = (out / "README.md").read_text()
     assert "table1_one-benchmark" in index
-    assert _digest(FIGURES) == before  # the committed figures/ are untouched
+    assert folder_digest(FIGURES) == before  # the committed figures/ are untouched
 
 
 def test_study_runs_and_outdir_defaults(study, monkeypatch):

@@ -3,27 +3,15 @@ counts what it rejects; validate() lists every problem."""
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from _support import rec, write_lines
 from leash.summarize import summarize
 from leash.validate import ValidationReport, validate
-
-
-def rec(q="q1", i=0, correct=True, **kw):
-    r = {"model": "m", "benchmark": "b", "question_id": q, "sample_idx": i, "correct": correct}
-    r.update(kw)
-    return r
-
-
-def write_lines(path, lines):
-    path.write_text("".join(
-        (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
-    return path
 
 
 def raises_naming(path, *parts, **kw):
