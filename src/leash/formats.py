@@ -1271,3 +1271,22 @@ def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
                                             chunk_size, labels=labels, fname=fname, sink=sink,
                                             stats=stats):
             yield Chunk(kind, table, lines, np.full(len(lines), -1, dtype=np.int64), False)
+
+
+def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None, step=None,
+                     batch_size=10_000) -> Iterator[pa.RecordBatch]:
+    """Per-sample rows *with response texts* of one file, in batches of at most ``batch_size``.
+
+    Columns: ``model, benchmark, question_id (string), step (int64), sample_idx (int64),
+    response (string), correct (bool, null when the file has none), gold (string, null when
+    the file has none)``. This is what rescoring reads; memory is bounded by ``batch_size``.
+
+    (Interim implementation over :func:`leash.rescore.read_responses`, which loads the whole
+    file; the streaming engine replaces it with the same signature.)
+    """
+    from .rescore import read_responses
+
+    df = read_responses(path, fmt=fmt, mapping=mapping, model=model, benchmark=benchmark,
+                        step=step)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    yield from table.to_batches(max_chunksize=batch_size)
