@@ -3,17 +3,70 @@
 argparse prints the whole usage block before the error; in a terminal, a log or a notebook
 that buries the one line that matters. :class:`OneLineParser` prints only
 ``<prog>: error: <message> (see <prog> --help)`` and exits 2, argparse's status for bad usage.
+Its ``--help`` uses :class:`HelpFormatter`: the description and the epilog's examples keep
+their lines, and every option's default is shown.
 """
 
 from __future__ import annotations
 
 import argparse
 
-__all__ = ["OneLineParser", "non_negative_int"]
+__all__ = ["HelpFormatter", "OneLineParser", "non_negative_int"]
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help with examples kept as written and every option's default.
+
+    In a description or an epilog, lines that start with a space (examples, one command a
+    line) are kept as written; the other lines are filled to the terminal's width, paragraph
+    by paragraph, as argparse does. argparse's own
+    :class:`~argparse.ArgumentDefaultsHelpFormatter` also appends "(default: None)" and
+    "(default: False)", which say nothing: here an option whose help already speaks of its
+    default is left as written, and "(default: VALUE)" is appended only to an option that has
+    a value by default. An option without one says in its help what happens when it is left
+    out (tests/test_cli_help.py checks that every option does).
+    """
+
+    def _fill_text(self, text, width, indent):
+        out, prose = [], []
+
+        def flush():
+            if prose:
+                out.append(super(HelpFormatter, self)._fill_text(" ".join(prose), width,
+                                                                 indent))
+                prose.clear()
+
+        for line in text.splitlines():
+            if not line.strip():
+                flush()
+                out.append("")
+            elif line.startswith(" "):
+                flush()
+                out.append(indent + line)
+            else:
+                prose.append(line.strip())
+        flush()
+        return "\n".join(out)
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("default" in text.lower() or not action.option_strings or default is None
+                or default is False or default is argparse.SUPPRESS
+                or (isinstance(default, list) and not default)):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """:class:`argparse.ArgumentParser` whose usage errors are a single line on stderr."""
+    """:class:`argparse.ArgumentParser` whose usage errors are a single line on stderr.
+
+    Its help uses :class:`HelpFormatter` unless ``formatter_class`` is given.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -677,20 +677,36 @@ def _execute(jobs_list, outdir: Path, jobs: int, stream) -> list[NotebookResult]
 def _parser() -> argparse.ArgumentParser:
     ap = OneLineParser(
         prog="python -m leash.reproduce",
-        description="Regenerate every table and figure: run notebooks/*.ipynb with papermill.",
+        description="Regenerate every table and figure: run notebooks/*.ipynb with papermill "
+                    "(also `leash reproduce`, and `make reproduce`, which passes DATA, ONLY, "
+                    "PARAMS and JOBS). Reads the paper's printed numbers, the SIMULATED demo or "
+                    "the generations a study file names; writes each run's artifacts (tables, "
+                    "figures, their records) and the artifact index into the output folder, "
+                    "and the executed notebooks into --build. Exit status 1 when a notebook "
+                    "fails, 2 for bad arguments.",
+        epilog="examples:\n"
+               "  leash reproduce                               # every run, into figures/\n"
+               "  leash reproduce --list --only 01              # the runs and parameters\n"
+               "  leash reproduce --only 01 -p n_boot 200       # into build/figures/\n"
+               "  leash reproduce --data gsm8k-probe --jobs 2   # a shipped study, into "
+               "build/gsm8k-probe/\n"
+               "  python -m leash.reproduce --data my-study.yaml -f params.yaml\n",
     )
     ap.add_argument("--data", default=EMBEDDED,
                     help="'embedded': the runs of notebooks/runs.yaml (the paper's printed "
                          "numbers and the SIMULATED demo) into figures/; or a study file (or "
-                         "shipped study name) for every notebook with a 'study' parameter, into "
-                         "build/<study>/ (default: %(default)s)")
+                         "shipped study name of data/studies/) for every notebook with a 'study' "
+                         "parameter, into build/<study>/ (default: %(default)s)")
     ap.add_argument("--only", nargs="+", metavar="NAME", default=None,
-                    help="run only these notebooks (stem, stem without number, or number)")
+                    help="run only these notebooks (stem, stem without number, or number; "
+                         "default: all)")
     ap.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                     metavar=("NAME", "VALUE"),
-                    help="set a parameter of the selected notebooks (VALUE read as YAML)")
+                    help="set a parameter of the selected notebooks (VALUE read as YAML; "
+                         "repeatable; default: none, the runs' own)")
     ap.add_argument("-f", "--parameters-file", metavar="FILE",
-                    help="a YAML mapping of parameters for the selected notebooks")
+                    help="a YAML mapping of parameters for the selected notebooks (-p wins; "
+                         "default: none)")
     ap.add_argument("--outdir", default=None,
                     help="artifact folder (default: figures/ for the default run, "
                          "build/<study>/ for a study, build/figures/ when parameters are set)")

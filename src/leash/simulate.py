@@ -1656,11 +1656,21 @@ def main_simulate(argv=None):
     """
     parser = OneLineParser(
         prog="leash simulate",
-        description="Write the SIMULATED demo data set (not the paper's data) as Parquet.",
+        description="Write the SIMULATED demo data set (not the paper's data): "
+                    f"{', '.join(DEMO_FILES)} as Parquet files in --out, drawn from an explicit "
+                    "model of the RLVR update with known true probabilities (see data/demo/"
+                    "README.md). With --check, write nothing: regenerate in memory and compare "
+                    "with the files in --out (exit status 1 and one line per differing file).",
+        epilog="examples:\n"
+               "  leash simulate --check              # is data/demo/ what the code makes?\n"
+               "  leash simulate                      # rewrite data/demo/\n"
+               "  leash simulate --out my-demo --seed 7\n",
     )
-    parser.add_argument("--out", default=None, help="output folder (default: data/demo)")
+    parser.add_argument("--out", default=None, help="output folder (default: data/demo/ of the "
+                        "repository)")
     parser.add_argument("--seed", type=non_negative_int, default=DEMO_SEED,
-                        help=f"default {DEMO_SEED}")
+                        help="random seed, an integer >= 0 (default: %(default)s, the committed "
+                             "demo's)")
     parser.add_argument("--check", action="store_true",
                         help="regenerate in memory and compare with the files in --out (floats "
                              "within 1e-12, everything else exact)")
