@@ -8,17 +8,21 @@ come from :mod:`leash.tables`, data from :mod:`leash.manifest`, verdicts from
 
 Conventions:
 
+* ``leash --help`` lists the commands and a typical session; ``leash COMMAND --help`` says what
+  the command reads and writes, gives examples (``_HELP``) and every option's default;
+  ``leash --version`` prints the installed version;
 * tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
-  progress and notes go to stderr (``--quiet`` silences them);
+  progress and notes go to stderr (``--quiet`` silences them, not warnings);
 * input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
   ``--out``, a missing optional package, running out of memory, e.g. with a huge ``--n-boot``)
   end the command with exit status 2 and a one-line reason on stderr, without a traceback;
   ``leash validate`` exits 1 when a file has problems in its rows, and 2 (after the reports)
   when a file cannot be read as a whole (missing, not a regular file, truncated, no data rows,
   format not detected). Messages name the command's options (``--on-error skip``, ``--k``),
-  not the library's keywords: the options of passk and support are checked by the CLI itself
-  (``--k`` against each model's budget once the files are read); warnings are one line
-  (``leash CMD: warning: ...``).
+  not the library's keywords: :func:`_cli_words` translates the library's messages with one
+  table from keyword to option (``_FLAG_OF``), and the options of passk and support are
+  checked by the CLI itself (``--k`` against each model's budget once the files are read);
+* warnings are one line each (``leash CMD: warning: ...``), without the library's source line.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -65,122 +70,274 @@ def _int_list(text: str) -> list[int]:
     return ks
 
 
+_FILES_HELP = ("generation files (samples, counts or evaluator output: JSONL, JSONL.gz, "
+               "Parquet, CSV; see data/README.md), per-question summaries written by `leash "
+               "summarize --out`, or dataset/group names of data/manifest.yaml (`leash fetch "
+               "--list`), fetched and labelled by the manifest")
+
+
+def _files_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help=_FILES_HELP)
+
+
 def _reader_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("reader options (apply to every FILE; override manifest labels)")
     g.add_argument("--fmt", choices=("samples", "counts", "summary", "evaluator", "nested"),
-                   help="input format (default: detect)")
-    g.add_argument("--model", help="model label for files that do not name it")
-    g.add_argument("--benchmark", help="benchmark label for files that do not name it")
-    g.add_argument("--step", type=int, help="checkpoint label for every row")
-    g.add_argument("--mapping", help="field mapping for nested layouts (e.g. rollouts)")
+                   help="input format (default: detected from the file's name and first "
+                        "records)")
+    g.add_argument("--model", help="model label for files that do not name it (default: the "
+                   "file's model column, or the manifest's label)")
+    g.add_argument("--benchmark", help="benchmark label for files that do not name it "
+                   "(default: the file's benchmark column, or the manifest's label)")
+    g.add_argument("--step", type=non_negative_int, help="checkpoint label (an integer >= 0) "
+                   "for every row (default: the file's step column, or none: a final model)")
+    g.add_argument("--mapping", help="field mapping for nested layouts, e.g. rollouts "
+                   "(default: detected, or the manifest's)")
 
 
 def _on_error_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="invalid rows: stop (default) or skip and count them")
+                   help="invalid rows: stop at the first one (raise, the default) or skip "
+                        "them and count them (a one-line warning says how many)")
 
 
 def _data_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mirror", help="data mirror root (default: env LEASH_DATA_MIRROR)")
-    p.add_argument("--dest", help="download cache (default: data/raw/ of the repository)")
+    g = p.add_argument_group("data options (for manifest names)")
+    g.add_argument("--mirror", help="data mirror root, used before any download (default: "
+                   "the environment variable LEASH_DATA_MIRROR)")
+    g.add_argument("--dest", help="download cache (default: data/raw/ of the repository)")
 
 
 def _out_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print a JSON list of row objects")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON list of row objects instead of a text table")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("leash")
+    except PackageNotFoundError:  # run from a source tree without installing it
+        from . import __version__
+
+        return __version__
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked for (the
+    metadata scan would slow down every other command's start-up)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print leash's version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"{PROG} {_version()}\n")  # stdout, as argparse's own "version"
+        parser.exit(0)
+
+
+_DESCRIPTION = """\
+Support dynamics, pass@k and answer statistics of base vs RLVR models from their generation
+files (arXiv 2507.14843v4). Tables go to stdout (--json: a JSON list of rows), progress and
+warnings to stderr; an error is one line on stderr and exit status 2."""
+
+_EPILOG = """\
+A typical session, on the GSM8K SFT-vs-RLVR probe of data/manifest.yaml (read from the mirror
+in LEASH_DATA_MIRROR when it holds the files, else downloaded into data/raw/ and verified):
+  leash fetch --list                       # the datasets and groups of the manifest
+  leash fetch gsm8k-probe                  # fetch the probe's files
+  leash validate gsm8k-probe-raw           # every problem, with file, line and field
+  leash summarize gsm8k-probe-sft gsm8k-probe-rl-final --out summary.parquet
+  leash support summary.parquet --base sft --rl rl
+  leash passk summary.parquet --k 1,2,4,8
+
+Your own files work the same way (`leash validate my_samples.jsonl`); data/README.md describes
+the formats. `leash COMMAND --help` describes each command."""
+
+# Per command: (one line for `leash --help`, description, examples). The examples run as shown
+# (tests/test_cli_help.py checks their options and manifest names).
+_HELP = {
+    "validate": (
+        "check generation files and list every problem",
+        "Check generation files without summarizing them: every invalid row is listed with "
+        "its file, line (or row), field and value, and problems of a file as a whole (missing, "
+        "truncated, no data rows, format not detected) are reported too. Reads each FILE; "
+        "prints one report per file to stdout. Exit status: 0 no problems, 1 some rows have "
+        "problems, 2 a file cannot be read as a whole.",
+        ["leash validate my_samples.jsonl",
+         "leash validate gsm8k-probe-raw --json",
+         "leash validate rollouts.jsonl --fmt nested --mapping rollouts"]),
+    "summarize": (
+        "per-question summary (n, c, answers, tokens)",
+        "Summarize generation files per question (samples n, correct c, index of the first "
+        "correct sample, answer counts, tokens, truncation), streaming in bounded memory. "
+        "Reads each FILE; prints one overview row per model, benchmark and step to stdout "
+        "and, with --out, writes the per-question summary as Parquet, which passk and "
+        "support read.",
+        ["leash summarize my_samples.jsonl --out summary.parquet",
+         "leash summarize gsm8k-probe-sft gsm8k-probe-rl-final --json",
+         "leash summarize eval.jsonl --fmt evaluator --model m --benchmark math "
+         "--on-error skip"]),
+    "fetch": (
+        "fetch verified data files of the manifest",
+        "Fetch files of data/manifest.yaml by dataset or group name: from the mirror folder "
+        "(--mirror or LEASH_DATA_MIRROR) when it holds them, else downloaded into the cache "
+        "(--dest); the sha256 of every file is verified. Prints each file's name, path and "
+        "sha256; without NAME (or with --list), lists the datasets and groups.",
+        ["leash fetch --list",
+         "leash fetch gsm8k-probe math-benchmarks",
+         "leash fetch aime24 --dest data-cache --json"]),
+    "rescore": (
+        "recompute correctness from response texts",
+        "Recompute each sample's correctness from its response text: math-verify against the "
+        "gold answers (the file's own gold field, a benchmark of the manifest, or a JSONL "
+        "question file), or a Reasoning Gym task's scorer. Reads each FILE's responses; "
+        "prints per model, benchmark and step the accuracy before and after and how many "
+        "verdicts changed; with --out, writes the rescored samples (canonical samples "
+        "format), which the other commands read.",
+        ["leash rescore gsm8k-probe-sft gsm8k-probe-rl-final",
+         "leash rescore eval.jsonl --model m --benchmark math500 --gold math500 "
+         "--out rescored.jsonl",
+         "leash rescore gym.jsonl --scorer reasoning-gym --gold entries.jsonl --task "
+         "basic_arithmetic"]),
+    "passk": (
+        "pass@k per model and benchmark",
+        "pass@k per model, benchmark (and step) at the budgets --k: first-k, the share of "
+        "questions solved within the first k samples in generation order (the paper's "
+        "printed tables), or the unbiased estimator of Chen et al. (2021) from n and c. "
+        "Reads each FILE (samples, counts or summaries); prints one row per model, "
+        "benchmark, step and k.",
+        ["leash passk summary.parquet --k 1,2,4,8",
+         "leash passk my_counts.csv --estimator unbiased --json"]),
+    "support": (
+        "support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)",
+        "Support dynamics of an RLVR model against its base (arXiv 2507.14843v4, Defs. 3.2 "
+        "and 3.3): the questions preserved (P), expanded (E), shrunk (S) and out of support "
+        "(O), the metrics SRR, NDR, SDS and NSCR, McNemar's p, epsilon = -ln(zeta)/k and "
+        "bootstrap intervals. Reads each FILE; pairs the two models' questions by benchmark "
+        "and question_id; prints one row per benchmark (and step), and pooled rows when "
+        "there are several.",
+        ["leash support summary.parquet --base sft --rl rl",
+         "leash support gsm8k-probe-sft gsm8k-probe-rl-final --base sft --rl rl --k 4 "
+         "--n-boot 0 --json",
+         "leash support gsm8k-probe-raw --base sft --rl rl --n-boot 0",
+         "leash support gsm8k-probe-raw --base rl@100 --rl rl@1000 --shared-only"]),
+}
+
+
+def _examples(lines) -> str:
+    return "examples:\n" + "".join(f"  {line}\n" for line in lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``leash`` command (exposed for documentation and tests)."""
-    parser = OneLineParser(
-        prog=PROG,
-        description="Support dynamics, pass@k and answer statistics of base vs RLVR models "
-                    "from generation files (arXiv 2507.14843).")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser = OneLineParser(prog=PROG, description=_DESCRIPTION, epilog=_EPILOG)
+    parser.add_argument("-V", "--version", action=_VersionAction)
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress notes on stderr (warnings and errors are still shown)")
     # -q is also accepted after the subcommand; SUPPRESS keeps the global value otherwise.
     common = OneLineParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                        help="no progress on stderr")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+                        help="no progress notes on stderr (warnings and errors are still "
+                             "shown)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                title="commands")
     _add = sub.add_parser
 
     def add_parser(name, **kw):
+        if name in _HELP:
+            line, description, examples = _HELP[name]
+            kw = {"help": line, "description": description, "epilog": _examples(examples),
+                  **kw}
         return _add(name, parents=[common], **kw)
 
     sub.add_parser = add_parser
 
-    p = sub.add_parser("validate", help="check generation files and list every problem")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("validate")
+    _files_argument(p)
     _reader_options(p)
     _data_options(p)
     _out_options(p)
 
-    p = sub.add_parser("summarize", help="per-question summary (n, c, answers, tokens)")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--out", help="write the per-question summary as Parquet here")
+    p = sub.add_parser("summarize")
+    _files_argument(p)
+    p.add_argument("--out", help="write the per-question summary as Parquet here (default: "
+                   "not written)")
     p.add_argument("--na", choices=("class", "truncated"), default="class",
-                   help="which samples count as NA for answer entropy: class (default: those "
-                   "without an extracted answer) or truncated (also those with finish_reason "
-                   "length: the paper's rule, which Table 5 uses)")
+                   help="which samples count as NA for answer entropy: class (the default: "
+                   "those without an extracted answer) or truncated (also those with "
+                   "finish_reason length: the paper's rule, which Table 5 uses)")
     _on_error_option(p)
     _reader_options(p)
     _data_options(p)
     _out_options(p)
 
-    p = sub.add_parser("fetch", help="fetch verified data files of the manifest")
-    p.add_argument("names", nargs="*", metavar="NAME", help="dataset or group names")
+    p = sub.add_parser("fetch")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="dataset or group names of data/manifest.yaml (none: list them)")
     p.add_argument("--list", action="store_true", help="list datasets and groups")
-    p.add_argument("--force", action="store_true", help="ignore the download cache")
+    p.add_argument("--force", action="store_true",
+                   help="download again even when the cache holds a verified copy")
     _data_options(p)
     _out_options(p)
 
-    p = sub.add_parser("rescore", help="recompute correctness from response texts")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("rescore")
+    _files_argument(p)
     p.add_argument("--gold", help="gold answers: a benchmark of the manifest (e.g. math500) "
-                   "or a JSONL question file; default: the file's own gold field. For "
+                   "or a JSONL question file (default: the file's own gold field). For "
                    "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")
     p.add_argument("--gold-rule", choices=("answer", "gold", "minerva", "olympiadbench"),
                    default="answer", help="where the gold is in a --gold JSONL file")
-    p.add_argument("--scorer", choices=("math-verify", "reasoning-gym"), default="math-verify")
+    p.add_argument("--scorer", choices=("math-verify", "reasoning-gym"), default="math-verify",
+                   help="how a response is graded")
     p.add_argument("--extract", choices=("math-verify", "leash"), default="math-verify",
-                   help="answer extraction for math-verify (default: its own)")
-    p.add_argument("--task", help="Reasoning Gym task name (with --scorer reasoning-gym)")
+                   help="answer extraction for --scorer math-verify: math-verify's own (the "
+                   "default) or leash.answers")
+    p.add_argument("--task", help="Reasoning Gym task name (required with --scorer "
+                   "reasoning-gym; default: none)")
     p.add_argument("--out", help="write the rescored samples (canonical samples format, "
-                   ".jsonl or .parquet)")
+                   ".jsonl or .parquet; default: not written)")
     _reader_options(p)
     _data_options(p)
     _out_options(p)
 
-    p = sub.add_parser("passk", help="pass@k per model and benchmark")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("passk")
+    _files_argument(p)
     _on_error_option(p)
     p.add_argument("--k", type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 "
-                   "up to n)")
+                   "up to each model's n)")
     p.add_argument("--estimator", choices=("first-k", "unbiased"), default=None,
-                   help="first-k (default): the first k samples in generation order, as the "
-                   "paper's printed tables (needs the sample order or first_correct); "
+                   help="first-k (the default): the first k samples in generation order, as "
+                   "the paper's printed tables (needs the sample order or first_correct); "
                    "unbiased: Chen et al. (2021), from n and c alone. The output's estimator "
                    "column says which")
     _reader_options(p)
     _data_options(p)
     _out_options(p)
 
-    p = sub.add_parser("support", help="support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = sub.add_parser("support")
+    _files_argument(p)
     _on_error_option(p)
-    p.add_argument("--base", required=True,
-                   help="model label of the base model (MODEL or MODEL@STEP)")
-    p.add_argument("--rl", required=True,
+    p.add_argument("--base", required=True, metavar="MODEL",
+                   help="model label of the base model (MODEL or MODEL@STEP; required)")
+    p.add_argument("--rl", required=True, metavar="MODEL",
                    help="model label of the RLVR model (MODEL, or MODEL@STEP for one "
-                        "checkpoint; a MODEL with several checkpoints gives one row per step)")
-    p.add_argument("--k", type=int, help="budget (default: every question's full n)")
+                        "checkpoint; a MODEL with several checkpoints gives one row per step; "
+                        "required)")
+    p.add_argument("--k", type=int, help="budget: the first k samples of each question "
+                   "(default: every question's full n)")
     p.add_argument("--min-count", type=int, default=1,
-                   help="correct samples needed to find a question (paper: 1)")
+                   help="correct samples among the first k needed to find a question "
+                   "(default: %(default)s, the paper's rule)")
     p.add_argument("--zeta", type=float, default=0.05,
                    help="miss probability for the reported epsilon = -ln(zeta)/k")
     p.add_argument("--shared-only", action="store_true",
-                   help="keep only questions both models answered")
+                   help="keep only questions both models answered, and count the others "
+                        "(without it, unshared questions are an error)")
     p.add_argument("--n-boot", type=int, default=1000,
-                   help="bootstrap replicates (0: none; otherwise at least 2, see leash.stats)")
+                   help="bootstrap replicates of the intervals (0: none; otherwise at least 2, "
+                        "41 or more for 95%% intervals, 1000 or more for stable ends)")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="bootstrap random seed (an integer >= 0)")
     _reader_options(p)
@@ -188,11 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     _out_options(p)
 
     # Two commands with their own option parsers: their arguments are passed through.
-    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set",
-                       add_help=False)
+    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set "
+                       "(`leash simulate --help`)", add_help=False)
     p.add_argument("args", nargs="*", help="see `leash simulate --help`")
-    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure",
-                       add_help=False)
+    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure "
+                       "(`leash reproduce --help`)", add_help=False)
     p.add_argument("args", nargs="*", help="see `leash reproduce --help`")
     return parser
 
@@ -658,40 +815,110 @@ def _model_spec(text: str):
     return text
 
 
-# The library names its keyword arguments; the command line names its options instead.
+# ----------------------------------------------------------------------------- CLI wording
+#
+# Messages of the library name its keyword arguments ("The 'on_error' parameter ...", "Pass
+# on_error='skip' ..."); on the command line they name the options instead. One table maps each
+# keyword to its option, and _cli_words applies it to the library's two forms ("The 'x'
+# parameter [of func]" and "x=value"), so a new library message is translated without a patch
+# here. (keyword, function) entries take precedence where one keyword means another option.
+_FLAG_OF = {
+    "fmt": "--fmt", "mapping": "--mapping", "filter": "--filter", "model": "--model",
+    "benchmark": "--benchmark", "step": "--step", "on_error": "--on-error", "na": "--na",
+    "out": "--out", "mirror": "--mirror", "dest": "--dest", "force": "--force",
+    "base": "--base", "rl": "--rl", "restrict_to_shared": "--shared-only",
+    "k": "--k", "ks": "--k", "estimator": "--estimator", "min_count": "--min-count",
+    "zeta": "--zeta", "n_boot": "--n-boot", "seed": "--seed", "rng": "--seed",
+    "gold": "--gold", "scorer": "--scorer", "extract": "--extract", "task": "--task",
+    "jobs": "--jobs", "n_jobs": "--jobs",
+    ("name", "load_benchmark"): "--gold", ("rule", "read_benchmark"): "--gold-rule",
+}
+# Options that take no value: "restrict_to_shared=True" is "--shared-only".
+_SWITCHES = {"--shared-only", "--force"}
+# Whole phrases whose library form has no keyword to translate: function calls the CLI user
+# does not make, and remedies that have no option on the command line.
 _CLI_PHRASES = (
     ("Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
      "leash.validate.validate(path) to list every problem",
      "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE` "
      "to list every problem"),
-    ("Pass restrict_to_shared=True", "Pass --shared-only"),
     ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
-    ("Run leash.validate.validate(path) to list every problem",
-     "Run `leash validate FILE` to list every problem"),
+    ("leash.validate.validate(path)", "`leash validate FILE`"),
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
     ("; subsample='expected' uses the hypergeometric expectation instead", ""),
-    ("fmt='nested' needs a 'mapping'", "--fmt nested needs --mapping"),
+    ("needs a 'mapping'", "needs --mapping"),
+    (" or a NestedMapping", ""),
     ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),
-    ("The 'base' and 'rl' parameters name", "--base and --rl name"),
 )
-# Keywords of the generations layer (readers, pairing) whose messages reach the CLI. The
-# options of passk and support (--k, --min-count, --zeta, --estimator, --n-boot, --seed) are
-# checked by the CLI itself, before the library sees them.
-_CLI_FLAGS = ("base", "rl", "step", "fmt", "mapping", "on_error", "na", "model", "benchmark")
+_KEYWORD = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
+_PARAMETER = re.compile(rf"\b[Tt]he '({_KEYWORD})'(?: and '({_KEYWORD})')? parameters?"
+                        r"(?: of ([\w.]+))?")
+# keyword=value, the value a quoted string, True/False/None, a tuple, a number or a name
+_ASSIGNMENT = re.compile(rf"\b({_KEYWORD})=('[^']*'|\"[^\"]*\"|\([^)]*\)|\.\.\.|[\w.+-]+)?")
+# "pair_counts: ..." or "passk_table, group ...: ": the library function that raised
+_FUNC_OF = re.compile(r" of ([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?!\()")
+_FUNC_PREFIX = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?=: |, )(?:: )?")
+
+
+def _flag(keyword: str, func: str | None = None) -> str | None:
+    return _FLAG_OF.get((keyword, func)) or _FLAG_OF.get(keyword)
+
+
+def _is_library_function(name: str) -> bool:
+    """A function of a loaded leash module (the one that raised the message was loaded)."""
+    return any(callable(getattr(mod, name, None)) for key, mod in list(sys.modules.items())
+               if key == "leash" or key.startswith("leash."))
+
+
+def _option_with_value(m: re.Match) -> str:
+    keyword, value = m.group(1), m.group(2)
+    flag = _flag(keyword)
+    if flag is None:
+        return m.group(0)
+    if value is None or value == "...":  # "Pass fmt= (one of ...)"
+        return flag + ("" if value is None else " ...")
+    if flag in _SWITCHES:
+        return flag if value == "True" else f"no {flag}"
+    if value == "None":
+        return f"no {flag}"
+    if value.startswith("("):  # base=(model, step)
+        return f"{flag} MODEL@STEP"
+    return f"{flag} {value.strip(chr(39) + chr(34))}"
 
 
 def _cli_words(msg: str) -> str:
-    """A library message with the CLI's option names instead of Python keywords."""
-    import re
+    """A library message in the words of the command line.
 
-    for py, flag in _CLI_PHRASES:
-        msg = msg.replace(py, flag)
-    names = "|".join(_CLI_FLAGS)
-    msg = re.sub(rf"The '({names})' parameter(?: of [\w.]+)?",
-                 lambda m: "--" + m.group(1).replace("_", "-"), msg)
-    return re.sub(rf"\bpass ({names})=\.\.\.", lambda m: f"pass --{m.group(1)} ...", msg)
+    ``The 'x' parameter [of func]`` and ``x=value`` become the option that sets ``x``
+    (``--on-error skip``, ``--shared-only``; see ``_FLAG_OF``), a leading ``func: `` naming the
+    library function that raised is dropped, and a few whole phrases (``_CLI_PHRASES``) are
+    reworded. Keywords without an option are left as they are.
+    """
+    for py, cli in _CLI_PHRASES:
+        msg = msg.replace(py, cli)
+
+    def parameter(m: re.Match) -> str:
+        names = [g for g in m.group(1, 2) if g]
+        flags = [_flag(n, (m.group(3) or "").rpartition(".")[2]) for n in names]
+        if None in flags:
+            return m.group(0)
+        return " and ".join(flags)
+
+    msg = _PARAMETER.sub(parameter, msg)
+    msg = _ASSIGNMENT.sub(_option_with_value, msg)
+    msg = _FUNC_OF.sub(lambda m: "" if _is_library_function(m.group(1)) else m.group(0), msg)
+    prefix = _FUNC_PREFIX.match(msg)
+    if prefix and _is_library_function(prefix.group(1)):
+        msg = msg[prefix.end():].lstrip(", ")
+        msg = msg[:1].upper() + msg[1:]
+    return msg
+
+
+def _one_line(text: str) -> str:
+    """A message on one line: its lines joined, runs of white space collapsed."""
+    return " ".join(str(text).split())
 
 
 def _run_simulate(argv) -> int:
@@ -713,6 +940,29 @@ _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _c
 _PASSTHROUGH = {"simulate": _run_simulate, "reproduce": _run_reproduce}
 
 
+class _OneLineWarnings(warnings.catch_warnings):
+    """Within it, each warning is one line on stderr, ``leash CMD: warning: MESSAGE``.
+
+    Python's own display is two lines naming the warning's class and the library's source line,
+    which mean nothing to a user of the command line; the message is kept whole (its lines
+    joined), in the CLI's words (option names, see :func:`_cli_words`), and never silenced:
+    ``--quiet`` silences progress notes only.
+    """
+
+    def __init__(self, command: str):
+        super().__init__()
+        self._command = command
+
+    def __enter__(self):
+        out = super().__enter__()
+        warnings.showwarning = self._show
+        return out
+
+    def _show(self, message, category, filename, lineno, file=None, line=None):
+        text = _cli_words(_one_line(message)) or category.__name__
+        print(f"{PROG} {self._command}: warning: {text}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``leash`` command; returns the exit status (0 ok, 1 invalid input file, 2 error).
 
@@ -720,25 +970,26 @@ def main(argv: list[str] | None = None) -> int:
     ----------
     argv : list of str, optional
         Arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _PASSTHROUGH:
-        return _PASSTHROUGH[argv[0]](argv[1:])
+        with _OneLineWarnings(argv[0]):
+            return _PASSTHROUGH[argv[0]](argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = _Context(args.quiet)
-
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        text = str(message).strip().splitlines()[0] if str(message).strip() else ""
-        print(f"{PROG} {args.command}: warning: {_cli_words(text)}", file=sys.stderr)
-
     try:
-        with warnings.catch_warnings():
-            warnings.showwarning = show_warning  # one line, no source path
+        with _OneLineWarnings(args.command):
             return _COMMANDS[args.command](args, ctx)
-    except (ValueError, TypeError, OSError, ImportError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"{PROG} {args.command}: error: {_cli_words(msg)}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, ImportError, Warning) as exc:
+        # Warning: a warning turned into an error (python -W error)
+        msg = _cli_words(_one_line(exc)) or type(exc).__name__
+        print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_INPUT
     except MemoryError:
         # e.g. --n-boot beyond memory: numpy's message names array shapes, not options

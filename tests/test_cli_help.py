@@ -1,0 +1,536 @@
+"""The command line a user learns from ``--help``: help texts, ``--version``, error messages
+that name options (not the library's keywords), one-line warnings, and command examples in the
+READMEs and help texts that name real manifest datasets.
+
+Run in-process through leash.cli.main, except where the real process matters (exit status of
+``--version``, what a warning looks like in a terminal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import shlex
+import subprocess
+import sys
+import warnings
+from importlib.metadata import version
+
+import numpy as np
+import pytest
+import yaml
+
+from _support import HAVE_MV, MIRROR, REPO, needs_mirror
+from leash import cli
+from leash.cli import build_parser, main
+
+COMMANDS = ("validate", "summarize", "fetch", "rescore", "passk", "support")
+PASSTHROUGH = ("simulate", "reproduce")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+def _help_of(capsys, run, argv) -> str:
+    """stdout of ``--help`` (argparse exits 0 after printing it)."""
+    with pytest.raises(SystemExit) as info:
+        run(argv)
+    assert info.value.code == 0
+    return capsys.readouterr().out
+
+
+def _examples(text: str) -> list[str]:
+    """The example command lines of a help text (lines that start with ``leash `` or
+    ``python -m leash``), without their comments."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("leash ", "python -m leash")):
+            out.append(line.split("  #")[0].strip())
+    return out
+
+
+# ----------------------------------------------------------------------------- help texts
+
+
+def test_top_level_help_lists_every_command_and_a_typical_session(capsys):
+    text = _help_of(capsys, main, ["--help"])
+    for name in (*COMMANDS, *PASSTHROUGH):
+        # one line each: the name, then its summary on the same line
+        assert re.search(rf"^\s+{name}\s+\S", text, re.M), name
+    session = [line.split()[1] for line in _examples(text)]
+    # fetch -> validate -> summarize -> support and passk, in that order
+    order = [session.index(c) for c in ("fetch", "validate", "summarize")]
+    assert order == sorted(order)
+    assert min(session.index("support"), session.index("passk")) > order[-1]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_a_description_examples_and_documented_options(capsys, name):
+    sub = _subparsers(build_parser())[name]
+    assert sub.description and len(sub.description.split()) >= 20
+    text = _help_of(capsys, main, [name, "--help"])
+    assert sub.description.split()[0] in text
+    assert "examples:" in text
+    assert any(line.startswith(f"leash {name}") for line in _examples(text))
+    formatter = sub._get_formatter()
+    for action in sub._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, f"{name}: {action.dest} has no help"
+        if not action.option_strings:
+            continue  # positional: FILE / NAME, described in its help
+        if action.nargs == 0 and action.const is True:
+            continue  # a switch (--json, --shared-only): off unless given
+        shown = formatter._get_help_string(action) % {"default": action.default}
+        assert action.required or "default" in shown, f"{name} {action.option_strings}: {shown}"
+
+
+def test_defaults_shown_are_the_parsers_own(capsys):
+    """The formatter appends argparse's real default, not a copy of it in the help text."""
+    text = " ".join(_help_of(capsys, main, ["support", "--help"]).split())
+    assert "(default: 0.05)" in text  # --zeta
+    assert "(default: 1000)" in text  # --n-boot
+    assert "(default: 0)" in text  # --seed: a default of 0 is still a default
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+@pytest.mark.parametrize("name", PASSTHROUGH)
+def test_runners_have_their_own_help_with_examples(capsys, name):
+    if name == "simulate":
+        from leash.simulate import main_simulate as run
+    else:
+        from leash.reproduce import main as run
+    text = _help_of(capsys, run, ["--help"])
+    assert "examples:" in text and any(x.startswith(f"leash {name}") for x in _examples(text))
+    # the same text through the leash command
+    assert _help_of(capsys, main, [name, "--help"]) == text
+    for line in text.split("options:")[1].split("examples:")[0].split("\n  -")[1:]:
+        flag = line.split()[0]
+        if flag not in ("h,", "-check", "-list"):  # -h and the switches
+            assert "default" in line, line
+
+
+# ----------------------------------------------------------------------------- --version
+
+
+def test_version_prints_the_installed_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"leash {version('leash')}\n"
+
+
+def test_version_of_the_real_process():
+    run = subprocess.run([sys.executable, "-m", "leash.cli", "--version"], capture_output=True,
+                         text=True, timeout=120)
+    assert (run.returncode, run.stdout, run.stderr) == (0, f"leash {version('leash')}\n", "")
+
+
+# ----------------------------------------------------------------------------- option names
+
+# What a Python keyword looks like in a message: "The 'x' parameter", "x=...", "on_error".
+_PY_KEYWORD = re.compile(r"parameter|\b[a-z][a-z0-9_]*=|\b[a-z]+_[a-z_]+=|\bon_error\b|"
+                         r"restrict_to_shared|NestedMapping|\(model, step\)|\.validate\(")
+
+
+def _one_line(capsys, argv) -> tuple[int, str]:
+    try:
+        code = main(["-q", *argv])
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return code, lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    def write(name, rows):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return str(tmp_path / name)
+
+    rows = [{"model": m, "benchmark": "toy", "question_id": q, "sample_idx": i,
+             "correct": i < 2, "response": "\\boxed{1}", "gold": "1"}
+            for m in ("base", "rl") for q in ("q0", "q1") for i in range(4)]
+    return {
+        "good": write("good.jsonl", rows),
+        "bad": write("bad.jsonl", rows[:3] + [{**rows[3], "correct": "maybe"}]),
+        "odd": write("odd.jsonl", [{"foo": 1, "bar": 2}]),
+        "unshared": write("unshared.jsonl", rows + [
+            {"model": "base", "benchmark": "toy", "question_id": "q9", "sample_idx": i,
+             "correct": True} for i in range(4)]),
+        "steps": write("steps.jsonl", [r for r in rows if r["model"] == "base"] + [
+            {**r, "step": s} for s in (1, 2) for r in rows if r["model"] == "rl"]),
+        "counts": write("counts.jsonl", [
+            {"model": "base", "benchmark": "toy", "question_id": "q0", "n": 4, "c": 2},
+            {"model": "rl", "benchmark": "toy", "question_id": "q0", "n": 8, "c": 3}]),
+        "entries": write("entries.jsonl", [{"question_id": q, "answer": "1"}
+                                           for q in ("q0", "q1")]),
+    }
+
+
+# (arguments, the option the one-line message must name, exit status); every command. The
+# library raised each message in its own words ("The 'mapping' parameter ...", "Pass
+# on_error='skip' ...", "Pass restrict_to_shared=True ...", "select one with base=(model,
+# step)", "The 'name' parameter of load_benchmark ...").
+BAD_INPUTS = [
+    (["validate", "{odd}"], "--fmt", 2),
+    (["validate", "{good}", "--fmt", "nested"], "--fmt nested needs --mapping", 2),
+    (["validate", "{good}", "--step", "-1"], "--step", 2),
+    (["summarize", "{good}", "--mapping", "no-such-mapping"], "--mapping", 2),
+    (["summarize", "{bad}"], "--on-error skip", 2),
+    (["passk", "{bad}", "--k", "1"], "--on-error skip", 2),
+    (["passk", "{counts}"], "--estimator unbiased", 2),
+    (["passk", "{good}", "--k", "100"], "--k 100", 2),
+    (["support", "{unshared}", "--base", "base", "--rl", "rl"], "--shared-only", 2),
+    (["support", "{good}", "--base", "nobody", "--rl", "rl"], "--base", 2),
+    (["support", "{good}", "--base", "base", "--rl", "base"], "--base and --rl", 2),
+    (["support", "{steps}", "--base", "rl", "--rl", "base"], "--base MODEL@STEP", 2),
+    (["support", "{good}", "--base", "base", "--rl", "rl", "--n-boot", "1"], "--n-boot", 2),
+    (["rescore", "{good}", "--gold", "no-such-benchmark"], "--gold", 2),
+    (["rescore", "{good}", "--task", "basic_arithmetic"], "--task", 2),
+    (["rescore", "{good}", "--scorer", "reasoning-gym", "--gold", "{entries}"], "--task", 2),
+    (["fetch", "no-such-dataset"], "'no-such-dataset'", 2),  # no option to name
+]
+
+
+@pytest.mark.parametrize("argv, flag, status", BAD_INPUTS,
+                         ids=[" ".join(a[:1] + [flag]) for a, flag, _ in BAD_INPUTS])
+def test_errors_name_the_option_not_the_keyword(capsys, files, argv, flag, status):
+    if argv[0] == "support":
+        pytest.importorskip("leash.pairing")
+    if argv[0] == "rescore" and "--gold" not in argv[-2:] and not HAVE_MV:
+        pytest.skip("math-verify not installed")
+    code, line = _one_line(capsys, [a.format(**files) for a in argv])
+    assert code == status
+    assert line.startswith(f"leash {argv[0]}: error: ")
+    assert flag in line
+    assert not _PY_KEYWORD.search(line), line
+
+
+def test_every_command_is_driven_by_a_bad_input():
+    assert {argv[0] for argv, _, _ in BAD_INPUTS} == set(COMMANDS)
+
+
+def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, files):
+    pytest.importorskip("leash.pairing")
+    code = main(["-q", "support", files["unshared"], "--base", "base", "--rl", "rl",
+                 "--shared-only", "--n-boot", "0"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 0
+    # was "leash support: warning: pair_counts: dropping unshared questions; ..."
+    assert lines == ["leash support: warning: Dropping unshared questions; present for base "
+                     "'base' only: 1 questions (toy/q9)"]
+
+
+@pytest.mark.parametrize("library, command_line", [
+    ("The 'on_error' parameter must be one of ('raise', 'skip', 'collect'). Got 'x' instead.",
+     "--on-error must be one of ('raise', 'skip', 'collect'). Got 'x' instead."),
+    ("a.jsonl: line 3: bad. Pass on_error='skip' to reject bad rows.",
+     "a.jsonl: line 3: bad. Pass --on-error skip to reject bad rows."),
+    ("pair_counts: questions are not shared; b. Pass restrict_to_shared=True to drop them.",
+     "Questions are not shared; b. Pass --shared-only to drop them."),
+    ("called with restrict_to_shared=False", "called with no --shared-only"),
+    ("The 'ks' parameter of pass_at_k_curve must hold budgets in the range [1, n].",
+     "--k must hold budgets in the range [1, n]."),
+    ("The budget k=100 of support_table exceeds the 4 samples of question index 0.",
+     "The budget --k 100 exceeds the 4 samples of question index 0."),
+    ("The 'name' parameter of load_benchmark must be one of ['aime24'].",
+     "--gold must be one of ['aime24']."),
+    ("The 'rule' parameter of read_benchmark must be one of ('answer',).",
+     "--gold-rule must be one of ('answer',)."),
+    ("estimator='first-k' (the default) needs it; pass estimator=\"unbiased\" instead.",
+     "--estimator first-k (the default) needs it; pass --estimator unbiased instead."),
+    ("scorer='math-verify' needs the math-verify package: pip install math-verify.",
+     "--scorer math-verify needs the math-verify package: pip install math-verify."),
+    ("The 'min_count' parameter must be an int. Got 0.5.", "--min-count must be an int. "
+     "Got 0.5."),
+    ("The 'filter' parameter must name one of the filters present: ['flexible-extract'].",
+     "--filter must name one of the filters present: ['flexible-extract']."),
+    # keywords without an option and ordinary text are left alone
+    ("The 'paths' parameter must name at least one file. Got [].",
+     "The 'paths' parameter must name at least one file. Got []."),
+    ("my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)",
+     "my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)"),
+    ("no_such_thing: not a leash function", "no_such_thing: not a leash function"),
+])
+def test_cli_words(library, command_line):
+    import leash.pairing  # noqa: F401 - pair_counts, support_table: loaded library functions
+    import leash.tables  # noqa: F401
+
+    assert cli._cli_words(library) == command_line
+
+
+# Keywords that appear in library messages but have no option: the CLI never passes them, or
+# passes them only after checking the value itself (the readers' chunk size, the frames and
+# arrays of the Python API, pairing's subsample rule, support_table's budget rule), and
+# column names shown with their value ("n_base=4").
+LIBRARY_ONLY = {
+    "paths", "chunk_size", "frame", "summary", "subsample", "budget", "budget_rule", "samples",
+    "response", "name", "rule", "question_col", "response_col",
+    "n_base", "n_rl", "n_tokens", "sum_logprob",
+}
+# the modules whose messages reach the command line
+LIBRARY_MODULES = ("summarize", "formats", "validate", "pairing", "tables", "rescore",
+                   "manifest", "evaluators", "_checks")
+
+
+def _static_text(node) -> str | None:
+    """The text of a message expression: literal parts kept, ``{...}`` for placeholders."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{...}" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _static_text(node.left), _static_text(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _library_messages():
+    for module in LIBRARY_MODULES:
+        path = REPO / "src" / "leash" / f"{module}.py"
+        if not path.is_file():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and node.args:
+                name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+                if name.endswith(("Error", "Exception", "Warning")) or name == "warn":
+                    text = _static_text(node.args[0])
+                    if text:
+                        yield f"{module}.py:{node.lineno}", text
+
+
+def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
+    """Systematic: every "'x' parameter" and "x=" of the library's messages is translated by
+    the one table of leash.cli (or declared above as having no option), so a new message or
+    keyword cannot reach the terminal in the library's words unnoticed."""
+    import importlib
+
+    for module in LIBRARY_MODULES:
+        if (REPO / "src" / "leash" / f"{module}.py").is_file():
+            importlib.import_module(f"leash.{module}")
+    keyword = re.compile(r"'([a-z][a-z0-9_]*)' (?:and '[a-z_]+' )?parameter|"
+                         r"(?<![\w.'\"])([a-z][a-z0-9_]*)=(?!=)")
+    options = {kw for kw in cli._FLAG_OF if isinstance(kw, str)}
+    messages = list(_library_messages())
+    assert len(messages) > 100  # the scan found the library's messages
+    unknown, untranslated = set(), []
+    for where, text in messages:
+        found = {a or b for a, b in keyword.findall(text)}
+        unknown |= {(kw, where) for kw in found - options - LIBRARY_ONLY}
+        words = cli._cli_words(text)
+        for kw in found & options:
+            if re.search(rf"'{kw}' parameter|(?<![\w.'\"]){kw}=(?!=)", words):
+                untranslated.append((where, words))
+    assert not unknown, f"keywords without an option in leash.cli._FLAG_OF: {sorted(unknown)}"
+    assert not untranslated
+
+
+def test_every_option_of_the_table_exists():
+    parser = build_parser()
+    flags = {o for sub in _subparsers(parser).values() for a in sub._actions
+             for o in a.option_strings}
+    missing = set(cli._FLAG_OF.values()) - flags
+    # --filter (lm-eval filters) and --jobs (rescore) come with the reader and rescoring parts
+    # of the same change; their messages are translated as soon as they exist.
+    assert missing <= {"--filter", "--jobs"}, missing
+
+
+# ----------------------------------------------------------------------------- warnings
+
+
+def _warns(args, ctx):
+    warnings.warn("first line\n  second line", stacklevel=2)
+    np.mean([])  # numpy's RuntimeWarnings "Mean of empty slice", "invalid value ..."
+    warnings.warn("pair_counts: Pass restrict_to_shared=True next time", stacklevel=1)
+    return 0
+
+
+EXPECTED_WARNINGS = [
+    "leash validate: warning: first line second line",
+    "leash validate: warning: Mean of empty slice",
+    "leash validate: warning: invalid value encountered in ",  # numpy's words vary: a prefix
+    "leash validate: warning: Pass --shared-only next time",
+]
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_warnings_are_one_line_each_and_never_silenced(capsys, monkeypatch, quiet):
+    import leash.pairing  # noqa: F401 - pair_counts is a library function
+
+    monkeypatch.setitem(cli._COMMANDS, "validate", _warns)
+    assert main([*quiet, "validate", "x"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(EXPECTED_WARNINGS)
+    for line, expected in zip(lines, EXPECTED_WARNINGS, strict=True):
+        assert line.startswith(expected) and (line == expected or expected.endswith(" "))
+        assert ".py" not in line and "Warning" not in line
+
+
+def test_runner_warnings_are_one_line_too(capsys, monkeypatch):
+    monkeypatch.setitem(cli._PASSTHROUGH, "simulate",
+                        lambda argv: warnings.warn("demo: " + " ".join(argv), stacklevel=2) or 0)
+    assert main(["simulate", "--check"]) == 0
+    assert capsys.readouterr().err.splitlines() == ["leash simulate: warning: demo: --check"]
+
+
+def test_warnings_in_a_terminal_have_no_source_line(tmp_path):
+    """A real process, as in a terminal: Python's own display would add the warning's class,
+    the library's file and line number, and the source line on a second line."""
+    rows = [{"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": i,
+             "correct": ["true", "maybe"][i]} for i in range(2)]
+    f = tmp_path / "bad.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = subprocess.run([sys.executable, "-m", "leash.cli", "-q", "summarize", str(f),
+                          "--on-error", "skip"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0
+    assert run.stderr.splitlines() == [
+        f"leash summarize: warning: {f}: 1 of 2 rows rejected ({{'invalid_bool': 1}}); "
+        "`leash validate FILE` lists them."]
+
+
+def test_a_warning_made_an_error_is_one_line(capsys, monkeypatch):
+    """``python -W error``: the warning is raised, and reported as an error line."""
+    monkeypatch.setitem(cli._COMMANDS, "validate", _warns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, line = _one_line(capsys, ["validate", "x"])
+    assert (code, line) == (2, "leash validate: error: first line second line")
+
+
+# ----------------------------------------------------------------------------- README names
+
+
+def _manifest():
+    raw = yaml.safe_load((REPO / "data" / "manifest.yaml").read_text(encoding="utf-8"))
+    return set(raw["datasets"]), set(raw["groups"]), {
+        d["benchmark"] for d in raw["datasets"].values() if d.get("format") == "benchmark"}
+
+
+def _markdown_commands(text: str) -> list[str]:
+    """``leash ...`` and ``make ...`` commands of a Markdown text: the lines of its code blocks
+    and its inline code spans (which may wrap over lines)."""
+    found, prose, block = [], [], False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            block = not block
+        elif block:
+            found.append(line.split("  #")[0].strip())
+        else:
+            prose.append(line)
+    found += [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", "\n".join(prose))]
+    return [c for c in found if c.startswith(("leash ", "make "))]
+
+
+def _placeholder(word: str) -> bool:
+    return word.isupper() or word.startswith("<") or "..." in word
+
+
+def _check_command(command: str, where: str) -> list[str]:
+    """What is wrong with one documented command: options the parser refuses, names that are
+    not datasets, groups or benchmarks of data/manifest.yaml, studies that do not exist."""
+    datasets, groups, benchmarks = _manifest()
+    studies = {p.stem for p in (REPO / "data" / "studies").glob("*.yaml")}
+    words = shlex.split(command)
+    problems = []
+
+    def study(value):
+        if not (_placeholder(value) or value == "embedded" or value.endswith((".yaml", ".yml"))
+                or value in studies):
+            problems.append(f"{where}: `{command}`: no study {value!r} in data/studies/")
+
+    if words[0] == "make":
+        for w in words[1:]:
+            if w.startswith("DATA="):
+                study(w.split("=", 1)[1])
+        return problems
+    if words[:3] == ["python", "-m", "leash.reproduce"]:
+        words = ["leash", "reproduce", *words[3:]]
+    if words[1] in ("--help", "-h", "--version", "-V") or words[1].endswith(":"):
+        return problems  # `leash --help`; `leash support: warning: ...` is an output line
+    if len(words) == 2 or "--help" in words:  # a mention of the command: `leash passk`
+        if words[1] not in (*COMMANDS, *PASSTHROUGH) and not _placeholder(words[1]):
+            problems.append(f"{where}: `{command}`: no command {words[1]!r}")
+        return problems
+    if words[1] in PASSTHROUGH:
+        if "--data" in words:
+            study(words[words.index("--data") + 1])
+        return problems
+    try:
+        args = build_parser().parse_args(words[1:])
+    except SystemExit:
+        return [f"{where}: `{command}`: refused by the parser"]
+    for name in getattr(args, "files", None) or getattr(args, "names", None) or []:
+        path_like = "." in name or "/" in name
+        if not (path_like or _placeholder(name) or name in datasets | groups):
+            problems.append(f"{where}: `{command}`: {name!r} is no dataset or group of "
+                            "data/manifest.yaml")
+    gold = getattr(args, "gold", None)
+    if gold and not ("." in gold or gold in datasets or gold in benchmarks):
+        problems.append(f"{where}: `{command}`: --gold {gold!r} is no benchmark of the manifest")
+    return problems
+
+
+def test_readme_commands_name_real_datasets():
+    checked, problems = 0, []
+    for readme in ("README.md", "data/README.md"):
+        for command in _markdown_commands((REPO / readme).read_text(encoding="utf-8")):
+            checked += 1
+            problems += _check_command(command, readme)
+    assert checked >= 10  # the READMEs' commands were found
+    assert not problems
+
+
+def test_help_examples_name_real_datasets(capsys):
+    from leash.reproduce import main as reproduce_main
+    from leash.simulate import main_simulate
+
+    texts = {"leash --help": _help_of(capsys, main, ["--help"])}
+    texts |= {f"leash {c} --help": _help_of(capsys, main, [c, "--help"]) for c in COMMANDS}
+    texts["leash simulate --help"] = _help_of(capsys, main_simulate, ["--help"])
+    texts["leash reproduce --help"] = _help_of(capsys, reproduce_main, ["--help"])
+    problems = [p for where, text in texts.items() for c in _examples(text)
+                for p in _check_command(c, where)]
+    assert not problems
+
+
+@pytest.mark.parametrize("command, problem", [
+    ("leash fetch gsm8k-probes", "'gsm8k-probes' is no dataset"),
+    ("leash support gsm8k-sft x.parquet --base a --rl b", "'gsm8k-sft' is no dataset"),
+    ("leash passk summary.parquet --k 1,2 --estimatr unbiased", "refused by the parser"),
+    ("leash rescore s.jsonl --gold math-500", "--gold 'math-500'"),
+    ("make reproduce DATA=gsm8k", "no study 'gsm8k'"),
+])
+def test_the_readme_check_can_fail(command, problem):
+    [found] = _check_command(command, "README.md")
+    assert problem in found
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_the_typical_session_runs(capsys, monkeypatch, tmp_path):
+    """The session of ``leash --help``, as printed, on the real probe from the mirror."""
+    pytest.importorskip("leash.pairing")
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
+    monkeypatch.chdir(tmp_path)  # summary.parquet is written here
+    for command in _examples(_help_of(capsys, main, ["--help"])):
+        code = main(["-q", *shlex.split(command)[1:]])
+        out, err = capsys.readouterr()
+        assert (code, err) == (0, ""), command
+    # the last step's table: pass@8 of the two final models, from the raw files' own flags
+    rows = {r["model"]: r for r in json.loads(
+        (main(["-q", "passk", "summary.parquet", "--k", "8", "--json"]),
+         capsys.readouterr().out)[1])}
+    folder = MIRROR / "gsm8k-sft-vs-rlvr-probe"
+    for model, name in (("sft", "final_2048.sft_raw.jsonl"), ("rl", "final_2048.rl_raw.jsonl")):
+        recs = [json.loads(x) for x in (folder / name).read_text().splitlines() if x.strip()]
+        solved = sum(any(ro["correct"] for ro in r["rollouts"]) for r in recs) / len(recs)
+        assert rows[model]["pass_at_k"] == pytest.approx(solved)
