@@ -57,11 +57,13 @@ def _examples(text: str) -> list[str]:
 # ----------------------------------------------------------------------------- help texts
 
 
-def test_top_level_help_lists_every_command_and_a_typical_session(capsys):
+def test_top_level_help_lists_every_command_and_a_typical_session(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps at the terminal's width
     text = _help_of(capsys, main, ["--help"])
-    for name in (*COMMANDS, *PASSTHROUGH):
-        # one line each: the name, then its summary on the same line
-        assert re.search(rf"^\s+{name}\s+\S", text, re.M), name
+    listing = text.split("commands:")[1].split("\n\n")[0].splitlines()[2:]
+    # one line each: the name, then its summary on the same line, no continuation line
+    assert [line.split()[0] for line in listing] == [*COMMANDS, *PASSTHROUGH]
+    assert all(len(line.split()) > 2 for line in listing)
     session = [line.split()[1] for line in _examples(text)]
     # fetch -> validate -> summarize -> support and passk, in that order
     order = [session.index(c) for c in ("fetch", "validate", "summarize")]
@@ -215,6 +217,15 @@ def test_errors_name_the_option_not_the_keyword(capsys, files, argv, flag, statu
     assert not _PY_KEYWORD.search(line), line
 
 
+def test_validate_reports_problems_in_the_options_words(capsys, files):
+    code = main(["-q", "validate", files["good"], files["odd"]])
+    out = capsys.readouterr().out
+    assert code == 2
+    # the report of the file whose format is not detected, as the error line
+    assert "Pass --fmt (one of" in out and "--mapping to override" in out
+    assert not _PY_KEYWORD.search(out), out
+
+
 def test_every_command_is_driven_by_a_bad_input():
     assert {argv[0] for argv, _, _ in BAD_INPUTS} == set(COMMANDS)
 
@@ -260,6 +271,8 @@ def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, fi
     ("my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)",
      "my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)"),
     ("no_such_thing: not a leash function", "no_such_thing: not a leash function"),
+    ("a.jsonl: line 2: field 'model' (got 'fmt=x'); b.fmt=1", "a.jsonl: line 2: field 'model' "
+     "(got 'fmt=x'); b.fmt=1"),
 ])
 def test_cli_words(library, command_line):
     import leash.pairing  # noqa: F401 - pair_counts, support_table: loaded library functions

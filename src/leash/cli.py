@@ -345,11 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     _out_options(p)
 
     # Two commands with their own option parsers: their arguments are passed through.
-    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set "
-                       "(`leash simulate --help`)", add_help=False)
+    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set",
+                       add_help=False)
     p.add_argument("args", nargs="*", help="see `leash simulate --help`")
-    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure "
-                       "(`leash reproduce --help`)", add_help=False)
+    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure",
+                       add_help=False)
     p.add_argument("args", nargs="*", help="see `leash reproduce --help`")
     return parser
 
@@ -464,8 +464,8 @@ def _cmd_validate(args, ctx: _Context) -> int:
     if args.json:
         _emit(pd.DataFrame(rows), True)
     else:
-        for rep in reports:
-            sys.stdout.write(str(rep) + "\n")
+        for rep in reports:  # the problems in the options' words, as the errors
+            sys.stdout.write("".join(_cli_words(line) + "\n" for line in str(rep).splitlines()))
     unreadable = [r.file_problem for r in reports if r.file_problem is not None]
     if unreadable:
         # a file that could not be read as a whole is an input error, not a list of problems
@@ -855,8 +855,10 @@ _CLI_PHRASES = (
 _KEYWORD = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
 _PARAMETER = re.compile(rf"\b[Tt]he '({_KEYWORD})'(?: and '({_KEYWORD})')? parameters?"
                         r"(?: of ([\w.]+))?")
-# keyword=value, the value a quoted string, True/False/None, a tuple, a number or a name
-_ASSIGNMENT = re.compile(rf"\b({_KEYWORD})=('[^']*'|\"[^\"]*\"|\([^)]*\)|\.\.\.|[\w.+-]+)?")
+# keyword=value, the value a quoted string, True/False/None, a tuple, a number or a name; not
+# inside a quoted value ('a=b') or a name (x.fmt=)
+_ASSIGNMENT = re.compile(rf"(?<![\w'\".-])({_KEYWORD})="
+                         r"('[^']*'|\"[^\"]*\"|\([^)]*\)|\.\.\.|[\w.+-]+)?")
 # "pair_counts: ..." or "passk_table, group ...: ": the library function that raised
 _FUNC_OF = re.compile(r" of ([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?!\()")
 _FUNC_PREFIX = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?=: |, )(?:: )?")
