@@ -37,7 +37,13 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .answers import _canonical_number, extract_answer, last_boxed, normalize_answer
+from .answers import (
+    REASONING_GYM_METHODS,
+    _canonical_number,
+    extract_answer,
+    last_boxed,
+    normalize_answer,
+)
 
 __all__ = [
     "SCORERS",
@@ -423,7 +429,7 @@ def _gym_dataset(task):
 def _gym_correct(dataset, response, entry, *, where: str) -> bool:
     answer = None
     if isinstance(response, str):
-        answer = extract_answer(response)
+        answer = extract_answer(response, methods=REASONING_GYM_METHODS)
     score = dataset.score_answer(answer, entry)
     try:
         score = float(score)
