@@ -59,7 +59,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -834,8 +834,8 @@ def rescore(
     no_answer = np.zeros(n, dtype=bool)
     answers: list = [None] * n
     n_timeouts = 0
-    with _progress(progress, "rescore", total=n) as bar:
-        for (start, end), g in _graded(tasks, spec, jobs):
+    with _progress(progress, "rescore", total=n) as bar, closing(_graded(tasks, spec, jobs)) as gr:
+        for (start, end), g in gr:
             verdicts[start:end] = g.correct
             no_answer[start:end] = g.no_answer
             answers[start:end] = g.answer
@@ -969,7 +969,7 @@ class _Tally:
             r["samples"] += len(g)
             r["questions"].update(g["question_id"])
             r["known"] += int(known.sum())
-            r["before"] += int(g["before"].fillna(False).astype(bool).sum())
+            r["before"] += int(g["before"].to_numpy(dtype=bool, na_value=False).sum())
             r["after"] += int(g["after"].sum())
             r["changed"] += int(g["changed"].sum())
             r["changed_known"] += int(g["changed"].to_numpy()[known].sum())
@@ -1049,8 +1049,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
 
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
-        with _progress(progress, "rescore") as bar:
-            for (path, batch), g in _graded(tasks(), spec, jobs):
+        with _progress(progress, "rescore") as bar, closing(_graded(tasks(), spec, jobs)) as gr:
+            for (path, batch), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
                           else pd.Series(pd.NA, index=range(len(g.correct)), dtype="boolean"))
@@ -1061,7 +1061,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                     "step": _column(batch, "step", path).cast(pa.int64()).to_pandas(
                         types_mapper={pa.int64(): pd.Int64Dtype()}.get),
                     "question_id": _qid_series(batch, path),
-                    "before": before.to_numpy(dtype=object, na_value=None),
+                    "before": before.array,
                     "after": g.correct, "changed": changed, "no_answer": g.no_answer}))
                 n += len(g.correct)
                 n_changed += int(changed.sum())
