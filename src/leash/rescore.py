@@ -673,6 +673,8 @@ def _graded(tasks, spec: _Spec, jobs: int):
         for meta, args in itertools.chain(head, it):
             yield meta, _grade_rows(state, *args)
         return
+    from concurrent.futures.process import BrokenProcessPool
+
     executor = ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context(),
                                    initializer=_worker_init, initargs=(spec,))
     finished = False
@@ -687,6 +689,10 @@ def _graded(tasks, spec: _Spec, jobs: int):
             meta0, fut = pending.popleft()
             yield meta0, fut.result()
         finished = True
+    except BrokenProcessPool:
+        raise OSError(f"A rescoring worker process died (killed from outside, e.g. by the "
+                      f"system when memory ran out); with {jobs} jobs and batches of "
+                      f"{len(head[0][1][0])} samples, try fewer jobs or smaller batches.") from None
     finally:
         if finished:
             executor.shutdown(wait=True)
