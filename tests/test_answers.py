@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
 from leash.answers import (
+    MATH_METHODS,
+    METHODS,
+    REASONING_GYM_METHODS,
     Extracted,
     answer_classes,
     canonical_answers,
@@ -38,9 +41,31 @@ from leash.answers import (
         ("<answer> 12 </answer> but \\boxed{13}", Extracted("12", "answer_tag")),
         ("<answer>1</answer> <answer>\\boxed{2}</answer>", Extracted("2", "answer_tag")),
         ("<think>maybe \\boxed{1}</think>\\boxed{2}", Extracted("2", "boxed")),
-        ("<think>long thought</think>\n  khgaghk \n", Extracted("khgaghk", "think")),
+        # the math order has no `think` step: a math response's text after </think> is prose
+        ("<think>long thought</think>\n  khgaghk \n", Extracted(None, None)),
         ("<think>unfinished thought", Extracted(None, None)),
         ("no final answer here", Extracted(None, None)),
+        # "The answer is X": up to the end of the sentence, the last one wins
+        ("... The answer is 245.", Extracted("245", "answer_is")),
+        ("the answer is 3. Wait, no: the answer is 4.", Extracted("4", "answer_is")),
+        ("The final answer is $\\frac{1}{2}$. I hope it is correct.",
+         Extracted("$\\frac{1}{2}$", "answer_is")),
+        ("So the answer is: **17**\nDone", Extracted("17", "answer_is")),
+        ("Final Answer: 3.5", Extracted("3.5", "answer_is")),
+        ("Answer: 12 apples.", Extracted("12 apples", "answer_is")),
+        ("the answer is\n", Extracted(None, None)),  # nothing after it, and no number
+        # GSM8K's marker: the rest of the line after the last ####
+        ("48/2 = 24\n#### 72", Extracted("72", "gsm8k")),
+        ("#### 1,000.\nand #### 5 ", Extracted("5", "gsm8k")),
+        ("#### 72\nThe answer is 71.", Extracted("72", "gsm8k")),  # the marker comes first
+        ("\\boxed{9}\n#### 72", Extracted("9", "boxed")),  # a box comes before everything
+        # the last number, as a last resort (thousands commas and decimals kept whole)
+        ("she pays 3 + 4 = 7 dollars", Extracted("7", "last_number")),
+        ("1,234 and then 0.5.", Extracted("0.5", "last_number")),
+        ("it costs 1,000", Extracted("1,000", "last_number")),
+        ("x = -7", Extracted("-7", "last_number")),
+        ("from 3-5", Extracted("5", "last_number")),
+        ("x2 y3", Extracted(None, None)),  # digits glued to a letter are not numbers
         ("", Extracted(None, None)),
         (None, Extracted(None, None)),
         (float("nan"), Extracted(None, None)),
@@ -51,12 +76,38 @@ def test_extract(text, expected):
     assert extract_answer(text) == expected.answer
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<answer> 12 </answer> but \\boxed{13}", Extracted("12", "answer_tag")),
+        ("<think>maybe \\boxed{1}</think>\\boxed{2}", Extracted("2", "boxed")),
+        ("<think>long thought</think>\n  khgaghk \n", Extracted("khgaghk", "think")),
+        ("<think>unfinished thought", Extracted(None, None)),
+        # App. B.3 has no "answer is" or number step: such text is NA for Reasoning Gym
+        ("The answer is 245.", Extracted(None, None)),
+        ("#### 72", Extracted(None, None)),
+    ],
+)
+def test_extract_reasoning_gym_hierarchy(text, expected):
+    assert extract(text, methods=REASONING_GYM_METHODS) == expected
+
+
+def test_extract_orders_are_documented_constants():
+    assert MATH_METHODS == ("answer_tag", "boxed", "gsm8k", "answer_is", "last_number")
+    assert REASONING_GYM_METHODS == ("answer_tag", "boxed", "think")  # App. B.3
+    assert set(MATH_METHODS) | set(REASONING_GYM_METHODS) == set(METHODS)
+
+
 def test_extract_methods_order_and_validation():
     text = "<answer>A</answer> \\boxed{B}"
     assert extract(text, methods=("boxed", "answer_tag")) == Extracted("B", "boxed")
     assert extract(text, methods=("think",)) == Extracted(None, None)
-    with pytest.raises(ValueError, match=r"'methods' parameter of extract.*'last_number'"):
-        extract(text, methods=("last_number",))
+    assert extract("7 then #### 8 and 9", methods=("last_number", "gsm8k")) == Extracted(
+        "9", "last_number")
+    with pytest.raises(ValueError, match=r"'methods' parameter of extract.*'regex'"):
+        extract(text, methods=("regex",))
+    with pytest.raises(TypeError, match=r"'methods' parameter of extract must be a sequence"):
+        extract(text, methods="boxed")
     with pytest.raises(TypeError, match="'text' parameter of extract must be a str"):
         extract(5)
     with pytest.raises(TypeError, match="'text' parameter of last_boxed"):
@@ -224,9 +275,10 @@ def test_extraction_agrees_with_probe_files():
     """On the GSM8K probe (6 files x 30 questions x 8 rollouts) our extraction reproduces the
     files' own pred_token wherever the upstream extractor used a boxed answer.
 
-    Measured: 1414 of 1415 boxed rollouts agree (99.93%); over all 1440 rollouts 1414 agree
-    (98.2%); the other 25 are upstream's "last_number"/"final_phrase" fallbacks, which leash
-    does not implement (they give NA or the post-</think> text instead).
+    Measured: 1414 of 1415 boxed rollouts agree (99.93%); over all 1440 rollouts 1426 agree
+    (99.0%): of upstream's 24 "last_number" fallbacks, the 12 without a box agree (leash's
+    `last_number` step); the other 12 hold a box, which leash's order takes first; the one
+    "final_phrase" rollout is truncated mid-sentence.
     """
     files = sorted((MIRROR / "gsm8k-sft-vs-rlvr-probe").glob("*.rl_raw.jsonl")) + [
         MIRROR / "gsm8k-sft-vs-rlvr-probe" / "final_2048.sft_raw.jsonl"]
@@ -244,7 +296,7 @@ def test_extraction_agrees_with_probe_files():
                     boxed_agree += ok
     assert total == 1440 and boxed_total == 1415
     assert boxed_agree / boxed_total >= 0.999
-    assert agree / total >= 0.98
+    assert agree / total >= 0.99
 
 
 @needs_mirror

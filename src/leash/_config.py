@@ -8,7 +8,8 @@ declarative schema, a small table per level built from five node kinds:
 
 * :class:`Value`: a leaf, ``what`` (e.g. "an int >= 1") and a predicate;
 * :class:`Fields`: a mapping with a fixed set of keys (unknown keys are rejected with the
-  closest known one, by :mod:`difflib`), some required, optionally exactly one of a group;
+  closest known one, by :mod:`difflib`), some required, optionally exactly one of a group,
+  optionally keys that apply only with another (``needs``);
 * :class:`MapOf`: a mapping with free keys (e.g. benchmark names), each value one schema;
 * :class:`ListOf`: a list whose items follow one schema;
 * :class:`Either`: a scalar or a mapping (e.g. a preset name or the fields it stands for).
@@ -155,6 +156,7 @@ class Fields:
     required: tuple[str, ...] = ()
     one_of: tuple[str, ...] = ()  # exactly one of these keys must be given
     what: str = "a mapping (key: value)"
+    needs: Mapping[str, str] = dataclasses.field(default_factory=dict)  # key -> key it needs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,6 +262,11 @@ class _Walk:
                     self.fail(line, f"{_q(path)} must have exactly one of "
                                     f"{', '.join(spec.one_of)}; got "
                                     f"{', '.join(given) if given else 'none'}")
+            for key, other in spec.needs.items():
+                if value.get(key) is not None and value.get(other) is None:
+                    self.fail(key_lines.get(key, line),
+                              f"`{_join(path, key)}` applies only with `{other}`, which "
+                              f"{_q(path)} does not give")
             for key, v in value.items():
                 if v is None and key not in spec.required:
                     continue  # null = not given

@@ -2,22 +2,47 @@ r"""Final-answer extraction, normalization and answer equivalence classes.
 
 Extraction (:func:`extract`, :func:`extract_answer`)
 ---------------------------------------------------
-The hierarchy follows the paper's Reasoning Gym pipeline (arXiv 2507.14843v4, App. B.3), which
-is also the natural order for math responses:
+An answer is found by trying named steps in a fixed order; the first step that finds a
+non-empty answer wins. The steps:
 
-1. ``answer_tag``: the content of the **last** ``<answer>...</answer>`` pair; if that content
-   holds a ``\boxed{}``, the content of its last box;
-2. ``boxed``: the content of the **last complete** ``\boxed{...}`` or ``\fbox{...}`` in the text,
-   with balanced braces (nested ``{}`` allowed). A box whose closing brace is missing (a
-   truncated response) is skipped;
-3. ``think``: the **whole** stripped text after the last ``</think>`` (the paper's step 3 takes
-   "the content after </think>"; taking only its last line would be a guess), if non-empty.
+``answer_tag``
+    the content of the **last** ``<answer>...</answer>`` pair; if that content holds a
+    ``\boxed{}``, the content of its last box;
+``boxed``
+    the content of the **last complete** ``\boxed{...}`` or ``\fbox{...}`` in the text, with
+    balanced braces (nested ``{}`` allowed). A box whose closing brace is missing (a truncated
+    response) is skipped;
+``gsm8k``
+    the rest of the line after the **last** ``####`` (GSM8K's answer marker, Cobbe et al. 2021:
+    "#### 72");
+``answer_is``
+    the **last** "the answer is X" / "the final answer is X" (any case, an optional colon), or a
+    line starting "Answer: X" / "Final answer: X"; X runs to the end of its sentence (a period
+    followed by a blank or the end of the text) or of its line, without markdown ``**``;
+``think``
+    the **whole** stripped text after the last ``</think>`` (the paper's step 3 takes "the
+    content after </think>"; taking only its last line would be a guess), if non-empty;
+``last_number``
+    the **last** number of the text (optional sign, digits with optional thousands commas,
+    optional decimals), the last resort of GSM8K-style graders.
 
-Otherwise the answer is missing (``None``), which the entropy code counts as the paper's "NA"
-class. Which steps are tried, and in which order, is the ``methods`` parameter. The paper
-extracts answers for its entropy study (Table 5) with Lighteval, whose exact configuration it
-does not give; this module is a documented stand-in, and math-verify (which Lighteval uses) is
-available for answer equivalence below and for verification in :mod:`leash.rescore`.
+Two orders are used (:data:`METHODS` lists every step):
+
+* :data:`MATH_METHODS` (the default of :func:`extract` and :func:`extract_answer`, and of
+  ``leash rescore --extract leash``): ``answer_tag``, ``boxed``, ``gsm8k``, ``answer_is``,
+  ``last_number``: the explicit markers first, most explicit first, then the final number.
+  ``think`` is not part of it: the text after ``</think>`` of a math response is a paragraph,
+  not an answer.
+* :data:`REASONING_GYM_METHODS`: ``answer_tag``, ``boxed``, ``think``: the paper's Reasoning Gym
+  hierarchy (arXiv 2507.14843v4, App. B.3), used by the ``reasoning-gym`` scorer of
+  :mod:`leash.rescore`. Reasoning Gym answers are often not numbers, so no number fallback.
+
+When no step finds anything the answer is missing (``None``), which the entropy code counts as
+the paper's "NA" class and :mod:`leash.rescore` counts as "no extractable answer". Which steps
+are tried, and in which order, is the ``methods`` parameter. The paper extracts answers for its
+entropy study (Table 5) with Lighteval, whose exact configuration it does not give; this module
+is a documented stand-in, and math-verify (which Lighteval uses) is available for answer
+equivalence below and for verification in :mod:`leash.rescore`.
 
 Normalization (:func:`normalize_answer`)
 ----------------------------------------
@@ -69,7 +94,9 @@ import numpy as np
 
 __all__ = [
     "EQUIVALENCES",
+    "MATH_METHODS",
     "METHODS",
+    "REASONING_GYM_METHODS",
     "Extracted",
     "answer_classes",
     "canonical_answers",
@@ -80,12 +107,27 @@ __all__ = [
     "normalize_answer",
 ]
 
-METHODS = ("answer_tag", "boxed", "think")
+#: Every extraction step, by name (see the module docstring).
+METHODS = ("answer_tag", "boxed", "gsm8k", "answer_is", "think", "last_number")
+#: The default order, for math responses: explicit markers first, then the final number.
+MATH_METHODS = ("answer_tag", "boxed", "gsm8k", "answer_is", "last_number")
+#: The paper's Reasoning Gym hierarchy (arXiv 2507.14843v4, App. B.3).
+REASONING_GYM_METHODS = ("answer_tag", "boxed", "think")
 EQUIVALENCES = ("exact", "math-verify")
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", flags=re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = "</think>"
+_GSM8K_RE = re.compile(r"####[ \t]*([^\n]*)")
+# "the (final) answer is X" anywhere, or "Answer: X" / "Final answer: X" at a line start; X ends
+# at a sentence end (". " or "." at the end of the text) or at the end of its line.
+_ANSWER_IS_RE = re.compile(
+    r"(?:\banswer\s+is\s*:?|^[ \t*#]*(?:final\s+)?answer[ \t*]*:)[ \t]*"
+    r"(?P<ans>[^\n]*?)[ \t]*(?=\.[ \t]*(?:\n|$)|\.\s|\n|$)",
+    flags=re.IGNORECASE | re.MULTILINE)
+# A number not glued to a word or another number: "-1,234.5", "72"; the thousands form first so
+# that "1,000" is one number.
+_LAST_NUMBER_RE = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?!\w)")
 
 
 class Extracted(NamedTuple):
@@ -132,21 +174,61 @@ def last_boxed(text: str) -> str | None:
     return None
 
 
-def extract(text, *, methods: Sequence[str] = METHODS) -> Extracted:
+def _strip_marks(ans: str) -> str:
+    """An answer found in prose without markdown emphasis around it ("**42**" -> "42")."""
+    return ans.strip().strip("*").strip()
+
+
+def _step(m: str, text: str) -> str | None:
+    """The answer one extraction step finds in ``text``, or None."""
+    if m == "answer_tag":
+        tags = _ANSWER_TAG_RE.findall(text)
+        if tags:
+            content = tags[-1]
+            boxed = last_boxed(content)
+            return boxed if boxed is not None else content.strip()
+    elif m == "boxed":
+        return last_boxed(text)
+    elif m == "gsm8k":
+        hits = _GSM8K_RE.findall(text)
+        if hits:
+            return _strip_marks(hits[-1]).rstrip(".").strip()
+    elif m == "answer_is":
+        for hit in reversed(list(_ANSWER_IS_RE.finditer(text))):
+            ans = _strip_marks(hit.group("ans"))
+            if ans:
+                return ans
+    elif m == "think":
+        if _THINK_CLOSE in text:
+            return text.rsplit(_THINK_CLOSE, 1)[1].strip()
+    else:  # last_number
+        hits = _LAST_NUMBER_RE.findall(text)
+        if hits:
+            return hits[-1]
+    return None
+
+
+def extract(text, *, methods: Sequence[str] = MATH_METHODS) -> Extracted:
     """Extract the final answer of one response, with the method that found it.
 
     Parameters
     ----------
     text : str or None
         Response text. None or NaN (no response) gives ``Extracted(None, None)``.
-    methods : sequence of str, default ("answer_tag", "boxed", "think")
-        Extraction steps to try, in order (see the module docstring).
+    methods : sequence of str, default MATH_METHODS
+        Extraction steps to try, in order: names from :data:`METHODS`; the default is
+        ``("answer_tag", "boxed", "gsm8k", "answer_is", "last_number")``, and
+        :data:`REASONING_GYM_METHODS` is the paper's Reasoning Gym hierarchy (see the module
+        docstring).
 
     Returns
     -------
     Extracted
         ``(answer, method)``; the answer is the raw (not normalized) stripped string.
     """
+    if isinstance(methods, str):
+        raise TypeError("The 'methods' parameter of extract must be a sequence of method "
+                        f"names, not a single str. Got {methods!r}.")
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"The 'methods' parameter of extract must contain only {METHODS}. "
@@ -157,41 +239,35 @@ def extract(text, *, methods: Sequence[str] = METHODS) -> Extracted:
         raise TypeError(f"The 'text' parameter of extract must be a str or None. "
                         f"Got {type(text).__name__}.")
     for m in methods:
-        if m == "answer_tag":
-            tags = _ANSWER_TAG_RE.findall(text)
-            if tags:
-                content = tags[-1]
-                boxed = last_boxed(content)
-                ans = boxed if boxed is not None else content.strip()
-                if ans:
-                    return Extracted(ans, m)
-        elif m == "boxed":
-            ans = last_boxed(text)
-            if ans:
-                return Extracted(ans, m)
-        elif m == "think":
-            if _THINK_CLOSE in text:
-                ans = text.rsplit(_THINK_CLOSE, 1)[1].strip()
-                if ans:
-                    return Extracted(ans, m)
+        ans = _step(m, text)
+        if ans:
+            return Extracted(ans, m)
     return Extracted(None, None)
 
 
-def extract_answer(text, *, methods: Sequence[str] = METHODS) -> str | None:
+def extract_answer(text, *, methods: Sequence[str] = MATH_METHODS) -> str | None:
     """The raw final answer of one response, or None ("NA"); see :func:`extract`.
 
     Parameters
     ----------
     text : str or None
         The response.
-    methods : sequence of str, default METHODS
-        Extraction methods tried in order (``<answer>`` tags, last ``\\boxed{}``, text after
-        ``</think>``).
+    methods : sequence of str, default MATH_METHODS
+        Extraction steps tried in order (``<answer>`` tag, last ``\\boxed{}``, ``#### X``,
+        "The answer is X", the last number); :data:`REASONING_GYM_METHODS` for the paper's
+        Reasoning Gym hierarchy.
 
     Returns
     -------
     str or None
         The extracted answer before normalization, None when nothing is found.
+
+    Examples
+    --------
+    >>> extract_answer("... The answer is 245.")
+    '245'
+    >>> extract_answer("<think>2+2</think> so 4", methods=REASONING_GYM_METHODS)
+    'so 4'
     """
     return extract(text, methods=methods).answer
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 import warnings
@@ -298,6 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "reasoning-gym; default: none)")
     p.add_argument("--out", help="write the rescored samples (canonical samples format, "
                    ".jsonl or .parquet; default: not written)")
+    p.add_argument("--jobs", type=_rescore_count, default=None, metavar="N",
+                   help="worker processes (default: every usable core); the output does not "
+                   "depend on it")
+    p.add_argument("--batch-size", type=_rescore_count, default=1000, metavar="N",
+                   help="samples per batch; memory grows with batch size x jobs")
     _reader_options(p)
     _data_options(p)
     _out_options(p)
@@ -533,17 +537,25 @@ def _cmd_fetch(args, ctx: _Context) -> int:
     return 0
 
 
-def _gold_for(args, samples: pd.DataFrame):
+def _rescore_count(text: str) -> int:
+    """argparse ``type`` of --jobs and --batch-size: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _gold_for(args):
+    """The --gold answers by question id, or None: each file's own gold field."""
     from . import rescore as rs
 
     if args.gold is None:
         if args.scorer == "reasoning-gym":
             raise ValueError("--scorer reasoning-gym needs --gold FILE (Reasoning Gym entries).")
-        have = samples.dropna(subset=["gold"])
-        if have.empty:
-            raise ValueError("The input carries no gold answers: pass --gold (a manifest "
-                             "benchmark such as math500, or a JSONL question file).")
-        return dict(zip(have["question_id"].astype(str), have["gold"]))
+        return None
     gpath = Path(args.gold)
     if args.scorer == "reasoning-gym":
         if not gpath.is_file():
@@ -566,46 +578,39 @@ def _gold_for(args, samples: pd.DataFrame):
 
 def _cmd_rescore(args, ctx: _Context) -> int:
     from . import rescore as rs
-    from .answers import extract_answer, normalize_answer
 
-    parts = []
-    for path, kw in _inputs(args, ctx):
-        ctx.note(f"reading responses from {path}")
-        parts.append(rs.read_responses(path, **kw))
-    samples = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    gold = _gold_for(args, samples)
-    ctx.note(f"rescoring {len(samples)} samples with {args.scorer}")
-    res = rs.rescore(samples, gold, scorer=args.scorer,
-                     extract=args.extract if args.scorer == "math-verify" else "math-verify",
-                     task=args.task, progress=not ctx.quiet)
-    out = res.samples
-    before = samples["correct"]
-    if args.out:
-        canon = out.drop(columns=["gold", "response"]).assign(
-            answer=[normalize_answer(extract_answer(r)) for r in out["response"]])
-        target = Path(args.out)
-        if target.name.lower().endswith((".parquet", ".pq")):
-            canon.to_parquet(target, index=False)
-        elif target.name.lower().endswith(".jsonl"):
-            canon.to_json(target, orient="records", lines=True)
-        else:
-            raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
-        ctx.note(f"wrote {len(canon)} rescored samples to {target}")
-    df = out.assign(_before=before, _changed=res.changed)
+    if args.out is not None and not args.out.lower().endswith((".jsonl", ".parquet", ".pq")):
+        raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
+    if args.task is not None and args.scorer != "reasoning-gym":
+        raise ValueError("--task applies to --scorer reasoning-gym only.")
+    inputs = _inputs(args, ctx)
+    gold = _gold_for(args)
+    jobs = args.jobs or rs.default_jobs()
+    ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {jobs} process(es), "
+             f"{args.batch_size} samples per batch")
+    try:
+        report = rs._stream(
+            inputs, args.out, gold, scorer=args.scorer,
+            extract=args.extract if args.scorer == "math-verify" else "math-verify",
+            task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet)
+    except rs.MissingGoldError as exc:
+        if gold is None:
+            raise ValueError(f"{exc} The input carries no gold answers there: pass --gold (a "
+                             "manifest benchmark such as math500, or a JSONL question "
+                             "file).") from None
+        raise ValueError(f"{exc} Check --gold {args.gold}.") from None
+    if report.n_no_answer:
+        ctx.note(f"{report.n_no_answer} of {report.n_samples} responses had no extractable "
+                 "answer (counted as wrong)")
+    if report.n_timeouts:
+        ctx.note(f"{report.n_timeouts} math-verify parses or comparisons timed out (counted "
+                 "as wrong)")
+    if report.out is not None:
+        ctx.note(f"wrote {report.n_samples} rescored samples to {report.out}")
+    table = report.table.drop(columns=["no_answer"])
     for col in ("model", "benchmark"):
-        df[col] = df[col].astype(object).where(df[col].notna(), "")
-    rows = []
-    for (m, b, st), g in df.groupby(["model", "benchmark", "step"], sort=True, dropna=False):
-        known = g["_before"].notna()
-        rows.append({"model": m, "benchmark": b, "step": st, "samples": len(g),
-                     "questions": g["question_id"].nunique(),
-                     "accuracy_before": (float(g.loc[known, "_before"].astype(bool).mean())
-                                         if known.any() else math.nan),
-                     "accuracy_after": float(g["correct"].mean()),
-                     "changed": int(g["_changed"].sum()),
-                     "agreement": (1 - float(g.loc[known, "_changed"].mean())
-                                   if known.any() else math.nan)})
-    _emit(pd.DataFrame(rows), args.json)
+        table[col] = table[col].astype(object).where(table[col].notna(), "")
+    _emit(table, args.json)
     return 0
 
 
@@ -830,7 +835,7 @@ _FLAG_OF = {
     "k": "--k", "ks": "--k", "estimator": "--estimator", "min_count": "--min-count",
     "zeta": "--zeta", "n_boot": "--n-boot", "seed": "--seed", "rng": "--seed",
     "gold": "--gold", "scorer": "--scorer", "extract": "--extract", "task": "--task",
-    "jobs": "--jobs", "n_jobs": "--jobs",
+    "jobs": "--jobs", "n_jobs": "--jobs", "batch_size": "--batch-size",
     ("name", "load_benchmark"): "--gold", ("rule", "read_benchmark"): "--gold-rule",
 }
 # Options that take no value: "restrict_to_shared=True" is "--shared-only".

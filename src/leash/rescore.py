@@ -9,15 +9,38 @@ Two scorers:
     given to ``parse``, i.e. math-verify's own answer extraction (last ``\boxed{}`` first, then
     other LaTeX/plain expressions), which is how the library is meant to be used and what
     Lighteval does; with ``extract="leash"`` the answer is first extracted with
-    :func:`leash.answers.extract_answer` and parsed as ``$answer$`` (a missing answer is wrong).
+    :func:`leash.answers.extract_answer` in its default order (:data:`leash.answers.
+    MATH_METHODS`: ``<answer>`` tag, last ``\boxed{}``, ``#### X``, "The answer is X", the last
+    number) and parsed as ``$answer$``.
 ``"reasoning-gym"`` (optional extra ``pip install reasoning-gym``)
     The task's own scorer, ``dataset.score_answer(answer, entry)``, on the answer extracted with
-    :func:`leash.answers.extract_answer` (``<answer>`` tag, then last ``\boxed{}``, then the text
-    after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial credit (e.g.
-    0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the gold is a
-    substring); a sample counts as correct **only at full credit**, ``score == 1.0``. The
-    paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization ``x``,
-    palindromes, ...) are not applied here.
+    :data:`leash.answers.REASONING_GYM_METHODS` (``<answer>`` tag, then last ``\boxed{}``, then
+    the text after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial
+    credit (e.g. 0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the
+    gold is a substring); a sample counts as correct **only at full credit**, ``score == 1.0``.
+    The paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization
+    ``x``, palindromes, ...) are not applied here.
+
+A response from which the grading extractor gets no answer (math-verify's ``parse`` finds
+nothing, or leash's extraction gives None) is wrong and is counted: ``n_no_answer`` of the
+results, and a note of ``leash rescore``. So is a math-verify parse or comparison that hits its
+time limit (``n_timeouts``; math-verify's own warning, which prints the whole response, is kept
+off the terminal). The ``answer`` column of the rescored samples is leash's extraction,
+normalized (:func:`leash.answers.normalize_answer`), with either extractor: the answer as the
+model wrote it, which answer entropy (Table 5) counts.
+
+Sizes and processes. :func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and
+``leash rescore``) reads a file in batches (:func:`leash.formats.response_batches`) and writes
+the rescored samples batch by batch, so memory is bounded by the batch size times the number of
+worker processes, never by the file. Both grade with one per-batch function, in this process
+(``jobs=1``) or in ``jobs`` worker processes with at most ``2 * jobs`` batches in flight; results
+come back in input order, so the output does not depend on ``jobs``. math-verify times a parse
+out with ``signal.alarm`` (POSIX; its default), which works only in the main thread of a
+process: each worker runs its tasks in its main thread, and a caller outside the main thread is
+served by a worker process. Workers start from a fork server that imported math-verify once, and
+ignore Ctrl-C: the parent stops them and ``leash rescore`` says "interrupted" (exit 130).
+:func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files (a
+source's ``rescore: math-verify``, :mod:`leash.study`).
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question
 ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field if it has one, else the 0-based
@@ -26,29 +49,53 @@ row position (so they match the ``idx`` of evaluator outputs).
 
 from __future__ import annotations
 
+import itertools
 import json
+import logging
+import math
 import os
+import signal
 import sys
+import threading
+from collections import deque
 from collections.abc import Mapping
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from .answers import _canonical_number, extract_answer, last_boxed, normalize_answer
+from ._paths import BUILD
+from .answers import (
+    REASONING_GYM_METHODS,
+    _canonical_number,
+    extract_answer,
+    last_boxed,
+    normalize_answer,
+)
 
 __all__ = [
     "SCORERS",
+    "EXTRACTORS",
     "BENCHMARK_GOLD",
+    "CACHE_DIR",
+    "OUTPUT_SCHEMA",
+    "MissingGoldError",
+    "RescoreReport",
     "RescoreResult",
+    "default_jobs",
     "gold_from_frame",
     "load_benchmark",
     "question_dataset",
     "read_benchmark",
     "read_responses",
     "rescore",
+    "rescore_file",
+    "rescored_path",
     "verify_response",
 ]
 
@@ -77,11 +124,17 @@ class RescoreResult(NamedTuple):
         Samples whose verdict differs from the input's ``correct`` (0 if it had none).
     changed : ndarray of bool, shape (n_samples,)
         Which samples changed.
+    n_no_answer : int
+        Responses without an extractable answer (counted as wrong).
+    n_timeouts : int
+        math-verify parses or comparisons that hit its time limit (counted as wrong).
     """
 
     samples: pd.DataFrame
     n_changed: int
     changed: np.ndarray
+    n_no_answer: int = 0
+    n_timeouts: int = 0
 
 
 # ----------------------------------------------------------------------------- benchmarks
@@ -366,6 +419,62 @@ def _parsed_gold(gold: str) -> tuple:
     return tuple(_math_verify().parse(_as_latex(gold)))
 
 
+class _TimeoutCount(logging.Filter):
+    """Counts math-verify's timeout warnings and keeps them off the terminal.
+
+    math-verify logs ``Timeout during parsing: <the whole response>`` at WARNING level, which
+    Python prints to stderr when no logging is configured: tens of thousands of characters per
+    timeout in the middle of a progress bar. A timed-out parse or comparison is a wrong answer
+    (math-verify returns ``[]`` / False); the count is reported instead.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Timeout during"):
+            self.n += 1
+            return False
+        return True
+
+
+@contextmanager
+def _counting_timeouts():
+    counter = _TimeoutCount()
+    loggers = [logging.getLogger(n) for n in ("math_verify.parser", "math_verify.grader")]
+    for lg in loggers:
+        lg.addFilter(counter)
+    try:
+        yield counter
+    finally:
+        for lg in loggers:
+            lg.removeFilter(counter)
+
+
+def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str | None, bool]:
+    """``(correct, answer, found)`` of one response against one gold (a string) with
+    math-verify. ``answer`` is leash's extraction (:func:`leash.answers.extract_answer`,
+    normalized), the answer as the model wrote it, with either extractor: math-verify's own
+    matched string is already rewritten (``0.5`` comes back as ``\\frac{1}{2}``). ``found``
+    says whether the grading extractor found an answer at all."""
+    mv = _math_verify()
+    if response is None:
+        return False, None, False
+    answer = normalize_answer(extract_answer(response))  # MATH_METHODS
+    if extract == "math-verify":
+        pred = mv.parse(response)
+        if not pred:
+            return False, answer, False
+    else:
+        if answer is None:
+            return False, None, False
+        pred = mv.parse(f"${answer}$")
+    g = _parsed_gold(gold)
+    correct = bool(g) and bool(pred) and bool(mv.verify(list(g), pred))
+    return correct, answer, True
+
+
 def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     """Whether one response is correct against one gold answer, with math-verify.
 
@@ -376,7 +485,8 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     gold : str or number
         Gold answer.
     extract : {"math-verify", "leash"}, default "math-verify"
-        Answer extraction: math-verify's own, or :func:`leash.answers.extract_answer`.
+        Answer extraction: math-verify's own, or :func:`leash.answers.extract_answer` (its
+        default order, :data:`leash.answers.MATH_METHODS`).
 
     Returns
     -------
@@ -385,23 +495,14 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     if extract not in EXTRACTORS:
         raise ValueError(f"The 'extract' parameter of verify_response must be one of "
                          f"{EXTRACTORS}. Got {extract!r}.")
-    mv = _math_verify()
-    g = _parsed_gold(_gold_str(gold, where="verify_response"))
+    _math_verify()
+    g = _gold_str(gold, where="verify_response")
     if response is None or (isinstance(response, float) and response != response):
         return False
     if not isinstance(response, str):
         raise TypeError(f"The 'response' parameter of verify_response must be a str or None. "
                         f"Got {type(response).__name__}.")
-    if extract == "math-verify":
-        pred = mv.parse(response)
-    else:
-        ans = normalize_answer(extract_answer(response))
-        if ans is None:
-            return False
-        pred = mv.parse(f"${ans}$")
-    if not g or not pred:
-        return False
-    return bool(mv.verify(list(g), pred))
+    return _mv_grade(response, g, extract)[0]
 
 
 def _gym_dataset(task):
@@ -420,10 +521,10 @@ def _gym_dataset(task):
     return reasoning_gym.create_dataset(task, size=1, seed=0)
 
 
-def _gym_correct(dataset, response, entry, *, where: str) -> bool:
+def _gym_grade(dataset, response, entry, *, where: str) -> tuple[bool, str | None, bool]:
     answer = None
     if isinstance(response, str):
-        answer = extract_answer(response)
+        answer = extract_answer(response, methods=REASONING_GYM_METHODS)
     score = dataset.score_answer(answer, entry)
     try:
         score = float(score)
@@ -433,7 +534,230 @@ def _gym_correct(dataset, response, entry, *, where: str) -> bool:
     if not 0.0 <= score <= 1.0:
         raise ValueError(f"The Reasoning Gym scorer returned {score} for {where}, outside "
                          "[0, 1].")
-    return score == 1.0  # full credit only: partial credit (e.g. 0.01) is a wrong answer
+    # full credit only: partial credit (e.g. 0.01) is a wrong answer
+    return score == 1.0, normalize_answer(answer), answer is not None
+
+
+# ----------------------------------------------------------------------------- one batch
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What grading needs besides the rows: sent once to every worker process."""
+
+    scorer: str
+    extract: str
+    task: object = None
+    gold: Mapping | None = None  # question id -> gold; None: each row carries its own gold
+
+
+class _Graded(NamedTuple):
+    correct: np.ndarray    # bool, one per row
+    answer: list           # normalized extracted answer or None, one per row
+    no_answer: np.ndarray  # bool: nothing extractable (counted as wrong)
+    timeouts: int          # math-verify parses/comparisons that timed out (counted as wrong)
+
+
+def _prepare(spec: _Spec):
+    """The scorer of a spec, ready to grade (checks the optional package is there)."""
+    if spec.scorer == "math-verify":
+        _math_verify()
+        return spec, None
+    return spec, _gym_dataset(spec.task)
+
+
+def _grade_rows(state, responses: list, golds: list | None, qids: list,
+                offset: int) -> _Graded:
+    """Grade one batch of rows: the one grading function behind every path (in memory,
+    streaming, in this process or in a worker). ``golds`` is None when ``spec.gold`` maps
+    question ids to gold answers; ``offset`` is the batch's first row number, for messages."""
+    spec, gym = state
+    n = len(responses)
+    correct = np.zeros(n, dtype=bool)
+    found = np.zeros(n, dtype=bool)
+    answers: list = [None] * n
+    with _counting_timeouts() as timeouts:
+        for i in range(n):
+            resp, qid = responses[i], qids[i]
+            if isinstance(resp, float) and resp != resp:
+                resp = None
+            if resp is not None and not isinstance(resp, str):
+                raise TypeError(f"The response of sample row {offset + i} (question {qid}) must "
+                                f"be a str or missing. Got {type(resp).__name__}.")
+            gold = spec.gold[qid] if golds is None else golds[i]
+            if gym is None:
+                if golds is not None:
+                    gold = _gold_str(gold, where=f"sample row {offset + i} (question {qid})")
+                correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract)
+            else:
+                correct[i], answers[i], found[i] = _gym_grade(
+                    gym, resp, gold, where=f"sample row {offset + i} (question {qid})")
+    return _Graded(correct, answers, ~found, timeouts.n)
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+def default_jobs() -> int:
+    """The number of CPU cores this process may run on (``os.sched_getaffinity``), at least 1.
+
+    Returns
+    -------
+    int
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - platforms without sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+_WORKER_STATE = None
+
+
+def _worker_init(spec: _Spec) -> None:
+    # Ctrl-C reaches every process of the terminal's foreground group: the parent alone handles
+    # it (one line, exit 130) and stops the workers, which must not print tracebacks of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _WORKER_STATE
+    _WORKER_STATE = _prepare(spec)
+
+
+def _worker_grade(args) -> _Graded:
+    return _grade_rows(_WORKER_STATE, *args)
+
+
+def _mp_context():
+    """Worker processes start from a fork server that imported math-verify once (POSIX), else
+    are spawned. Not ``fork``: the parent may hold threads (pyarrow, DuckDB, tqdm's monitor)."""
+    import multiprocessing as mp
+
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["leash.rescore", "math_verify"])
+        return ctx
+    return mp.get_context("spawn")  # pragma: no cover - not POSIX
+
+
+def _stop_workers(executor) -> None:
+    """End the workers now, not after their current batch (Ctrl-C, an error, early close)."""
+    procs = list((getattr(executor, "_processes", None) or {}).values())
+    if hasattr(executor, "terminate_workers"):  # Python >= 3.14
+        executor.terminate_workers()
+    else:  # before 3.14 the executor has no public way to stop a running worker
+        for p in procs:
+            p.terminate()
+    executor.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.join(timeout=10)
+
+
+def _graded(tasks, spec: _Spec, jobs: int):
+    """Yield ``(meta, _Graded)`` for each ``(meta, args)`` of ``tasks``, in input order.
+
+    With ``jobs == 1`` (or a single batch) the batches are graded here; otherwise by ``jobs``
+    worker processes, with at most ``2 * jobs`` batches in flight (read ahead of the writer), so
+    memory is bounded by the batch size times the number of jobs. The output does not depend on
+    ``jobs``. math-verify's timeouts use ``signal.alarm``, which works only in the main thread of
+    a process: a worker runs its tasks in its main thread, and a caller outside the main thread
+    is always served by a worker process.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    state = _prepare(spec)  # here first: a missing package or bad task fails before any worker
+    it = iter(tasks)
+    head = list(itertools.islice(it, 2))
+    if not head:
+        return
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread and (jobs == 1 or len(head) == 1):
+        for meta, args in itertools.chain(head, it):
+            yield meta, _grade_rows(state, *args)
+        return
+    from concurrent.futures.process import BrokenProcessPool
+
+    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context(),
+                                   initializer=_worker_init, initargs=(spec,))
+    finished = False
+    try:
+        pending: deque = deque()
+        for meta, args in itertools.chain(head, it):
+            pending.append((meta, executor.submit(_worker_grade, args)))
+            if len(pending) >= 2 * jobs:
+                meta0, fut = pending.popleft()
+                yield meta0, fut.result()
+        while pending:
+            meta0, fut = pending.popleft()
+            yield meta0, fut.result()
+        finished = True
+    except BrokenProcessPool:
+        raise OSError(f"A rescoring worker process died (killed from outside, e.g. by the "
+                      f"system when memory ran out); with {jobs} jobs and batches of "
+                      f"{len(head[0][1][0])} samples, try fewer jobs or smaller batches.") from None
+    finally:
+        if finished:
+            executor.shutdown(wait=True)
+        else:
+            _stop_workers(executor)
+
+
+def _progress(progress: bool, desc: str, total: int | None = None):
+    from tqdm.auto import tqdm
+
+    # disable=None: tqdm's own rule, off when stderr is not a terminal (logs, notebooks, CI)
+    return tqdm(total=total, desc=desc, unit=" samples", file=sys.stderr, dynamic_ncols=True,
+                disable=None if progress else True, leave=False)
+
+
+def _check_jobs(jobs, func: str) -> int:
+    if jobs is None:
+        return default_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int | np.integer) or jobs < 1:
+        raise ValueError(f"The 'jobs' parameter of {func} must be an int >= 1 or None. "
+                         f"Got {jobs!r}.")
+    return int(jobs)
+
+
+def _check_batch_size(batch_size, func: str) -> int:
+    if (isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer)
+            or batch_size < 1):
+        raise ValueError(f"The 'batch_size' parameter of {func} must be an int >= 1. "
+                         f"Got {batch_size!r}.")
+    return int(batch_size)
+
+
+def _spec(func: str, scorer, extract, task, gold_map) -> _Spec:
+    if scorer not in SCORERS:
+        raise ValueError(f"The 'scorer' parameter of {func} must be one of {SCORERS}. "
+                         f"Got {scorer!r}.")
+    if scorer == "math-verify":
+        if task is not None:
+            raise ValueError(f"The 'task' parameter of {func} applies to scorer="
+                             "'reasoning-gym' only.")
+        if extract not in EXTRACTORS:
+            raise ValueError(f"The 'extract' parameter of {func} must be one of {EXTRACTORS}. "
+                             f"Got {extract!r}.")
+        if gold_map is not None:
+            gold_map = {q: _gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
+    else:
+        if task is None:
+            raise ValueError(f"The 'task' parameter of {func} is required with scorer="
+                             "'reasoning-gym'.")
+        if gold_map is None:
+            raise ValueError(f"scorer='reasoning-gym' needs 'gold' (Reasoning Gym entries by "
+                             f"question id) in {func}.")
+    return _Spec(scorer, extract, task, gold_map)
+
+
+def _gold_map(gold, func: str) -> dict:
+    if isinstance(gold, pd.DataFrame):
+        return gold_from_frame(gold)
+    if isinstance(gold, pd.Series | Mapping):
+        return {str(k): v for k, v in gold.items()}
+    raise TypeError(f"The 'gold' parameter of {func} must be a mapping, Series or "
+                    f"DataFrame. Got {type(gold).__name__}.")
+
+
+# ----------------------------------------------------------------------------- in memory
 
 
 def rescore(
@@ -445,15 +769,20 @@ def rescore(
     task=None,
     question_col: str = "question_id",
     response_col: str = "response",
+    jobs: int | None = 1,
+    batch_size: int = 1000,
     progress: bool = False,
 ) -> RescoreResult:
-    """Recompute ``correct`` for every sample from its response text and the gold answer.
+    """Recompute ``correct`` (and ``answer``) for every sample from its response and the gold.
+
+    The in-memory form, for frames that fit in memory (notebooks, tests); files of any size go
+    through :func:`rescore_file`, which streams. Both grade with the same per-batch function.
 
     Parameters
     ----------
     samples : pandas.DataFrame, shape (n_samples, ...)
         Per-sample rows with ``question_col`` and ``response_col``; an existing ``correct``
-        column is replaced (and compared to count changed verdicts).
+        column is replaced (and compared to count changed verdicts), and so is ``answer``.
     gold : mapping or pandas.DataFrame or pandas.Series
         ``question_id -> gold answer`` (str/number) for ``"math-verify"``; ``question_id ->
         Reasoning Gym entry`` (dict with ``answer`` and ``metadata``) for ``"reasoning-gym"``.
@@ -467,13 +796,19 @@ def rescore(
         for ``"reasoning-gym"``.
     question_col, response_col : str
         Column names.
+    jobs : int or None, default 1
+        Worker processes (None: :func:`default_jobs`); the result does not depend on it.
+    batch_size : int, default 1000
+        Samples per task given to a worker.
     progress : bool, default False
-        Report progress on stderr.
+        A progress bar on stderr (shown only when stderr is a terminal).
 
     Returns
     -------
     RescoreResult
-        ``(samples, n_changed, changed)``.
+        ``(samples, n_changed, changed, n_no_answer, n_timeouts)``; ``samples`` is a copy with
+        ``correct`` (bool) and ``answer`` (normalized extracted answer, None when there is
+        none) recomputed.
     """
     func = "rescore"
     if scorer not in SCORERS:
@@ -486,52 +821,32 @@ def rescore(
         if col not in samples.columns:
             raise ValueError(f"The 'samples' frame of {func} lacks the column {col!r}; it has "
                              f"{list(samples.columns)}. Pass question_col=/response_col=.")
-    if isinstance(gold, pd.DataFrame):
-        gold_map = gold_from_frame(gold)
-    elif isinstance(gold, pd.Series):
-        gold_map = {str(k): v for k, v in gold.items()}
-    elif isinstance(gold, Mapping):
-        gold_map = {str(k): v for k, v in gold.items()}
-    else:
-        raise TypeError(f"The 'gold' parameter of {func} must be a mapping, Series or "
-                        f"DataFrame. Got {type(gold).__name__}.")
-    qids = samples[question_col].astype(str).to_numpy()
+    gold_map = _gold_map(gold, func)
+    jobs = _check_jobs(jobs, func)
+    batch_size = _check_batch_size(batch_size, func)
+    qids = samples[question_col].astype(str).tolist()
     missing = sorted(set(qids) - set(gold_map))
     if missing:
         raise ValueError(f"{len(missing)} question(s) of the samples have no gold answer, e.g. "
                          f"{missing[:5]} (of {len(set(qids))} questions, {len(gold_map)} golds).")
-
-    if scorer == "math-verify":
-        if task is not None:
-            raise ValueError(f"The 'task' parameter of {func} applies to scorer="
-                             "'reasoning-gym' only.")
-        if extract not in EXTRACTORS:
-            raise ValueError(f"The 'extract' parameter of {func} must be one of {EXTRACTORS}. "
-                             f"Got {extract!r}.")
-        _math_verify()
-
-        def score(i, resp, qid):
-            return verify_response(resp, gold_map[qid], extract=extract)
-    else:
-        if task is None:
-            raise ValueError(f"The 'task' parameter of {func} is required with scorer="
-                             "'reasoning-gym'.")
-        ds = _gym_dataset(task)
-
-        def score(i, resp, qid):
-            return _gym_correct(ds, resp, gold_map[qid], where=f"sample row {i} (question {qid})")
+    spec = _spec(func, scorer, extract, task, gold_map)
 
     responses = samples[response_col].tolist()
     n = len(responses)
+    tasks = (((start, min(start + batch_size, n)),
+              (responses[start:start + batch_size], None, qids[start:start + batch_size], start))
+             for start in range(0, n, batch_size))
     verdicts = np.zeros(n, dtype=bool)
-    step = max(1, n // 20)
-    for i, (resp, qid) in enumerate(zip(responses, qids, strict=True)):
-        verdicts[i] = score(i, resp, qid)
-        if progress and (i + 1) % step == 0 and i + 1 < n:
-            sys.stderr.write(f"\rrescore: {i + 1}/{n} samples")
-            sys.stderr.flush()
-    if progress and n:
-        sys.stderr.write(f"\rrescore: {n}/{n} samples\n")
+    no_answer = np.zeros(n, dtype=bool)
+    answers: list = [None] * n
+    n_timeouts = 0
+    with _progress(progress, "rescore", total=n) as bar, closing(_graded(tasks, spec, jobs)) as gr:
+        for (start, end), g in gr:
+            verdicts[start:end] = g.correct
+            no_answer[start:end] = g.no_answer
+            answers[start:end] = g.answer
+            n_timeouts += g.timeouts
+            bar.update(end - start)
 
     out = samples.copy()
     if "correct" in samples.columns:
@@ -540,4 +855,411 @@ def rescore(
     else:
         changed = np.zeros(n, dtype=bool)
     out["correct"] = verdicts
-    return RescoreResult(out, int(changed.sum()), changed)
+    out["answer"] = pd.array(answers, dtype="string")
+    return RescoreResult(out, int(changed.sum()), changed, int(no_answer.sum()), n_timeouts)
+
+
+# ----------------------------------------------------------------------------- streaming
+
+#: Columns of a rescored samples file, in this order, then any of :data:`_EXTRA_COLUMNS` the
+#: input has.
+OUTPUT_SCHEMA = pa.schema([("model", pa.string()), ("benchmark", pa.string()),
+                           ("question_id", pa.string()), ("step", pa.int64()),
+                           ("sample_idx", pa.int64()), ("correct", pa.bool_()),
+                           ("answer", pa.string())])
+# Other canonical samples columns (leash.formats.SAMPLES_OPTIONAL) passed through when the input
+# batches carry them; `response` is left out (rescored files are for counting) and so is `gold`.
+_EXTRA_COLUMNS = {"n_tokens": pa.int64(), "token_entropy": pa.float64(),
+                  "finish_reason": pa.string()}
+_OUT_SUFFIXES = (".parquet", ".pq", ".jsonl")
+
+
+class MissingGoldError(ValueError):
+    """A sample has no gold answer: neither in the ``gold`` given nor in its own file."""
+
+
+class RescoreReport(NamedTuple):
+    """Output of :func:`rescore_file`.
+
+    Attributes
+    ----------
+    out : pathlib.Path or None
+        The rescored samples file (None when none was asked for).
+    n_samples, n_changed : int
+        Samples graded; samples whose verdict differs from the input's ``correct`` (a missing
+        verdict counts as False).
+    n_no_answer : int
+        Responses without an extractable answer (counted as wrong).
+    n_timeouts : int
+        math-verify parses or comparisons that hit its time limit (counted as wrong).
+    table : pandas.DataFrame
+        One row per (model, benchmark, step): ``samples, questions, accuracy_before,
+        accuracy_after, changed, agreement, no_answer``.
+    """
+
+    out: Path | None
+    n_samples: int
+    n_changed: int
+    n_no_answer: int
+    n_timeouts: int
+    table: pd.DataFrame
+
+
+class _Writer:
+    """Rescored samples written batch by batch to a temporary file beside ``out``, moved into
+    place only when every batch is written (an interrupted run leaves no half file)."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        name = out.name.lower()
+        if not name.endswith(_OUT_SUFFIXES):
+            raise ValueError(f"The 'out' parameter of rescore_file must end in .jsonl, .parquet "
+                             f"or .pq. Got {str(out)!r}.")
+        self.parquet = not name.endswith(".jsonl")
+        if not out.parent.is_dir():
+            raise FileNotFoundError(f"The folder of {out} does not exist.")
+        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        self.schema = None
+        self._pq = None
+        self._fh = None
+
+    def write(self, table: pa.Table) -> None:
+        import pyarrow.parquet as pq
+
+        if self.parquet:
+            if self._pq is None:
+                self._pq = pq.ParquetWriter(self.tmp, table.schema)
+            self._pq.write_table(table)
+        else:
+            if self._fh is None:
+                self._fh = open(self.tmp, "w", encoding="utf-8")
+            self._fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                   for r in table.to_pylist()))
+
+    def close(self) -> None:
+        import pyarrow.parquet as pq
+
+        if self.parquet:
+            if self._pq is None:  # no rows: still a valid (empty) file with the columns
+                self._pq = pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)
+            self._pq.close()
+        else:
+            if self._fh is None:
+                self._fh = open(self.tmp, "w", encoding="utf-8")
+            self._fh.close()
+        os.replace(self.tmp, self.out)
+
+    def abort(self) -> None:
+        for h in (self._pq, self._fh):
+            if h is not None:
+                try:
+                    h.close()
+                except Exception:  # noqa: BLE001 - already failing; the file is removed anyway
+                    pass
+        self.tmp.unlink(missing_ok=True)
+
+
+class _Tally:
+    """Per (model, benchmark, step) counts of a stream, for the report table."""
+
+    def __init__(self):
+        self.rows: dict = {}
+
+    def add(self, frame: pd.DataFrame) -> None:
+        for key, g in frame.groupby(["model", "benchmark", "step"], sort=False, dropna=False):
+            key = tuple(None if pd.isna(k) else k for k in key)
+            r = self.rows.setdefault(key, {"samples": 0, "questions": set(), "known": 0,
+                                           "before": 0, "after": 0, "changed": 0,
+                                           "changed_known": 0, "no_answer": 0})
+            known = g["before"].notna().to_numpy()
+            r["samples"] += len(g)
+            r["questions"].update(g["question_id"])
+            r["known"] += int(known.sum())
+            r["before"] += int(g["before"].to_numpy(dtype=bool, na_value=False).sum())
+            r["after"] += int(g["after"].sum())
+            r["changed"] += int(g["changed"].sum())
+            r["changed_known"] += int(g["changed"].to_numpy()[known].sum())
+            r["no_answer"] += int(g["no_answer"].sum())
+
+    def table(self) -> pd.DataFrame:
+        out = []
+        for (m, b, st), r in sorted(self.rows.items(),
+                                    key=lambda kv: tuple("" if k is None else str(k)
+                                                         for k in kv[0])):
+            k = r["known"]
+            out.append({"model": m, "benchmark": b, "step": st, "samples": r["samples"],
+                        "questions": len(r["questions"]),
+                        "accuracy_before": r["before"] / k if k else math.nan,
+                        "accuracy_after": r["after"] / r["samples"] if r["samples"] else math.nan,
+                        "changed": r["changed"],
+                        "agreement": 1 - r["changed_known"] / k if k else math.nan,
+                        "no_answer": r["no_answer"]})
+        cols = ["model", "benchmark", "step", "samples", "questions", "accuracy_before",
+                "accuracy_after", "changed", "agreement", "no_answer"]
+        return pd.DataFrame(out, columns=cols).astype({"step": "Int64"})
+
+
+def _batches_of(inputs, batch_size: int):
+    """``(path, batch)`` for every batch of every ``(path, reader kwargs)`` input."""
+    from . import formats as F
+
+    for path, kw in inputs:
+        for batch in F.response_batches(path, batch_size=batch_size, **kw):
+            yield Path(path), batch
+
+
+def _column(batch: pa.RecordBatch, name: str, path: Path):
+    if name not in batch.schema.names:
+        raise ValueError(f"{path}: the response batches lack the column {name!r}; they have "
+                         f"{batch.schema.names}.")
+    return batch.column(name)
+
+
+def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
+            func="rescore_file") -> RescoreReport:
+    """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
+    gold_map = None if gold is None else _gold_map(gold, func)
+    jobs = _check_jobs(jobs, func)
+    batch_size = _check_batch_size(batch_size, func)
+    spec = _spec(func, scorer, extract, task, gold_map)
+    writer = _Writer(Path(out)) if out is not None else None
+    tally = _Tally()
+    counts = {"rows": 0, "gold_seen": False}
+    extras: list[str] | None = None
+
+    def tasks():
+        for path, batch in _batches_of(inputs, batch_size):
+            qids = _column(batch, "question_id", path).cast(pa.string()).to_pylist()
+            offset = counts["rows"]
+            counts["rows"] += len(qids)
+            if gold_map is not None:
+                missing = sorted(set(qids) - gold_map.keys())
+                if missing:
+                    raise MissingGoldError(
+                        f"{path}: {len(missing)} question(s) have no gold answer in the "
+                        f"{len(gold_map)} given, e.g. {missing[:5]}.")
+                golds = None
+            else:
+                golds = _column(batch, "gold", path).to_pylist()
+                if None in golds:
+                    i = golds.index(None)
+                    sidx = batch.column("sample_idx")[i].as_py()
+                    what = ("has no gold answers" if not counts["gold_seen"]
+                            and all(g is None for g in golds) else
+                            f"has no gold answer for question {qids[i]!r} (sample {sidx})")
+                    raise MissingGoldError(f"{path} {what}: give the gold answers of its "
+                                           "benchmark.")
+                counts["gold_seen"] = True
+            responses = _column(batch, "response", path).to_pylist()
+            yield (path, batch), (responses, golds, qids, offset)
+
+    n = n_changed = n_no_answer = n_timeouts = 0
+    try:
+        with _progress(progress, "rescore") as bar, closing(_graded(tasks(), spec, jobs)) as gr:
+            for (path, batch), g in gr:
+                before = (_column(batch, "correct", path).to_pandas().astype("boolean")
+                          if "correct" in batch.schema.names
+                          else pd.Series(pd.NA, index=range(len(g.correct)), dtype="boolean"))
+                changed = before.fillna(False).to_numpy(dtype=bool) != g.correct
+                tally.add(pd.DataFrame({
+                    "model": _column(batch, "model", path).cast(pa.string()).to_pandas(),
+                    "benchmark": _column(batch, "benchmark", path).cast(pa.string()).to_pandas(),
+                    "step": _column(batch, "step", path).cast(pa.int64()).to_pandas(
+                        types_mapper={pa.int64(): pd.Int64Dtype()}.get),
+                    "question_id": _qid_series(batch, path),
+                    "before": before.array,
+                    "after": g.correct, "changed": changed, "no_answer": g.no_answer}))
+                n += len(g.correct)
+                n_changed += int(changed.sum())
+                n_no_answer += int(g.no_answer.sum())
+                n_timeouts += g.timeouts
+                if writer is not None:
+                    if extras is None:
+                        extras = [c for c in _EXTRA_COLUMNS if c in batch.schema.names]
+                        writer.schema = pa.schema(list(OUTPUT_SCHEMA) + [
+                            pa.field(c, _EXTRA_COLUMNS[c]) for c in extras])
+                    writer.write(_output_table(batch, g, writer.schema, extras, path))
+                bar.update(len(g.correct))
+        if writer is not None:
+            writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    return RescoreReport(writer.out if writer is not None else None, n, n_changed, n_no_answer,
+                         n_timeouts, tally.table())
+
+
+def _qid_series(batch: pa.RecordBatch, path: Path) -> pd.Series:
+    return _column(batch, "question_id", path).cast(pa.string()).to_pandas()
+
+
+def _output_table(batch: pa.RecordBatch, g: _Graded, schema: pa.Schema, extras: list,
+                  path: Path) -> pa.Table:
+    late = [c for c in _EXTRA_COLUMNS if c in batch.schema.names and c not in extras]
+    if late:
+        raise ValueError(f"{path} has the column(s) {late}, which the earlier inputs of the same "
+                         "output file lack: rescore it into a file of its own.")
+    n = len(g.correct)
+    cols = {}
+    for field in schema:
+        if field.name == "correct":
+            cols["correct"] = pa.array(g.correct, type=pa.bool_())
+        elif field.name == "answer":
+            cols["answer"] = pa.array(g.answer, type=pa.string())
+        elif field.name in batch.schema.names:
+            col = batch.column(field.name)
+            if pa.types.is_dictionary(col.type):
+                col = col.dictionary_decode()
+            cols[field.name] = col.cast(field.type)
+        else:  # an extra column the first input had and this one lacks
+            cols[field.name] = pa.nulls(n, type=field.type)
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def rescore_file(
+    path,
+    out=None,
+    gold=None,
+    *,
+    scorer: str = "math-verify",
+    extract: str = "math-verify",
+    task=None,
+    fmt=None,
+    mapping=None,
+    model=None,
+    benchmark=None,
+    step=None,
+    jobs: int | None = None,
+    batch_size: int = 1000,
+    progress: bool = False,
+) -> RescoreReport:
+    """Rescore a generations file in bounded memory and write the rescored samples.
+
+    The file is read in batches (:func:`leash.formats.response_batches`), each batch is graded
+    (by ``jobs`` worker processes, with at most ``2 * jobs`` batches in flight) and written at
+    once, in input order: memory is bounded by ``batch_size`` times ``jobs``, never by the
+    file, and the output does not depend on ``jobs``.
+
+    Parameters
+    ----------
+    path : path-like or sequence of path-like
+        Generations file(s) with response texts (see :func:`read_responses`); several files
+        are rescored into one output, in the order given.
+    out : path-like, optional
+        The rescored samples file, ``.parquet``/``.pq`` or ``.jsonl``, in the canonical samples
+        format: :data:`OUTPUT_SCHEMA` (``model, benchmark, question_id, step, sample_idx,
+        correct, answer``) and the input's ``n_tokens``, ``token_entropy``, ``finish_reason``
+        when it has them. Written beside and moved into place at the end; None writes nothing
+        (the report still counts).
+    gold : mapping or pandas.DataFrame or pandas.Series, optional
+        As in :func:`rescore`; None uses each row's own gold answer (the file's gold field).
+    scorer, extract, task
+        As in :func:`rescore`.
+    fmt, mapping, model, benchmark, step
+        Reader options, as in :func:`leash.summarize.summarize`.
+    jobs : int or None, default None
+        Worker processes; None: every usable core (:func:`default_jobs`).
+    batch_size : int, default 1000
+        Samples per batch.
+    progress : bool, default False
+        A tqdm progress bar on stderr (only when stderr is a terminal).
+
+    Returns
+    -------
+    RescoreReport
+
+    Raises
+    ------
+    MissingGoldError
+        A sample has no gold answer (the message names the file and the question).
+    ValueError, TypeError, OSError
+        Bad parameters or input (file and line named); an unknown ``out`` suffix.
+    """
+    paths = [path] if isinstance(path, str | os.PathLike) else list(path)
+    kw = {k: v for k, v in {"fmt": fmt, "mapping": mapping, "model": model,
+                            "benchmark": benchmark, "step": step}.items() if v is not None}
+    return _stream([(p, kw) for p in paths], out, gold, scorer=scorer, extract=extract,
+                   task=task, jobs=jobs, batch_size=batch_size, progress=progress)
+
+
+# ----------------------------------------------------------------------------- cache
+
+#: Where :func:`rescored_path` keeps rescored files (ignored by git).
+CACHE_DIR = BUILD / "rescored"
+# Part of every cache key: bump it when grading or the output format changes.
+_CACHE_VERSION = 1
+
+
+def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-verify",
+                  gold: str | None = None, reader: Mapping | None = None,
+                  cache_dir=None, jobs: int | None = None, progress: bool = False,
+                  **fetch_kwargs) -> Path:
+    """The rescored samples file of one generations file, made once and then reused.
+
+    The file is cached as Parquet under ``cache_dir`` (default :data:`CACHE_DIR`, ``build/
+    rescored/``), named by a sha256 over the input's bytes (hashed every time, like the data
+    manifest's files), the scorer, the extractor, the gold source, the reader options and the
+    math-verify version; a second call with the same input returns the file at once.
+
+    Parameters
+    ----------
+    path : path-like
+        Generations file with response texts.
+    scorer : {"math-verify"}
+        The scorer (Reasoning Gym needs entries per question, which study files do not name).
+    extract : {"math-verify", "leash"}
+        As in :func:`rescore`.
+    gold : str, optional
+        A benchmark of the data manifest with a question file (``math500``, ``aime24``, ...,
+        see :func:`question_dataset`); None: the file's own gold answers.
+    reader : mapping, optional
+        Reader options of the file (``fmt, mapping, model, benchmark, step``).
+    cache_dir : path-like, optional
+    jobs : int or None
+        Worker processes (None: every usable core).
+    progress : bool, default False
+    **fetch_kwargs
+        Passed to :func:`load_benchmark` (``mirror``, ``dest``).
+
+    Returns
+    -------
+    pathlib.Path
+        A canonical samples Parquet file.
+    """
+    import hashlib
+    from importlib.metadata import version
+
+    from . import manifest as mf
+
+    if scorer != "math-verify":
+        raise ValueError(f"The 'scorer' parameter of rescored_path must be 'math-verify'. "
+                         f"Got {scorer!r}.")
+    if extract not in EXTRACTORS:
+        raise ValueError(f"The 'extract' parameter of rescored_path must be one of "
+                         f"{EXTRACTORS}. Got {extract!r}.")
+    _math_verify()
+    p = Path(path)
+    reader = dict(reader or {})
+    gold_id = None
+    if gold is not None:
+        ds = question_dataset(gold)
+        if ds is None:
+            raise ValueError(f"The 'gold' parameter of rescored_path must be a benchmark of the "
+                             f"data manifest with a question file ({sorted(_RULES)}). "
+                             f"Got {gold!r}.")
+        gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
+    key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,
+                      "extract": extract, "gold": gold_id, "reader": reader,
+                      "math_verify": version("math-verify")}, sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    folder = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    target = folder / f"{p.name.split('.')[0]}.{digest}.parquet"
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    gold_map = (gold_from_frame(load_benchmark(gold, **fetch_kwargs)) if gold is not None
+                else None)
+    _stream([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
+            jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
+    return target

@@ -18,6 +18,10 @@ data each have one too. Layout::
           - path: ../../generations/*.parquet   # files or globs, relative to this file
             fmt: samples            # optional reader overrides: fmt, model, benchmark, step,
             model: my-model         #   mapping
+          - path: ../../generations/lm-eval/*.jsonl
+            rescore: math-verify    # grade the responses first (files without correctness)
+            gold: math500           # optional: a manifest benchmark (default: the file's own)
+            extract: leash          # optional: math-verify (default) or leash
         pairs:
           - {label: demo-1.5B, base: demo-base-1.5B, rl: demo-rlvr-1.5B}
       checkpoints: {...}            # Table 4: pairs whose rl model has several steps
@@ -38,6 +42,14 @@ section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the `
 section ``na`` (the NA rule of answer entropy, :data:`leash.entropy.NA_RULES`; default the
 paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
 ``Section.options``, and a notebook parameter overrides them only when it is given.
+
+Rescoring. A ``path:`` or ``dataset:`` source with ``rescore: math-verify`` has its responses
+graded (:func:`leash.rescore.rescored_path`) before it is summarized: against the gold answers
+of ``gold:`` (a benchmark of ``data/manifest.yaml`` with a question file, e.g. ``math500``) or,
+without it, each file's own gold field; ``extract:`` picks the answer extraction. The rescored
+file is cached under ``build/rescored/``, keyed by the input's sha256, the scorer, the
+extractor, the gold source and the reader options, so a second load only hashes the input.
+``gold:`` and ``extract:`` apply only with ``rescore:``.
 
 Budgets. A benchmark's ``budget`` (or a pair's ``budgets`` for the benchmark's domain) is the
 number of samples per question the tables use: :meth:`Study.paired` compares the two models at
@@ -60,12 +72,16 @@ from . import _config as C
 from .entropy import NA_RULES
 from .formats import FORMATS, MAPPINGS, NestedMapping
 from .passk import ESTIMATORS
+from .rescore import EXTRACTORS
 
 __all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study", "studies_dir",
            "list_studies"]
 
 SOURCE_KINDS = ("path", "dataset", "demo")
 READER_KEYS = ("fmt", "model", "benchmark", "step", "mapping")
+#: Scorers a study source can ask for (``rescore:``); Reasoning Gym needs entries per question,
+#: which a study file does not name.
+RESCORERS = ("math-verify",)
 DOMAINS = ("math", "non-math", "reasoning-gym")  # RG is never pooled into Table 1
 #: The analyses a study can feed, one per section; the notebooks read no other.
 SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym", "perplexity")
@@ -92,6 +108,21 @@ def _demo_parts():
     return DEMO_FILES
 
 
+def _gold_names():
+    from .manifest import load_manifest
+    from .rescore import _RULES
+
+    m = load_manifest()
+    labels = {m.datasets[n].benchmark for n in _RULES if n in m.datasets}
+    return (*_RULES, *sorted(b for b in labels if b))
+
+
+def _is_gold(v) -> bool:
+    from .rescore import question_dataset
+
+    return isinstance(v, str) and question_dataset(v) is not None
+
+
 def _manifest_names():
     from .manifest import load_manifest
 
@@ -114,10 +145,14 @@ _MAPPING = C.Either(
              what="a mapping of NestedMapping fields"),
     what=f"one of {', '.join(MAPPINGS)}, or a mapping of NestedMapping fields "
          "(data/README.md, section 4b)")
+_GOLD = C.Value("a benchmark of data/manifest.yaml with a question file", _is_gold,
+                choices=_gold_names)
 _SOURCE = C.Fields(
     {"path": _LABEL, "dataset": _DATASET, "demo": _DEMO, "fmt": _one_of(FORMATS),
-     "model": _LABEL, "benchmark": _LABEL, "step": _int(0), "mapping": _MAPPING},
-    one_of=SOURCE_KINDS, what="a mapping (path:, dataset: or demo:, and reader options)")
+     "model": _LABEL, "benchmark": _LABEL, "step": _int(0), "mapping": _MAPPING,
+     "rescore": _one_of(RESCORERS), "gold": _GOLD, "extract": _one_of(EXTRACTORS)},
+    one_of=SOURCE_KINDS, needs={"gold": "rescore", "extract": "rescore"},
+    what="a mapping (path:, dataset: or demo:, reader options, rescore:)")
 _PAIR = C.Fields(
     {"label": _LABEL, "base": _LABEL, "rl": _LABEL, "base_step": _int(0),
      "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets")},
@@ -161,9 +196,13 @@ class Source:
     kind: str
     value: str
     reader: Mapping = field(default_factory=dict)
+    #: ``scorer`` (and ``gold``, ``extract``) when the source is rescored; empty otherwise.
+    rescore: Mapping = field(default_factory=dict)
 
     def describe(self) -> str:
         extra = "".join(f", {k}={v}" for k, v in self.reader.items())
+        extra += "".join(f", {'rescore' if k == 'scorer' else k}={v}"
+                         for k, v in self.rescore.items())
         return f"{self.kind}: {self.value}{extra}"
 
 
@@ -235,7 +274,15 @@ class Study:
         for s in raw.get("sources") or []:
             kind = next(k for k in SOURCE_KINDS if s.get(k) is not None)
             reader = {k: s[k] for k in READER_KEYS if s.get(k) is not None}
-            sources.append(Source(kind, str(s[kind]), reader))
+            rescore = {}
+            if s.get("rescore") is not None:
+                if kind == "demo":
+                    raise ValueError(f"Section {name!r} of the {self._where}: a demo source is "
+                                     "already summarized; `rescore` applies to path: and "
+                                     "dataset: sources.")
+                rescore = {"scorer": s["rescore"],
+                           **{k: s[k] for k in ("gold", "extract") if s.get(k) is not None}}
+            sources.append(Source(kind, str(s[kind]), reader, rescore))
         pairs = [Pair(str(p.get("label") or f"{p['base']} -> {p['rl']}"), str(p["base"]),
                       str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}))
                  for p in raw.get("pairs") or []]
@@ -407,7 +454,7 @@ class Study:
             for path, ds in resolve(src.value, progress=False):
                 kw = ds.reader_kwargs() if ds is not None else {}
                 kw.update(src.reader)
-                yield path, kw
+                yield self._rescored(src, path, kw)
         else:
             pattern = src.value if Path(src.value).is_absolute() else str(self.base_dir /
                                                                              src.value)
@@ -418,7 +465,17 @@ class Study:
                     f"{pattern})."
                 )
             for h in hits:
-                yield Path(h), dict(src.reader)
+                yield self._rescored(src, Path(h), dict(src.reader))
+
+    def _rescored(self, src: Source, path: Path, kw: dict):
+        """``(path, reader kwargs)`` of a source file, or of its rescored (cached) samples."""
+        if not src.rescore:
+            return path, kw
+        from .rescore import rescored_path
+
+        opts = dict(src.rescore)
+        return rescored_path(path, scorer=opts.pop("scorer"), reader=kw, **opts), {
+            "fmt": "samples"}
 
     def paired(self, name: str, pair: str | Pair | None = None, *, at_budgets: bool = True,
                **pair_kwargs) -> pd.DataFrame:

@@ -1,0 +1,272 @@
+"""Benchmark: rescoring throughput, per core and on every core, by response length.
+
+Three routes grade the same responses against the same gold answers, each in a fresh process
+(so that no route profits from another's math-verify caches or imports), after a warm-up on
+other text in that process:
+
+* raw   : ``math_verify.verify(parse(gold), parse(response))`` in a loop: the baseline, what
+          grading costs at least;
+* 1 core: ``leash.rescore.rescore_file(..., jobs=1)``: read the file, grade, count, write the
+          rescored Parquet file;
+* all   : the same with ``jobs=`` every usable core (worker processes).
+
+Responses, by length: **short** (~300 characters), **median** (a chain-of-thought response as
+it is) and **long** (~29,000 characters). With the data mirror (``LEASH_DATA_MIRROR``, dataset
+``math-eval-example-cot100``: 100 MATH problems x 8 chain-of-thought responses of a Qwen2.5-Math
+instruct model, from the limit-of-RLVR evaluator) they are real: the median bucket is the 800
+responses as written; the short bucket the last ~300 characters of each (cut at a line start,
+so the final answer stays); the long bucket, per question, its responses one after the other
+until 29,000 characters, ending with one whole response. Without the mirror the responses are
+synthetic (arithmetic steps and a final ``\\boxed{}``), which the output says.
+
+Usage::
+
+    python benchmarks/bench_rescore.py            # 3 repetitions of every measurement
+    python benchmarks/bench_rescore.py --quick    # 1 repetition, fewer long responses
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "bench" / "rescore"
+DATASET = "math-eval-example-cot100"
+LONG_CHARS = 29_000
+SHORT_CHARS = 300
+
+
+# ----------------------------------------------------------------------------- responses
+
+
+def _real_rows():
+    """``[(question, gold, [responses])]`` from the mirror, or None."""
+    from leash import manifest as mf
+
+    try:
+        path = mf.locate(DATASET)
+    except (ValueError, OSError):
+        return None
+    if path is None:
+        return None
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            rows.append((str(rec["idx"]), str(rec["gt"]), list(rec["code"])))
+    return rows
+
+
+def _synthetic_rows(n_questions=100, per_question=8, seed=0):
+    rng = random.Random(seed)
+    rows = []
+    for q in range(n_questions):
+        a, b = rng.randint(2, 99), rng.randint(2, 99)
+        gold = str(a * b)
+        resps = []
+        for _ in range(per_question):
+            steps = [f"Step {k + 1}: we compute ${rng.randint(1, 999)} + {rng.randint(1, 999)}"
+                     f" = {rng.randint(1, 2000)}$, which we keep for later." for k in
+                     range(rng.randint(8, 30))]
+            answer = gold if rng.random() < 0.6 else str(a * b + rng.randint(1, 9))
+            resps.append("\n\n".join(steps) + f"\n\nTherefore ${a} \\times {b} = {answer}$, and "
+                         f"the answer is $\\boxed{{{answer}}}$.")
+        rows.append((str(q), gold, resps))
+    return rows
+
+
+def _tail(text: str, chars: int) -> str:
+    """The last ``chars`` characters of a response, from a line start when there is one."""
+    if len(text) <= chars:
+        return text
+    cut = text[-chars:]
+    nl = cut.find("\n")
+    return cut[nl + 1:] if 0 <= nl < chars // 2 else cut
+
+
+def buckets(rows, n_long: int) -> dict[str, list[tuple[str, str, str]]]:
+    """bucket -> ``[(question_id, gold, response)]``."""
+    median = [(q, g, r) for q, g, resps in rows for r in resps]
+    short = [(q, g, _tail(r, SHORT_CHARS)) for q, g, r in median]
+    long = []
+    for q, g, resps in rows:
+        # distinct long texts: each starts at another response of its question
+        for start in range(len(resps)):
+            parts, size, k = [], 0, start
+            last = resps[(start + len(resps) - 1) % len(resps)]
+            while size + len(last) < LONG_CHARS:
+                part = resps[k % len(resps)]
+                parts.append(part)
+                size += len(part) + 2
+                k += 1
+            parts.append(last)
+            long.append((q, g, "\n\n".join(parts)))
+            if len(long) >= n_long:
+                break
+        if len(long) >= n_long:
+            break
+    return {"short": short, "median": median, "long": long}
+
+
+def write_bucket(path: Path, items) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(items)
+    # question ids are per response, each with its own gold: no question is graded twice
+    pq.write_table(pa.table({
+        "model": ["bench"] * n, "benchmark": ["math"] * n,
+        "question_id": [str(i) for i in range(n)], "sample_idx": [0] * n,
+        "correct": pa.nulls(n, pa.bool_()), "response": [r for _, _, r in items],
+        "gold": [g for _, g, _ in items],
+    }), path)
+
+
+# ----------------------------------------------------------------------------- one route
+
+
+def _warm_up(route: str, jobs: int) -> None:
+    """Imports, compiled regexes and (for ``all``) the fork server, on text not measured."""
+    import math_verify as mv
+
+    from leash import rescore as rs
+
+    warm = [(str(i), str(i + 1), f"so the sum is $\\boxed{{{i + 1}}}$") for i in range(4 * jobs)]
+    if route == "raw":
+        for _, g, r in warm:
+            mv.verify(mv.parse(f"${g}$"), mv.parse(r))
+        return
+    path = BUILD / f"warm-{os.getpid()}.parquet"
+    write_bucket(path, warm)
+    rs.rescore_file(path, None, fmt="samples", jobs=jobs, batch_size=2)
+    path.unlink()
+
+
+def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
+    """Time one route on one bucket file (in this process); ``{"n", "seconds"}``."""
+    import time
+
+    import pyarrow.parquet as pq
+
+    from leash import rescore as rs
+
+    _warm_up(route, jobs)
+    if route == "raw":
+        import math_verify as mv
+
+        t = pq.read_table(path, columns=["response", "gold"]).to_pydict()
+        pairs = list(zip(t["gold"], t["response"]))
+        t0 = time.perf_counter()
+        right = 0
+        for g, r in pairs:
+            gold = g if ("$" in g or "\\boxed" in g) else f"${g}$"
+            right += bool(mv.verify(mv.parse(gold), mv.parse(r)))
+        seconds = time.perf_counter() - t0
+        return {"n": len(pairs), "seconds": seconds, "right": right}
+    out = BUILD / f"out-{os.getpid()}.parquet"
+    t0 = time.perf_counter()
+    rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size)
+    seconds = time.perf_counter() - t0
+    right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
+    out.unlink()
+    return {"n": rep.n_samples, "seconds": seconds, "right": right}
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def _rate(results):
+    rates = [r["n"] / r["seconds"] for r in results]
+    return statistics.median(rates), min(rates), max(rates)
+
+
+def _fmt(med, lo, hi):
+    return f"{med:,.0f} ({lo:,.0f}-{hi:,.0f})" if hi > lo else f"{med:,.0f}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", "--small", action="store_true",
+                    help="one repetition, 40 long responses")
+    ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3; 1 quick)")
+    ap.add_argument("--_route", nargs=4, help=argparse.SUPPRESS)  # ROUTE FILE JOBS BATCH
+    args = ap.parse_args(argv)
+    if args._route:
+        route, path, jobs, batch = args._route
+        print(json.dumps(run_route(route, Path(path), int(jobs), int(batch))))
+        return 0
+    try:
+        import math_verify  # noqa: F401
+    except ImportError:
+        print("bench_rescore: math-verify is not installed (pip install 'leash[verify]'); "
+              "skipped")
+        return 0
+    from leash.rescore import default_jobs
+
+    reps = args.reps or (1 if args.quick else 3)
+    n_long = 40 if args.quick else 120
+    BUILD.mkdir(parents=True, exist_ok=True)
+    rows = _real_rows()
+    if rows is None:
+        source = ("synthetic responses (arithmetic steps and a final \\boxed{}): no data mirror; "
+                  f"set LEASH_DATA_MIRROR for the real {DATASET}")
+        rows = _synthetic_rows()
+    else:
+        source = (f"real MATH chain-of-thought responses ({DATASET}, 100 problems x 8, "
+                  "Qwen2.5-Math instruct, from the data mirror); short = their last ~300 "
+                  "characters, long = responses of one question joined to ~29k characters")
+    all_jobs = default_jobs()
+    print(f"responses: {source}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"cores: {all_jobs} usable (os.sched_getaffinity), load average {load:.2f} at the "
+          f"start; {reps} repetition(s), each route in a fresh process; samples/s as median "
+          "(min-max)")
+    header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
+              f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
+              f"{'per core':>8}  {'1 core / raw':>12}  {'all / 1 core':>12}")
+    print(header)
+    print("-" * len(header))
+    summary = {}
+    for name, items in buckets(rows, n_long).items():
+        path = BUILD / f"{name}.parquet"
+        write_bucket(path, items)
+        batch = max(1, len(items) // (8 * all_jobs))
+        res = {"raw": [], "one": [], "all": []}
+        for _ in range(reps):
+            for key, route, jobs in (("raw", "raw", 1), ("one", "leash", 1),
+                                     ("all", "leash", all_jobs)):
+                proc = subprocess.run(
+                    [sys.executable, __file__, "--_route", route, str(path), str(jobs),
+                     str(batch)], capture_output=True, text=True, cwd=ROOT)
+                if proc.returncode:
+                    sys.stderr.write(proc.stderr)
+                    return 1
+                res[key].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        rights = {k: {r["right"] for r in v} for k, v in res.items()}
+        if len(set().union(*rights.values())) != 1:
+            print(f"bench_rescore: the routes disagree on {name}: {rights}", file=sys.stderr)
+            return 1
+        raw, one, every = _rate(res["raw"]), _rate(res["one"]), _rate(res["all"])
+        chars = statistics.median(len(r) for _, _, r in items)
+        print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
+              f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {one[0] / raw[0]:>12.2f}  "
+              f"{every[0] / one[0]:>12.2f}")
+        summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
+    print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
+          "grade, count, write) against math-verify alone; 'all / 1 core' the speed-up of "
+          f"{all_jobs} worker processes (start-up included), which other load on the machine "
+          "eats first.")
+    if hasattr(os, "getloadavg"):
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,433 @@
+"""Tests of streaming, parallel and cached rescoring (leash.rescore.rescore_file, leash rescore,
+study sources with ``rescore:``).
+
+Expected verdicts are worked out by hand from the fixture texts below; the streaming output is
+compared with the in-memory :func:`leash.rescore.rescore` on the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from _support import MIRROR, REPO, needs_mirror, needs_mv
+from leash import rescore as rs
+from leash.cli import main
+
+# One evaluator-format record per question (Qwen2.5-Math evaluator: idx, gt, code[], score[]).
+# Hand verdicts with math-verify's own extraction, in order:
+#   q0 (gold 1/2): boxed 0.5 -> right; boxed 2 -> wrong; "answer is 1/2" -> right;
+#                  no math at all -> wrong and no answer
+#   q1 (gold 3):   "#### 3" -> right; boxed 4 -> wrong; empty text -> wrong and no answer;
+#                  boxed \frac{6}{2} -> right
+#   q2 (gold 10):  "10{,}000"-style 10 -> right; "The answer is 11." -> wrong; truncated box
+#                  with a final number 10 before it -> right (math-verify finds the 10);
+#                  boxed 10 -> right
+RECORDS = [
+    {"idx": 0, "gt": "\\frac{1}{2}",
+     "code": ["so $x$ is \\boxed{0.5}", "\\boxed{2}", "The answer is 1/2.", "I give up"],
+     "score": [False, False, True, False]},
+    {"idx": 1, "gt": "3",
+     "code": ["6 / 2\n#### 3", "\\boxed{4}", "", "thus \\boxed{\\frac{6}{2}}"],
+     "score": [True, False, False, True]},
+    {"idx": 2, "gt": "10",
+     "code": ["we get $10$", "The answer is 11.", "so 10 \\boxed{1", "\\boxed{10}"],
+     "score": [True, False, False, True]},
+]
+HAND_CORRECT = [True, False, True, False, True, False, False, True, True, False, True, True]
+HAND_NO_ANSWER = 2  # "I give up" and ""
+
+
+def _evaluator_file(path: Path, records=RECORDS) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    return pd.read_json(path, lines=True, dtype={"question_id": str, "answer": str})
+
+
+# ----------------------------------------------------------------------------- hand cases
+
+
+@needs_mv
+def test_in_memory_rescore_counts_no_answer_and_sets_answers():
+    samples = pd.DataFrame({
+        "question_id": ["a", "a", "a", "a"],
+        "response": ["\\boxed{2}", "nothing to see", "The answer is 2.", None],
+    })
+    res = rs.rescore(samples, {"a": "2"})
+    assert res.samples["correct"].tolist() == [True, False, True, False]
+    assert res.n_no_answer == 2  # "nothing to see" and the missing response
+    assert res.n_timeouts == 0
+    # `answer` is leash's extraction (the answer as written), normalized
+    assert res.samples["answer"].fillna("-").tolist() == ["2", "-", "2", "-"]
+    leash = rs.rescore(samples, {"a": "2"}, extract="leash")
+    assert leash.samples["correct"].tolist() == [True, False, True, False]
+    assert leash.n_no_answer == 2
+
+
+@needs_mv
+def test_streaming_hand_verdicts_and_report(tmp_path):
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    out = tmp_path / "out.jsonl"
+    rep = rs.rescore_file(f, out, fmt="evaluator", model="m", benchmark="b", jobs=1,
+                          batch_size=5)
+    written = _read_jsonl(out)
+    assert list(written.columns) == ["model", "benchmark", "question_id", "step", "sample_idx",
+                                     "correct", "answer"]
+    assert written["correct"].tolist() == HAND_CORRECT
+    assert written["question_id"].tolist() == ["0"] * 4 + ["1"] * 4 + ["2"] * 4
+    assert written["sample_idx"].tolist() == [0, 1, 2, 3] * 3
+    assert (rep.n_samples, rep.n_no_answer, rep.out) == (12, HAND_NO_ANSWER, out)
+    before = [s for r in RECORDS for s in r["score"]]
+    assert rep.n_changed == sum(b != a for b, a in zip(before, HAND_CORRECT))
+    [row] = rep.table.to_dict(orient="records")
+    assert (row["samples"], row["questions"], row["no_answer"]) == (12, 3, HAND_NO_ANSWER)
+    assert row["accuracy_after"] == pytest.approx(sum(HAND_CORRECT) / 12)
+    assert row["accuracy_before"] == pytest.approx(sum(before) / 12)
+
+
+@needs_mv
+def test_streaming_equals_in_memory_and_formats_agree(tmp_path):
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    frame = rs.read_responses(f, fmt="evaluator", model="m", benchmark="b")
+    gold = dict(zip(frame["question_id"], frame["gold"]))
+    mem = rs.rescore(frame, gold).samples
+    rs.rescore_file(f, tmp_path / "o.parquet", fmt="evaluator", model="m", benchmark="b",
+                    jobs=1, batch_size=3)
+    rs.rescore_file(f, tmp_path / "o.jsonl", fmt="evaluator", model="m", benchmark="b",
+                    jobs=1, batch_size=7)
+    par = pd.read_parquet(tmp_path / "o.parquet")
+    jsl = _read_jsonl(tmp_path / "o.jsonl")
+    def values(col):
+        return [None if pd.isna(v) else v for v in col]
+
+    for got in (par, jsl):
+        for col in ("model", "benchmark", "question_id", "sample_idx", "correct", "answer"):
+            assert values(got[col].astype(object)) == values(mem[col].astype(object)), col
+    assert pq.read_schema(tmp_path / "o.parquet").names == rs.OUTPUT_SCHEMA.names
+
+
+@needs_mv
+def test_rescored_file_is_read_by_the_summary_readers(tmp_path):
+    from leash.summarize import load_counts
+
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    out = tmp_path / "o.parquet"
+    rs.rescore_file(f, out, fmt="evaluator", model="m", benchmark="b", jobs=1)
+    counts = load_counts([out]).sort_values("question_id")
+    # hand counts of HAND_CORRECT per question: 2, 2, 3 of 4
+    assert counts["n"].tolist() == [4, 4, 4]
+    assert counts["c"].tolist() == [2, 2, 3]
+
+
+@needs_mv
+def test_jobs_1_and_2_write_identical_files(tmp_path):
+    # 30 questions x 4 responses, batches of 7: 18 batches, more than the 2 x jobs in flight
+    records = [dict(r, idx=r["idx"] + 3 * k) for k in range(10) for r in RECORDS]
+    f = _evaluator_file(tmp_path / "eval.jsonl", records)
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"o{jobs}.jsonl"
+        rep = rs.rescore_file(f, out, fmt="evaluator", model="m", benchmark="b", jobs=jobs,
+                              batch_size=7)
+        outs.append(out.read_bytes())
+        assert rep.n_samples == 120 and rep.n_no_answer == 10 * HAND_NO_ANSWER
+    assert outs[0] == outs[1]
+    assert _read_jsonl(tmp_path / "o2.jsonl")["correct"].tolist() == HAND_CORRECT * 10
+
+
+@needs_mv
+def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):
+    """math-verify's timeouts use signal.alarm, which raises in a non-main thread; rescore()
+    then grades in a worker process, where the alarm works, and gives the same verdicts."""
+    samples = pd.DataFrame({"question_id": ["0", "0"], "response": ["\\boxed{1}", "\\boxed{2}"]})
+    got = {}
+
+    def run():
+        try:
+            got["res"] = rs.rescore(samples, {"0": "2"}, jobs=1)
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            got["err"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(120)
+    assert "err" not in got, got.get("err")
+    assert got["res"].samples["correct"].tolist() == [False, True]
+
+
+def test_math_verify_timeout_warnings_are_counted_not_printed(capsys):
+    lg = logging.getLogger("math_verify.parser")
+    with rs._counting_timeouts() as counter:
+        lg.warning("Timeout during parsing: %s", "x" * 10_000)
+        lg.warning("Timeout during parsing: y")
+    assert counter.n == 2
+    assert "Timeout" not in capsys.readouterr().err
+    assert lg.filters == []  # the filter is removed again
+
+
+# ----------------------------------------------------------------------------- input errors
+
+
+@needs_mv
+def test_missing_gold_is_named(tmp_path):
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    with pytest.raises(rs.MissingGoldError, match=r"eval.jsonl: 1 question\(s\) have no gold "
+                                                  r"answer in the 2 given, e.g. \['2'\]"):
+        rs.rescore_file(f, tmp_path / "o.jsonl", {"0": "1", "1": "3"}, fmt="evaluator",
+                        model="m", benchmark="b", jobs=1)
+    assert not list(tmp_path.glob("*o.jsonl*"))  # no half-written output, no temporary file
+    with pytest.raises(ValueError, match="'out' parameter of rescore_file must end in .jsonl"):
+        rs.rescore_file(f, tmp_path / "o.csv", fmt="evaluator", model="m", benchmark="b")
+    with pytest.raises(ValueError, match="'jobs' parameter of rescore_file must be an int >= 1"):
+        rs.rescore_file(f, None, fmt="evaluator", model="m", benchmark="b", jobs=0)
+    with pytest.raises(ValueError, match="'batch_size' parameter of rescore must be an int"):
+        rs.rescore(pd.DataFrame({"question_id": ["0"], "response": ["1"]}), {"0": "1"},
+                   batch_size=0)
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@needs_mv
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--jobs", "0"], "argument --jobs: must be an integer >= 1, got 0"),
+    (["--batch-size", "x"], "argument --batch-size: must be an integer >= 1, got 'x'"),
+    (["--out", "o.csv"], "--out must end in .jsonl or .parquet. Got 'o.csv'."),
+    (["--task", "leg_counting"], "--task applies to --scorer reasoning-gym only."),
+    (["--gold", "GOLD"], "1 question(s) have no gold answer in the 2 given, e.g. ['2']. "
+                         "Check --gold"),
+])
+def test_cli_errors_are_one_line_exit_2_naming_flags(capsys, tmp_path, argv, message):
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"answer": "1"}\n{"answer": "3"}\n', encoding="utf-8")
+    argv = [str(gold) if a == "GOLD" else a for a in argv]
+    with pytest.raises(SystemExit) if argv[0] in ("--jobs", "--batch-size") else _nothing():
+        code, out, err = _cli(capsys, "-q", "rescore", str(f), "--fmt", "evaluator", "--model",
+                              "m", "--benchmark", "b", *argv)
+    if argv[0] in ("--jobs", "--batch-size"):
+        err = capsys.readouterr().err
+    else:
+        assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert message in err
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@needs_mv
+def test_cli_notes_responses_without_answer(capsys, tmp_path):
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    out = tmp_path / "o.parquet"
+    code, stdout, err = _cli(capsys, "rescore", str(f), "--fmt", "evaluator", "--model", "m",
+                             "--benchmark", "b", "--out", str(out), "--jobs", "2", "--json")
+    assert code == 0
+    assert f"leash: {HAND_NO_ANSWER} of 12 responses had no extractable answer" in err
+    [row] = json.loads(stdout)
+    assert row["samples"] == 12
+    assert pd.read_parquet(out)["correct"].tolist() == HAND_CORRECT
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+_CHILD = textwrap.dedent("""
+    import resource, sys
+    import pyarrow.parquet as pq
+    from leash import formats, rescore as rs
+
+    path, out = sys.argv[1], sys.argv[2]
+
+    def streamed(p, *, batch_size, **kw):  # a reader that streams, as response_batches does
+        yield from pq.ParquetFile(p).iter_batches(batch_size=batch_size)
+
+    class Exact:  # a cheap scorer, so that the test measures the pipeline and not math-verify
+        def score_answer(self, answer, entry):
+            return 1.0 if answer == entry["answer"] else 0.0
+
+    formats.response_batches = streamed
+    gold = {str(q): {"answer": str(q)} for q in range(50)}
+    rep = rs.rescore_file(path, out, gold, scorer="reasoning-gym", task=Exact(), jobs=1,
+                          batch_size=500)
+    print(rep.n_samples, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+""")
+
+
+def _responses_parquet(path: Path, n: int) -> None:
+    filler = "Let us think step by step about this problem. " * 80  # ~3.7 KB per response
+    writer = None
+    for start in range(0, n, 2000):
+        idx = list(range(start, min(start + 2000, n)))
+        t = pa.table({
+            "model": ["m"] * len(idx), "benchmark": ["b"] * len(idx),
+            "question_id": [str(i % 50) for i in idx], "step": pa.nulls(len(idx), pa.int64()),
+            "sample_idx": [i // 50 for i in idx],
+            "response": [f"{filler} {i} <answer>{i % 50}</answer>" for i in idx],
+            "correct": pa.nulls(len(idx), pa.bool_()), "gold": pa.nulls(len(idx), pa.string()),
+        })
+        writer = writer or pq.ParquetWriter(path, t.schema)
+        writer.write_table(t)
+    writer.close()
+
+
+def test_streaming_memory_does_not_grow_with_the_file(tmp_path):
+    """Peak RSS of a fresh process rescoring 4,000 vs 32,000 samples of ~3.7 KB (15 MB vs
+    120 MB of response text): a pipeline that held the file would peak over 100 MB higher on
+    the larger one; a streaming one stays within a few MB (batches of 500 = 2 MB)."""
+    peaks = {}
+    for n in (4_000, 32_000):
+        src = tmp_path / f"in{n}.parquet"
+        _responses_parquet(src, n)
+        proc = subprocess.run([sys.executable, "-c", _CHILD, str(src), str(tmp_path / "o.pq")],
+                              capture_output=True, text=True, cwd=REPO, check=True)
+        got_n, peak_kb = map(int, proc.stdout.split())
+        assert got_n == n
+        peaks[n] = peak_kb / 1024
+        assert pq.read_table(tmp_path / "o.pq").column("correct").to_pylist() == [True] * n
+    text_mb = (32_000 - 4_000) * 3.7e3 / 1e6  # ~104 MB more response text
+    assert peaks[32_000] - peaks[4_000] < 0.25 * text_mb, peaks
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+
+def _group_alive(pgid: int) -> list[str]:
+    out = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-g", str(pgid)],
+                         capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.split()[1][0] != "Z"]
+
+
+@needs_mv
+@pytest.mark.slow
+def test_ctrl_c_is_one_line_exit_130_and_leaves_no_worker(tmp_path):
+    records = [{"idx": q, "gt": str(q),
+                "code": [f"Adding {q} and {i} gives $x = {q + i}$, so \\boxed{{{q * i + 7}}}"
+                         for i in range(10)], "score": [False] * 10} for q in range(4000)]
+    f = tmp_path / "big.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    leash = Path(sys.executable).with_name("leash")
+    proc = subprocess.Popen(
+        [str(leash), "rescore", str(f), "--fmt", "evaluator", "--model", "m", "--benchmark",
+         "b", "--out", str(tmp_path / "o.parquet"), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # a terminal's Ctrl-C: SIGINT handled by default (a background job would ignore it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(_group_alive(proc.pid)) < 4 and proc.poll() is None:  # leash, server, 2 workers
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.2)
+    assert proc.poll() is None, "finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does: the whole foreground group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1] == "leash rescore: interrupted"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    while _group_alive(proc.pid):
+        assert time.monotonic() < deadline, _group_alive(proc.pid)
+        time.sleep(0.2)
+    assert not list(tmp_path.glob("*o.parquet*"))  # no partial output left behind
+
+
+# ----------------------------------------------------------------------------- study sources
+
+
+def _study(tmp_path: Path, source: str) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text("name: t\nsections:\n  support:\n    sources:\n      - path: eval.jsonl\n"
+                 "        fmt: evaluator\n        model: m\n        benchmark: math\n"
+                 + textwrap.indent(source, " " * 8), encoding="utf-8")
+    return p
+
+
+@needs_mv
+def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
+    from leash.study import load_study
+
+    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    _evaluator_file(tmp_path / "eval.jsonl")
+    study = load_study(_study(tmp_path, "rescore: math-verify\n"))
+    src = study.section("support").sources[0]
+    assert src.rescore == {"scorer": "math-verify"}
+    frame = study.summaries("support").sort_values("question_id")
+    assert frame["c"].tolist() == [2, 2, 3]  # HAND_CORRECT per question, not the file's scores
+    [cached] = (tmp_path / "cache").glob("*.parquet")
+    # a second load reads the cached file: rescoring is not run again
+    monkeypatch.setattr(rs, "_stream", lambda *a, **k: pytest.fail("rescored twice"))
+    again = load_study(_study(tmp_path, "rescore: math-verify\n")).summaries("support")
+    assert again.sort_values("question_id")["c"].tolist() == [2, 2, 3]
+    # another extractor is another cache entry
+    monkeypatch.undo()
+    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    load_study(_study(tmp_path, "rescore: math-verify\nextract: leash\n")).summaries("support")
+    assert len(list((tmp_path / "cache").glob("*.parquet"))) == 2 and cached.is_file()
+
+
+@needs_mv
+@needs_mirror
+@pytest.mark.mirror
+def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
+    """gold: aime24 grades against AIME 2024's answers: question 0's is 204 (the file's own
+    gold fields here are wrong on purpose)."""
+    from leash.study import load_study
+
+    monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
+    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    records = [{"idx": 0, "gt": "1", "code": ["\\boxed{204}", "\\boxed{1}"],
+                "score": [False, True]}]
+    _evaluator_file(tmp_path / "eval.jsonl", records)
+    frame = load_study(_study(tmp_path, "rescore: math-verify\ngold: aime24\n")).summaries(
+        "support")
+    assert (frame["n"].tolist(), frame["c"].tolist()) == ([2], [1])
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("rescor: math-verify\n", r"line 9: unknown key `sections.support.sources\[0\].rescor` "
+                              r"\(did you mean `rescore`\?\)"),
+    ("rescore: mathverify\n", r"line 9: `sections.support.sources\[0\].rescore` must be one "
+                              r"of math-verify, got 'mathverify' \(str\) \(did you mean "
+                              r"`math-verify`\?\)"),
+    ("rescore: math-verify\ngold: math5000\n", r"line 10: `sections\.support\.sources\[0\]\.gold` "
+                                               r"must be a benchmark of "
+                                               r"data/manifest.yaml with a question file, got "
+                                               r"'math5000' \(str\) \(did you mean `math500`"),
+    ("gold: math500\n", r"line 9: `sections.support.sources\[0\].gold` applies only with "
+                        r"`rescore`"),
+    ("rescore: math-verify\nextract: lesh\n",
+     r"line 10: `sections\.support\.sources\[0\]\.extract` must be one of math-verify, leash, "
+     r"got 'lesh'"),
+])
+def test_study_rescore_keys_are_checked(tmp_path, source, message):
+    from leash.study import load_study
+
+    with pytest.raises(ValueError, match=message):
+        load_study(_study(tmp_path, source))
+
+
+def test_data_folder_is_not_touched(tmp_path):
+    # the default cache lives in build/ (ignored by git), never next to the user's data
+    assert rs.CACHE_DIR == REPO / "build" / "rescored"
