@@ -496,6 +496,15 @@ def test_not_utf8_names_the_line(con, tmp_path):
                   "as UTF-8 JSON lines."
 
 
+def test_a_line_too_long_is_named(con, tmp_path):
+    path = tmp_path / "r.jsonl"
+    long = _es(1, {"acc": 1}, target="x" * (ev._MAX_LINE + 10))
+    write_lines(path, [_es(0, {"acc": 1}), long])
+    msg = run_error(con, path, "evalscope")
+    assert msg == f"{path}: line 2: a line longer than 8 MiB, the most leash reads in one JSON " \
+                  "line."
+
+
 def test_relation_is_lazy(con, tmp_path):
     """A record of the wrong layout does not stop building the relation, only running it."""
     recs = [_lm(i) for i in range(2000)] + [_lm(2000, resps=...)]

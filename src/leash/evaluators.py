@@ -35,8 +35,12 @@ Interface (used by :mod:`leash.formats`)
 
 JSON lines are read as lines of text (``read_csv`` with one VARCHAR column and no quoting) and
 parsed with DuckDB's JSON functions, because ``read_json`` does not say which line a record came
-from: this way blank lines count, and ``line`` is the line number an editor shows. Nothing is
-loaded into Python; memory is bounded by DuckDB's buffers and the longest line.
+from (its messages count records): this way blank lines count, and ``line`` is the line number
+an editor shows. Nothing is loaded into Python; the queries stream (no join, no materialized
+CTE; samples are expanded with ``unnest`` in the SELECT list), so memory is set by DuckDB's
+buffers and one vector of records (2048 lines), not by the file's size (one exception: an
+evalscope file without ``generation_index`` ranks its samples with a window over the file).
+Lines are at most 8 MiB.
 """
 
 from __future__ import annotations
@@ -53,9 +57,14 @@ RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "
 # Reader options, by format, as they are spelled on the command line.
 _OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
 
-# The longest line a JSON-lines reader accepts (DuckDB's default is 2 MB, which one record of
-# 64 long chain-of-thought repeats can exceed). DuckDB allocates per line, not this much.
-_MAX_LINE = 1 << 30
+# The longest line a JSON-lines reader accepts (DuckDB's default, 2 MiB, is less than one
+# lm-eval record of 64 long chain-of-thought repeats), and DuckDB's read buffer (its default).
+# The longest-line setting costs memory even when the lines are short: measured with DuckDB
+# 2.0 on two threads, files of 113 MB and 450 MB (14 KB lines) are read within a 500 MB
+# memory_limit with 8 MiB, not with 16 MiB; the need is flat in the file size (the same limit
+# suffices for both). A longer line is refused with its line number.
+_MAX_LINE = 1 << 23
+_BUF = 1 << 25
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,7 +166,7 @@ lines AS (
     SELECT row_number() OVER () AS line, j
     FROM read_csv({_lit(path)}, columns = {{'j': 'VARCHAR'}}, delim = '\\0', quote = '',
                   escape = '', header = false, auto_detect = false, skip = 0,
-                  max_line_size = {_MAX_LINE})
+                  max_line_size = {_MAX_LINE}, buffer_size = {_BUF})
 ),
 recs AS (
     SELECT line,
@@ -168,6 +177,11 @@ recs AS (
 
 
 _ID_TYPES = "('UBIGINT', 'BIGINT', 'VARCHAR')"
+
+# Samples are expanded with unnest() calls in the SELECT list: several of them in one SELECT are
+# unnested side by side (a shorter or NULL list is padded with NULLs), and DuckDB streams them.
+# A lateral `FROM t, unnest(t.list)` would be planned as a join over the materialized input,
+# holding the whole file in memory.
 _NUM_TYPES = "('UBIGINT', 'BIGINT', 'DOUBLE')"
 
 
@@ -209,7 +223,8 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
         return ValueError(f"{path}: line {m.group(1)}: text that is not valid UTF-8; leash "
                           "reads evaluator files as UTF-8 JSON lines.")
     if m and "Maximum line size" in text:
-        return ValueError(f"{path}: line {m.group(1)}: a line longer than {_MAX_LINE} bytes.")
+        return ValueError(f"{path}: line {m.group(1)}: a line longer than "
+                          f"{_MAX_LINE >> 20} MiB, the most leash reads in one JSON line.")
     first = text.splitlines()[0] if text else type(exc).__name__
     return ValueError(f"{path}: {first}")
 
@@ -305,10 +320,10 @@ def _lm_eval(con, path: Path, options: dict):
     # The filtered output of a repeat is its extracted answer when the filter kept one output
     # per repeat, unless it is lm-eval's no-match placeholder or the response itself (a filter
     # that changed nothing, such as the default `take_first`, extracted nothing).
-    answer = f"""CASE WHEN len(kept) = len(reps) AND kept[u.k] <> {_lit(_LM_EVAL_NO_MATCH)}
-                      AND kept[u.k] IS DISTINCT FROM reps[u.k] THEN kept[u.k] END"""
+    answer = f"""CASE WHEN kept <> {_lit(_LM_EVAL_NO_MATCH)} AND kept IS DISTINCT FROM resp
+                      THEN kept END"""
     columns = _select(model="NULL", benchmark=benchmark, question_id="question_id",
-                      sample_idx="u.k - 1", response="reps[u.k]", gold="gold", answer=answer)
+                      sample_idx="k", response="resp", gold="gold", answer=answer)
     query = f"""WITH {recs},
 picked AS (
     SELECT * FROM recs WHERE json_extract_string(v[5], '$') IS NOT DISTINCT FROM {_lit(chosen)}
@@ -333,9 +348,15 @@ checked AS (
              WHEN 'VARCHAR' THEN [json_extract_string({fres}, '$[0]')]
              WHEN 'ARRAY' THEN from_json({fres}, '[["VARCHAR"]]')[1] END AS kept
     FROM picked
+),
+expanded AS (
+    SELECT line, question_id, gold,
+           unnest(reps) AS resp, unnest(range(len(reps))) AS k,
+           unnest(CASE WHEN len(kept) = len(reps) THEN kept END) AS kept
+    FROM checked
 )
 SELECT {columns}
-FROM checked, unnest(range(1, len(reps) + 1)) AS u(k)"""
+FROM expanded"""
     return con.sql(query)
 
 
@@ -429,9 +450,8 @@ def _lighteval(con, path: Path, options: dict):
         texts, what = "model_response.text", "model_response.text"
         per_sample_tokens = ("output_tokens" in mr
                              and _list_depth(mr["output_tokens"], _is_int) == 2)
-        toks = "model_response.output_tokens" if per_sample_tokens else "NULL"
-        n_tok = ("CASE WHEN len(toks) = len(texts) THEN len(toks[u.k]) END"
-                 if per_sample_tokens else "NULL")
+        toks = ("CASE WHEN len(model_response.output_tokens) = len(model_response.text) "
+                "THEN model_response.output_tokens END" if per_sample_tokens else "NULL")
         gold = _choice_gold(doc)
     elif {"example", "predictions"} <= set(cols):
         if _list_depth(cols["predictions"], _is_text) != 1:
@@ -448,25 +468,29 @@ def _lighteval(con, path: Path, options: dict):
         # document, holding one token list per sample.
         per_sample_tokens = ("cont_tokens" in cols
                              and _list_depth(cols["cont_tokens"], _is_int) == 3)
-        toks = "cont_tokens" if per_sample_tokens else "NULL"
-        n_tok = ("CASE WHEN len(toks) = 1 AND len(toks[1]) = len(texts) "
-                 "THEN len(toks[1][u.k]) END" if per_sample_tokens else "NULL")
+        toks = ("CASE WHEN len(cont_tokens) = 1 AND len(cont_tokens[1]) = len(predictions) "
+                "THEN cont_tokens[1] END" if per_sample_tokens else "NULL")
     else:
         raise ValueError(f"{path}: not a lighteval details file: it needs the columns doc and "
                          "model_response (lighteval since 2025-06) or example and predictions "
                          f"(before); columns found: {', '.join(sorted(cols))}.")
+    empty = _fail(path, f"'field ''{what}'' is empty (no generations; leash reads generative "
+                        "tasks)'")
+    columns = _select(model=_lit(model), benchmark="benchmark", question_id="question_id",
+                      sample_idx="k", response="t", gold="gold", n_tokens="len(tk)")
     query = f"""WITH checked AS (
     SELECT file_row_number + 1 AS line, {qid} AS question_id, {gold} AS gold,
            {bench} AS benchmark, {toks} AS toks,
-           CASE WHEN {texts} IS NULL OR len({texts}) = 0 THEN
-                {_fail(path, f"'field ''{what}'' is empty (no generations; leash reads "
-                       "generative tasks)'")}
-                ELSE {texts} END AS texts
+           CASE WHEN {texts} IS NULL OR len({texts}) = 0 THEN {empty} ELSE {texts} END AS texts
     FROM {src}
+),
+expanded AS (
+    SELECT line, question_id, gold, benchmark,
+           unnest(texts) AS t, unnest(range(len(texts))) AS k, unnest(toks) AS tk
+    FROM checked
 )
-SELECT {_select(model=_lit(model), benchmark="benchmark", question_id="question_id",
-                 sample_idx="u.k - 1", response="texts[u.k]", gold="gold", n_tokens=n_tok)}
-FROM checked, unnest(range(1, len(texts) + 1)) AS u(k)"""
+SELECT {columns}
+FROM expanded"""
     return con.sql(query)
 
 
@@ -654,13 +678,17 @@ checked AS (
 ids AS (
     SELECT *, regexp_extract(custom_id, {_lit(_CUSTOM_ID)}, ['q', 's']) AS m FROM checked
 ),
-choice AS (
-    SELECT line, model, len(chs) AS n_choices, usage_tokens, u.k,
+expanded AS (
+    SELECT line, model, len(chs) AS n_choices, usage_tokens,
         CASE WHEN m.q <> '' OR m.s <> '' THEN m.q ELSE custom_id END AS question_id,
         CASE WHEN m.s <> '' THEN TRY_CAST(m.s AS BIGINT) ELSE 0 END AS first_idx,
-        json_extract(chs[u.k], ['$.index', '$.message', '$.message.content', '$.text',
+        unnest(chs) AS c, unnest(range(1, len(chs) + 1)) AS k
+    FROM ids
+),
+choice AS (
+    SELECT *, json_extract(c, ['$.index', '$.message', '$.message.content', '$.text',
                            '$.finish_reason', '$.logprobs.content', '$.logprobs.tokens']) AS f
-    FROM ids, unnest(range(1, len(chs) + 1)) AS u(k)
+    FROM expanded
 )
 SELECT {columns}
 FROM choice"""
