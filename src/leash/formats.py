@@ -1,82 +1,153 @@
-"""Input formats for model generations: detection, field mappings and chunked readers.
+"""Input formats of model generations: detection, field mappings, the rule set and the readers.
 
-Formats (full description with examples in ``data/README.md``):
+Formats (full description with examples in ``data/README.md``): ``"samples"`` (one row per
+sampled response: ``model, benchmark, question_id, sample_idx, correct`` and optionally
+``answer, n_tokens, token_entropy, finish_reason, response, step``), ``"counts"`` (one row per
+question: ``model, benchmark, question_id, n, c`` and optionally ``first_correct, step``), both
+as ``.jsonl[.gz]``, ``.parquet`` or ``.csv``; ``"summary"`` (a Parquet file written by
+:func:`leash.summarize.summarize`); ``"nested"`` (one JSON object per question, read through a
+:class:`NestedMapping`: a list of per-sample objects, or parallel per-sample lists);
+``"evaluator"`` (the Qwen2.5-Math evaluator output, an alias of ``"nested"`` with the
+``"evaluator"`` mapping); and the evaluators' own files of :mod:`leash.evaluators`.
 
-``"samples"``
-    Canonical: one row per sampled response with ``model, benchmark, question_id, sample_idx,
-    correct`` and optionally ``answer, n_tokens, token_entropy, finish_reason, response, step``.
-    Stored as ``.jsonl``, ``.jsonl.gz``, ``.parquet`` or ``.csv``.
-``"counts"``
-    Canonical: one row per question with ``model, benchmark, question_id, n, c`` and optionally
-    ``first_correct, step``. Same containers.
-``"summary"``
-    A per-question summary Parquet file written by :func:`leash.summarize.summarize`.
-``"nested"``
-    One JSON object per question holding its samples, read through a :class:`NestedMapping`.
-    Two layouts: ``"records"`` (a list of per-sample objects, e.g. the GSM8K probe's
-    ``rollouts[]``) and ``"columns"`` (parallel per-sample lists, e.g. ``score[]``, ``pred[]``).
-``"evaluator"``
-    The Qwen2.5-Math / limit-of-RLVR evaluator output (``idx, gt, code[], pred[], score[]``,
-    optional ``finish_reason[]``), one file per seed; an alias of ``"nested"`` with the
-    ``"evaluator"`` mapping. The file does not name the model or benchmark: the caller does.
-
-Readers yield validated chunks of at most about ``chunk_size`` rows, so memory is bounded by the
-chunk size and not by the file size.
+Every file is read by DuckDB into one relation of raw canonical fields; :func:`checked_sql`
+applies the one rule set (SQL, below) that turns each field into its clean value and a problem
+code, so ``validate``, ``summarize`` and :func:`response_batches` never disagree about a row.
+Rules (also in ``data/README.md``): required fields present and non-null; ``correct``
+boolean-like (``true``/``false``, ``0``/``1``, their strings in any case); integers within the
+64-bit range (integral floats and decimal strings too), ``sample_idx``, ``step``, ``c`` >= 0,
+``n`` >= 1, ``first_correct`` >= -1; ``n_tokens``, ``token_entropy`` finite and >= 0;
+``model``, ``benchmark``, ``finish_reason`` strings; ``question_id`` a string or an integer;
+text valid UTF-8; ``answer`` a string or a number (empty or ``"NA"``: none). The exact readers
+(the Python pass over a file that failed: JSON lines DuckDB could not parse, every CSV record
+with its line, Parquet text that is not UTF-8) only parse and locate; they never judge a value.
 """
 
 from __future__ import annotations
 
-import bisect
+import dataclasses
+import difflib
 import gzip
 import json
 import os
+import re
 import stat
 import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pcsv
-import pyarrow.json as pjson
-import pyarrow.parquet as pq
+from . import evaluators as E
 
-from leash import validate as V
+__all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
+           "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
+           "check_regular_file", "SUMMARY_METADATA_KEY", "response_batches", "InputFileError"]
 
-__all__ = [
-    "FORMATS",
-    "SAMPLES_REQUIRED",
-    "SAMPLES_OPTIONAL",
-    "COUNTS_REQUIRED",
-    "COUNTS_OPTIONAL",
-    "NestedMapping",
-    "MAPPINGS",
-    "get_mapping",
-    "detect_format",
-    "check_regular_file",
-    "SUMMARY_METADATA_KEY",
-]
-
-FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
+FORMATS = ("samples", "counts", "summary", "evaluator", "nested", *E.EVALUATOR_FORMATS)
 SAMPLES_REQUIRED = ("model", "benchmark", "question_id", "sample_idx", "correct")
 SAMPLES_OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "response", "step")
 COUNTS_REQUIRED = ("model", "benchmark", "question_id", "n", "c")
 COUNTS_OPTIONAL = ("first_correct", "step")
 SUMMARY_METADATA_KEY = b"leash.summary"
-
+SUMMARY_COLUMNS = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct",
+                   "n_answer_missing", "answer_values", "answer_counts", "n_tokens_mean",
+                   "n_tokens_min", "n_tokens_max", "token_entropy_mean", "token_entropy_std",
+                   "n_truncated")
 _JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 _CSV_SUFFIXES = (".csv", ".csv.gz")
-# Columns a canonical samples / counts file may carry that leash reads (response is not needed
-# for any summary, so it is never read from columnar files).
-_SAMPLES_READ = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", "answer",
-                 "n_tokens", "token_entropy", "finish_reason")
-_COUNTS_READ = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")
+READ = {"samples": ("model", "benchmark", "question_id", "step", "sample_idx", "correct",
+                    "answer", "n_tokens", "token_entropy", "finish_reason"),
+        "counts": ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")}
+
+# Reasons of problems (provenance, reports); those of a whole file stop it even with "skip".
+(MALFORMED, MALFORMED_CSV, MISSING, WRONG_TYPE, INVALID_BOOL, NOT_INTEGER, OUT_OF_RANGE,
+ INVALID_NUMBER, DUPLICATE, C_GT_N, INCONSISTENT, RAGGED, EMPTY, INVALID_UTF8) = (
+    "malformed_json", "malformed_csv", "missing_field", "wrong_type", "invalid_bool",
+    "not_integer", "out_of_range", "invalid_number", "duplicate", "c_greater_than_n",
+    "first_correct_inconsistent", "ragged_list", "empty_value", "invalid_utf8")
+UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR, DUPLICATE_FILE = (
+    "undetected_format", "unreadable_file", "no_rows", "not_a_regular_file", "duplicate_file")
+FILE_REASONS = (UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR, DUPLICATE_FILE)
+UTF8_MESSAGE = "must be valid UTF-8 text"
+TOO_LARGE = "too large (beyond the 64-bit integer range)"
+_INT_RE = r"^\s*[+-]?\d+\s*$"
+_BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exact readers)
 
 
-@dataclass(frozen=True)
+class InputFileError(ValueError):
+    """A problem with a whole input file rather than one of its rows.
+
+    The file is not a regular file, cannot be read to its end (truncated or corrupt), or has
+    no data rows. ``reason`` is one of :data:`FILE_REASONS`.
+    """
+
+    def __init__(self, message: str, reason: str = UNREADABLE):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One problem found in an input file.
+
+    Attributes
+    ----------
+    file : str
+        The file as given by the caller.
+    location : str
+        ``"line 12"`` (JSONL, and CSV: the line the record starts on), ``"row group 0, row 5"``
+        (Parquet, 0-based), with ``", sample 3"`` for nested layouts.
+    field, value, reason, message : str
+        The offending field (e.g. ``"score[3]"``), ``repr`` of its value (truncated), the
+        machine-readable reason (e.g. ``"invalid_bool"``) and the explanation.
+    """
+
+    file: str
+    location: str
+    field: str
+    value: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        if self.location == "file":  # a whole-file problem: its message names the file
+            return self.message
+        return (f"{self.file}: {self.location}: field '{self.field}': {self.message} "
+                f"(got {self.value})")
+
+
+def short_repr(value, limit: int = 60) -> str:
+    """``repr`` of a bad value, at most about ``limit`` characters.
+
+    A long integer (or integer text) keeps its first and last digits and says how many
+    there are, ``'1000...0007' (5000 digits)``; anything else is cut at the end.
+    """
+    if isinstance(value, str) and not _is_utf8(value):
+        try:  # the bytes as they are in the file (read with surrogate escapes)
+            value = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate written as a JSON escape
+            pass
+    r = repr(value)
+    if len(r) <= limit:
+        return r
+    if (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and re.match(_INT_RE, value)):
+        keep = (limit - 3) // 2
+        return f"{r[:keep]}...{r[-keep:]} ({sum(ch.isdigit() for ch in r)} digits)"
+    return r[: limit - 3] + "..."
+
+
+def _is_utf8(v: str) -> bool:
+    try:
+        v.isascii() or v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Field mappings of nested layouts (built-in, a dict, or a YAML file)
+# --------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
 class NestedMapping:
     """Where the fields of a nested (one object per question) layout live.
 
@@ -95,9 +166,13 @@ class NestedMapping:
         Per-sample fields. ``index`` is the generation index; None uses the list position
         (offset by the samples already read for that question from earlier files, so several
         seed files of one model concatenate in the order given).
-    model, benchmark, step : str or None
-        Top-level fields naming the model / benchmark / checkpoint; None means the caller must
-        supply them (``model=``, ``benchmark=``, ``step=`` arguments).
+    model, benchmark, step, gold : str or None
+        Top-level fields naming the model / benchmark / checkpoint / gold answer; None means
+        the caller supplies them (``model=``, ``benchmark=``, ``step=`` arguments).
+    constants : tuple of (str, value) pairs
+        Fixed ``model`` / ``benchmark`` / ``step`` labels (a YAML mapping's ``constants:``).
+
+    Field names may be dotted paths into nested objects (``doc.id``).
     """
 
     name: str
@@ -113,6 +188,8 @@ class NestedMapping:
     model: str | None = None
     benchmark: str | None = None
     step: str | None = None
+    gold: str | None = None
+    constants: tuple = ()
 
     @property
     def layout(self) -> str:
@@ -125,67 +202,90 @@ class NestedMapping:
         return {k: getattr(self, k) for k in names if getattr(self, k)}
 
     def detection_keys(self) -> tuple[str, ...]:
-        keys = [self.question_id] if self.question_id else []
-        keys.append(self.samples if self.samples else self.correct)
-        return tuple(keys)
+        return tuple(k.split(".")[0] for k in ([self.question_id] if self.question_id else [])
+                     + [self.samples or self.correct])
 
 
 MAPPINGS: dict[str, NestedMapping] = {
     # Qwen2.5-Math / limit-of-RLVR evaluator output: parallel lists, one file per seed.
-    "evaluator": NestedMapping(
-        name="evaluator", question_id="idx", correct="score", answer="pred", response="code",
-        finish_reason="finish_reason"),
+    "evaluator": NestedMapping(name="evaluator", question_id="idx", correct="score",
+                               answer="pred", response="code", finish_reason="finish_reason",
+                               gold="gt"),
     # GSM8K SFT-vs-RLVR probe (rlvr_behavior_probe_runpod): list of rollout objects. The
     # numeric pred_value is the normalized answer (52.0 and "$52" both become "52").
-    "rollouts": NestedMapping(
-        name="rollouts", question_id="qid", samples="rollouts", correct="correct",
-        answer="pred_value", response="text", index="rollout", model="model_name"),
+    "rollouts": NestedMapping(name="rollouts", question_id="qid", samples="rollouts",
+                              correct="correct", answer="pred_value", response="text",
+                              index="rollout", model="model_name", gold="gold"),
     # Parallel lists named like the Large Language Monkeys release (samples[], is_corrects[]).
-    "samples": NestedMapping(
-        name="samples", question_id="question_id", correct="is_corrects", response="samples",
-        answer="extracted_answers"),
+    "samples": NestedMapping(name="samples", question_id="question_id", correct="is_corrects",
+                             response="samples", answer="extracted_answers"),
 }
+_YAML_KEYS = {f.name for f in dataclasses.fields(NestedMapping)} - {"constants"} | {"tokens"}
 
 
 def get_mapping(mapping) -> NestedMapping:
-    """Resolve a mapping name, a dict of NestedMapping fields, or a NestedMapping."""
+    """Resolve a mapping: a built-in name, a YAML file, a dict of fields, or a NestedMapping.
+
+    Parameters
+    ----------
+    mapping : str, os.PathLike, dict or NestedMapping
+        A name of :data:`MAPPINGS`, a path to a YAML file declaring field paths (dotted for
+        nested objects: ``question_id``, ``samples``, ``correct``, ``response``, ``answer``,
+        ``tokens``, ``finish_reason``, ``gold``, ... and ``constants:`` for ``model``,
+        ``benchmark``, ``step``; see ``data/README.md``), or the fields themselves.
+
+    Returns
+    -------
+    NestedMapping
+    """
     if isinstance(mapping, NestedMapping):
         return mapping
+    if isinstance(mapping, os.PathLike) or (isinstance(mapping, str) and mapping.lower()
+                                            .endswith((".yaml", ".yml"))):
+        return _yaml_mapping(Path(mapping))
     if isinstance(mapping, str):
         if mapping not in MAPPINGS:
             raise ValueError(
-                f"The 'mapping' parameter must be one of {sorted(MAPPINGS)} or a NestedMapping. "
-                f"Got {mapping!r} instead.")
+                f"The 'mapping' parameter must be one of {sorted(MAPPINGS)}, a YAML file or a "
+                f"NestedMapping. Got {mapping!r} instead.")
         return MAPPINGS[mapping]
     if isinstance(mapping, dict):
         return NestedMapping(**{"name": "custom", **mapping})
-    raise TypeError(
-        "The 'mapping' parameter must be a str, dict or NestedMapping. "
-        f"Got {type(mapping).__name__} instead.")
+    raise TypeError("The 'mapping' parameter must be a str, dict or NestedMapping. "
+                    f"Got {type(mapping).__name__} instead.")
+
+
+def _yaml_mapping(path: Path) -> NestedMapping:
+    import yaml
+
+    check_regular_file(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not a YAML mapping file ({str(exc).splitlines()[0]}).") \
+            from None
+    if not isinstance(raw, dict) or "correct" not in raw:
+        raise ValueError(f"{path}: a field mapping must be a YAML mapping with at least "
+                         "'correct:' (see data/README.md, section 4b).")
+    consts = raw.pop("constants", None) or {}
+    for key, value in [*raw.items(), *((f"constants.{k}", v) for k, v in consts.items())]:
+        allowed = ("constants.model", "constants.benchmark", "constants.step")
+        known = allowed if key.startswith("constants.") else sorted(_YAML_KEYS | {"constants"})
+        if key not in known:
+            hit = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            raise ValueError(f"{path}: unknown key '{key}'" + (f" (did you mean '{hit[0]}'?)"
+                             if hit else "") + f"; known keys: {', '.join(known)}.")
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise ValueError(f"{path}: '{key}' must be a field path (a string). Got {value!r}.")
+    if "tokens" in raw:
+        raw["n_tokens"] = raw.pop("tokens")
+    return NestedMapping(**{"name": path.name, **raw,
+                            "constants": tuple(sorted(consts.items()))})
 
 
 # --------------------------------------------------------------------------------------------
-# Detection
+# Files: regular files only, errors of unreadable ones, detection
 # --------------------------------------------------------------------------------------------
-def _container(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(_PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(_CSV_SUFFIXES):
-        return "csv"
-    if name.endswith(_JSON_SUFFIXES):
-        return "jsonl"
-    raise ValueError(
-        f"Cannot read {path}: unknown file extension. Supported: "
-        f"{', '.join(_JSON_SUFFIXES + _PARQUET_SUFFIXES + _CSV_SUFFIXES)}.")
-
-
-def _open_text(path: Path):
-    if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
 def check_regular_file(path) -> os.stat_result:
     """Raise unless ``path`` is an existing regular file (or a link to one); return its stat.
 
@@ -203,39 +303,19 @@ def check_regular_file(path) -> os.stat_result:
     what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a character device"
             if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
-    raise V.InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
-                           "only.", V.NOT_REGULAR)
+    raise InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
+                         "only.", NOT_REGULAR)
 
 
-def no_rows_error(path, container: str) -> V.InputFileError:
+def no_rows_error(path, container: str) -> InputFileError:
     """The one error for an input without data rows, whatever its format."""
     what = {"csv": "a header and no data rows", "parquet": "zero rows",
             "empty": "the file is empty"}.get(container, "no records")
-    return V.InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
-                            "one row.", V.NO_ROWS)
+    return InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
+                          "one row.", NO_ROWS)
 
 
-# errors of a file that cannot be read to its end: I/O and decompression, and those of the
-# pyarrow readers (a corrupt Parquet file). Never an error of the rules applied to what was
-# read: a bad value is a bad row (named by line and field), not an unreadable file.
-_IO_ERRORS = (EOFError, zlib.error, OSError)
-_UNREADABLE = _IO_ERRORS + (pa.ArrowException,)
-
-
-def _reading(path: Path, rows):
-    """Iterate a pyarrow reader; its errors (not those of the caller's loop) are the file's."""
-    rows = iter(rows)
-    while True:
-        try:
-            item = next(rows)
-        except StopIteration:
-            return
-        except _UNREADABLE as exc:
-            raise _unreadable(path, exc) from None
-        yield item
-
-
-def _unreadable(path: Path, exc: BaseException) -> Exception:
+def unreadable(path: Path, exc: BaseException) -> Exception:
     """The error for a file that cannot be read to its end, with its last complete line."""
     if isinstance(exc, OSError) and getattr(exc, "filename", None):
         return exc  # not found, permission denied...: already names the file
@@ -247,80 +327,77 @@ def _unreadable(path: Path, exc: BaseException) -> Exception:
                 for line in fh:
                     lines += line.endswith(b"\n")
         except (EOFError, zlib.error, OSError):
-            pass
-        return V.InputFileError(
-            f"{path}: the compressed file is truncated or corrupt ({detail}); "
-            + (f"the last complete line is line {lines}." if lines else
-               "not one complete line could be read."), V.UNREADABLE)
-    return V.InputFileError(f"{path}: cannot read the file ({detail}).", V.UNREADABLE)
+            return InputFileError(
+                f"{path}: the compressed file is truncated or corrupt ({detail}); " +
+                (f"the last complete line is line {lines}." if lines else
+                 "not one complete line could be read."), UNREADABLE)
+    return InputFileError(f"{path}: cannot read the file ({detail}).", UNREADABLE)
 
 
-def _json_error(exc: ValueError) -> str:
+def container(path: Path) -> str:
+    name = path.name.lower()
+    for kind, suffixes in (("parquet", _PARQUET_SUFFIXES), ("csv", _CSV_SUFFIXES),
+                           ("jsonl", _JSON_SUFFIXES)):
+        if name.endswith(suffixes):
+            return kind
+    raise ValueError(f"Cannot read {path}: unknown file extension. Supported: "
+                     f"{', '.join(_JSON_SUFFIXES + _PARQUET_SUFFIXES + _CSV_SUFFIXES)}.")
+
+
+def open_bytes(path: Path):
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
+
+
+def json_error(exc: ValueError) -> str:
     """What is wrong with a JSON line that json.loads refused, in a few words."""
     if isinstance(exc, json.JSONDecodeError):
         return exc.msg
     if isinstance(exc, UnicodeDecodeError):
         return f"invalid UTF-8: {exc.reason}"
-    # e.g. "Exceeds the limit (4300 digits) for integer string conversion: value has ..."
     text = str(exc).split(":")[0].strip() or type(exc).__name__
     return text[0].lower() + text[1:]
 
 
-def _loads(line: bytes):
-    """``json.loads`` of one line; bytes that are not UTF-8 are kept as surrogate escapes.
-
-    So the rules can name the field that holds them (``validate.py``: invalid_utf8), and a
-    field leash does not read may hold any bytes, as in the pyarrow reader.
-    """
+def loads(line: bytes):
+    """``json.loads`` of one line, bytes that are not UTF-8 kept as surrogate escapes."""
     try:
         return json.loads(line)
     except UnicodeDecodeError:
-        obj = json.loads(line.decode("utf-8", "surrogateescape"))
-        if isinstance(obj, dict) and not all(k.isascii() for k in obj):  # printable keys
-            obj = {k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"): v
-                   for k, v in obj.items()}
-        return obj
+        return json.loads(line.decode("utf-8", "surrogateescape"))
 
 
-def _first_record(path: Path):
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    return _loads(line)
-                except ValueError as exc:  # also an integer of more than 4300 digits
-                    msg = _json_error(exc)
-                    raise ValueError(
-                        f"{path}: line {lineno}: malformed JSON ({msg}); cannot detect "
-                        "the format.") from None
-    raise no_rows_error(path, "jsonl")
-
-
-def _keys_of(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
+def _head(path: Path, kind: str):
+    """(keys, first record or None, summary metadata or None) of a file, for detection."""
     try:
-        return _keys_of_file(path, container)
-    except _UNREADABLE as exc:
-        raise _unreadable(path, exc) from None
+        if kind == "parquet":
+            import pyarrow.parquet as pq
 
+            schema = pq.read_schema(path)
+            return set(schema.names), None, (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
+        with open_bytes(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                if kind == "csv":  # bytes: a bad byte further down is not the header's
+                    import csv
 
-def _keys_of_file(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
-    if container == "parquet":
-        schema = pq.read_schema(path)
-        meta = schema.metadata or {}
-        return set(schema.names), None, meta.get(SUMMARY_METADATA_KEY)
-    if container == "csv":
-        with _open_text(path) as fh:  # bytes: a bad byte further down is not the header's
-            header = fh.readline().decode("utf-8", "replace")
-        if not header.strip():
-            raise no_rows_error(path, "csv")
-        import csv
-
-        return set(next(csv.reader([header]), [])), None, None
-    rec = _first_record(path)
-    if not isinstance(rec, dict):
-        raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}, "
-                         "not an object; cannot detect the format.")
-    return set(rec), rec, None
+                    return set(next(csv.reader([line.decode("utf-8", "replace")]))), None, None
+                try:
+                    rec = loads(line)
+                except ValueError as exc:  # also an integer of more than 4300 digits
+                    raise ValueError(f"{path}: line {lineno}: malformed JSON ({json_error(exc)})"
+                                     "; cannot detect the format.") from None
+                if not isinstance(rec, dict):
+                    raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}"
+                                     ", not an object; cannot detect the format.")
+                return set(rec), rec, None
+    except (EOFError, zlib.error, OSError) as exc:
+        raise unreadable(path, exc) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid of a corrupt Parquet footer
+        if type(exc).__module__.startswith("pyarrow"):
+            raise unreadable(path, exc) from None
+        raise
+    raise no_rows_error(path, kind)
 
 
 def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping | None]:
@@ -332,7 +409,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     fmt : str, optional
         Explicit format; skips detection (but is checked to be known).
     mapping : str, dict or NestedMapping, optional
-        Field mapping; given alone it implies the "nested" format.
+        Field mapping (a name, a YAML file, fields); given alone it implies "nested".
 
     Returns
     -------
@@ -351,942 +428,836 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     -----
     Detection uses the extension (``.parquet``/``.pq``, ``.csv``, ``.jsonl``/``.jsonl.gz``/
     ``.ndjson``/``.json``) and then the columns or the first record's keys, in this order:
-    summary (Parquet metadata), samples, counts, evaluator, the shipped nested mappings.
+    summary (Parquet metadata), samples, counts, the shipped nested mappings, the evaluators'
+    layouts (:func:`leash.evaluators.detect`).
     """
-    return _detect_format(Path(path), fmt, mapping, checked=False)
+    return detect(Path(path), fmt, mapping, checked=False)[:2]
 
 
-def _detect_format(path: Path, fmt, mapping, *, checked: bool):
-    """:func:`detect_format`; ``checked``: the caller made sure it is a regular file."""
+def detect(path: Path, fmt, mapping, *, checked: bool):
+    """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"The 'fmt' parameter must be one of {FORMATS} or None. "
                          f"Got {fmt!r} instead.")
     if fmt == "evaluator":
-        return "evaluator", get_mapping(mapping or "evaluator")
+        return "evaluator", get_mapping(mapping or "evaluator"), None, None
     if fmt == "nested":
         if mapping is None:
             raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
-                             f"{sorted(MAPPINGS)} or a NestedMapping).")
-        return "nested", get_mapping(mapping)
-    if fmt is not None:
-        return fmt, None
-    container = _container(path)
+                             f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
+        return "nested", get_mapping(mapping), None, None
+    if fmt is not None and fmt != "summary":
+        return fmt, None, None, None
+    kind = container(path)
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
-    if mapping is not None:
-        if container != "jsonl":
+    if mapping is not None and fmt is None:
+        if kind != "jsonl":
             raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
-        return "nested", get_mapping(mapping)
-    keys, rec, meta = _keys_of(path, container)
-    if meta is not None:
-        return "summary", None
+        return "nested", get_mapping(mapping), None, None
+    keys, rec, meta = _head(path, kind)
+    if fmt == "summary" or meta is not None:
+        return "summary", None, keys, meta
     if {"sample_idx", "correct", "question_id"} <= keys:
-        return "samples", None
+        return "samples", None, keys, None
     if {"n", "c", "question_id"} <= keys:
-        return "counts", None
-    if rec is not None:
-        for m in MAPPINGS.values():
-            if all(k in rec for k in m.detection_keys()):
-                lst = rec[m.samples or m.correct]
-                if isinstance(lst, list):
-                    return ("evaluator" if m.name == "evaluator" else "nested"), m
-    tried = [
-        "samples (needs columns question_id, sample_idx, correct)",
-        "counts (needs question_id, n, c)",
-    ]
-    if container == "jsonl":
+        return "counts", None, keys, None
+    for m in MAPPINGS.values():
+        if rec is not None and all(k in rec for k in m.detection_keys()) \
+                and isinstance(rec[m.samples or m.correct], list):
+            return ("evaluator" if m.name == "evaluator" else "nested"), m, keys, None
+    found = E.detect(path, keys, rec)
+    if found:
+        return found, None, keys, None
+    tried = ["samples (needs columns question_id, sample_idx, correct)",
+             "counts (needs question_id, n, c)"]
+    if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
-    raise ValueError(
-        f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
-        f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for nested "
-        "layouts, mapping= to override.")
+    tried += [f"{f} (leash.evaluators)" for f in E.EVALUATOR_FORMATS]
+    raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
+                     f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for "
+                     "nested layouts, mapping= to override.")
 
 
 # --------------------------------------------------------------------------------------------
-# Chunks and locations
+# The rule set: raw value -> (clean value, problem code), in SQL
 # --------------------------------------------------------------------------------------------
-class Chunk(NamedTuple):
-    """A validated chunk: canonical columns plus where each row came from."""
-
-    kind: str               # "samples" or "counts"
-    table: pa.Table         # canonical, clean columns
-    loc: np.ndarray         # int64 row / line / ordinal per row
-    sub: np.ndarray         # int64 sample position in a nested record, -1 otherwise
-    relative_idx: bool      # sample_idx is a list position to be offset per question
+CODES: list[tuple[str, str]] = []  # problem code -> (reason, message)
 
 
-class Locator:
-    """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5".
+def code(reason: str, message: str) -> str:
+    if (reason, message) not in CODES:
+        CODES.append((reason, message))
+    return str(CODES.index((reason, message)))
 
-    ``loc`` is the line number (JSON lines), the 0-based row (Parquet) or the CSV record number
-    (header = 1), which is turned into the line the record starts on: the same unless values
-    hold newlines or blank lines are skipped, and found, only when a problem is reported, by
-    reading the file up to that record with the csv module.
 
-    A context manager, reentrant: the file that a CSV lookup opens is closed when the
-    outermost ``with`` ends (the reader holds one around its whole file, so its lookups
-    read the file once; a lookup after that, such as the first occurrence of a duplicate
-    in an earlier file, opens and closes it in its own ``with``).
+# a JSON integer of more than 4300 digits: Python's json cannot read the line (today's rule)
+MALFORMED_CODE = code(MALFORMED, "malformed JSON")  # its message comes from the exact pass
+HUGE = code(MALFORMED, "malformed JSON (exceeds the limit (4300 digits) for integer string "
+                       "conversion)")
+
+
+_INTS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+         "UINTEGER", "UBIGINT", "UHUGEINT"}
+_WS = "' \t\n\r\x0b\x0c'"
+_PY = {"bool": "bool", "int": "int", "float": "float", "str": "str", "list": "list",
+       "dict": "dict"}
+
+
+class _Val:
+    """A raw field: a typed DuckDB column (its category fixed) or JSON (category per value)."""
+
+    def __init__(self, x: str, typ: str):
+        t = typ.upper()
+        self.x, self.json, self.tname = x, t == "JSON", typ.lower()
+        self.cat = ("json" if self.json else "null" if t == '"NULL"' or t == "NULL" else
+                    "bool" if t == "BOOLEAN" else "int" if t in _INTS else "float"
+                    if t in ("FLOAT", "DOUBLE") or t.startswith("DECIMAL") else "str"
+                    if t == "VARCHAR" else "other")
+        j = f"{x}::VARCHAR"
+        self.i = f"TRY_CAST({j if self.json else x} AS BIGINT)"  # NULL when beyond int64
+        self.neg = f"starts_with({j}, '-')" if self.json else f"({x} < 0)"
+        self.itext = j if self.json else f"{x}::VARCHAR"
+        self.f = f"TRY_CAST({j} AS DOUBLE)" if self.json else f"{x}::DOUBLE"
+        self.s = f"({x}->>'$')" if self.json else x
+        self.b = f"({j} = 'true')" if self.json else x
+
+    def category(self) -> str:
+        x = self.x
+        return (f"CASE WHEN {x} IS NULL THEN 'null' ELSE CASE json_type({x}) WHEN 'NULL' THEN "
+                f"'null' WHEN 'BOOLEAN' THEN 'bool' WHEN 'BIGINT' THEN 'int' WHEN 'UBIGINT' THEN"
+                f" 'int' WHEN 'DOUBLE' THEN CASE WHEN NOT regexp_full_match({x}::VARCHAR, '-?[0-9]+'"
+                f") THEN 'float' WHEN length({x}::VARCHAR) > 4300 THEN 'huge' ELSE 'int' END WHEN 'VARCHAR' THEN 'str' WHEN 'ARRAY' THEN "
+                f"'list' ELSE CASE WHEN json_exists({x}, '$.{_BAD}') THEN 'utf8' ELSE 'dict' "
+                "END END END")
+
+
+def _compile(v: _Val, k: str, branches: dict, wrong: str) -> tuple[str, str]:
+    """(value SQL, problem-code SQL) from per-category branches; ``k``: the category column."""
+    branches.setdefault("null", ("NULL", None))
+    branches.setdefault("utf8", ("NULL", code(INVALID_UTF8, UTF8_MESSAGE)))
+    branches.setdefault("huge", ("NULL", HUGE))
+
+    def pick(cat):
+        if cat in branches:
+            return branches[cat]
+        return "NULL", code(WRONG_TYPE, wrong.format(_PY.get(cat, v.tname)))
+
+    if not v.json:
+        (nv, np_), (tv, tp) = branches["null"], pick(v.cat)
+        value = f"CASE WHEN {v.x} IS NULL THEN {nv} ELSE {tv} END"
+        return value, f"CASE WHEN {v.x} IS NULL THEN {np_ or 'NULL'} ELSE {tp or 'NULL'} END"
+    cats = ("null", "bool", "int", "float", "str", "utf8", "list", "dict", "huge")
+    return tuple("CASE " + " ".join(f"WHEN {k} = '{c}' THEN {pick(c)[j] or 'NULL'}" for c in cats)
+                 + " END" for j in (0, 1))
+
+
+def _case(*pairs) -> str:
+    return "CASE " + " ".join(f"WHEN {c} THEN {p}" for c, p in pairs) + " END"
+
+
+def rule(kind: str, v: _Val, k: str, *, required=True, min_value=0):
+    """(value SQL, problem SQL) of one field of ``kind`` (label, qid, int, bool, float, answer)."""
+    miss = ("NULL", code(MISSING, "required value is missing") if required else None)
+    if kind == "label":
+        empty = _case((f"trim({v.s}, {_WS}) = ''", code(EMPTY, "must be a non-empty string")))
+        return _compile(v, k, {"null": miss, "str": (v.s, empty if required else None)},
+                        "must be a string, not {}")
+    if kind == "qid":
+        f = v.f
+        return _compile(v, k, {
+            "null": miss, "str": (v.s, _case((f"{v.s} = ''", code(EMPTY, "must be a non-empty "
+                                                                 "string")))),
+            "int": (v.itext, None),
+            "float": (f"CASE WHEN isfinite({f}) AND {f} = floor({f}) THEN "
+                      f"TRY_CAST({f} AS HUGEINT)::VARCHAR END",
+                      _case((f"NOT isfinite({f}) OR {f} <> floor({f})",
+                             code(WRONG_TYPE, "must be a string or an integer"))))},
+            "must be a string or an integer, not {}")
+    if kind == "int":
+        lo = code(OUT_OF_RANGE, f"must be >= {min_value}")
+        big, f = code(OUT_OF_RANGE, TOO_LARGE), v.f
+        s = f"trim({v.s}, {_WS})"
+        si = f"TRY_CAST({s} AS BIGINT)"
+        ok = f"regexp_full_match({v.s}, '\\s*[+-]?[0-9]+\\s*')"
+        fok = f"isfinite({f}) AND {f} = floor({f})"
+        return _compile(v, k, {
+            "null": miss,
+            "int": (v.i, _case((f"{v.i} IS NULL", f"CASE WHEN {v.neg} THEN {lo} ELSE {big} END"),
+                               (f"{v.i} < {min_value}", lo))),
+            "float": (f"CASE WHEN {fok} AND abs({f}) < 9.2e18 THEN {f}::BIGINT END",
+                      _case((f"NOT ({fok})", code(NOT_INTEGER, "must be an integer")),
+                            (f"{f} >= 9223372036854775808.0", big),
+                            (f"{f} < {min_value}", lo))),
+            "str": (f"CASE WHEN {ok} THEN {si} END",
+                    _case((f"NOT {ok}", code(NOT_INTEGER, "must be an integer")),
+                          (f"{si} IS NULL", f"CASE WHEN starts_with({s}, '-') THEN {lo} ELSE "
+                                            f"{big} END"), (f"{si} < {min_value}", lo))),
+            "bool": ("NULL", code(WRONG_TYPE, "must be an integer, not bool"))},
+            "must be an integer, not {}")
+    if kind == "bool":
+        bad = code(INVALID_BOOL, "must be boolean-like (true/false, 0/1)")
+        s = f"lower(trim({v.s}, {_WS}))"
+        return _compile(v, k, {
+            "null": miss, "bool": (v.b, None),
+            "int": (f"({v.itext} = '1')", _case((f"{v.itext} NOT IN ('0', '1', '-0')", bad)))
+            if v.json else (f"({v.x} = 1)", _case((f"{v.x} NOT IN (0, 1)", bad))),
+            "float": (f"({v.f} = 1)", _case((f"{v.f} NOT IN (0, 1)", bad))),
+            "str": (f"({s} IN ('true', '1'))", _case((f"{s} NOT IN ('true', '1', 'false', '0')",
+                                                      bad)))},
+            "must be boolean-like, not {}")
+    if kind == "float":
+        bad = code(INVALID_NUMBER, "must be a finite number >= 0")
+        sf = f"TRY_CAST({v.s} AS DOUBLE)"
+        return _compile(v, k, {
+            "int": (v.f, _case((f"{v.f} < 0", bad))),
+            "float": (f"CASE WHEN isfinite({v.f}) AND {v.f} >= 0 THEN {v.f} END",
+                      _case((f"NOT isfinite({v.f}) OR {v.f} < 0", bad))),
+            "str": (f"CASE WHEN isfinite({sf}) AND {sf} >= 0 THEN {sf} END",
+                    _case((f"{sf} IS NULL", code(INVALID_NUMBER, "must be a number")),
+                          (f"NOT isfinite({sf}) OR {sf} < 0", bad))),
+            "bool": ("NULL", code(WRONG_TYPE, "must be a number, not bool"))},
+            "must be a number, not {}")
+    # answer: text trimmed ("" and "NA" mean none), numbers as text (integral without ".0")
+    f = v.f
+    return _compile(v, k, {
+        "str": (f"nullif(nullif(trim({v.s}, {_WS}), ''), 'NA')", None), "int": (v.itext, None),
+        "float": (f"CASE WHEN NOT isfinite({f}) THEN NULL WHEN {f} = floor({f}) AND abs({f}) < "
+                  f"9007199254740992 THEN {f}::BIGINT::VARCHAR ELSE {f}::VARCHAR END", None),
+        "bool": ("NULL", code(WRONG_TYPE, "must be a string or a number, not bool"))},
+        "must be a string or a number, not {}")
+
+
+RULES = {"model": ("label", {}), "benchmark": ("label", {}), "question_id": ("qid", {}),
+         "step": ("int", {"required": False}), "sample_idx": ("int", {}),
+         "correct": ("bool", {}), "answer": ("answer", {}), "n_tokens": ("float", {}),
+         "token_entropy": ("float", {}), "finish_reason": ("label", {"required": False}),
+         "n": ("int", {"min_value": 1}), "c": ("int", {}),
+         "first_correct": ("int", {"required": False, "min_value": -1})}
+# --------------------------------------------------------------------------------------------
+# Readers: one DuckDB relation per file, in raw canonical fields
+# --------------------------------------------------------------------------------------------
+def connect():
+    """A DuckDB connection with bounded memory: beyond ``memory_limit`` it spills to disk.
+
+    ``LEASH_MEMORY_LIMIT`` (default ``2GB``) and ``LEASH_TEMP_DIR`` (default: a new folder in
+    the system's temporary directory, removed at exit) override the two settings.
+    """
+    import atexit
+    import shutil
+    import tempfile
+
+    import duckdb
+
+    tmp = os.environ.get("LEASH_TEMP_DIR") or tempfile.mkdtemp(prefix="leash-duckdb-")
+    if not os.environ.get("LEASH_TEMP_DIR"):
+        atexit.register(shutil.rmtree, tmp, True)
+    return duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
+                                  "temp_directory": tmp})
+
+
+def sql_str(text) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _jpath(field: str) -> str:
+    return sql_str("$." + ".".join('"' + k.replace('"', '\\"') + '"' for k in field.split(".")))
+
+
+_SUMMARY_EXTRA = ("n_answer_missing", "answer_values", "answer_counts", "n_tokens_mean",
+                  "n_tokens_min", "n_tokens_max", "token_entropy_mean", "token_entropy_std",
+                  "n_truncated")
+_MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB may read (a long response list)
+
+
+class Source:
+    """One input file on a connection: its reader (a view ``raw<no>`` of raw canonical fields),
+    the checked view ``chk<no>`` (clean values, a problem code per field, ``bad``) and the
+    exact pass of a file that failed (locations, the values to show).
+
+    The raw view has ``ord`` (line ordinal, Parquet row), ``sub`` (sample position of a nested
+    record, else -1), ``nrows`` (samples a record-level problem stands for), ``p_rec, f_rec,
+    m_rec, v_rec`` (a record-level problem: code, field, message, value) and ``r_<field>``.
     """
 
-    def __init__(self, path: Path, container: str):
-        self.path = path
-        self.container = container
-        self._rg_starts = None
-        self._csv = None  # the csv reader of _csv_line, while a lookup needs it
-        self._depth = 0
-
-    def __enter__(self) -> Locator:
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._depth -= 1
-        if self._depth <= 0:
-            self._depth = 0
-            self.close()
-
-    def __call__(self, loc: int, sub: int = -1) -> str:
-        loc = int(loc)
-        if self.container == "parquet":
-            if self._rg_starts is None:
-                md = pq.read_metadata(self.path)
-                sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-                self._rg_starts = np.concatenate([[0], np.cumsum(sizes)])
-            g = int(np.searchsorted(self._rg_starts, loc, side="right") - 1)
-            return f"row group {g}, row {loc - int(self._rg_starts[g])}"
-        if self.container == "csv":
-            return f"line {self._csv_line(loc)}"
-        return f"line {loc}" + (f", sample {sub}" if sub >= 0 else "")
-
-    def _csv_line(self, record: int) -> int:
-        import csv
-
-        if self._csv is None:
-            fh = (gzip.open(self.path, "rt", newline="", errors="replace")
-                  if self.path.name.lower().endswith(".gz")
-                  else open(self.path, newline="", errors="replace"))
-            # reader, file, records read, records where the shift changes, their shifts
-            self._csv = [csv.reader(fh), fh, 0, [0], [0]]
-        reader, fh, done, starts, shifts = self._csv
-        try:
-            while done < record:
-                before = reader.line_num
-                if not next(reader):  # a blank line: not a record, as for pyarrow
-                    continue
-                done += 1
-                if before + 1 - done != shifts[-1]:
-                    starts.append(done)
-                    shifts.append(before + 1 - done)
-        except (StopIteration, csv.Error, EOFError, OSError):
-            pass
-        self._csv[2] = done
-        return record + shifts[bisect.bisect_right(starts, record) - 1]
-
-    def close(self) -> None:
-        if self._csv is not None:
-            self._csv[1].close()
-            self._csv = None
-
-
-class FileStats:
-    """Per-file counters for provenance."""
-
-    def __init__(self, path: Path, fmt: str, mapping: NestedMapping | None):
-        self.path = path
-        self.fmt = fmt
-        self.mapping = mapping
-        self.rows_read = 0
-        self.rows_rejected = 0
-        self.first_correct_unknown = 0
-        self.reader = ""
+    def __init__(self, con, path: Path, no: int, fmt: str, mapping, labels: dict, *,
+                 options=None, keys=None, meta=None, contents=None):
+        self.con, self.path, self.no, self.fmt, self.mapping = con, path, no, fmt, mapping
+        self.fname, self.labels, self.options = str(path), labels, options or {}
+        self.keys, self.meta, self.contents = set(keys or ()), meta, contents
+        self.kind = "counts" if fmt in ("counts", "summary") else "samples"
+        self.form = ("evaluator-file" if fmt in E.EVALUATOR_FORMATS else "nested" if mapping
+                     else "table" if contents is not None else container(path))
+        self.relative = mapping is not None and mapping.index is None
         self.notes: list[str] = []
-        self.locator = None
-        self.columns: set = set()         # columns / top-level keys seen in the file
-        self.sample_keys: set = set()     # keys of per-sample objects (nested "records")
-        self.schema_metadata: dict = {}   # of a Parquet file, as its reader found it
+        self.fields = READ[self.kind]
+        self._shift = self._rg = self._fixed = None
+        self.exact, self.optional, self.extra, self.utf8_error = False, (), (), False
+        self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
+                       "duckdb read_parquet", "table": "arrow table", "nested":
+                       f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
+                           self.form, f"leash.evaluators '{fmt}'")
 
+    # ---- views ---------------------------------------------------------------------------
+    def build(self, exact: bool = False) -> None:
+        """(Re)define the views; ``exact``: the Python pass repairs what DuckDB cannot parse."""
+        self.exact = exact
+        raw = getattr(self, "_raw_" + self.form.replace("-", "_"))(exact)
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW raw{self.no} AS {raw}")
+        self.types = {r[0]: r[1] for r in self.con.execute(f"DESCRIBE raw{self.no}").fetchall()}
+        sql = checked_sql(f"raw{self.no}", self.fields, self.types, self.kind, self.optional)
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW chk{self.no} AS {sql}")
 
-def column_notes(fmt: str, mapping: NestedMapping | None, stats: FileStats,
-                 known: tuple = ()) -> list[str]:
-    """Notes on the columns of a file that leash does not read, with a "did you mean".
+    def _label(self, name: str, file_has: bool, what: str = "column"):
+        given = self.labels.get(name)
+        if given is None:
+            return None
+        note = f"{what} '{name}' replaced by the caller's value {given!r}"
+        if file_has and note not in self.notes:
+            self.notes.append(note)
+        return f"{int(given)}::BIGINT" if name == "step" else f"{sql_str(given)}::VARCHAR"
 
-    Extra columns are legitimate (a prompt, a gold answer), so they are notes, not problems;
-    but a misspelled optional column (``answr``) would silently leave every answer missing.
-    Canonical formats list every column they do not know (``known`` holds the summary
-    columns for ``fmt="summary"``); a nested mapping notes its optional fields that no record
-    holds when a key of the file looks like them.
-    """
-    import difflib
+    def _fields_sql(self, have, col) -> str:
+        """``r_<field>`` select list: the caller's label, the file's column, or NULL."""
+        out = []
+        for f in self.fields:
+            lab = self._label(f, f in have)
+            out.append(f"{lab or (col(f) if f in have else 'NULL')} AS r_{f}")
+        extra = _SUMMARY_EXTRA if self.fmt == "summary" else self.extra
+        out += [f"{col(c)} AS x_{c}" if c in have else f"NULL AS x_{c}" for c in extra]
+        return ", ".join(out)
 
-    def close(name, candidates):
-        hit = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
-        return f" (did you mean '{hit[0]}'?)" if hit else ""
+    def _required(self, have) -> None:
+        for f in READ[self.kind]:
+            if f in ("step", "first_correct", "answer", "n_tokens", "token_entropy",
+                     "finish_reason") or f in have or self.labels.get(f) is not None:
+                continue
+            tail = (f" and was not supplied: pass {f}=... to name it" if f in ("model",
+                                                                              "benchmark") else "")
+            raise ValueError(f"{self.fname}: required field '{f}' is missing from the file{tail}.")
 
-    notes = []
-    if fmt in ("samples", "counts", "summary"):
-        known = set(known or (SAMPLES_REQUIRED + SAMPLES_OPTIONAL if fmt == "samples"
-                              else COUNTS_REQUIRED + COUNTS_OPTIONAL))
-        unknown = sorted(stats.columns - known)
-        for name in unknown[:_MAX_NOTES]:
-            notes.append(f"column '{name}' is not a {fmt} column and was ignored"
-                         + close(name, known))
-        if len(unknown) > _MAX_NOTES:
-            notes.append(f"... and {len(unknown) - _MAX_NOTES} more unknown columns")
-    elif mapping is not None:
-        optional = {"answer": mapping.answer, "response": mapping.response,
-                    "n_tokens": mapping.n_tokens, "token_entropy": mapping.token_entropy,
-                    "finish_reason": mapping.finish_reason}
-        keys = stats.sample_keys if mapping.samples else stats.columns
-        for canon, fld in optional.items():
-            if fld and fld not in keys and close(fld, keys - {fld}):
-                notes.append(f"field '{fld}' of mapping '{mapping.name}' ({canon}) is in no "
-                             f"record, so no {canon} was read" + close(fld, keys))
-        if mapping.step and mapping.step not in stats.columns and close(mapping.step,
-                                                                        stats.columns):
-            notes.append(f"field '{mapping.step}' of mapping '{mapping.name}' (step) is in no "
-                         "record" + close(mapping.step, stats.columns))
-    return notes
+    _NOREC = "NULL::INTEGER AS p_rec, NULL::VARCHAR AS f_rec, NULL::VARCHAR AS m_rec, " \
+             "NULL::VARCHAR AS v_rec"
 
+    def _raw_parquet(self, exact: bool) -> str:
+        self._required(self.keys)
+        if exact:  # text that is not UTF-8: read with pyarrow, such text becomes a marker
+            self._parquet_exact()
+            return f"SELECT *, -1 AS sub, 1 AS nrows, {self._NOREC} FROM (SELECT ord, " \
+                   f"{self._fields_sql(self.keys, lambda f: f'x.{f}')} FROM fix{self.no} x)"
+        src = f"read_parquet({sql_str(self.path)}, file_row_number=true)"
+        return (f"SELECT file_row_number AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}, "
+                f"{self._fields_sql(self.keys, lambda f: chr(34) + f + chr(34))} FROM {src}")
 
-_MAX_NOTES = 20
+    def _raw_table(self, exact: bool) -> str:
+        self.keys = set(self.contents.column_names)
+        self._required(self.keys)
+        self.con.register(f"contents{self.no}", self.contents)
+        return (f"SELECT row_number() OVER () - 1 AS ord, -1 AS sub, 1 AS nrows, {self._NOREC},"
+                f" {self._fields_sql(self.keys, lambda f: chr(34) + f + chr(34))} "
+                f"FROM contents{self.no}")
 
+    def _raw_csv(self, exact: bool) -> str:
+        self._csv_exact()  # every CSV record with the line it starts on (Python's csv module)
+        self._required(self.keys)
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, p_rec, '-' AS f_rec, m_rec, v_rec, "
+                f"{self._fields_sql(self.keys, lambda f: f'x.{f}::JSON')} FROM fix{self.no} x")
 
-# --------------------------------------------------------------------------------------------
-# Vectorized cleaning of canonical tables
-# --------------------------------------------------------------------------------------------
-def _report(sink, locator, fname, problems, loc, sub, values_of, before=()):
-    """Send vectorized problems to the sink; return the mask of rejected rows.
+    def _jsonl_base(self, exact: bool) -> str:
+        """Every non-blank line as ``ord, j`` (NULL where DuckDB cannot parse it, unless the
+        exact pass repaired it) with the exact pass's message for a malformed line."""
+        src = (f"SELECT row_number() OVER () AS ord, json FROM read_ndjson_objects("
+               f"{sql_str(self.path)}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        if not exact:
+            return f"SELECT ord, json AS j, NULL::VARCHAR AS m_rec, NULL::VARCHAR AS v_rec " \
+                   f"FROM ({src})"
+        self._jsonl_exact()
+        return (f"SELECT o.ord, CASE WHEN x.ord IS NULL THEN o.json ELSE x.json::JSON END AS j, "
+                f"x.msg AS m_rec, x.val AS v_rec FROM ({src}) o LEFT JOIN fix{self.no} x "
+                "USING (ord)")
 
-    ``before`` holds problems of rows that are not in the table (CSV rows with a wrong field
-    count) as ``(loc, field, value, reason, message)``, sorted by ``loc`` (None: an unknown
-    line, first); they are merged with the table's problems in file order, which assumes
-    ``loc`` increases along the table (true of every caller: line, row or record numbers).
-    """
-    n = len(loc)
-    rejected = np.zeros(n, dtype=bool)
-    for _, _, _, mask in problems:
-        rejected |= mask
-    if not rejected.any() and not before:
-        return rejected
+    def _raw_jsonl(self, exact: bool) -> str:
+        if not exact:  # the fast reader: each read field as JSON, one parse per line
+            cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in self.fields)
+            return (f"SELECT row_number() OVER () AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}"
+                    f", {self._fields_sql(self.fields, lambda f: chr(34) + f + chr(34))} FROM "
+                    f"read_json({sql_str(self.path)}, format='newline_delimited', columns="
+                    f"{{{cols}}}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        notobj = code(WRONG_TYPE, "record must be a JSON object")
+        present = {f for f, n in zip(self.fields, self.con.execute(
+            "SELECT " + ", ".join(f"count(json_extract(j, {_jpath(f)}))" for f in self.fields)
+            + f" FROM ({self._jsonl_base(True)})").fetchone()) if n}
+        self._required(present | {f for f in self.fields if f in self.keys})
+        rec = _case(("j IS NULL", MALFORMED_CODE), (f"json_type(j) <> 'OBJECT'", notobj))
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {rec} AS p_rec, '-' AS f_rec, m_rec, "
+                f"coalesce(v_rec, j::VARCHAR) AS v_rec, "
+                f"{self._fields_sql(self.fields, lambda f: f'json_extract(j, {_jpath(f)})')} "
+                f"FROM ({self._jsonl_base(True)})")
 
-    def where(pos):
-        return "an unknown line" if pos is None else locator(pos)
+    def _raw_nested(self, exact: bool) -> str:
+        m, base = self.mapping, self._jsonl_base(exact)
+        top, _ = self.peek()
+        consts = dict(m.constants)
 
-    def extra_problem(item):
-        pos, field, value, reason, msg = item
-        return V.Problem(fname, where(pos), field, value, reason, msg)
+        def jp(f, of="j"):
+            return f"json_extract({of}, {_jpath(f)})"
 
-    if sink.on_error == "raise":
-        first = int(np.flatnonzero(rejected)[0]) if rejected.any() else None
-        if before and (first is None or before[0][0] is None or before[0][0] < loc[first]):
-            sink.add(extra_problem(before[0]))
-        for field, reason, msg, mask in problems:
-            if mask[first]:
-                sink.add(V.Problem(fname, locator(loc[first], sub[first]), field,
-                                   V.short_repr(values_of(field, first)), reason, msg))
-    # one problem per (row, rule), in row order
-    events = []
-    for k, (_field, _reason, _msg, mask) in enumerate(problems):
-        idx = np.flatnonzero(mask)
-        keep = idx if sink.on_error == "collect" else idx[: V._MAX_EXAMPLES]
-        for i in keep:
-            events.append((int(i), k))
-        extra = len(idx) - len(keep)
-        if extra:
-            sink.by_reason[problems[k][1]] += extra
-            sink.n_problems += extra
-    events.sort()
-    kept = before if sink.on_error == "collect" else before[: V._MAX_EXAMPLES]
-    for item in before[len(kept):]:
-        sink.by_reason[item[3]] += 1
-        sink.n_problems += 1
-    j = 0  # the next problem of `before` to merge in
-    for i, k in events:
-        while j < len(kept) and (kept[j][0] is None or kept[j][0] < loc[i]):
-            sink.add(extra_problem(kept[j]))
-            j += 1
-        field, reason, msg, _ = problems[k]
-        sink.add(V.Problem(fname, locator(loc[i], sub[i]), field,
-                           V.short_repr(values_of(field, i)), reason, msg))
-    for item in kept[j:]:
-        sink.add(extra_problem(item))
-    return rejected
-
-
-def _constant_or_column(raw: pa.Table, name: str, given, stats: FileStats, n: int):
-    if given is not None:
-        note = f"column '{name}' replaced by the caller's value {given!r}"
-        if name in raw.column_names and note not in stats.notes:
-            stats.notes.append(note)
-        if name == "step":
-            return pa.array(np.full(n, int(given), dtype=np.int64))
-        # one dictionary entry instead of n copies of the label
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
-                                              pa.array([str(given)], type=pa.string()))
-    if name in raw.column_names:
-        return raw.column(name).combine_chunks()
-    return None
-
-
-def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, before=()):
-    """Apply the vectorized rules to a raw canonical table; return (clean table, keep mask).
-
-    ``before``: problems of rows left out of ``raw`` (see :func:`_report`), reported with the
-    table's own in file order.
-    """
-    n = raw.num_rows
-    problems = []  # (field, reason, message, mask)
-    # text that is not UTF-8 is a problem of its row and field; the other rules see a null
-    original, not_utf8, masked = raw, {}, {}
-    for name in _SAMPLES_READ if kind == "samples" else _COUNTS_READ:
-        if name in raw.column_names and labels.get(name) is None:
-            fixed, bad = V.vec_utf8(raw.column(name).combine_chunks())
-            if bad is not None:
-                not_utf8[name] = bad
-                raw = raw.set_column(raw.schema.get_field_index(name), name, fixed)
-
-    def add(field, bad):
-        if field in not_utf8:  # first, in the order of the fields
-            masked[field] = not_utf8.pop(field)
-            problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, masked[field]))
-        for reason, msg, mask in bad:
-            if field in masked:  # the null that replaced the bad text is no second problem
-                mask = mask & ~masked[field]
-            if mask.any():
-                problems.append((field, reason, msg, mask))
-
-    cols = {}
-    for name in ("model", "benchmark"):
-        arr = _constant_or_column(raw, name, labels.get(name), stats, n)
-        if arr is None:
-            raise ValueError(
-                f"{fname}: required field '{name}' is missing from the file and was not "
-                f"supplied: pass {name}=... to name it.")
-        cols[name], bad = V.vec_label(arr)
-        add(name, bad)
-    if "question_id" not in raw.column_names:
-        raise ValueError(f"{fname}: required field 'question_id' is missing from the file.")
-    cols["question_id"], bad = V.vec_qid(raw.column("question_id").combine_chunks())
-    add("question_id", bad)
-    step = _constant_or_column(raw, "step", labels.get("step"), stats, n)
-    if step is None:
-        cols["step"] = pa.nulls(n, pa.int64())
-    else:
-        vals, null, bad = V.vec_int(step, min_value=0, required=False)
-        add("step", bad)
-        cols["step"] = pa.array(vals, mask=null)
-    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
-    for name in required:
-        if name not in raw.column_names and name not in cols:
-            raise ValueError(f"{fname}: required field '{name}' is missing from the file.")
-    if kind == "samples":
-        vals, _, bad = V.vec_int(raw.column("sample_idx").combine_chunks(), min_value=0)
-        add("sample_idx", bad)
-        cols["sample_idx"] = pa.array(vals)
-        vals, bad = V.vec_bool(raw.column("correct").combine_chunks())
-        add("correct", bad)
-        cols["correct"] = pa.array(vals)
-        if "answer" in raw.column_names:
-            cols["answer"], bad = V.vec_answer(raw.column("answer").combine_chunks())
-            add("answer", bad)
+        q = {"question_id": jp(m.question_id) if m.question_id else "(ord - 1)"}
+        for name in ("model", "benchmark", "step"):
+            fld = getattr(m, name)
+            lab = self._label(name, False)
+            if lab and fld and fld.split(".")[0] in top:
+                note = f"field '{fld}' replaced by the caller's value {self.labels[name]!r}"
+                self.notes += [note] if note not in self.notes else []
+            q[name] = lab or (sql_str(consts[name]) + ("::BIGINT" if name == "step" else
+                              "::VARCHAR") if name in consts else jp(fld) if fld else None)
+            if q[name] is None and name != "step":
+                raise ValueError(f"{self.fname}: the '{m.name}' layout does not name the {name}"
+                                 f": pass {name}=... .")
+        q["step"] = q["step"] or "NULL::BIGINT"
+        qtypes = {f"r_{k}": ("JSON" if v.startswith("json_") else "BIGINT" if k in
+                             ("step", "question_id") else "VARCHAR") for k, v in q.items()}
+        qnames = {"question_id": m.question_id or "(record number)", "model": m.model,
+                  "benchmark": m.benchmark, "step": m.step}
+        qchk = checked_sql("qraw", tuple(q), qtypes, "q", rec=False)
+        qfirst = _case(*[(f"p_{k} IS NOT NULL", f"p_{k}") for k in q]) if q else "NULL"
+        qfield = _case(*[(f"p_{k} IS NOT NULL", sql_str(qnames[k])) for k in q])
+        qval = _case(*[(f"p_{k} IS NOT NULL", f"r_{k}::VARCHAR") for k in q])
+        per = {k: v for k, v in m.per_sample_fields().items() if k != "correct"}
+        lst = jp(m.samples or m.correct)
+        jt = {"VARCHAR": "str", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
+              "BOOLEAN": "bool", "OBJECT": "dict", "NULL": "NoneType"}
+        pyt = "CASE json_type({}) " + " ".join(f"WHEN '{a}' THEN '{b}'" for a, b in jt.items()) \
+              + " END"
+        checks = [(f"L IS NULL OR json_type(L) = 'NULL'", code(MISSING, "must be a list" + (
+            " of sample objects" if m.samples else "")), sql_str(m.samples or m.correct), "NULL",
+                   "'null'", "1"),
+                  (f"json_type(L) <> 'ARRAY'", code(WRONG_TYPE, "must be a list" + (
+                      " of sample objects" if m.samples else "")), sql_str(m.samples or
+                                                                         m.correct), "NULL",
+                   "L::VARCHAR", "1")]
+        if m.samples:
+            pos = "list_position([json_type(y) = 'OBJECT' FOR y IN elist], false)"
+            checks.append((f"{pos} IS NOT NULL", code(WRONG_TYPE, "sample must be a JSON object"),
+                           f"{sql_str(m.samples)} || '[' || ({pos} - 1) || ']'", "NULL",
+                           f"elist[{pos}]::VARCHAR", "n_s"))
+        for k, fld in per.items() if not m.samples else ():
+            x = jp(fld)
+            msg = (f"'per-sample list must have the same length as ''{m.correct}'' (' || n_s || "
+                   "'); leash never pads'")
+            checks.append((f"{x} IS NOT NULL AND (json_type({x}) <> 'ARRAY' OR "
+                           f"json_array_length({x}) <> n_s)", code(RAGGED, "ragged"),
+                           sql_str(fld), msg, f"to_json(CASE WHEN json_type({x}) = 'ARRAY' THEN "
+                           f"'length ' || json_array_length({x}) ELSE {pyt.format(x)} END)",
+                           "n_s"))
+        checks.append(("qp IS NOT NULL", "qp", "qf", "NULL", "qv", "n_s"))
+        rec = [_case(("p0 IS NOT NULL", a), *[(c[0], c[i]) for c in checks]) for a, i in (
+            ("p0", 1), ("'-'", 2), ("m_rec", 3), ("v_rec", 4), ("1", 5))]
+        qsel = ", ".join(f"{v} AS r_{k}" for k, v in q.items())
+        head = (f"WITH b AS (SELECT *, {_case(('j IS NULL', MALFORMED_CODE), (chr(39).join(['json_type(j) <> ', 'OBJECT', '']), code(WRONG_TYPE, 'record must be a JSON object')))} AS p0,"
+                f" {lst} AS L FROM ({base})), qraw AS (SELECT *, {qsel}, NULL AS p_rec FROM b), "
+                f"r AS (SELECT *, {qfirst} AS qp, {qfield} AS qf, {qval} AS qv, "
+                f"json_extract(L, '$[*]') AS elist, CASE WHEN json_type(L) = 'ARRAY' THEN "
+                f"json_array_length(L)::BIGINT END AS n_s FROM ({qchk})), "
+                f"r2 AS (SELECT *, {rec[0]} AS pr, {rec[1]} AS fr, {rec[2]} AS mr, {rec[3]} AS vr,"
+                f" {rec[4]} AS nr FROM r)")
+        fields = {"correct": m.correct, **per}
+        if m.samples:
+            elems = "unnest(elist) AS el"
+            samp = {k: jp(f, "el") for k, f in fields.items()}
         else:
-            cols["answer"] = pa.nulls(n, pa.string())
-        for name in ("n_tokens", "token_entropy"):
-            if name in raw.column_names:
-                x, bad = V.vec_float(raw.column(name).combine_chunks())
-                add(name, bad)
-                cols[name] = pa.array(x)
-            else:
-                cols[name] = pa.array(np.full(n, np.nan))
-        if "finish_reason" in raw.column_names:
-            cols["finish_reason"], bad = V.vec_label(
-                raw.column("finish_reason").combine_chunks(), required=False)
-            add("finish_reason", bad)
-        else:
-            cols["finish_reason"] = pa.nulls(n, pa.string())
-    else:
-        nn, _, bad = V.vec_int(raw.column("n").combine_chunks(), min_value=1)
-        add("n", bad)
-        cc, _, bad = V.vec_int(raw.column("c").combine_chunks(), min_value=0)
-        add("c", bad)
-        valid_nc = np.ones(n, dtype=bool)
-        for field, _, _, mask in problems:
-            if field in ("n", "c"):
-                valid_nc &= ~mask
-        add("c", [(V.C_GT_N, "must be <= n", (cc > nn) & valid_nc)])
-        cols["n"], cols["c"] = pa.array(nn), pa.array(cc)
-        if "first_correct" in raw.column_names:
-            fc, null, bad = V.vec_int(raw.column("first_correct").combine_chunks(),
-                                      min_value=-1, required=False)
-            add("first_correct", bad)
-            ok = ~null & valid_nc
-            for _, _, mask in bad:
-                ok &= ~mask
-            incons = ok & ((fc >= nn) | ((fc == -1) != (cc == 0)))
-            add("first_correct", [(V.INCONSISTENT,
-                                   "must be < n, and -1 exactly when c == 0", incons)])
-            cols["first_correct"] = pa.array(fc, mask=null)
-        else:
-            cols["first_correct"] = pa.nulls(n, pa.int64())
+            elems = ", ".join(f"unnest(json_extract({jp(f)}, '$[*]')) AS s_{k}"
+                              for k, f in fields.items())
+            samp = {k: f"s_{k}" for k in fields}
+        idx = "sub" if m.index is None else samp.get("index", "NULL")
+        self._names = {k: (f"{m.samples}[{{}}].{f}" if m.samples else f"{f}[{{}}]")
+                       for k, f in {**fields, "sample_idx": m.index or "index"}.items()}
+        rf = {"model": "r_model", "benchmark": "r_benchmark", "question_id": "r_question_id",
+              "step": "r_step", "sample_idx": idx, "answer": samp.get("answer", "NULL"),
+              "correct": samp["correct"], "n_tokens": samp.get("n_tokens", "NULL"),
+              "token_entropy": samp.get("token_entropy", "NULL"),
+              "finish_reason": samp.get("finish_reason", "NULL")}
+        extra = {"response": samp.get("response", "NULL"),
+                 "gold": jp(m.gold) if m.gold else "NULL"}
+        cols = ", ".join([f"{v} AS r_{k}" for k, v in rf.items()]
+                         + [f"{v} AS x_{k}" for k, v in extra.items()])
+        nul = ", ".join([f"NULL AS r_{k}" for k in rf] + [f"NULL AS x_{k}" for k in extra])
+        return (f"{head} SELECT ord, -1 AS sub, nr AS nrows, pr AS p_rec, fr AS f_rec, mr AS "
+                f"m_rec, vr AS v_rec, {nul} FROM r2 WHERE pr IS NOT NULL UNION ALL BY NAME "
+                f"SELECT ord, sub, 1 AS nrows, NULL AS p_rec, NULL AS f_rec, NULL AS m_rec, "
+                f"NULL AS v_rec, {cols} FROM (SELECT *, unnest(range(n_s)) AS sub, {elems} "
+                "FROM r2 WHERE pr IS NULL)")
 
-    def values_of(field, i):
-        if field in masked and masked[field][i]:  # the bytes, as in the file
-            arr = original.column(field).combine_chunks()
-            if pa.types.is_dictionary(arr.type):
-                return V.utf8_bytes(arr.dictionary)[arr.indices[i].as_py()].as_py()
-            return V.utf8_bytes(arr)[i].as_py()
-        if field in raw.column_names:
-            return raw.column(field)[i].as_py()
-        return labels.get(field)
+    def _raw_evaluator_file(self, exact: bool) -> str:
+        rel = E.relation(self.con, self.path, self.fmt, options=self.options)
+        rel.create_view(f"ev{self.no}", replace=True)
+        self.keys = set(E.RELATION_COLUMNS)
+        self.reader += " (no per-sample correctness)" if not self.con.execute(
+            f"SELECT count(correct) FROM ev{self.no}").fetchone()[0] else ""
+        cols = self._fields_sql(self.keys, lambda f: f)
+        return (f"SELECT line AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}, {cols}, response AS "
+                f"x_response, gold AS x_gold FROM ev{self.no}")
 
-    for field, bad in not_utf8.items():  # defensive: a field read without a rule
-        masked[field] = bad
-        problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, bad))
-    rejected = _report(sink, locator, fname, problems, loc, sub, values_of, before)
-    table = pa.table(cols)
-    keep = ~rejected
-    if rejected.any():
-        table = table.filter(pa.array(keep))
-    stats.rows_rejected += int(rejected.sum())
-    return table, keep
+    def peek(self, n: int = 1000):
+        """(top-level keys, keys of the samples) of the first ``n`` records (notes, labels)."""
+        if not hasattr(self, "_peek"):
+            lst = _jpath(self.mapping.samples) if self.mapping and self.mapping.samples else None
+            rows = self.con.execute(
+                f"SELECT json_keys(json), {f'json_extract(json, {lst})' if lst else 'NULL'} "
+                f"FROM read_ndjson_objects({sql_str(self.path)}, ignore_errors=true, "
+                f"maximum_object_size={_MAX_OBJECT}) WHERE json_type(json) = 'OBJECT' "
+                f"LIMIT {n}").fetchall()
+            top = {k for keys, _ in rows for k in keys or ()}
+            sub = set()
+            for _, samples in rows:
+                for e in (json.loads(samples) if samples else None) or ():
+                    sub.update(e if isinstance(e, dict) else ())
+            self._peek = (top | self.keys, sub)
+        return self._peek
 
+    # ---- the exact pass over a file that failed --------------------------------------------
+    def _fill(self, rows, schema) -> None:
+        """Write rows (tuples) into the temp table ``fix<no>``, a batch at a time."""
+        import pyarrow as pa
 
-# --------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------
-def _block_size(path: Path, chunk_size: int) -> int:
-    # Text readers work in bytes: estimate bytes per row from the head of the file.
-    with _open_text(path) as fh:
-        head = fh.read(1 << 16)
-    lines = max(head.count(b"\n"), 1)
-    per_row = max(len(head) / lines, 16)
-    # capped at 32 MB: pyarrow parses several blocks in parallel, so bigger blocks only
-    # raise the peak memory, not the speed
-    return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 25))
+        self.con.execute(f"DROP TABLE IF EXISTS fix{self.no}")
+        made, batch = False, []
 
+        def flush():
+            nonlocal made, batch
+            t = pa.table(list(zip(*batch)) if batch else [[]] * len(schema), schema=schema)
+            self.con.register("fixbatch", t)
+            self.con.execute(f"INSERT INTO fix{self.no} SELECT * FROM fixbatch" if made else
+                             f"CREATE TEMP TABLE fix{self.no} AS SELECT * FROM fixbatch")
+            self.con.unregister("fixbatch")
+            made, batch = True, []
 
-def _read_parquet(path, kind, chunk_size, stats: FileStats):
-    """Yield (table, row numbers) per batch of a Parquet file (its columns go to stats)."""
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    schema = pq.read_schema(path)
-    stats.columns.update(schema.names)
-    stats.schema_metadata = dict(schema.metadata or {})
-    # string key columns are read dictionary-encoded: the rules and the group-by then work
-    # on the few distinct values instead of every row
-    dict_cols = [c for c in ("model", "benchmark", "question_id", "answer", "finish_reason")
-                 if c in schema.names and (pa.types.is_string(schema.field(c).type)
-                                           or pa.types.is_large_string(schema.field(c).type)
-                                           or pa.types.is_dictionary(schema.field(c).type))]
-    # pre_buffer=False: the default read-ahead buffers many row groups at once, which makes
-    # peak memory grow with the file (measured: 300 MB vs 30 MB of Arrow memory on 25M rows)
-    pf = pq.ParquetFile(path, read_dictionary=dict_cols, pre_buffer=False)
-    cols = [c for c in wanted if c in pf.schema_arrow.names]
-    start = 0
-    for batch in pf.iter_batches(batch_size=chunk_size, columns=cols):
-        t = pa.Table.from_batches([batch])
-        yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
-        start += t.num_rows
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 50_000:
+                flush()
+        if batch or not made:
+            flush()
 
+    def _jsonl_exact(self) -> None:
+        """One pass over the lines: where blank lines shift the line numbers, and each line that
+        DuckDB could not parse repaired (text that is not UTF-8 becomes a marker) or named
+        malformed with Python's reason."""
+        import pyarrow as pa
 
-def _table_batches(table: pa.Table, kind, chunk_size, stats: FileStats):
-    """:func:`_read_parquet` over a table already read."""
-    stats.columns.update(table.column_names)
-    stats.schema_metadata = dict(table.schema.metadata or {})
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    t = table.select([c for c in wanted if c in table.column_names])
-    for start in range(0, t.num_rows, chunk_size):
-        part = t.slice(start, chunk_size)
-        yield part, np.arange(start, start + part.num_rows, dtype=np.int64)
+        if self._fixed:
+            return
+        self._fixed = True
+        src = (f"SELECT row_number() OVER () AS ord, json FROM read_ndjson_objects("
+               f"{sql_str(self.path)}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        nulls = {r[0] for r in self.con.execute(f"SELECT ord FROM ({src}) WHERE json IS NULL")
+                 .fetchall()}
+        tail = "; its samples cannot be counted" if self.mapping else ""
+        starts, shifts = [1], [0]
 
-
-def _read_csv(path, kind, chunk_size, columns: set):
-    """Yield (table, record numbers, invalid rows) per block of a CSV file.
-
-    Record numbers count the header as 1 and skip blank lines, as pyarrow does; a row whose
-    field count differs from the header's is not read but returned, with its record number,
-    among the invalid rows of the block that holds it (``(number, text, fields, expected)``).
-    """
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    # every known column is read as text and converted by the leash rules, so that type
-    # inference on one block can never disagree with the next block
-    types = {c: pa.string() for c in wanted}
-    invalid = []
-
-    def on_invalid(row):
-        invalid.append((row.number, row.text, row.actual_columns, row.expected_columns))
-        return "skip"
-
-    reader = pcsv.open_csv(
-        path,
-        # one thread: it gives invalid rows their record number (and is not slower here)
-        read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size),
-                                      use_threads=False),
-        parse_options=pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
-        # check_utf8=False: a stray byte is one bad row for the rules (clean_table), named by
-        # line and field, instead of an error that stops the reader
-        convert_options=pcsv.ConvertOptions(
-            column_types=types, strings_can_be_null=True, null_values=[""],
-            include_columns=None, check_utf8=False),
-    )
-    names = reader.schema.names
-    columns.update(names)
-    keep = [c for c in names if c in wanted]
-    record = 2  # the next record number (the header is record 1)
-    for batch in reader:
-        t = pa.Table.from_batches([batch]).select(keep)
-        skipped = {int(r[0]) for r in invalid if r[0] is not None}
-        numbers = np.arange(record, record + t.num_rows + len(skipped), dtype=np.int64)
-        loc = numbers[~np.isin(numbers, list(skipped))][: t.num_rows]
-        end = int(loc[-1]) + 1 if len(loc) else record
-        # invalid rows come in file order: the block's are a prefix (one cut, not a search)
-        cut = bisect.bisect_left(invalid, end, key=lambda r: -1 if r[0] is None else r[0])
-        mine = invalid[:cut]
-        del invalid[:cut]
-        yield t, loc, mine
-        record = end
-    if invalid:
-        yield pa.table({c: pa.array([], pa.string()) for c in keep}), \
-            np.empty(0, dtype=np.int64), list(invalid)
-
-
-def _json_pieces(path: Path, nbytes: int):
-    """Yield (bytes, first line number) pieces of whole lines of about nbytes each.
-
-    Hand-written instead of pyarrow.json.open_json: that streaming reader reads ahead without
-    bound (measured: its Arrow memory grows with the file), while pieces keep the peak at a
-    few times nbytes and give every row its exact line number.
-    """
-    line = 1
-    rest = b""
-    with _open_text(path) as fh:
-        while True:
-            data = fh.read(nbytes)
-            if not data:
-                break
-            buf = rest + data
-            cut = buf.rfind(b"\n")
-            if cut < 0:
-                rest = buf
-                continue
-            piece, rest = buf[: cut + 1], buf[cut + 1:]
-            yield piece, line
-            line += piece.count(b"\n")
-    if rest.strip():
-        yield rest, line
-
-
-def _piece_lines(piece: bytes, start: int, n_rows: int) -> np.ndarray:
-    """Line number of each JSON object in a piece (pyarrow skips blank lines)."""
-    n_lines = piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
-    if n_lines == n_rows:  # every line holds one object: no blank lines
-        return np.arange(start, start + n_rows, dtype=np.int64)
-    out = np.asarray([start + i for i, ln in enumerate(piece.split(b"\n")) if ln.strip()],
-                     dtype=np.int64)
-    if len(out) != n_rows:  # defensive: never mislabel a row
-        raise RuntimeError("internal error: JSON rows and lines do not match")
-    return out
-
-
-_INT_FIELDS = ("step", "sample_idx", "n", "c", "first_correct")
-
-
-def _ints_read_as_floats(raw: pa.Table) -> bool:
-    """Whether pyarrow read an integer field as a float beyond the 64-bit range.
-
-    pyarrow.json reads 99999999999999999999 as 1e+20 and a number of thousands of digits as
-    inf: the rules would reject them, but show a value the file does not hold.
-    """
-    for name in _INT_FIELDS:
-        if name in raw.column_names and pa.types.is_floating(raw.schema.field(name).type):
-            x = raw.column(name).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
-            if not np.all(np.abs(x) < 2.0**63):
-                return True
-    return False
-
-
-def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
-    """Yield (line number, parsed object or JSONDecodeError, raw line) of a file or a piece."""
-    src = _open_text(path) if piece is None else None
-    lines = src if src is not None else piece.split(b"\n")
-    try:
-        for lineno, line in enumerate(lines, start):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, _loads(line), line
-            except json.JSONDecodeError as exc:
-                yield lineno, exc, line
-            except ValueError as exc:  # invalid UTF-8, an integer of more than 4300 digits
-                yield lineno, json.JSONDecodeError(_json_error(exc), "", 0), line
-    finally:
-        if src is not None:
-            src.close()
-
-
-_PY_RULES = {
-    "model": V.py_label, "benchmark": V.py_label, "question_id": V.py_qid,
-    "step": lambda v: V.py_int(v, min_value=0, required=False),
-    "sample_idx": lambda v: V.py_int(v, min_value=0), "correct": V.py_bool,
-    "answer": V.py_answer, "n_tokens": V.py_float, "token_entropy": V.py_float,
-    "finish_reason": lambda v: V.py_label(v, required=False),
-    "n": lambda v: V.py_int(v, min_value=1), "c": lambda v: V.py_int(v, min_value=0),
-    "first_correct": lambda v: V.py_int(v, min_value=-1, required=False),
-}
-_ARROW_TYPES = {
-    "model": pa.string(), "benchmark": pa.string(), "question_id": pa.string(),
-    "step": pa.int64(), "sample_idx": pa.int64(), "correct": pa.bool_(), "answer": pa.string(),
-    "n_tokens": pa.float64(), "token_entropy": pa.float64(), "finish_reason": pa.string(),
-    "n": pa.int64(), "c": pa.int64(), "first_correct": pa.int64(),
-}
-
-
-def _columns_to_table(kind, cols: dict[str, list]) -> pa.Table:
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    out = {}
-    for name in names:
-        vals = cols[name]
-        if name in ("n_tokens", "token_entropy"):
-            out[name] = pa.array(np.array([np.nan if v is None else v for v in vals],
-                                          dtype=np.float64))
-        else:
-            out[name] = pa.array(vals, type=_ARROW_TYPES[name])
-    return pa.table(out)
-
-
-def _py_row(kind, rec: dict, labels, fname, where, sink, stats, present):
-    """Clean one canonical record with the per-value rules; None when rejected."""
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
-    row = {}
-    bad = False
-    for name in names:
-        if name in labels and labels[name] is not None:
-            v = labels[name]
-            if name in rec and name not in present:
-                present.add(name)
-                stats.notes.append(f"field '{name}' replaced by the caller's value {v!r}")
-            row[name] = int(v) if name == "step" else str(v)
-            continue
-        v = rec.get(name)
-        if v is None and name in ("model", "benchmark") and name not in rec:
-            raise ValueError(
-                f"{fname}: {where()}: required field '{name}' is missing and was not "
-                f"supplied: pass {name}=... to name it.")
-        if v is None and name in required:
-            sink.add(V.Problem(fname, where(), name, "None", V.MISSING,
-                               "required value is missing"))
-            bad = True
-            continue
-        try:
-            row[name] = _PY_RULES[name](v)
-        except V.RuleError as e:
-            sink.add(V.Problem(fname, where(), name, V.short_repr(v), e.reason, e.message))
-            bad = True
-    if not bad and kind == "counts":
-        if row["c"] > row["n"]:
-            sink.add(V.Problem(fname, where(), "c", repr(rec.get("c")), V.C_GT_N,
-                               "must be <= n"))
-            bad = True
-        fc = row.get("first_correct")
-        if fc is not None and (fc >= row["n"] or (fc == -1) != (row["c"] == 0)):
-            sink.add(V.Problem(fname, where(), "first_correct", repr(fc), V.INCONSISTENT,
-                               "must be < n, and -1 exactly when c == 0"))
-            bad = True
-    return None if bad else row
-
-
-def _read_json_slow(lines, kind, chunk_size, *, labels, fname, sink, stats):
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    cols = {k: [] for k in names}
-    locs = []
-    present: set = set()
-    for lineno, rec, line in lines:
-        stats.rows_read += 1
-
-        def where(lineno=lineno):
-            return f"line {lineno}"
-
-        if isinstance(rec, json.JSONDecodeError):
-            sink.add(V.Problem(fname, where(), "-", V.short_repr(line[:60].decode(
-                "utf-8", "replace")), V.MALFORMED, f"malformed JSON ({rec.msg})"))
-            stats.rows_rejected += 1
-            continue
-        if not isinstance(rec, dict):
-            sink.add(V.Problem(fname, where(), "-", V.short_repr(rec), V.WRONG_TYPE,
-                               "record must be a JSON object"))
-            stats.rows_rejected += 1
-            continue
-        stats.columns.update(rec)
-        row = _py_row(kind, rec, labels, fname, where, sink, stats, present)
-        if row is None:
-            stats.rows_rejected += 1
-            continue
-        for k in names:
-            cols[k].append(row.get(k))
-        locs.append(lineno)
-        if len(locs) >= chunk_size:
-            yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
-            cols = {k: [] for k in names}
-            locs = []
-    if locs:
-        yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
-
-
-def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sink, stats):
-    """Expand one-object-per-question records into canonical sample rows (per-value rules)."""
-    names = _SAMPLES_READ
-    cols = {k: [] for k in names}
-    locs, subs = [], []
-    per_sample = mapping.per_sample_fields()
-    relative = mapping.index is None
-    for ordinal, (lineno, rec, line) in enumerate(_iter_json_lines(path)):
-        def where(sub=-1, lineno=lineno):
-            return f"line {lineno}" + (f", sample {sub}" if sub >= 0 else "")
-
-        def reject_record(field, value, reason, msg, n_rows=1):
-            sink.add(V.Problem(fname, where(), field, V.short_repr(value), reason, msg))
-            stats.rows_read += n_rows
-            stats.rows_rejected += n_rows
-
-        if isinstance(rec, json.JSONDecodeError):
-            reject_record("-", line[:60].decode("utf-8", "replace"), V.MALFORMED,
-                          f"malformed JSON ({rec.msg}); its samples cannot be counted")
-            continue
-        if not isinstance(rec, dict):
-            reject_record("-", rec, V.WRONG_TYPE, "record must be a JSON object")
-            continue
-        stats.columns.update(rec)
-        # the per-sample values, as lists aligned by position
-        if mapping.samples:
-            lst = rec.get(mapping.samples)
-            if not isinstance(lst, list):
-                reason = V.MISSING if lst is None else V.WRONG_TYPE
-                reject_record(mapping.samples, lst, reason, "must be a list of sample objects")
-                continue
-            n_s = len(lst)
-            lists = {}
-            bad_elem = [i for i, e in enumerate(lst) if not isinstance(e, dict)]
-            if bad_elem:
-                i = bad_elem[0]
-                reject_record(f"{mapping.samples}[{i}]", lst[i], V.WRONG_TYPE,
-                              "sample must be a JSON object", n_rows=n_s)
-                continue
-            if lst:  # the keys of the first and last samples (cheap, and enough for a note)
-                stats.sample_keys.update(lst[0], lst[-1])
-            for canon, fld in per_sample.items():
-                lists[canon] = [e.get(fld) for e in lst]
-            fieldname = {c: f"{mapping.samples}[{{i}}].{f}" for c, f in per_sample.items()}
-        else:
-            corr = rec.get(mapping.correct)
-            if not isinstance(corr, list):
-                reason = V.MISSING if corr is None else V.WRONG_TYPE
-                reject_record(mapping.correct, corr, reason, "must be a list")
-                continue
-            n_s = len(corr)
-            lists = {}
-            ragged = None
-            for canon, fld in per_sample.items():
-                v = rec.get(fld)
-                if v is None and fld not in rec:
-                    continue
-                if not isinstance(v, list) or len(v) != n_s:
-                    got = f"length {len(v)}" if isinstance(v, list) else type(v).__name__
-                    ragged = (fld, got)
-                    break
-                lists[canon] = v
-            if ragged is not None:
-                fld, got = ragged
-                reject_record(fld, got, V.RAGGED,
-                              f"per-sample list must have the same length as "
-                              f"'{mapping.correct}' ({n_s}); leash never pads",
-                              n_rows=n_s)
-                continue
-            fieldname = {c: f"{f}[{{i}}]" for c, f in per_sample.items()}
-        stats.rows_read += n_s
-        # question-level fields
-        qlevel = {}
-        try:
-            qraw = rec.get(mapping.question_id) if mapping.question_id else ordinal
-            qfield = mapping.question_id or "(record number)"
-            qlevel["question_id"] = V.py_qid(qraw)
-            for name in ("model", "benchmark", "step"):
-                given = labels.get(name)
-                if given is not None:
-                    qlevel[name] = int(given) if name == "step" else str(given)
-                    fld = getattr(mapping, name)
-                    note = f"field '{fld}' replaced by the caller's value {given!r}"
-                    if fld and fld in rec and note not in stats.notes:
-                        stats.notes.append(note)
-                    continue
-                fld = getattr(mapping, name)
-                if fld is None:
-                    if name == "step":
-                        qlevel[name] = None
+        def rows():
+            o = 0
+            with open_bytes(self.path) as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
                         continue
-                    raise ValueError(
-                        f"{fname}: the '{mapping.name}' layout does not name the {name}: "
-                        f"pass {name}=... .")
-                qfield = fld
-                qraw = rec.get(fld)
-                qlevel[name] = (V.py_int(qraw, min_value=0, required=False) if name == "step"
-                                else V.py_label(qraw))
-        except V.RuleError as e:
-            sink.add(V.Problem(fname, where(), qfield, V.short_repr(qraw), e.reason,
-                               e.message))
-            stats.rows_rejected += n_s
-            continue
-        for i in range(n_s):
-            row = dict(qlevel)
-            bad = False
-            for canon, rule in (("correct", V.py_bool), ("answer", V.py_answer),
-                                ("n_tokens", V.py_float), ("token_entropy", V.py_float),
-                                ("finish_reason", lambda v: V.py_label(v, required=False)),
-                                ("index", lambda v: V.py_int(v, min_value=0))):
-                if canon not in lists:
-                    row[canon] = None
-                    continue
-                v = lists[canon][i]
-                try:
-                    row[canon] = rule(v)
-                except V.RuleError as e:
-                    sink.add(V.Problem(fname, where(i), fieldname[canon].format(i=i),
-                                       V.short_repr(v), e.reason, e.message))
-                    bad = True
-            if bad:
-                stats.rows_rejected += 1
-                continue
-            row["sample_idx"] = i if relative else row.pop("index")
-            for k in names:
-                cols[k].append(row.get(k))
-            locs.append(lineno)
-            subs.append(i)
-        if len(locs) >= chunk_size:
-            yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
-                   np.asarray(subs, dtype=np.int64))
-            cols = {k: [] for k in names}
-            locs, subs = [], []
-    if locs:
-        yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
-               np.asarray(subs, dtype=np.int64))
+                    o += 1
+                    if lineno - o != shifts[-1]:
+                        starts.append(o)
+                        shifts.append(lineno - o)
+                    if o in nulls:
+                        try:
+                            yield o, json.dumps(_mark(loads(line))), None, None
+                        except ValueError as exc:
+                            yield (o, None, f"malformed JSON ({json_error(exc)}){tail}",
+                                   short_repr(line[:60].decode("utf-8", "replace")))
 
-
-def _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname) -> Chunk:
-    stats.rows_read += raw.num_rows
-    sub = np.full(len(loc), -1, dtype=np.int64)
-    table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats, sink=sink,
-                              locator=locator, fname=fname)
-    return Chunk(kind, table, loc[keep], sub[keep], False)
-
-
-def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
-                contents: pa.Table | None = None) -> Iterator[Chunk]:
-    """Yield validated :class:`Chunk` objects of one file.
-
-    ``contents``: the table of a Parquet file that the caller has read already (with its
-    schema metadata), so that the file is not read a second time.
-
-    A file that cannot be read to its end (a truncated ``.gz``, a corrupt Parquet file) raises
-    :class:`leash.validate.InputFileError` naming it (and the last complete line of a
-    compressed text file), whatever ``on_error`` says: what was lost cannot be counted.
-    """
-    path = Path(path)
-    try:
-        yield from _read_chunks(path, fmt, mapping, labels=labels, chunk_size=chunk_size,
-                                sink=sink, stats=stats, contents=contents)
-    except _IO_ERRORS as exc:  # the pyarrow readers' errors: see _reading
-        raise _unreadable(path, exc) from None
-
-
-def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
-                 contents) -> Iterator[Chunk]:
-    fname = str(stats.path)
-    if fmt in ("nested", "evaluator"):
-        stats.reader = f"python json, mapping '{mapping.name}'"
-        stats.locator = Locator(path, "jsonl")
-        for table, loc, sub in _read_nested(path, mapping, chunk_size, labels=labels,
-                                            fname=fname, sink=sink, stats=stats):
-            yield Chunk("samples", table, loc, sub, mapping.index is None)
-        return
-    # a per-question summary is checked by the counts rules (one rule set) on its counts
-    kind = "counts" if fmt == "summary" else fmt
-    container = _container(path)
-    if container == "parquet":
-        stats.reader = "pyarrow parquet"
-        locator = stats.locator = Locator(path, container)
-        batches = (_read_parquet(path, kind, chunk_size, stats) if contents is None
-                   else _table_batches(contents, kind, chunk_size, stats))
-        for raw, loc in _reading(path, batches):
-            yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
-        return
-    if container == "csv":
-        stats.reader = "pyarrow csv"
-        locator = stats.locator = Locator(path, container)
-        with locator:
-            for raw, loc, invalid in _reading(path, _read_csv(path, kind, chunk_size,
-                                                              stats.columns)):
-                # rows with a wrong field count are not in the block: their problems are
-                # merged with the block's in file order, and the block is cleaned once
-                stats.rows_read += raw.num_rows + len(invalid)
-                stats.rows_rejected += len(invalid)
-                before = [(number, "-", V.short_repr(text), V.MALFORMED_CSV,
-                           f"{fields} fields where the header has {expected}")
-                          for number, text, fields, expected in invalid]
-                sub = np.full(len(loc), -1, dtype=np.int64)
-                table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
-                                          sink=sink, locator=locator, fname=fname,
-                                          before=before)
-                yield Chunk(kind, table, loc[keep], sub[keep], False)
-        return
-    # JSONL: pieces of whole lines parsed by pyarrow.json; a piece pyarrow cannot parse
-    # (malformed JSON, a field changing type) is re-read line by line with the exact rules.
-    stats.reader = "pyarrow json (pieces)"
-    locator = Locator(path, "jsonl")
-    stats.locator = locator
-    nbytes = _block_size(path, chunk_size)
-    opts = pjson.ReadOptions(block_size=1 << 22)
-    slow_pieces = 0
-    for piece, start in _json_pieces(path, nbytes):
         try:
-            raw = pjson.read_json(pa.py_buffer(piece), read_options=opts)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
-                UnicodeDecodeError):  # the last: a key that is not UTF-8
-            raw = None
-        if raw is not None and _ints_read_as_floats(raw):
-            raw = None  # only Python's json keeps 99999999999999999999 as written
-        if raw is not None:
-            stats.columns.update(raw.column_names)
-            loc = _piece_lines(piece, start, raw.num_rows)
-            stats.rows_read += raw.num_rows
-            sub = np.full(len(loc), -1, dtype=np.int64)
-            table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
-                                      sink=sink, locator=locator, fname=fname)
-            yield Chunk(kind, table, loc[keep], sub[keep], False)
-            continue
-        slow_pieces += 1
-        stats.reader = (f"pyarrow json (pieces); {slow_pieces} piece(s) re-read with python "
-                        "json")
-        for table, lines in _read_json_slow(_iter_json_lines(path, piece, start), kind,
-                                            chunk_size, labels=labels, fname=fname, sink=sink,
-                                            stats=stats):
-            yield Chunk(kind, table, lines, np.full(len(lines), -1, dtype=np.int64), False)
+            self._fill(rows(), pa.schema([("ord", pa.int64()), ("json", pa.string()),
+                                          ("msg", pa.string()), ("val", pa.string())]))
+        except (EOFError, zlib.error, OSError) as exc:
+            raise unreadable(self.path, exc) from None
+        self._shift = (starts, shifts)
+
+    def _csv_exact(self) -> None:
+        """Every CSV record with the line it starts on; a record whose field count is not the
+        header's is a malformed row (Python's csv module: values may hold newlines)."""
+        import csv
+        import sys
+
+        import pyarrow as pa
+
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        opener = gzip.open if self.path.name.lower().endswith(".gz") else open
+        bad = code(MALFORMED_CSV, "malformed")
+        with opener(self.path, "rt", newline="", encoding="utf-8", errors="surrogateescape") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            while header == []:
+                header = next(reader, None)
+            if header is None:
+                raise no_rows_error(self.path, "csv")
+            self.keys = set(header)
+            pos = [(f, header.index(f)) for f in self.fields if f in header]
+
+            def rows():
+                prev = reader.line_num
+                for rec in reader:
+                    start, prev = prev + 1, reader.line_num
+                    if not rec:
+                        continue
+                    if len(rec) != len(header):
+                        yield (start, int(bad), f"{len(rec)} fields where the header has "
+                               f"{len(header)}", short_repr(",".join(rec)), *[None] * len(pos))
+                    else:
+                        yield start, None, None, None, *[
+                            json.dumps(_mark(rec[i])) if rec[i] != "" else None for _, i in pos]
+
+            schema = pa.schema([("ord", pa.int64()), ("p_rec", pa.int32()), ("m_rec", pa.string()),
+                                ("v_rec", pa.string())] + [(f, pa.string()) for f, _ in pos])
+            try:
+                self._fill(rows(), schema)
+            except csv.Error as exc:
+                raise InputFileError(f"{self.path}: cannot read the file ({exc}).") from None
+
+    def _parquet_exact(self) -> None:
+        """The read columns through pyarrow, as JSON text; text that is not UTF-8: a marker."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        cols = [f for f in self.fields if f in self.keys]
+        pf = pq.ParquetFile(self.path)
+        binary = {f for f in cols if pa.types.is_string(pf.schema_arrow.field(f).type)
+                  or pa.types.is_large_string(pf.schema_arrow.field(f).type)}
+
+        def rows():
+            start = 0
+            for batch in pf.iter_batches(columns=cols):
+                vals = [(batch.column(f).view(pa.binary()) if f in binary else batch.column(f))
+                        .to_pylist() for f in cols]
+                for i, row in enumerate(zip(*vals)):
+                    yield start + i, *[None if v is None else json.dumps(_mark(
+                        v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v),
+                        default=str) for v in row]
+                start += batch.num_rows
+
+        self._fill(rows(), pa.schema([("ord", pa.int64())] + [(f, pa.string()) for f in cols]))
+        self.keys = set(cols)
+
+    # ---- locations and values of problems --------------------------------------------------
+    def where(self, ord_: int, sub: int = -1) -> str:
+        """``"line 12"``, ``"line 3, sample 1"`` or ``"row group 0, row 5"`` of a row."""
+        import bisect
+
+        if self.form in ("parquet", "table"):
+            if self._rg is None:
+                sizes = self.con.execute(
+                    "SELECT row_group_num_rows FROM (SELECT DISTINCT row_group_id, "
+                    f"row_group_num_rows FROM parquet_metadata({sql_str(self.path)})) "
+                    "ORDER BY row_group_id").fetchall()
+                self._rg = [0]
+                for (n,) in sizes:
+                    self._rg.append(self._rg[-1] + n)
+            g = bisect.bisect_right(self._rg, ord_) - 1
+            return f"row group {g}, row {ord_ - self._rg[g]}"
+        if self.form == "csv" or (self.form == "evaluator-file" and container(self.path) ==
+                                  "jsonl"):
+            return f"line {ord_}"
+        if self.form == "evaluator-file":
+            return f"row {ord_}"
+        if self._shift is None:
+            starts, shifts, o = [1], [0], 0
+            with open_bytes(self.path) as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if line.strip():
+                        o += 1
+                        if lineno - o != shifts[-1]:
+                            starts.append(o)
+                            shifts.append(lineno - o)
+            self._shift = (starts, shifts)
+        starts, shifts = self._shift
+        line = ord_ + shifts[bisect.bisect_right(starts, ord_) - 1]
+        return f"line {line}" + (f", sample {sub}" if sub >= 0 else "")
+
+    def field_name(self, field: str, sub: int) -> str:
+        names = getattr(self, "_names", None)
+        return names[field].format(sub) if names and field in names and sub >= 0 else field
+
+    def show(self, field: str, raw) -> str:
+        """The value of a problem as the file holds it (``repr``, shortened)."""
+        if raw is not None and self.types.get(f"r_{field}", "").upper() == "JSON":
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return short_repr(raw)
+            if isinstance(raw, dict) and _BAD in raw:
+                return short_repr(bytes.fromhex(raw[_BAD]))
+        return short_repr(raw)
+
+
+def _mark(v):
+    """A parsed JSON value whose text that is not UTF-8 is replaced by a marker object (the
+    rules call it ``invalid_utf8``); keys are decoded with replacement characters."""
+    if isinstance(v, str):
+        return v if _is_utf8(v) else {_BAD: v.encode("utf-8", "surrogateescape").hex()
+                                      if _surrogates_only(v) else v.encode("utf-8",
+                                                                           "surrogatepass").hex()}
+    if isinstance(v, list):
+        return [_mark(x) for x in v]
+    if isinstance(v, dict):
+        return {(k if _is_utf8(k) else k.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace")): _mark(x) for k, x in v.items()}
+    return v
+
+
+def _surrogates_only(v: str) -> bool:
+    try:
+        v.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def checked_sql(src: str, fields, types: dict, kind: str, optional=(), rec: bool = True) -> str:
+    """The rule set over a raw relation: per field its clean value, ``p_<field>`` (a problem
+    code, NULL when fine) and ``r_<field>``; ``bad`` when the row has any problem."""
+    out_type = {"question_id": "VARCHAR", "answer": "VARCHAR", "model": "VARCHAR",
+                "benchmark": "VARCHAR", "finish_reason": "VARCHAR", "correct": "BOOLEAN",
+                "n_tokens": "DOUBLE", "token_entropy": "DOUBLE"}
+    cats, vals = [], []
+    for f in fields:
+        v = _Val(f"r_{f}", types.get(f"r_{f}", '"NULL"'))
+        if v.json:
+            cats.append(f"{v.category()} AS k_{f}")
+        name, kw = RULES[f]
+        val, prob = rule(name, v, f"k_{f}", **{**kw, **({"required": False} if f in optional
+                                                         else {})})
+        prob = f"CASE WHEN p_rec IS NULL THEN {prob} END" if rec else prob
+        vals.append(f"CAST({val} AS {out_type.get(f, 'BIGINT')}) AS {f}, "
+                    f"CAST({prob} AS INTEGER) AS p_{f}")
+    sql = f"SELECT *, {', '.join(vals)} FROM (SELECT *{''.join(', ' + c for c in cats)} " \
+          f"FROM {src})"
+    if kind == "counts":
+        ok = "p_rec IS NULL AND p_n IS NULL AND p_c IS NULL"
+        sql = (f"SELECT * REPLACE (coalesce(p_c, CASE WHEN {ok} AND c > n THEN "
+               f"{code(C_GT_N, 'must be <= n')} END) AS p_c, coalesce(p_first_correct, CASE WHEN "
+               f"{ok} AND first_correct IS NOT NULL AND (first_correct >= n OR "
+               f"((first_correct = -1) <> (c = 0))) THEN "
+               f"{code(INCONSISTENT, 'must be < n, and -1 exactly when c == 0')} END) AS "
+               f"p_first_correct) FROM ({sql})")
+    bad = " OR ".join((["p_rec IS NOT NULL"] if rec else []) + [f"p_{f} IS NOT NULL"
+                                                                 for f in fields])
+    return f"SELECT *, ({bad}) AS bad FROM ({sql})"
+
+
+def open_source(con, p, no: int, *, fmt, mapping, labels, options=None, contents=None,
+                checked=True) -> Source:
+    """Detect the format of input ``p`` and make its :class:`Source` (views not built yet)."""
+    path = Path(p)
+    if contents is not None:  # a summary already read (leash.summarize.read_summary)
+        f, m, keys = "summary", None, contents.column_names
+        meta = (contents.schema.metadata or {}).get(SUMMARY_METADATA_KEY)
+    else:
+        f, m, keys, meta = detect(path, fmt, mapping, checked=checked)
+    src = Source(con, path, no, f, m, labels, options=options, keys=keys, meta=meta,
+                 contents=contents)
+    src.fname = str(p)
+    return src
+
+
+def guarded(src: Source, run):
+    """Run ``run()``; an error of DuckDB reading the file is the file's (named, one line).
+
+    Parquet text that is not UTF-8 sets ``src.utf8_error`` instead (the caller then reads the
+    file with the exact reader). An error of the SQL itself (a bug) is never the file's.
+    """
+    import duckdb
+
+    try:
+        return run()
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        if src.form == "parquet" and not src.exact and "UTF8" in str(exc).replace("-", ""):
+            src.utf8_error = True
+            return None
+        raise unreadable(src.path, exc) from None
+
+
+def rule_problems(src: Source, limit=None):
+    """(problems in file order, at most ``limit``; problems per reason) of a built source."""
+    parts = [f"SELECT ord, sub, -1 AS j, f_rec AS f, p_rec AS p, m_rec AS m, v_rec AS r "
+             f"FROM chk{src.no} WHERE p_rec IS NOT NULL"]
+    for j, f in enumerate(src.fields):
+        raw = f"r_{f}::VARCHAR" if src.types.get(f"r_{f}", "").upper() == "JSON" else \
+            f"to_json(r_{f})::VARCHAR"
+        parts.append(f"SELECT ord, sub, {j}, '{f}', p_{f}, NULL, {raw} FROM chk{src.no} "
+                     f"WHERE p_{f} IS NOT NULL")
+    union = " UNION ALL ".join(parts)
+    by_reason: dict[str, int] = {}
+    for p, n in src.con.execute(f"SELECT p, count(*) FROM ({union}) GROUP BY p").fetchall():
+        by_reason[CODES[p][0]] = by_reason.get(CODES[p][0], 0) + n
+    rows = src.con.execute(f"SELECT * FROM ({union}) ORDER BY ord, sub, j"
+                           + (f" LIMIT {int(limit)}" if limit is not None else "")).fetchall()
+    out = []
+    for ord_, sub, j, f, p, m, r in rows:
+        reason, message = CODES[p]
+        rec = j < 0 or reason == MALFORMED
+        field = "-" if reason == MALFORMED else f if j < 0 else src.field_name(f, sub)
+        value = (short_repr(str(json.loads(r) if r else r)[:60]) if reason == MALFORMED and
+                 j >= 0 else src.show("" if rec else f, r) if r is not None else "None")
+        out.append(Problem(src.fname, src.where(ord_, sub if j >= 0 else -1), field, value,
+                           reason, m or message))
+    return out, by_reason
 
 
 def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None, step=None,
-                     batch_size=10_000) -> Iterator[pa.RecordBatch]:
+                     batch_size=10_000, reader_options=None):
     """Per-sample rows *with response texts* of one file, in batches of at most ``batch_size``.
 
-    Columns: ``model, benchmark, question_id (string), step (int64), sample_idx (int64),
-    response (string), correct (bool, null when the file has none), gold (string, null when
-    the file has none)``. This is what rescoring reads; memory is bounded by ``batch_size``.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A samples file with a ``response`` column, a nested/evaluator JSONL file or a file of
+        one of the evaluators' formats (:data:`leash.evaluators.EVALUATOR_FORMATS`).
+    fmt, mapping, model, benchmark, step
+        As in :func:`leash.summarize.summarize`; given labels replace the file's.
+    batch_size : int
+        Rows per batch; memory is bounded by it, not by the file.
+    reader_options : dict, optional
+        Options of an evaluator's reader, e.g. ``{"filter": "strict-match"}``.
 
-    (Interim implementation over :func:`leash.rescore.read_responses`, which loads the whole
-    file; the streaming engine replaces it with the same signature.)
+    Yields
+    ------
+    pyarrow.RecordBatch
+        ``model, benchmark, question_id (string), step (int64), sample_idx (int64), response
+        (string), correct (bool, null when the file has none), gold (string, null when the
+        file has none)``, in file order; the rows go through the rules of every reader (a bad
+        question id or verdict raises ValueError naming file, line and field).
     """
-    from .rescore import read_responses
+    con = connect()
+    src = open_source(con, path, 0, fmt=fmt, mapping=mapping, checked=False,
+                      labels={"model": model, "benchmark": benchmark, "step": step},
+                      options=reader_options)
+    if src.kind == "counts":
+        raise ValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring needs a "
+                         "samples file with a 'response' column or a nested/evaluator file.")
+    if src.form in ("jsonl", "parquet", "csv") and "response" not in src.keys:
+        raise ValueError(f"{path}: a samples file needs a 'response' column to be rescored; it "
+                         f"has {sorted(src.keys)}.")
+    src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct")
+    src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
+    if guarded(src, lambda: src.build() or con.execute(
+            f"SELECT bool_or(bad) FROM chk{src.no}").fetchone()[0]) is not False:
+        src.build(exact=True)
+        problems, _ = rule_problems(src, limit=1)
+        if problems:
+            raise ValueError(f"{problems[0]}.")
 
-    df = read_responses(path, fmt=fmt, mapping=mapping, model=model, benchmark=benchmark,
-                        step=step)
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    yield from table.to_batches(max_chunksize=batch_size)
+    def text(x):
+        return f"(x_{x}->>'$')" if src.types.get(f"x_{x}", "").upper() == "JSON" else \
+            f"CAST(x_{x} AS VARCHAR)"
+
+    rel = con.sql(
+        f"SELECT model, benchmark, question_id, step, sample_idx, {text('response')} AS "
+        f"response, correct, {text('gold')} AS gold FROM chk{src.no} ORDER BY ord, sub")
+    yield from (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size)
