@@ -694,6 +694,7 @@ class Source:
         self.fields = READ[self.kind]
         self._shift = self._rg = self._fixed = None
         self.exact, self.optional, self.extra, self.utf8_error = False, (), (), False
+        self.batch = 250_000
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
                        "duckdb read_parquet", "table": "arrow table", "nested":
                        f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
@@ -702,6 +703,8 @@ class Source:
     # ---- views ---------------------------------------------------------------------------
     def build(self, exact: bool = False) -> None:
         """(Re)define the views; ``exact``: the Python pass repairs what DuckDB cannot parse."""
+        if self.exact and self.form == "csv":
+            return  # a CSV file is read by the exact reader already
         self.exact = exact
         raw = getattr(self, "_raw_" + self.form.replace("-", "_"))(exact)
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW raw{self.no} AS {raw}")
@@ -745,7 +748,7 @@ class Source:
         if exact:  # text that is not UTF-8: read with pyarrow, such text becomes a marker
             self._parquet_exact()
             return f"SELECT *, -1 AS sub, 1 AS nrows, {self._NOREC} FROM (SELECT ord, " \
-                   f"{self._fields_sql(self.keys, lambda f: f'x.{f}')} FROM fix{self.no} x)"
+                   f"{self._fields_sql(self.keys, lambda f: f'x.{f}::JSON')} FROM fix{self.no} x)"
         src = f"read_parquet({sql_str(self.path)}, file_row_number=true)"
         return (f"SELECT file_row_number AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}, "
                 f"{self._fields_sql(self.keys, lambda f: chr(34) + f + chr(34))} FROM {src}")
@@ -759,6 +762,7 @@ class Source:
                 f"FROM contents{self.no}")
 
     def _raw_csv(self, exact: bool) -> str:
+        self.exact = True
         self._csv_exact()  # every CSV record with the line it starts on (Python's csv module)
         self._required(self.keys)
         return (f"SELECT ord, -1 AS sub, 1 AS nrows, p_rec, '-' AS f_rec, m_rec, v_rec, "
@@ -787,7 +791,7 @@ class Source:
         notobj = code(WRONG_TYPE, "record must be a JSON object")
         present = {f for f, n in zip(self.fields, self.con.execute(
             "SELECT " + ", ".join(f"count(json_extract(j, {_jpath(f)}))" for f in self.fields)
-            + f" FROM ({self._jsonl_base(True)})").fetchone()) if n}
+            + f" FROM ({self._jsonl_base(True)})").fetchall()[0]) if n}
         self._required(present | {f for f in self.fields if f in self.keys})
         rec = _case(("j IS NULL", MALFORMED_CODE), (f"json_type(j) <> 'OBJECT'", notobj))
         return (f"SELECT ord, -1 AS sub, 1 AS nrows, {rec} AS p_rec, '-' AS f_rec, m_rec, "
@@ -894,7 +898,7 @@ class Source:
         rel.create_view(f"ev{self.no}", replace=True)
         self.keys = set(E.RELATION_COLUMNS)
         self.reader += " (no per-sample correctness)" if not self.con.execute(
-            f"SELECT count(correct) FROM ev{self.no}").fetchone()[0] else ""
+            f"SELECT count(correct) FROM ev{self.no}").fetchall()[0][0] else ""
         cols = self._fields_sql(self.keys, lambda f: f)
         return (f"SELECT line AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}, {cols}, response AS "
                 f"x_response, gold AS x_gold FROM ev{self.no}")
@@ -918,27 +922,20 @@ class Source:
 
     # ---- the exact pass over a file that failed --------------------------------------------
     def _fill(self, rows, schema) -> None:
-        """Write rows (tuples) into the temp table ``fix<no>``, a batch at a time."""
+        """Write rows (tuples) into the temp table ``fix<no>``, ``batch`` rows at a time."""
         import pyarrow as pa
 
         self.con.execute(f"DROP TABLE IF EXISTS fix{self.no}")
-        made, batch = False, []
-
-        def flush():
-            nonlocal made, batch
-            t = pa.table(list(zip(*batch)) if batch else [[]] * len(schema), schema=schema)
-            self.con.register("fixbatch", t)
-            self.con.execute(f"INSERT INTO fix{self.no} SELECT * FROM fixbatch" if made else
-                             f"CREATE TEMP TABLE fix{self.no} AS SELECT * FROM fixbatch")
-            self.con.unregister("fixbatch")
-            made, batch = True, []
-
+        batch, first = [], True
         for row in rows:
             batch.append(row)
-            if len(batch) >= 50_000:
-                flush()
-        if batch or not made:
-            flush()
+            if len(batch) >= self.batch:
+                _insert(self.con, f"fix{self.no}", pa.table(list(zip(*batch)), schema=schema),
+                        first)
+                batch, first = [], False
+        if batch or first:
+            _insert(self.con, f"fix{self.no}", pa.table(list(zip(*batch)) if batch else
+                                                        [[]] * len(schema), schema=schema), first)
 
     def _jsonl_exact(self) -> None:
         """One pass over the lines: where blank lines shift the line numbers, and each line that
@@ -971,7 +968,7 @@ class Source:
                             yield o, json.dumps(_mark(loads(line))), None, None
                         except ValueError as exc:
                             yield (o, None, f"malformed JSON ({json_error(exc)}){tail}",
-                                   short_repr(line[:60].decode("utf-8", "replace")))
+                                   json.dumps(line[:60].decode("utf-8", "replace")))
 
         try:
             self._fill(rows(), pa.schema([("ord", pa.int64()), ("json", pa.string()),
@@ -1009,7 +1006,7 @@ class Source:
                         continue
                     if len(rec) != len(header):
                         yield (start, int(bad), f"{len(rec)} fields where the header has "
-                               f"{len(header)}", short_repr(",".join(rec)), *[None] * len(pos))
+                               f"{len(header)}", json.dumps(",".join(rec)), *[None] * len(pos))
                     else:
                         yield start, None, None, None, *[
                             json.dumps(_mark(rec[i])) if rec[i] != "" else None for _, i in pos]
@@ -1084,16 +1081,24 @@ class Source:
         names = getattr(self, "_names", None)
         return names[field].format(sub) if names and field in names and sub >= 0 else field
 
-    def show(self, field: str, raw) -> str:
-        """The value of a problem as the file holds it (``repr``, shortened)."""
-        if raw is not None and self.types.get(f"r_{field}", "").upper() == "JSON":
-            try:
-                raw = json.loads(raw)
-            except ValueError:
-                return short_repr(raw)
-            if isinstance(raw, dict) and _BAD in raw:
-                return short_repr(bytes.fromhex(raw[_BAD]))
+    @staticmethod
+    def show(raw: str) -> str:
+        """The value of a problem (JSON text) as the file holds it (``repr``, shortened)."""
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return short_repr(raw)
+        if isinstance(raw, dict) and _BAD in raw:
+            return short_repr(bytes.fromhex(raw[_BAD]))
         return short_repr(raw)
+
+
+def _insert(con, name: str, table, first: bool) -> None:
+    """Append an Arrow table to a temp table (created by the first batch)."""
+    con.register("batch_in", table)
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM batch_in" if first else
+                f"INSERT INTO {name} SELECT * FROM batch_in")
+    con.unregister("batch_in")
 
 
 def _mark(v):
@@ -1203,8 +1208,8 @@ def rule_problems(src: Source, limit=None):
         reason, message = CODES[p]
         rec = j < 0 or reason == MALFORMED
         field = "-" if reason == MALFORMED else f if j < 0 else src.field_name(f, sub)
-        value = (short_repr(str(json.loads(r) if r else r)[:60]) if reason == MALFORMED and
-                 j >= 0 else src.show("" if rec else f, r) if r is not None else "None")
+        value = (short_repr(str(r)[:60]) if reason == MALFORMED and j >= 0 else
+                 src.show(r) if r is not None else "None")
         out.append(Problem(src.fname, src.where(ord_, sub if j >= 0 else -1), field, value,
                            reason, m or message))
     return out, by_reason
@@ -1247,7 +1252,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct")
     src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
     if guarded(src, lambda: src.build() or con.execute(
-            f"SELECT bool_or(bad) FROM chk{src.no}").fetchone()[0]) is not False:
+            f"SELECT bool_or(bad) FROM chk{src.no}").fetchall()[0][0]) is not False:
         src.build(exact=True)
         problems, _ = rule_problems(src, limit=1)
         if problems:

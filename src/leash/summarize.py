@@ -101,7 +101,7 @@ def _partial(na: str):
         nbad, rows, multi, unknown = con.execute(
             f"SELECT sum(nbad), sum(nrows), {'max(cnt) > 1' if src.kind == 'counts' else 'false'}"
             f", {'count_if(c > 0 AND fc IS NULL)' if src.kind == 'counts' else '0'} FROM "
-            f"part{no}").fetchone()
+            f"part{no}").fetchall()[0]
         src.fc_unknown = int(unknown or 0)
         if exact:
             return rows
@@ -109,13 +109,13 @@ def _partial(na: str):
             return None
         overlap = "p.lo <= s.hi AND s.lo <= p.hi" if src.kind == "samples" else "true"
         clash = con.execute(f"SELECT count(*) FROM part{no} p JOIN seen s USING (model, "
-                            f"benchmark, question_id, stepk) WHERE {overlap}").fetchone()[0]
+                            f"benchmark, question_id, stepk) WHERE {overlap}").fetchall()[0][0]
         if src.kind == "samples" and not clash:
             clash = con.execute(
-                f"SELECT count(*) FROM part{no} p WHERE hi - lo + 1 <> n").fetchone()[0] or \
+                f"SELECT count(*) FROM part{no} p WHERE hi - lo + 1 <> n").fetchall()[0][0] or \
                 con.execute(f"SELECT count(*) FROM (SELECT * FROM part{no} WHERE hi - lo + 1 = "
                             "n) p, LATERAL (SELECT sum(hash(v)) AS ref FROM range(p.lo, p.hi + "
-                            "1) t(v)) WHERE ref <> p.h").fetchone()[0]
+                            "1) t(v)) WHERE ref <> p.h").fetchall()[0][0]
         return None if clash else rows
 
     return partial
@@ -177,7 +177,7 @@ def _run(paths, *, na, finish=True, **kw):
         if s.fmt == "summary":
             stored = _provenance_na(files[s.no].get("stored_provenance") or {})
             if stored not in (None, na) and con.execute(
-                    f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchone()[0]:
+                    f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
                 raise ValueError(
                     f"{s.fname} was summarized with na={stored!r} and has truncated samples, so "
                     f"its answer counts cannot be read under na={na!r} (which samples are NA is "

@@ -226,14 +226,18 @@ def check(src, sources, sink: Sink) -> int:
     if len(dups) > len(shown):
         sink.n_problems += len(dups) - len(shown)
         sink.by_reason[DUPLICATE] += len(dups) - len(shown)
-    bad = con.execute(f"SELECT coalesce(sum(nrows), 0) FROM chk{no} WHERE bad").fetchone()[0]
+    bad = con.execute(f"SELECT coalesce(sum(nrows), 0) FROM chk{no} WHERE bad").fetchall()[0][0]
     return int(bad) + len(dups)
 
 
 def _basic_partial(src, exact: bool):
     """The per-question facts the driver needs (where first read, index range, rows read)."""
-    if not exact:
-        return None  # validate() always takes the exact path: it lists every problem
+    if not exact:  # validate() always takes the exact path: it lists every problem; but first
+        text = [f"max(length(r_{f}))" for f in src.fields  # DuckDB checks the text it reads
+                if src.types.get(f"r_{f}") == "VARCHAR"]
+        if src.form == "parquet" and text:
+            src.con.execute(f"SELECT {', '.join(text)} FROM raw{src.no}").fetchall()
+        return None
     rows = samples_rows(src) if src.kind == "samples" else (
         f"SELECT *, coalesce(step, -1) AS stepk, NULL::BIGINT AS idx FROM chk{src.no}")
     src.con.execute(
@@ -331,6 +335,7 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
             raise ValueError(f"{p} is already a per-question summary; use leash.summarize."
                              "load_counts to combine summaries with other inputs.")
         sources.append(src)
+        src.batch = chunk_size
         before, reasons = sink.n_problems, dict(sink.by_reason)
         if src.relative:
             con.execute(f"CREATE OR REPLACE TEMP TABLE off{no} AS SELECT model, benchmark, "
@@ -341,10 +346,13 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
         rows = None if src.utf8_error else F.guarded(src, lambda: partial(src, False))
         rejected = 0
         if rows is None:
-            src.build(exact=src.form != "parquet" or src.utf8_error)
-            rejected = check(src, sources, sink)
-            partial(src, True)
-            rows = con.execute(f"SELECT sum(nrows) FROM chk{no}").fetchone()[0]
+            def exact():
+                src.build(exact=src.form != "parquet" or src.utf8_error)
+                found = check(src, sources, sink)
+                partial(src, True)
+                return found, con.execute(f"SELECT sum(nrows) FROM chk{no}").fetchall()[0][0]
+
+            rejected, rows = F.guarded(src, exact) or F.guarded(src, exact)  # 2nd: not UTF-8
         if src.kind == "samples":
             hit = con.execute(
                 f"SELECT p.w, s.w_no, s.w_ord, s.w_sub, {', '.join('p.' + k for k in KEYS)} FROM "
