@@ -67,12 +67,15 @@ def _int_list(text: str) -> list[int]:
 
 def _reader_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("reader options (apply to every FILE; override manifest labels)")
-    g.add_argument("--fmt", choices=("samples", "counts", "summary", "evaluator", "nested"),
-                   help="input format (default: detect)")
+    from .formats import FORMATS
+
+    g.add_argument("--fmt", choices=FORMATS, help="input format (default: detect)")
     g.add_argument("--model", help="model label for files that do not name it")
     g.add_argument("--benchmark", help="benchmark label for files that do not name it")
     g.add_argument("--step", type=int, help="checkpoint label for every row")
-    g.add_argument("--mapping", help="field mapping for nested layouts (e.g. rollouts)")
+    g.add_argument("--mapping", help="field mapping for nested layouts: rollouts, samples, "
+                   "evaluator, or a YAML file of field paths (data/README.md, section 4b)")
+    g.add_argument("--filter", help="lm-eval: the filter whose responses are read")
 
 
 def _on_error_option(p: argparse.ArgumentParser) -> None:
@@ -233,7 +236,8 @@ def _inputs(args, ctx: _Context):
     from .formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
-             "step": args.step, "mapping": args.mapping}
+             "step": args.step, "mapping": args.mapping,
+             "reader_options": {"filter": args.filter} if args.filter else None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
     for name in args.files:

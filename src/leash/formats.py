@@ -348,6 +348,9 @@ def open_bytes(path: Path):
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
+_open_text = open_bytes  # the name leash.rescore reads benchmark files with
+
+
 def json_error(exc: ValueError) -> str:
     """What is wrong with a JSON line that json.loads refused, in a few words."""
     if isinstance(exc, json.JSONDecodeError):
@@ -436,8 +439,9 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
 
 def detect(path: Path, fmt, mapping, *, checked: bool):
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"The 'fmt' parameter must be one of {FORMATS} or None. "
+    formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
+    if fmt is not None and fmt not in formats:
+        raise ValueError(f"The 'fmt' parameter must be one of {formats} or None. "
                          f"Got {fmt!r} instead.")
     if fmt == "evaluator":
         return "evaluator", get_mapping(mapping or "evaluator"), None, None
@@ -783,9 +787,10 @@ class Source:
 
     def _raw_jsonl(self, exact: bool) -> str:
         if not exact:  # the fast reader: each read field as JSON, one parse per line
-            cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in self.fields)
+            have = (*self.fields, *self.extra)
+            cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
             return (f"SELECT row_number() OVER () AS ord, -1 AS sub, 1 AS nrows, {self._NOREC}"
-                    f", {self._fields_sql(self.fields, lambda f: chr(34) + f + chr(34))} FROM "
+                    f", {self._fields_sql(have, lambda f: chr(34) + f + chr(34))} FROM "
                     f"read_json({sql_str(self.path)}, format='newline_delimited', columns="
                     f"{{{cols}}}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
         notobj = code(WRONG_TYPE, "record must be a JSON object")
@@ -794,9 +799,10 @@ class Source:
             + f" FROM ({self._jsonl_base(True)})").fetchall()[0]) if n}
         self._required(present | {f for f in self.fields if f in self.keys})
         rec = _case(("j IS NULL", MALFORMED_CODE), (f"json_type(j) <> 'OBJECT'", notobj))
+        cols = self._fields_sql((*self.fields, *self.extra),
+                                lambda f: f"json_extract(j, {_jpath(f)})")
         return (f"SELECT ord, -1 AS sub, 1 AS nrows, {rec} AS p_rec, '-' AS f_rec, m_rec, "
-                f"coalesce(v_rec, j::VARCHAR) AS v_rec, "
-                f"{self._fields_sql(self.fields, lambda f: f'json_extract(j, {_jpath(f)})')} "
+                f"coalesce(v_rec, j::VARCHAR) AS v_rec, {cols} "
                 f"FROM ({self._jsonl_base(True)})")
 
     def _raw_nested(self, exact: bool) -> str:
