@@ -91,7 +91,7 @@ def _partial(na: str):
                    f"FILTER (WHERE NOT ({miss})) AS ans, {common} FROM "
                    f"({V.samples_rows(src)}) x {keep} GROUP BY ALL")
         else:
-            x = ", ".join(f"any_value(x_{c}) AS x_{c}" for c in F._SUMMARY_EXTRA
+            x = ", ".join(f"any_value(x_{c}) AS x_{c}" for c in F.SUMMARY_EXTRA
                           if src.fmt == "summary")
             sql = (f"SELECT model, benchmark, question_id, stepk, count(*) AS cnt, any_value(n) "
                    "AS n, any_value(c) AS c, any_value(first_correct) AS fc, NULL::BIGINT AS "
@@ -167,7 +167,7 @@ def _run(paths, *, na, finish=True, **kw):
             "sqrt(m2 / (ec - 1)) END AS estd, nt, wf FROM m LEFT JOIN a USING (model, "
             "benchmark, question_id, stepk)")
     for s in counts:
-        x = {c: f"x_{c}" if s.fmt == "summary" else "NULL" for c in F._SUMMARY_EXTRA}
+        x = {c: f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA}
         parts.append(
             f"SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE fc END, {x['n_answer_missing']},"
             f" {x['answer_values']}, {x['answer_counts']}, {x['n_tokens_mean']}, "

@@ -342,7 +342,6 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
                         "question_id, stepk, hi + 1 AS off FROM seen")
         con.execute(f"CREATE OR REPLACE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
         F.guarded(src, src.build)
-        _no_correctness(src)
         rows = None if src.utf8_error else F.guarded(src, lambda: partial(src, False))
         rejected = 0
         if rows is None:
@@ -387,13 +386,6 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
     return files, sink, sources
 
 
-def _no_correctness(src) -> None:
-    if src.form == "evaluator-file" and "no per-sample correctness" in src.reader:
-        raise ValueError(f"{src.fname}: the {src.fmt} format logs no per-sample correctness; "
-                         f"run `leash rescore {src.fname} --out rescored.parquet` first and "
-                         "summarize rescored.parquet.")
-
-
 def notes(src) -> list[str]:
     """Notes on the columns of a file that leash does not read, with a "did you mean".
 
@@ -409,7 +401,7 @@ def notes(src) -> list[str]:
 
     out = []
     m = src.mapping
-    if m is None and src.form != "evaluator-file":
+    if m is None and src.form != "evaluator_file":
         cols = src.peek()[0] if src.form == "jsonl" else src.keys
         known = set(F.SUMMARY_COLUMNS if src.fmt == "summary" else (
             F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL if src.kind == "samples"
