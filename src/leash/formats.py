@@ -465,23 +465,30 @@ def _case(*pairs, default="NULL") -> str:
 
 
 class _Val:
-    """A raw field: a typed DuckDB column (its category fixed) or JSON (category per value)."""
+    """A raw field: a typed DuckDB column (its category fixed), JSON (a category per value),
+    or JSON with the category DuckDB inferred for the file (``"JSON:int"``): the fast path
+    applies that category's rule and leaves any other value to the exact path."""
 
     def __init__(self, x: str, typ: str):
-        t = typ.upper()
-        self.x, self.json, self.tname = x, t == "JSON", typ.lower()
+        t, _, self.hint = typ.upper().partition(":")
+        self.x, self.json, self.tname, self.hint = x, t == "JSON", typ.lower(), self.hint.lower()
         self.cat = ("json" if self.json else "null" if t in ('"NULL"', "NULL") else "bool"
                     if t == "BOOLEAN" else "int" if t in _INTS else "float" if t in (
                         "FLOAT", "DOUBLE") or t.startswith("DECIMAL") else "str" if t ==
                     "VARCHAR" else "other")
-        j = f"{x}::VARCHAR"
-        self.text = j  # integers as written (JSON keeps the digits of a huge one)
+        j = self.text = f"({x}::VARCHAR)"  # JSON: integers as written (every digit)
         self.i = (x if t in _INTS - {"UBIGINT", "HUGEINT", "UHUGEINT"} else
                   f"TRY_CAST({j if self.json else x} AS BIGINT)")  # NULL beyond int64
         self.neg = f"starts_with({j}, '-')" if self.json else f"({x} < 0)"
         self.f = f"TRY_CAST({j} AS DOUBLE)" if self.json else f"{x}::DOUBLE"
-        self.s = f"({x}->>'$')" if self.json else x
+        self.s = (f"CASE WHEN contains({j}, '\\') THEN {x}->>'$' ELSE {j}[2:-2] END"
+                  if self.json else x)
         self.b = f"({j} = 'true')" if self.json else x
+        number = f"TRY_CAST({j} AS DOUBLE) IS NOT NULL AND NOT starts_with({j}, '\"')"
+        self.is_hint = {"bool": f"{j} IN ('true', 'false')", "str": f"starts_with({j}, '\"')",
+                        "int": f"{number} AND NOT regexp_matches({j}, '[.eE]') AND length({j}) "
+                               "< 19", "float": f"{number} AND (regexp_matches({j}, '[.eE]') "
+                                                f"OR length({j}) <= 15)"}.get(self.hint)
 
     def category(self) -> str:
         x = self.x
@@ -493,6 +500,9 @@ class _Val:
                 f"json_exists({x}, '$.{_BAD}') THEN 'utf8' ELSE 'dict' END END END")
 
 
+NEEDS_EXACT = code("needs_exact", "left to the exact path")  # never in a report
+
+
 def _compile(v: _Val, k: str, branches: dict, wrong: str) -> tuple[str, str]:
     """(value SQL, problem SQL) from per-category branches; ``k``: the category column."""
     branches = {"null": ("NULL", None), "utf8": ("NULL", code(INVALID_UTF8, UTF8_MESSAGE)),
@@ -502,6 +512,10 @@ def _compile(v: _Val, k: str, branches: dict, wrong: str) -> tuple[str, str]:
         return branches.get(cat) or ("NULL", code(WRONG_TYPE, wrong.format(
             cat if cat in ("bool", "int", "float", "str", "list", "dict") else v.tname)))
 
+    if v.json and v.is_hint:
+        tv, tp = pick(v.hint)
+        return tv, _case((f"{v.x} IS NULL", branches["null"][1] or "NULL"),
+                         (f"NOT ({v.is_hint})", NEEDS_EXACT), default=tp or "NULL")
     if not v.json:
         (nv, np_), (tv, tp) = branches["null"], pick(v.cat)
         if v.cat == "null":
@@ -599,7 +613,7 @@ def checked_sql(src: str, fields, types: dict, kind: str, optional=()) -> str:
     rec = "p_rec" in types
     for f in fields:
         v = _Val(f"r_{f}", types.get(f"r_{f}", '"NULL"'))
-        cats += [f"{v.category()} AS k_{f}"] if v.json else []
+        cats += [f"{v.category()} AS k_{f}"] if v.json and not v.is_hint else []
         name, kw = RULES[f]
         val, prob = rule(name, v, f"k_{f}", **{**kw, **({"required": False} if f in optional
                                                          else {})})
@@ -683,10 +697,13 @@ class Source:
         if self.exact and self.form == "csv":
             return  # a CSV file is read by the exact reader already
         self.exact = exact or self.form == "csv"
+        self.hints = {}
         raw = getattr(self, "_" + self.form)()
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW raw{self.no} AS {raw}")
         self.types = dict(r[:2] for r in self.con.execute(f"DESCRIBE raw{self.no}").fetchall())
-        sql = checked_sql(f"raw{self.no}", self.fields, self.types, self.kind, self.optional)
+        sql = checked_sql(f"raw{self.no}", self.fields, {**self.types, **{
+            k: v for k, v in self.hints.items() if self.types.get(k) == "JSON"}}, self.kind,
+            self.optional)
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW chk{self.no} AS {sql}")
 
     def _label(self, name: str, file_has: bool, what: str = "column"):
@@ -759,6 +776,12 @@ class Source:
                    f"'newline_delimited', columns={{{cols}}}, ignore_errors=true, "
                    f"maximum_object_size={_MAX_OBJECT})")
             del self._required
+            inferred = {"BOOLEAN": "bool", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
+                        "VARCHAR": "str"}
+            self.hints = {f"r_{n}": "JSON:" + inferred[t] for n, t, *_ in self.con.execute(
+                f"DESCRIBE SELECT * FROM read_json({sql_str(self.path)}, format="
+                f"'newline_delimited', ignore_errors=true, maximum_object_size={_MAX_OBJECT})"
+            ).fetchall() if t in inferred and n in have}
             return sql
         base = self._objects()
         present = self.con.execute("SELECT " + ", ".join(f"count({_jp(f)})" for f in have) +

@@ -49,6 +49,7 @@ __all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary
 #: applied when the entropy is computed, from a "class" summary).
 NA_MODES = ("class", "truncated")
 KEY_COLUMNS = ("model", "benchmark", "question_id", "step")
+NAN = "'NaN'::DOUBLE"
 _TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT",
           "VARCHAR[]", "BIGINT[]", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE", "BIGINT")
 
@@ -65,12 +66,10 @@ def __getattr__(name):
 
 
 def _partial(na: str):
-    """The per-question aggregate of one source (``part<no>``), for :func:`leash.validate.run`.
-
-    Fast (``exact=False``): over every row, and None unless the file is vouched for: no row
-    rejected, and no duplicate possible (per question, the indices are the range lo..hi, which
-    the sum of their hashes confirms, and they do not overlap an earlier input's).
-    """
+    """The aggregate of one source per (question, answer), ``part<no>``, for
+    :func:`leash.validate.run`: fast (``exact=False``) over every row, and None unless the file
+    is vouched for: no row rejected, no duplicate possible (per question the indices are the
+    range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's)."""
     miss = "answer IS NULL" + (" OR coalesce(finish_reason = 'length', false)"
                                if na == "truncated" else "")
 
@@ -78,44 +77,42 @@ def _partial(na: str):
         con, no = src.con, src.no
         keep = (f"WHERE NOT bad AND NOT EXISTS (SELECT 1 FROM rej{no} r WHERE r.ord = x.ord "
                 "AND r.sub = x.sub)" if exact else "")
-        common = (f"min(struct_pack(o := ord, s := sub)) AS w, count_if(bad) AS nbad, "
-                  "sum(nrows) AS nrows")
+        common = f"min({V.WK}) AS wk, count_if(bad) AS nbad, sum(nrows) AS nrows"
         if src.kind == "samples":
-            sql = (f"SELECT model, benchmark, question_id, stepk, count(*) AS n, count_if("
-                   "correct) AS c, min(idx) FILTER (WHERE correct) AS first, min(idx) AS lo, "
-                   f"max(idx) AS hi, sum(hash(idx)) AS h, count_if({miss}) AS n_missing, "
-                   "count_if(coalesce(finish_reason = 'length', false)) AS n_trunc, count(n_tokens) AS tok_cnt, "
-                   "sum(n_tokens) AS tok_sum, min(n_tokens) AS tok_min, max(n_tokens) AS "
-                   "tok_max, count(token_entropy) AS ent_cnt, avg(token_entropy) AS ent_mean, "
-                   "var_pop(token_entropy) * count(token_entropy) AS ent_m2, histogram(answer) "
-                   f"FILTER (WHERE NOT ({miss})) AS ans, {common} FROM "
-                   f"({V.samples_rows(src)}) x {keep} GROUP BY ALL")
+            sql = (f"SELECT {V.KEYS}, CASE WHEN {miss} THEN NULL ELSE answer END AS a, count(*) "
+                   "AS n, count_if(correct) AS c, min(idx) FILTER (WHERE correct) AS first, "
+                   "min(idx) AS lo, max(idx) AS hi, sum(hash(idx)) AS h, count_if(coalesce("
+                   "finish_reason = 'length', false)) AS nt, count(n_tokens) AS tc, "
+                   "sum(n_tokens) AS ts, min(n_tokens) AS tmin, max(n_tokens) AS tmax, "
+                   "count(token_entropy) AS ec, avg(token_entropy) AS em, var_pop(token_entropy)"
+                   f" * count(token_entropy) AS m2, {common} FROM ({V.samples_rows(src)}) x "
+                   f"{keep} GROUP BY ALL")
         else:
-            x = ", ".join(f"any_value(x_{c}) AS x_{c}" for c in F.SUMMARY_EXTRA
-                          if src.fmt == "summary")
-            sql = (f"SELECT model, benchmark, question_id, stepk, count(*) AS cnt, any_value(n) "
-                   "AS n, any_value(c) AS c, any_value(first_correct) AS fc, NULL::BIGINT AS "
-                   f"lo, NULL::BIGINT AS hi, {x + ', ' if x else ''}{common} FROM (SELECT *, "
-                   f"coalesce(step, -1) AS stepk FROM chk{no}) x {keep} GROUP BY ALL")
+            x = "".join(f", any_value(x_{c}) AS x_{c}" for c in F.SUMMARY_EXTRA
+                        if src.fmt == "summary")
+            sql = (f"SELECT {V.KEYS}, count(*) AS n, any_value(n) AS qn, any_value(c) AS c, "
+                   "any_value(first_correct) AS fc, NULL::BIGINT AS lo, NULL::BIGINT AS hi, "
+                   f"NULL::HUGEINT AS h{x}, {common} FROM (SELECT *, coalesce(step, -1) AS "
+                   f"stepk FROM chk{no}) x {keep} GROUP BY ALL")
         con.execute(f"CREATE OR REPLACE TEMP TABLE part{no} AS {sql}")
-        nbad, rows, multi, unknown = con.execute(
-            f"SELECT sum(nbad), sum(nrows), {'max(cnt) > 1' if src.kind == 'counts' else 'false'}"
-            f", {'count_if(c > 0 AND fc IS NULL)' if src.kind == 'counts' else '0'} FROM "
-            f"part{no}").fetchall()[0]
+        con.execute(f"CREATE OR REPLACE TEMP VIEW pk{no} AS SELECT {V.KEYS}, sum(n) AS n, "
+                    "min(lo) AS lo, max(hi) AS hi, sum(h) AS h, min(wk) AS wk FROM "
+                    f"part{no} GROUP BY ALL")
+        unknown = "count_if(c > 0 AND fc IS NULL)" if src.kind == "counts" else "0"
+        nbad, rows, unknown = con.execute(
+            f"SELECT sum(nbad), sum(nrows), {unknown} FROM part{no}").fetchall()[0]
         src.fc_unknown = int(unknown or 0)
         if exact:
             return rows
-        if nbad or multi:
-            return None
         overlap = "p.lo <= s.hi AND s.lo <= p.hi" if src.kind == "samples" else "true"
-        clash = con.execute(f"SELECT count(*) FROM part{no} p JOIN seen s USING (model, "
-                            f"benchmark, question_id, stepk) WHERE {overlap}").fetchall()[0][0]
+        clash = nbad or con.execute(
+            f"SELECT (SELECT count(*) FROM pk{no} p JOIN seen s USING ({V.KEYS}) WHERE {overlap}"
+            f") + (SELECT count(*) FROM pk{no} WHERE "
+            f"{'hi - lo + 1 <> n' if src.kind == 'samples' else 'n > 1'})").fetchall()[0][0]
         if src.kind == "samples" and not clash:
-            clash = con.execute(
-                f"SELECT count(*) FROM part{no} p WHERE hi - lo + 1 <> n").fetchall()[0][0] or \
-                con.execute(f"SELECT count(*) FROM (SELECT * FROM part{no} WHERE hi - lo + 1 = "
-                            "n) p, LATERAL (SELECT sum(hash(v)) AS ref FROM range(p.lo, p.hi + "
-                            "1) t(v)) WHERE ref <> p.h").fetchall()[0][0]
+            clash = con.execute(f"SELECT count(*) FROM pk{no} p, LATERAL (SELECT sum(hash(v)) "
+                                "AS ref FROM range(p.lo, p.hi + 1) t(v)) WHERE ref <> p.h"
+                                ).fetchall()[0][0]
         return None if clash else rows
 
     return partial
@@ -132,60 +129,45 @@ def _run(paths, *, na, finish=True, **kw):
         if src.fmt == "summary":
             f["stored_provenance"] = json.loads(src.meta) if src.meta else None
     prov = {"leash_version": __version__, "files": files,
-            "rows_read": sum(f["rows_read"] for f in files),
-            "rows_used": sum(f["rows_used"] for f in files),
-            "rows_rejected": sum(f["rows_rejected"] for f in files),
+            **{k: sum(f[k] for f in files) for k in ("rows_read", "rows_used", "rows_rejected")},
             "rejected_by_reason": dict(sink.by_reason),
             "problem_examples": [str(p) for p in sink.examples],
             "on_error": kw["on_error"], "na": na, "chunk_size": int(kw["chunk_size"]),
             "labels": {k: kw[k] for k in ("model", "benchmark", "step") if kw[k] is not None}}
     if not finish:
         return None, prov
-    con = sources[0].con
-    samples = [s.no for s in sources if s.kind == "samples"]
-    counts = [s for s in sources if s.kind == "counts"]
-    keys = "model, benchmark, question_id, stepk"
-    parts = []
-    if samples:
-        allp = " UNION ALL ".join(f"SELECT {n} AS no, * FROM part{n}" for n in samples)
+    con, keys, parts = sources[0].con, V.KEYS, []
+    samples = " UNION ALL ".join(f"SELECT {s.no} AS no, * FROM part{s.no}" for s in sources
+                                 if s.kind == "samples")
+    if samples:  # merged over answers and inputs (Chan et al.'s merge of the variances)
         parts.append(
-            f"WITH p AS (SELECT *, sum(ent_cnt * ent_mean) OVER k / sum(ent_cnt) OVER k AS em "
-            f"FROM ({allp}) WINDOW k AS (PARTITION BY {keys})), "
-            f"a AS (SELECT {keys}, list(v ORDER BY cnt DESC, v) AS av, list(cnt ORDER BY cnt "
-            f"DESC, v) AS ac FROM (SELECT {keys}, e.key AS v, sum(e.value) AS cnt FROM (SELECT "
-            f"{keys}, unnest(map_entries(ans)) AS e FROM p) GROUP BY ALL) GROUP BY ALL), "
-            f"m AS (SELECT {keys}, sum(n) AS n, sum(c) AS c, min(first) AS first, "
-            "sum(n_missing) AS nm, sum(n_trunc) AS nt, sum(tok_cnt) AS tc, sum(tok_sum) AS ts, "
-            "min(tok_min) AS tmin, max(tok_max) AS tmax, sum(ent_cnt) AS ec, CASE WHEN count(*)"
-            " = 1 THEN any_value(ent_mean) ELSE any_value(em) END AS emean, CASE WHEN count(*) "
-            "= 1 THEN any_value(ent_m2) ELSE sum(ent_m2 + ent_cnt * (ent_mean - em) ** 2) END "
-            "AS m2, min(struct_pack(no := no, o := w.o, s := w.s)) AS wf FROM p GROUP BY ALL) "
-            f"SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE first END AS first_correct, nm, "
-            "coalesce(av, []) AS av, coalesce(ac, []) AS ac, CASE WHEN tc > 0 THEN ts / tc END "
-            "AS tmean, CASE WHEN tc > 0 THEN tmin END AS tmin, CASE WHEN tc > 0 THEN tmax END "
-            "AS tmax, CASE WHEN ec > 0 THEN emean END AS emean, CASE WHEN ec > 1 THEN "
-            "sqrt(m2 / (ec - 1)) END AS estd, nt, wf FROM m LEFT JOIN a USING (model, "
-            "benchmark, question_id, stepk)")
-    for s in counts:
-        x = {c: f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA}
-        parts.append(
-            f"SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE fc END, {x['n_answer_missing']},"
-            f" {x['answer_values']}, {x['answer_counts']}, {x['n_tokens_mean']}, "
-            f"{x['n_tokens_min']}, {x['n_tokens_max']}, {x['token_entropy_mean']}, "
-            f"{x['token_entropy_std']}, {x['n_truncated']}, struct_pack(no := {s.no}, o := w.o,"
-            f" s := w.s) FROM part{s.no}")
-        if s.fmt == "summary":
-            stored = _provenance_na(files[s.no].get("stored_provenance") or {})
-            if stored not in (None, na) and con.execute(
-                    f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
-                raise ValueError(
-                    f"{s.fname} was summarized with na={stored!r} and has truncated samples, so "
-                    f"its answer counts cannot be read under na={na!r} (which samples are NA is "
-                    f"decided when the generations are summarized): summarize them again with "
-                    f"na={na!r} (leash summarize --na {na}).")
-    nan = "'NaN'::DOUBLE"
-    cols = ", ".join(f"CAST({'coalesce(' + c + ', ' + nan + ')' if t == 'DOUBLE' else c} AS {t})"
-                     f" AS {c}" for c, t in zip(SUMMARY_COLUMNS, _TYPES))
+            f"WITH p AS (SELECT *, sum(ec * em) OVER w / sum(ec) OVER w AS emt FROM ({samples}) "
+            f"WINDOW w AS (PARTITION BY {keys})), a AS (SELECT {keys}, list(a ORDER BY cnt "
+            f"DESC, a) AS av, list(cnt ORDER BY cnt DESC, a) AS ac FROM (SELECT {keys}, a, "
+            "sum(n) AS cnt FROM p WHERE a IS NOT NULL GROUP BY ALL) GROUP BY ALL), m AS (SELECT "
+            f"{keys}, sum(n) AS n, sum(c) AS c, min(first) AS first, coalesce(sum(n) FILTER "
+            "(WHERE a IS NULL), 0) AS nm, sum(nt) AS nt, sum(tc) AS tc, sum(ts) AS ts, "
+            "min(tmin) AS tmin, max(tmax) AS tmax, sum(ec) AS ec, any_value(emt) AS emean, "
+            "sum(m2 + ec * (em - emt) ** 2) AS m2, min(no::HUGEINT * (2::HUGEINT ** 90) + wk) "
+            f"AS wf FROM p GROUP BY ALL) SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE "
+            "first END, nm, coalesce(av, []), coalesce(ac, []), CASE WHEN tc > 0 THEN ts / tc "
+            "END, CASE WHEN tc > 0 THEN tmin END, CASE WHEN tc > 0 THEN tmax END, CASE WHEN ec "
+            "> 0 THEN emean END, CASE WHEN ec > 1 THEN sqrt(m2 / (ec - 1)) END, nt, wf FROM m "
+            f"LEFT JOIN a USING ({keys})")
+    for s in (s for s in sources if s.kind == "counts"):
+        x = [f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA]
+        parts.append(f"SELECT {keys}, qn, c, CASE WHEN c = 0 THEN -1 ELSE fc END, "
+                     f"{', '.join(x)}, {s.no}::HUGEINT * (2::HUGEINT ** 90) + wk FROM part{s.no}")
+        stored = _provenance_na(files[s.no].get("stored_provenance") or {})
+        if s.fmt == "summary" and stored not in (None, na) and con.execute(
+                f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
+            raise ValueError(
+                f"{s.fname} was summarized with na={stored!r} and has truncated samples, so its "
+                f"answer counts cannot be read under na={na!r} (which samples are NA is decided "
+                f"when the generations are summarized): summarize them again with na={na!r} "
+                f"(leash summarize --na {na}).")
+    cols = ", ".join(f"CAST({f'coalesce({c}, {NAN})' if t == 'DOUBLE' else c} AS {t}) AS {c}"
+                     for c, t in zip(SUMMARY_COLUMNS, _TYPES))
     names = ", ".join((*KEY_COLUMNS[:3], "stepk", *SUMMARY_COLUMNS[4:], "wf"))
     union = " UNION ALL ".join(f"SELECT * FROM ({q})" for q in parts)
     rel = con.sql(f"SELECT {cols.replace('CAST(step AS', 'CAST(nullif(stepk, -1) AS')} "
