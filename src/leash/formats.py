@@ -364,29 +364,17 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     ----------
     path : str or os.PathLike
     fmt : str, optional
-        Explicit format; skips detection (but is checked to be known).
+        Explicit format (one of :data:`FORMATS`); skips detection.
     mapping : str, dict or NestedMapping, optional
         Field mapping (a name, a YAML file, fields); given alone it implies "nested".
 
     Returns
     -------
-    fmt : str
-        One of :data:`FORMATS`.
-    mapping : NestedMapping or None
-        The mapping for "nested"/"evaluator", else None.
-
-    Raises
-    ------
-    ValueError
-        The format cannot be detected; the message names the file, the formats tried and the
-        keys of the first record.
-
-    Notes
-    -----
-    Detection uses the extension (``.parquet``/``.pq``, ``.csv``, ``.jsonl``/``.jsonl.gz``/
-    ``.ndjson``/``.json``) and then the columns or the first record's keys, in this order:
-    summary (Parquet metadata), samples, counts, the shipped nested mappings, the evaluators'
-    layouts (:func:`leash.evaluators.detect`).
+    tuple of (str, NestedMapping or None)
+        The format and, for "nested"/"evaluator", the mapping. Detection uses the extension,
+        then the columns or the first record's keys: summary (Parquet metadata), samples,
+        counts, the shipped mappings, the evaluators' layouts (:func:`leash.evaluators.detect`);
+        a file none fits is a ValueError naming the formats tried and the keys found.
     """
     return detect(Path(path), fmt, mapping, checked=False)[:2]
 
@@ -630,9 +618,14 @@ def checked_sql(src: str, fields, types: dict, kind: str, optional=()) -> str:
                f"((first_correct = -1) <> (c = 0))) THEN "
                f"{code(INCONSISTENT, 'must be < n, and -1 exactly when c == 0')} END) AS "
                f"p_first_correct) FROM ({sql})")
-    bad = " OR ".join((["p_rec IS NOT NULL"] if rec else []) + [f"p_{f} IS NOT NULL"
-                                                                 for f in fields])
-    return f"SELECT *, ({bad}) AS bad FROM ({sql})"
+    bad = [f"p_{f} IS NOT NULL" for f in fields if f not in KEYLIKE] + (
+        ["p_rec IS NOT NULL"] if rec else [])  # badr: of a row, not of its question or answer
+    keyp = [f"p_{f} IS NOT NULL" for f in fields if f in KEYLIKE]
+    return f"SELECT *, ({' OR '.join(bad + keyp)}) AS bad, ({' OR '.join(bad) or 'false'}) AS " \
+           f"badr FROM ({sql})"
+
+
+KEYLIKE = ("model", "benchmark", "question_id", "step", "answer")  # few distinct values
 
 
 # --------------------------------------------------------------------------------------------
@@ -1145,21 +1138,18 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     ----------
     path : str or os.PathLike
         A samples file with a ``response`` column, a nested/evaluator JSONL file or a file of
-        one of the evaluators' formats (:data:`leash.evaluators.EVALUATOR_FORMATS`).
-    fmt, mapping, model, benchmark, step
-        As in :func:`leash.summarize.summarize`; given labels replace the file's.
+        an evaluator's format (:data:`leash.evaluators.EVALUATOR_FORMATS`).
+    fmt, mapping, model, benchmark, step, reader_options
+        As in :func:`leash.summarize.summarize`.
     batch_size : int
-        Rows per batch; memory is bounded by it, not by the file.
-    reader_options : dict, optional
-        Options of an evaluator's reader, e.g. ``{"filter": "strict-match"}``.
+        Rows per batch: memory is bounded by it, not by the file.
 
     Yields
     ------
     pyarrow.RecordBatch
-        ``model, benchmark, question_id (string), step (int64), sample_idx (int64), response
-        (string), correct (bool, null when the file has none), gold (string, null when the
-        file has none)``, in file order; the rows go through the rules of every reader (a bad
-        question id or verdict raises ValueError naming file, line and field).
+        ``model, benchmark, question_id, step, sample_idx, response, correct (null when the
+        file has none), gold (null when none)`` in file order, through the rules of every
+        reader (a bad question id or verdict is a ValueError naming file, line and field).
     """
     src = open_source(connect(), path, 0, fmt=fmt, mapping=mapping, checked=False,
                       labels={"model": model, "benchmark": benchmark, "step": step},

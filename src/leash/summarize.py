@@ -1,36 +1,13 @@
 """Per-question summaries of model generations, aggregated by DuckDB in one pass per file.
 
-:func:`summarize` reads any number of generation files; each file is scanned once by a DuckDB
-query that applies the rules of :mod:`leash.formats` and aggregates per question (memory is
-bounded by the number of questions, and DuckDB spills beyond its memory limit). A file the
-rules reject any row of, or whose duplicate check is not conclusive, is checked row by row
-(:func:`leash.validate.check`) and aggregated again without the rejected rows.
-:func:`load_counts` is the one entry point for everything downstream: it accepts samples files,
-counts files and written summaries alike.
-
-The summary frame has one row per (model, benchmark, question_id, step):
-
-==================  ===========  ============================================================
-column              dtype        meaning
-==================  ===========  ============================================================
-model               string       model label
-benchmark           string       benchmark label
-question_id         string       question id (always a string)
-step                Int64        checkpoint; NA when not a checkpoint study
-n                   int64        samples used
-c                   int64        samples verified correct
-first_correct       Int64        0-based sample_idx of the first correct sample; -1 if none;
-                                 NA for counts inputs that do not give it
-n_answer_missing    Int64        samples without an extracted answer (NA for counts inputs)
-answer_values       list<str>    distinct answers, by count desc then value (None for counts)
-answer_counts       list<int64>  their counts
-n_tokens_mean/min/max float64    over samples that have n_tokens; NaN if none
-token_entropy_mean  float64      mean of the per-sample mean token entropies; NaN if none
-token_entropy_std   float64      their sample standard deviation (ddof=1); NaN if < 2 values
-n_truncated         Int64        samples with finish_reason == "length" (NA for counts inputs)
-==================  ===========  ============================================================
-
-Rows are in order of first appearance in the inputs.
+:func:`summarize` reads any number of generation files; each is scanned once by a DuckDB query
+that applies the rules of :mod:`leash.formats` and aggregates per question (memory is bounded
+by the questions; DuckDB spills beyond its memory limit). A file the rules reject a row of, or
+whose duplicate check is not conclusive, is checked row by row (:func:`leash.validate.check`)
+and aggregated again without the rejected rows. :func:`load_counts` is the one entry point for
+everything downstream: samples, counts and summary files alike. The summary frame has one row
+per (model, benchmark, question_id, step), in order of first appearance in the inputs; its
+16 columns (:data:`SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
 """
 
 from __future__ import annotations
@@ -65,6 +42,19 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+RAWKEYS = "r_model, r_benchmark, r_question_id, r_step, r_answer"
+
+
+def aggs(idx: str) -> str:
+    """The sums of one partial row (Chan et al.'s merge needs count, mean and M2)."""
+    return (f"count(*) AS n, count_if(correct) AS c, min({idx}) FILTER (WHERE correct) AS "
+            f"first, min({idx}) AS lo, max({idx}) AS hi, sum(hash({idx})) AS h, count_if("
+            "coalesce(finish_reason = 'length', false)) AS nt, count(n_tokens) AS tc, "
+            "sum(n_tokens) AS ts, min(n_tokens) AS tmin, max(n_tokens) AS tmax, "
+            "count(token_entropy) AS ec, avg(token_entropy) AS em, var_pop(token_entropy) * "
+            "count(token_entropy) AS m2")
+
+
 def _partial(na: str):
     """The aggregate of one source per (question, answer), ``part<no>``, for
     :func:`leash.validate.run`: fast (``exact=False``) over every row, and None unless the file
@@ -78,15 +68,25 @@ def _partial(na: str):
         keep = (f"WHERE NOT bad AND NOT EXISTS (SELECT 1 FROM rej{no} r WHERE r.ord = x.ord "
                 "AND r.sub = x.sub)" if exact else "")
         common = f"min({V.WK}) AS wk, count_if(bad) AS nbad, sum(nrows) AS nrows"
-        if src.kind == "samples":
-            sql = (f"SELECT {V.KEYS}, CASE WHEN {miss} THEN NULL ELSE answer END AS a, count(*) "
-                   "AS n, count_if(correct) AS c, min(idx) FILTER (WHERE correct) AS first, "
-                   "min(idx) AS lo, max(idx) AS hi, sum(hash(idx)) AS h, count_if(coalesce("
-                   "finish_reason = 'length', false)) AS nt, count(n_tokens) AS tc, "
-                   "sum(n_tokens) AS ts, min(n_tokens) AS tmin, max(n_tokens) AS tmax, "
-                   "count(token_entropy) AS ec, avg(token_entropy) AS em, var_pop(token_entropy)"
-                   f" * count(token_entropy) AS m2, {common} FROM ({V.samples_rows(src)}) x "
-                   f"{keep} GROUP BY ALL")
+        raw = not exact and src.kind == "samples" and not src.relative
+        if raw:  # the rules of the question and the answer run once per distinct raw value
+            con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, coalesce("
+                        f"finish_reason = 'length', false) AS tr, {aggs('sample_idx')}, "
+                        f"min({V.WK}) AS wk, count_if(badr) AS nbad, sum(nrows) AS nrows FROM "
+                        f"chk{no} GROUP BY ALL")
+            types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
+            con.execute(f"CREATE OR REPLACE TEMP TABLE kr{no} AS " + F.checked_sql(
+                f"(SELECT DISTINCT {RAWKEYS} FROM rp{no})", F.KEYLIKE, types, "keys"))
+            if con.execute(f"SELECT bool_or(bad) FROM kr{no}").fetchall()[0][0]:
+                return None
+            tr = " OR tr" if na == "truncated" else ""
+            sql = (f"SELECT k.model, k.benchmark, k.question_id, coalesce(k.step, -1) AS stepk,"
+                   f" CASE WHEN k.answer IS NULL{tr} THEN NULL ELSE k.answer END AS a, p.* "
+                   f"EXCLUDE ({RAWKEYS}, tr) FROM rp{no} p JOIN kr{no} k ON " + " AND ".join(
+                       f"p.{c} IS NOT DISTINCT FROM k.{c}" for c in RAWKEYS.split(", ")))
+        elif src.kind == "samples":
+            sql = (f"SELECT {V.KEYS}, CASE WHEN {miss} THEN NULL ELSE answer END AS a, "
+                   f"{aggs('idx')}, {common} FROM ({V.samples_rows(src)}) x {keep} GROUP BY ALL")
         else:
             x = "".join(f", any_value(x_{c}) AS x_{c}" for c in F.SUMMARY_EXTRA
                         if src.fmt == "summary")
@@ -137,7 +137,7 @@ def _run(paths, *, na, finish=True, **kw):
     if not finish:
         return None, prov
     con, keys, parts = sources[0].con, V.KEYS, []
-    samples = " UNION ALL ".join(f"SELECT {s.no} AS no, * FROM part{s.no}" for s in sources
+    samples = " UNION ALL BY NAME ".join(f"SELECT {s.no} AS no, * FROM part{s.no}" for s in sources
                                  if s.kind == "samples")
     if samples:  # merged over answers and inputs (Chan et al.'s merge of the variances)
         parts.append(
@@ -148,7 +148,7 @@ def _run(paths, *, na, finish=True, **kw):
             f"{keys}, sum(n) AS n, sum(c) AS c, min(first) AS first, coalesce(sum(n) FILTER "
             "(WHERE a IS NULL), 0) AS nm, sum(nt) AS nt, sum(tc) AS tc, sum(ts) AS ts, "
             "min(tmin) AS tmin, max(tmax) AS tmax, sum(ec) AS ec, any_value(emt) AS emean, "
-            "sum(m2 + ec * (em - emt) ** 2) AS m2, min(no::HUGEINT * (2::HUGEINT ** 90) + wk) "
+            "sum(m2 + ec * (em - emt) ** 2) AS m2, min((no::HUGEINT << 90) + wk) "
             f"AS wf FROM p GROUP BY ALL) SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE "
             "first END, nm, coalesce(av, []), coalesce(ac, []), CASE WHEN tc > 0 THEN ts / tc "
             "END, CASE WHEN tc > 0 THEN tmin END, CASE WHEN tc > 0 THEN tmax END, CASE WHEN ec "
@@ -157,7 +157,7 @@ def _run(paths, *, na, finish=True, **kw):
     for s in (s for s in sources if s.kind == "counts"):
         x = [f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA]
         parts.append(f"SELECT {keys}, qn, c, CASE WHEN c = 0 THEN -1 ELSE fc END, "
-                     f"{', '.join(x)}, {s.no}::HUGEINT * (2::HUGEINT ** 90) + wk FROM part{s.no}")
+                     f"{', '.join(x)}, ({s.no}::HUGEINT << 90) + wk FROM part{s.no}")
         stored = _provenance_na(files[s.no].get("stored_provenance") or {})
         if s.fmt == "summary" and stored not in (None, na) and con.execute(
                 f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
@@ -177,26 +177,26 @@ def _run(paths, *, na, finish=True, **kw):
     return table, prov
 
 
-def _refuse_nothing_left(prov: dict) -> None:
-    """Every row rejected (``on_error="skip"``): an error, never a summary without rows."""
-    if prov["questions"] or not prov["rows_read"]:
-        return
-    files = ", ".join(f["path"] for f in prov["files"])
-    raise ValueError(
-        f"{files}: all {prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
-        "nothing is left to summarize. Run leash.validate.validate(path) to list every "
-        "problem.")
-
-
-def _warn_rejected(prov: dict) -> None:
-    """One warning per file with rejected rows: "FILE: r of n rows rejected (reasons)"."""
+def _checked_frame(paths, *, on_error, **kw):
+    """:func:`_run` with the checks of a whole call: ``on_error`` known; every row rejected
+    (``on_error="skip"``) an error, never a summary without rows (it could not be read back);
+    one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)")."""
     import warnings
 
+    if on_error not in V.ON_ERROR:
+        raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
+                         f"Got {on_error!r} instead.")
+    table, prov = _run(paths, on_error=on_error, **kw)
+    if prov["rows_read"] and not prov["questions"]:
+        raise ValueError(f"{', '.join(f['path'] for f in prov['files'])}: all "
+                         f"{prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
+                         "nothing is left to summarize. Run leash.validate.validate(path) to "
+                         "list every problem.")
     for f in prov["files"]:
         if f["rows_rejected"]:
-            warnings.warn(
-                f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
-                f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
+            warnings.warn(f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
+                          f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
+    return _to_frame(table, prov)
 
 
 def _to_frame(table, provenance: dict | None):
@@ -232,8 +232,7 @@ def write_summary(frame, path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    missing = [c for c in SUMMARY_COLUMNS if c not in frame.columns]
-    if missing:
+    if missing := [c for c in SUMMARY_COLUMNS if c not in frame.columns]:
         raise ValueError(f"The 'frame' parameter lacks summary columns {missing}.")
     if not len(frame):
         raise ValueError(f"The 'frame' parameter has no rows; {path} is not written, since "
@@ -305,67 +304,54 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     Parameters
     ----------
     paths : str, os.PathLike or list of them
-        Samples, counts, evaluator or nested files (any mix). Files are read in the order
-        given; for formats without a per-sample index (evaluator, nested mappings with
-        ``index=None``) the samples of a later file follow those of earlier files, so several
-        seed files of one model concatenate in generation order.
+        Samples, counts, evaluator or nested files (any mix), read in the order given; for
+        formats without a per-sample index (evaluator, nested mappings with ``index=None``) a
+        later file's samples follow an earlier file's (seed files concatenate in order).
     fmt : str, optional
-        Format override for every file (see :data:`leash.formats.FORMATS`); default: detect.
+        Format of every file (:data:`leash.formats.FORMATS`); default: detected.
     model, benchmark : str, optional
-        Labels for files that do not carry them (required for the evaluator format). When a
-        file does carry them, the caller's value replaces the file's and the provenance says so.
+        Labels for files that do not carry them (required for the evaluator format); a given
+        label replaces the file's, and the provenance says so.
     step : int, optional
         Checkpoint label for every row (e.g. ``step=100`` for a trajectory file).
     mapping : str, dict or NestedMapping, optional
-        Field mapping for nested layouts (``"rollouts"``, ``"samples"``, ``"evaluator"``, or a
-        YAML file declaring the field paths, see ``data/README.md``).
+        Field mapping of nested layouts (``"rollouts"``, ``"samples"``, ``"evaluator"``, or a
+        YAML file of field paths, ``data/README.md`` section 4b).
     chunk_size : int, default 250_000
-        Rows per batch of the exact readers (a file that failed, CSV). The scan and the
-        aggregation run on DuckDB, whose memory is bounded (``LEASH_MEMORY_LIMIT``, default
-        2GB; beyond it DuckDB spills to a temporary folder).
+        Rows per batch of the exact readers (a file that failed; CSV). Scans and aggregation
+        run on DuckDB, its memory bounded by ``LEASH_MEMORY_LIMIT`` (default 2GB, then it
+        spills to a temporary folder).
     out : str or os.PathLike, optional
-        Also write the summary as Parquet here (provenance in the schema metadata). Nothing
-        is written when the call raises.
+        Also write the summary here (Parquet, provenance in the schema metadata); nothing is
+        written when the call raises.
     na : {"class", "truncated"}, default "class"
-        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`), i.e. which samples
-        count as "answer missing": "class" counts samples without an extracted answer
-        (missing, empty or the literal "NA"); "truncated" also counts samples with
-        ``finish_reason == "length"`` even when an answer was extracted (the paper's "NA for
-        incomplete outputs", App. B.4). Missing answers are never in ``answer_values``; answer
-        entropy counts them as one extra class, or leaves them out ("drop", which needs a
-        "class" summary). The rule is recorded in ``attrs["provenance"]["na"]`` and in a
-        written summary.
+        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`): "class" counts samples
+        without an extracted answer (missing, empty or "NA") as "answer missing"; "truncated"
+        also those with ``finish_reason == "length"`` (the paper's "NA for incomplete outputs",
+        App. B.4). Missing answers are never in ``answer_values``; the rule is recorded in the
+        provenance.
     on_error : {"raise", "skip"}, default "raise"
         "raise": the first invalid row raises ValueError naming file, line/row, field and
-        value. "skip": invalid rows are rejected and counted (per reason) in the provenance,
-        with a warning per file; if every row is rejected, that is an error (nothing usable
-        is left, and a summary without rows could not be read back).
+        value. "skip": invalid rows are rejected and counted per reason in the provenance, with
+        a warning per file; every row rejected is an error (nothing usable is left).
     reader_options : dict, optional
         Options of an evaluator's reader, e.g. ``{"filter": "strict-match"}`` for lm-eval.
 
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        The summary frame (schema in the module docstring). ``attrs["provenance"]`` holds rows
-        read / used / rejected per file and per reason, the readers used and the parameters.
+        The summary frame; ``attrs["provenance"]`` holds the rows read / used / rejected per
+        file and per reason, the readers and the parameters.
 
     Raises
     ------
     ValueError
-        Invalid rows (with ``on_error="raise"``), every row rejected (with
-        ``on_error="skip"``; the message names the files and counts the rejections),
-        undetectable formats, missing labels, an evaluator file without per-sample
-        correctness (rescore it first).
+        Invalid rows (``on_error="raise"``), every row rejected, undetectable formats, missing
+        labels, an evaluator file without per-sample correctness (rescore it first).
     """
-    if on_error not in V.ON_ERROR:
-        raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
-                         f"Got {on_error!r} instead.")
-    table, prov = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
-                       mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
-                       reader_options=reader_options)
-    _refuse_nothing_left(prov)
-    _warn_rejected(prov)
-    frame = _to_frame(table, prov)
+    frame = _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
+                           mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
+                           reader_options=reader_options)
     if out is not None:
         write_summary(frame, out)
     return frame
@@ -378,37 +364,28 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     Parameters
     ----------
     paths : str, os.PathLike or list of them
-        Any mix of generation files (summarized as by :func:`summarize`) and summary Parquet
-        files written earlier. Every input goes through the same rules and the same duplicate
-        check; a summary's rows are checked with the counts rules (``n >= 1``, ``0 <= c <= n``,
-        ``first_correct``) and keep their answer and token columns.
+        Generation files (summarized as by :func:`summarize`) and summary files, any mix; every
+        input goes through the same rules and duplicate check (a summary's rows through the
+        counts rules: ``n >= 1``, ``0 <= c <= n``, ``first_correct``) and a summary keeps its
+        answer and token columns.
     fmt, model, benchmark, step, mapping, chunk_size, na, on_error, reader_options
-        As in :func:`summarize`; ``on_error="skip"`` also rejects (and counts) bad summary rows.
-        A summary file keeps the NA counts it was written with: one written under another
-        ``na`` rule is refused when it has truncated samples (the rules then differ).
+        As in :func:`summarize`. A summary written under another ``na`` rule is refused when it
+        has truncated samples (its NA counts cannot be re-split).
 
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        One summary frame, rows in the order the inputs are read; ``attrs["provenance"]``
-        lists every file (a summary file's own provenance under ``"stored_provenance"``).
+        One summary frame, rows in the order read; ``attrs["provenance"]`` lists every file
+        (a summary file's own provenance under ``"stored_provenance"``).
 
     Raises
     ------
     ValueError
-        Invalid rows (with ``on_error="raise"``), every row rejected (with
-        ``on_error="skip"``), a (model, benchmark, question_id, step) given more than once,
-        and the errors of :func:`summarize`.
+        As :func:`summarize`, and a question given by more than one input.
     """
-    if on_error not in V.ON_ERROR:
-        raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
-                         f"Got {on_error!r} instead.")
-    table, prov = _run(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
-                       mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
-                       allow_summary=True, reader_options=reader_options)
-    _refuse_nothing_left(prov)
-    _warn_rejected(prov)
-    return _to_frame(table, prov)
+    return _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
+                          mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
+                          allow_summary=True, reader_options=reader_options)
 
 
 def summary_na(summary):
