@@ -1163,7 +1163,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct")
     src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
     if guarded(src, lambda: src.build() or src.con.execute(
-            f"SELECT bool_or(bad) FROM chk0").fetchall()[0][0]) is not False:
+            "SELECT bool_or(bad) FROM chk0").fetchall()[0][0]) is not False:
         src.build(exact=True)
         problems, _ = rule_problems(src, limit=1)
         if problems:

@@ -19,6 +19,8 @@ from . import formats as F
 from . import validate as V
 from .formats import SUMMARY_COLUMNS
 
+SUMMARY_SCHEMA: object  # a pyarrow schema, made on first use (module __getattr__ below)
+
 __all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
            "SUMMARY_COLUMNS", "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
 

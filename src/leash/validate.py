@@ -14,10 +14,32 @@ from dataclasses import dataclass, field
 
 from . import formats as F
 from .formats import (  # noqa: F401  (the reasons, re-exported)
-    C_GT_N, DUPLICATE, DUPLICATE_FILE, EMPTY, FILE_REASONS, INCONSISTENT, INVALID_BOOL,
-    INVALID_NUMBER, INVALID_UTF8, MALFORMED, MALFORMED_CSV, MISSING, NO_ROWS, NOT_INTEGER,
-    NOT_REGULAR, OUT_OF_RANGE, RAGGED, TOO_LARGE, UNDETECTED, UNREADABLE, UTF8_MESSAGE,
-    WRONG_TYPE, InputFileError, Problem, short_repr)
+    C_GT_N,
+    DUPLICATE,
+    DUPLICATE_FILE,
+    EMPTY,
+    FILE_REASONS,
+    INCONSISTENT,
+    INVALID_BOOL,
+    INVALID_NUMBER,
+    INVALID_UTF8,
+    MALFORMED,
+    MALFORMED_CSV,
+    MISSING,
+    NO_ROWS,
+    NOT_INTEGER,
+    NOT_REGULAR,
+    OUT_OF_RANGE,
+    RAGGED,
+    TOO_LARGE,
+    UNDETECTED,
+    UNREADABLE,
+    UTF8_MESSAGE,
+    WRONG_TYPE,
+    InputFileError,
+    Problem,
+    short_repr,
+)
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -298,7 +320,7 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
             con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
         con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
         F.guarded(src, src.build)
-        rows = None if src.utf8_error else F.guarded(src, lambda: partial(src, False))
+        rows = None if src.utf8_error else F.guarded(src, lambda src=src: partial(src, False))
         rejected = 0
         if rows is None:
             def exact(src=src, no=no):
