@@ -120,29 +120,13 @@ def _is_utf8(v: str) -> bool:
 # --------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class NestedMapping:
-    """Where the fields of a nested (one object per question) layout live.
-
-    Parameters
-    ----------
-    name : str
-        Name used in provenance and messages.
-    correct : str
-        Per-sample correctness field (a list in the "columns" layout).
-    question_id : str or None
-        Top-level question id field; None uses the 0-based record number.
-    samples : str or None
-        Field holding the list of per-sample objects; None: every per-sample field is a
-        top-level list ("columns" layout), all of equal length.
-    answer, response, index, n_tokens, token_entropy, finish_reason : str or None
-        Per-sample fields. ``index`` is the generation index; None uses the list position
-        (after the samples earlier files gave the question: seed files concatenate).
-    model, benchmark, step, gold : str or None
-        Top-level fields; without model / benchmark the caller names them (``model=``, ...).
-    constants : tuple of (str, value) pairs
-        Fixed ``model`` / ``benchmark`` / ``step`` labels (a YAML mapping's ``constants:``).
-
-    Field names may be dotted paths into nested objects (``doc.id``).
-    """
+    """Where the fields of a nested (one object per question) layout live (dotted paths into
+    nested objects allowed): ``correct`` (required), ``question_id`` (None: the record number),
+    ``samples`` (the list of per-sample objects; None: parallel per-sample lists at top level),
+    the per-sample ``answer, response, index`` (None: the list position, after the samples
+    earlier files gave the question), ``n_tokens, token_entropy, finish_reason``, the top-level
+    ``model, benchmark, step, gold``, and ``constants`` (fixed labels, ``(name, value)`` pairs);
+    ``name`` names it in provenance and messages."""
 
     name: str
     correct: str
@@ -188,20 +172,8 @@ MAPPINGS: dict[str, NestedMapping] = {
 
 
 def get_mapping(mapping) -> NestedMapping:
-    """Resolve a mapping: a built-in name, a YAML file, a dict of fields, or a NestedMapping.
-
-    Parameters
-    ----------
-    mapping : str, os.PathLike, dict or NestedMapping
-        A name of :data:`MAPPINGS`; a YAML file (``*.yaml``) of field paths, dotted for nested
-        objects (``question_id``, ``samples``, ``correct``, ``response``, ``answer``,
-        ``tokens``, ``finish_reason``, ``gold``, ... and ``constants:`` with ``model``,
-        ``benchmark``, ``step``; ``data/README.md``, section 4b); or the fields themselves.
-
-    Returns
-    -------
-    NestedMapping
-    """
+    """Resolve a mapping: a name of :data:`MAPPINGS`, a YAML file of field paths
+    (``data/README.md``, section 4b), a dict of :class:`NestedMapping` fields, or one."""
     if isinstance(mapping, NestedMapping):
         return mapping
     if isinstance(mapping, os.PathLike) or (isinstance(mapping, str) and mapping.lower()
@@ -248,11 +220,8 @@ def _yaml_mapping(path: Path) -> NestedMapping:
 # Files: regular files only, errors of unreadable ones, detection
 # --------------------------------------------------------------------------------------------
 def check_regular_file(path) -> os.stat_result:
-    """Raise unless ``path`` is an existing regular file (or a link to one); return its stat.
-
-    A FIFO, a socket or a device would block or never end, and a directory is no input: each
-    is refused with what it is, before anything is opened.
-    """
+    """Raise unless ``path`` is an existing regular file (or a link to one); return its stat
+    (a FIFO, socket or device would block or never end, a directory is no input)."""
     path = Path(path)
     try:
         st = path.stat()
@@ -386,7 +355,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):
         raise ValueError(f"The 'fmt' parameter must be one of {formats} or None. "
                          f"Got {fmt!r} instead.")
     if fmt in ("evaluator", "nested"):
-        if mapping is None and fmt == "nested":
+        if fmt == "nested" and mapping is None:
             raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
                              f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
         return fmt, get_mapping(mapping or "evaluator"), None, None
@@ -632,11 +601,8 @@ KEYLIKE = ("model", "benchmark", "question_id", "step", "answer")  # few distinc
 # Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
 def connect():
-    """A DuckDB connection whose memory is bounded: beyond it, DuckDB spills to disk.
-
-    ``LEASH_MEMORY_LIMIT`` (default ``2GB``) and ``LEASH_TEMP_DIR`` (default: a new folder in
-    the system's temporary directory, removed at exit) set the two.
-    """
+    """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
+    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit)."""
     import atexit
     import shutil
     import tempfile
@@ -1040,12 +1006,7 @@ class Source:
         return short_repr(raw)
 
 
-def _quoted(f: str) -> str:
-    return f'"{f}"'
-
-
-def _as_json(f: str) -> str:
-    return f'"{f}"::JSON'
+_quoted, _as_json = '"{}"'.format, '"{}"::JSON'.format
 
 
 def _insert(con, name: str, table, first: bool) -> None:

@@ -50,7 +50,7 @@ RAWKEYS = "r_model, r_benchmark, r_question_id, r_step, r_answer"
 def aggs(idx: str) -> str:
     """The sums of one partial row (Chan et al.'s merge needs count, mean and M2)."""
     return (f"count(*) AS n, count_if(correct) AS c, min({idx}) FILTER (WHERE correct) AS "
-            f"first, min({idx}) AS lo, max({idx}) AS hi, sum(hash({idx})) AS h, count_if("
+            f"first, min({idx}) AS lo, max({idx}) AS hi, bit_xor(hash({idx})) AS h, count_if("
             "coalesce(finish_reason = 'length', false)) AS nt, count(n_tokens) AS tc, "
             "sum(n_tokens) AS ts, min(n_tokens) AS tmin, max(n_tokens) AS tmax, "
             "count(token_entropy) AS ec, avg(token_entropy) AS em, var_pop(token_entropy) * "
@@ -69,12 +69,14 @@ def _partial(na: str):
         con, no = src.con, src.no
         keep = (f"WHERE NOT bad AND NOT EXISTS (SELECT 1 FROM rej{no} r WHERE r.ord = x.ord "
                 "AND r.sub = x.sub)" if exact else "")
-        common = f"min({V.WK}) AS wk, count_if(bad) AS nbad, sum(nrows) AS nrows"
+        # a row's place (V.WK); outside nested layouts its sample position is -1
+        wk = f"min({V.WK})" if src.form == "nested" else "min(ord)::HUGEINT * 4294967296"
+        common = f"{wk} AS wk, count_if(bad) AS nbad, sum(nrows) AS nrows"
         raw = not exact and src.kind == "samples" and not src.relative
         if raw:  # the rules of the question and the answer run once per distinct raw value
             con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, coalesce("
                         f"finish_reason = 'length', false) AS tr, {aggs('sample_idx')}, "
-                        f"min({V.WK}) AS wk, count_if(badr) AS nbad, sum(nrows) AS nrows FROM "
+                        f"{wk} AS wk, count_if(badr) AS nbad, sum(nrows) AS nrows FROM "
                         f"chk{no} GROUP BY ALL")
             types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
             con.execute(f"CREATE OR REPLACE TEMP TABLE kr{no} AS " + F.checked_sql(
@@ -94,11 +96,11 @@ def _partial(na: str):
                         if src.fmt == "summary")
             sql = (f"SELECT {V.KEYS}, count(*) AS n, any_value(n) AS qn, any_value(c) AS c, "
                    "any_value(first_correct) AS fc, NULL::BIGINT AS lo, NULL::BIGINT AS hi, "
-                   f"NULL::HUGEINT AS h{x}, {common} FROM (SELECT *, coalesce(step, -1) AS "
+                   f"NULL::UBIGINT AS h{x}, {common} FROM (SELECT *, coalesce(step, -1) AS "
                    f"stepk FROM chk{no}) x {keep} GROUP BY ALL")
         con.execute(f"CREATE OR REPLACE TEMP TABLE part{no} AS {sql}")
         con.execute(f"CREATE OR REPLACE TEMP VIEW pk{no} AS SELECT {V.KEYS}, sum(n) AS n, "
-                    "min(lo) AS lo, max(hi) AS hi, sum(h) AS h, min(wk) AS wk FROM "
+                    "min(lo) AS lo, max(hi) AS hi, bit_xor(h) AS h, min(wk) AS wk FROM "
                     f"part{no} GROUP BY ALL")
         unknown = "count_if(c > 0 AND fc IS NULL)" if src.kind == "counts" else "0"
         nbad, rows, unknown = con.execute(
@@ -112,7 +114,7 @@ def _partial(na: str):
             f") + (SELECT count(*) FROM pk{no} WHERE "
             f"{'hi - lo + 1 <> n' if src.kind == 'samples' else 'n > 1'})").fetchall()[0][0]
         if src.kind == "samples" and not clash:
-            clash = con.execute(f"SELECT count(*) FROM pk{no} p, LATERAL (SELECT sum(hash(v)) "
+            clash = con.execute(f"SELECT count(*) FROM pk{no} p, LATERAL (SELECT bit_xor(hash(v)) "
                                 "AS ref FROM range(p.lo, p.hi + 1) t(v)) WHERE ref <> p.h"
                                 ).fetchall()[0][0]
         return None if clash else rows
