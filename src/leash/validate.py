@@ -13,33 +13,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import formats as F
-from .formats import (  # noqa: F401  (the reasons, re-exported)
-    C_GT_N,
-    DUPLICATE,
-    DUPLICATE_FILE,
-    EMPTY,
-    FILE_REASONS,
-    INCONSISTENT,
-    INVALID_BOOL,
-    INVALID_NUMBER,
-    INVALID_UTF8,
-    MALFORMED,
-    MALFORMED_CSV,
-    MISSING,
-    NO_ROWS,
-    NOT_INTEGER,
-    NOT_REGULAR,
-    OUT_OF_RANGE,
-    RAGGED,
-    TOO_LARGE,
-    UNDETECTED,
-    UNREADABLE,
-    UTF8_MESSAGE,
-    WRONG_TYPE,
-    InputFileError,
-    Problem,
-    short_repr,
-)
+from .formats import InputFileError, Problem  # noqa: F401  (re-exported)
+
+for _name in ("short_repr", "FILE_REASONS", "C_GT_N", "DUPLICATE",
+              "DUPLICATE_FILE", "EMPTY", "INCONSISTENT", "INVALID_BOOL", "INVALID_NUMBER",
+              "INVALID_UTF8", "MALFORMED", "MALFORMED_CSV", "MISSING", "NO_ROWS", "NOT_INTEGER",
+              "NOT_REGULAR", "OUT_OF_RANGE", "RAGGED", "TOO_LARGE", "UNDETECTED", "UNREADABLE",
+              "UTF8_MESSAGE", "WRONG_TYPE"):
+    globals()[_name] = getattr(F, _name)  # the problem types and reasons, as before
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -60,7 +41,7 @@ class ValidationReport:
         Detected (or given) format; None when detection failed.
     rows_read, rows_used, rows_rejected : int
         Samples (or counts rows) read, accepted and rejected.
-    problems : list of Problem
+    problems : list of F.Problem
         Every problem found, in file order.
     notes : list of str
         Not problems but worth knowing: ignored columns (with a "did you mean" for a likely
@@ -72,7 +53,7 @@ class ValidationReport:
     rows_read: int = 0
     rows_used: int = 0
     rows_rejected: int = 0
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[F.Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -81,9 +62,9 @@ class ValidationReport:
         return not self.problems
 
     @property
-    def file_problem(self) -> Problem | None:
-        """The problem that stopped reading the whole file (see FILE_REASONS), if any."""
-        return next((p for p in self.problems if p.reason in FILE_REASONS), None)
+    def file_problem(self) -> F.Problem | None:
+        """The problem that stopped reading the whole file (see F.FILE_REASONS), if any."""
+        return next((p for p in self.problems if p.reason in F.FILE_REASONS), None)
 
     def counts_by_reason(self) -> dict[str, int]:
         """Number of problems per reason."""
@@ -124,7 +105,7 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     ValidationReport
         ``report.ok`` is True when the file is clean; ``report.raise_on_error()`` raises a
         ValueError listing the problems. A file that cannot be read as a whole gives a report
-        with one problem whose reason says why (:data:`FILE_REASONS`: ``"undetected_format"``,
+        with one problem whose reason says why (:data:`F.FILE_REASONS`: ``"undetected_format"``,
         ``"unreadable_file"`` for a truncated or corrupt file, ``"no_rows"``,
         ``"not_a_regular_file"``); ``report.file_problem`` is that problem.
     """
@@ -134,9 +115,9 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
                              mapping=mapping, chunk_size=chunk_size, on_error="collect",
                              reader_options=reader_options, allow_summary=True)
     except (ValueError, TypeError, OSError) as exc:
-        reason = getattr(exc, "reason", UNREADABLE if isinstance(exc, OSError) else UNDETECTED)
+        reason = getattr(exc, "reason", F.UNREADABLE if isinstance(exc, OSError) else F.UNDETECTED)
         return ValidationReport(path_s, None, problems=[
-            Problem(path_s, "file", "-", "-", reason, str(exc))])
+            F.Problem(path_s, "file", "-", "-", reason, str(exc))])
     f = files[0]
     return ValidationReport(path_s, f["format"], f["rows_read"], f["rows_used"],
                             f["rows_rejected"], list(sink.all_problems), list(f["notes"]))
@@ -150,8 +131,8 @@ class Sink:
             raise ValueError(f"The 'on_error' parameter must be one of {ON_ERROR}. "
                              f"Got {on_error!r} instead.")
         self.on_error, self.by_reason, self.n_problems = on_error, Counter(), 0
-        self.examples: list[Problem] = []
-        self.all_problems: list[Problem] = []
+        self.examples: list[F.Problem] = []
+        self.all_problems: list[F.Problem] = []
         self.limit = {"raise": 1, "skip": _MAX_EXAMPLES}.get(on_error)
 
     def add(self, problems, by_reason: dict) -> None:
@@ -210,12 +191,12 @@ def check(src, sources, sink: Sink) -> int:
     for d in con.execute(f"SELECT * FROM rej{no} ORDER BY ord, sub" + (
             f" LIMIT {sink.limit}" if sink.limit else "")).fetchall():
         first, other = sources[d[9]], src.kind == "counts" and d[9] != no
-        problems.append(Problem(
+        problems.append(F.Problem(
             src.fname, src.where(d[1], d[2]), what, describe(d[3:7], d[7] if what ==
-                                                             "sample_idx" else None), DUPLICATE,
+                                                             "sample_idx" else None), F.DUPLICATE,
             f"{msg}{' in more than one input' if other else ''}; first given at {first.fname}: "
             f"{first.where(d[10], d[11])}"))
-    sink.add(problems, {DUPLICATE: n} if n else {})
+    sink.add(problems, {F.DUPLICATE: n} if n else {})
     return int(con.execute(f"SELECT coalesce(sum(nrows), 0) FROM chk{no} WHERE bad")
                .fetchall()[0][0]) + n
 
@@ -246,9 +227,9 @@ def _check_distinct(paths, stat_results) -> None:
     for i, (p, st) in enumerate(zip(paths, stat_results), 1):
         same = seen.setdefault((st.st_dev, st.st_ino), (i, p))
         if same[0] != i:
-            raise InputFileError(f"duplicate input: {p} (input {i}) is the same file as "
+            raise F.InputFileError(f"duplicate input: {p} (input {i}) is the same file as "
                                  f"{same[1]} (input {same[0]}); give each file once, or its rows"
-                                 " would be counted twice.", DUPLICATE_FILE)
+                                 " would be counted twice.", F.DUPLICATE_FILE)
         by_size.setdefault(st.st_size, []).append((i, p))
     for group in (g for g in by_size.values() if len(g) > 1):
         digests = {}
@@ -259,9 +240,9 @@ def _check_distinct(paths, stat_results) -> None:
                     h.update(block)
             same = digests.setdefault(h.digest(), (i, p))
             if same[0] != i:
-                raise InputFileError(f"duplicate input: {p} (input {i}) has the same content as "
+                raise F.InputFileError(f"duplicate input: {p} (input {i}) has the same content as "
                                      f"{same[1]} (input {same[0]}); give each file once, or its "
-                                     "rows would be counted twice.", DUPLICATE_FILE)
+                                     "rows would be counted twice.", F.DUPLICATE_FILE)
 
 
 def as_paths(paths) -> list:
