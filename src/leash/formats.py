@@ -442,10 +442,10 @@ class _Val:
                   if self.json else x)
         self.b = f"({j} = 'true')" if self.json else x
         number = f"TRY_CAST({j} AS DOUBLE) IS NOT NULL AND NOT starts_with({j}, '\"')"
+        real = f"contains({j}, '.') OR contains({j}, 'e') OR contains({j}, 'E')"
         self.is_hint = {"bool": f"{j} IN ('true', 'false')", "str": f"starts_with({j}, '\"')",
-                        "int": f"{number} AND NOT regexp_matches({j}, '[.eE]') AND length({j}) "
-                               "< 19", "float": f"{number} AND (regexp_matches({j}, '[.eE]') "
-                                                f"OR length({j}) <= 15)"}.get(self.hint)
+                        "int": f"{number} AND NOT ({real}) AND length({j}) < 19",
+                        "float": f"{number} AND ({real} OR length({j}) <= 15)"}.get(self.hint)
 
     def category(self) -> str:
         x = self.x
