@@ -1,29 +1,31 @@
-"""Benchmark: streaming summarize() vs the naive pandas route, speed and peak memory.
+"""Benchmark: leash summarize against DuckDB's own query on the same files, in the same run.
 
 Generates canonical samples files without response text (model, benchmark, question_id,
-sample_idx, correct, answer, n_tokens, token_entropy) under build/bench/, then measures each
-route in its own subprocess (so peak RSS, ru_maxrss, belongs to that route alone):
+sample_idx, correct, answer, n_tokens, token_entropy) under build/bench/: a Parquet file of
+1547 questions x 8192 samples x 2 models = 25.3M samples and one of 1/8 of it, a JSONL file of
+2.5M lines and one of 0.6M lines (``--quick``: tiny files, a smoke test). Every measurement runs
+in a fresh process under ``/usr/bin/time -v`` (peak RSS of that process alone; a child forked
+from this parent would inherit its peak), three times, and the best time counts:
 
-* ours  : leash.summarize.summarize(path)
-* naive : pandas.read_parquet / pandas.read_json(lines=True) of the whole file, then groupby
-          (n, c, first_correct, token and entropy stats, answer histogram)
+* leash     : ``leash.summarize.summarize(path)`` (the scan, the rules of every row, the
+              duplicate check and the whole 16-column summary), imports not timed;
+* duckdb    : DuckDB's query doing the aggregation of the issue (n, c, first correct index,
+              mean tokens per question), imports not timed;
+* duckdb-16 : DuckDB's query computing the same 16 columns as leash (answer histogram, token
+              and entropy statistics), without any validity rule: what the engine costs alone;
+* start-up  : whole processes on a tiny file, ``leash summarize FILE`` against
+              ``python -c "import duckdb; ..."`` doing the same query (start-up counts).
 
-Default sizes: Parquet 1547 questions x 8192 samples x 2 models = 25.3M samples (and a 1/8
-file for the memory comparison); JSONL 2.5M and 0.6M lines (a 25M-line JSONL file is ~3 GB and
-slow to write; samples/s is size-independent once past the start-up cost).
-``--small`` runs everything on tiny files for a smoke test.
-
-Usage::
-
-    python benchmarks/bench_summarize.py            # full run (several minutes)
-    python benchmarks/bench_summarize.py --small    # smoke test (seconds)
+Ratios are DuckDB's seconds over leash's (>= 1: leash at least as fast). Peak RSS of leash at
+two file sizes shows that memory does not grow with the file.
+Usage: python benchmarks/bench_summarize.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import re
 import subprocess
 import sys
 import time
@@ -35,6 +37,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "bench"
+REPEAT = 3
 
 
 def _chunk(rng, model, q0, q1, n_samples):
@@ -43,8 +46,7 @@ def _chunk(rng, model, q0, q1, n_samples):
     idx = np.tile(np.arange(n_samples), nq)
     p = rng.beta(0.5, 0.5, size=nq)
     correct = rng.random(nq * n_samples) < np.repeat(p, n_samples)
-    ans = rng.integers(0, 12, size=nq * n_samples)
-    ans = np.where(correct, 0, ans)
+    ans = np.where(correct, 0, rng.integers(0, 12, size=nq * n_samples))
     n = len(qid)
     answer = pa.DictionaryArray.from_arrays(
         pa.array(ans.astype(np.int32), mask=ans == 11), pa.array([str(i) for i in range(12)]))
@@ -70,127 +72,120 @@ def _chunks(n_questions, n_samples, models=("base", "rl"), rows=1 << 20, seed=0)
             yield _chunk(rng, m, q0, min(q0 + per, n_questions), n_samples)
 
 
-def make_parquet(path: Path, n_questions, n_samples):
+def make_file(path: Path, n_questions, n_samples):
     if path.exists():
-        return
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    writer = None
-    for t in _chunks(n_questions, n_samples):
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, t.schema)
-        writer.write_table(t, row_group_size=1 << 20)
-    writer.close()
-    tmp.rename(path)
-
-
-def make_jsonl(path: Path, n_questions, n_samples):
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as fh:
+    if path.suffix == ".parquet":
+        writer = None
         for t in _chunks(n_questions, n_samples):
-            d = t.to_pydict()
-            keys = list(d)
-            cols = [d[k] for k in keys]
-            fh.writelines(json.dumps(dict(zip(keys, row))) + "\n" for row in zip(*cols))
+            writer = writer or pq.ParquetWriter(tmp, t.schema)
+            writer.write_table(t, row_group_size=1 << 20)
+        writer.close()
+    else:
+        with open(tmp, "w") as fh:
+            for t in _chunks(n_questions, n_samples):
+                d = t.to_pydict()
+                fh.writelines(json.dumps(dict(zip(d, row))) + "\n" for row in zip(*d.values()))
     tmp.rename(path)
+    return path
 
 
-# ---- measurements (each in a subprocess) ------------------------------------------------------
+def _source(path: str) -> str:
+    return (f"read_parquet('{path}')" if path.endswith(".parquet") else
+            f"read_json('{path}', format='newline_delimited')")
+
+
+ISSUE_QUERY = ("SELECT model, benchmark, question_id, count(*), count_if(correct), "
+               "min(sample_idx) FILTER (WHERE correct), avg(n_tokens) FROM {src} GROUP BY ALL")
+FULL_QUERY = (
+    "SELECT model, benchmark, question_id, count(*), count_if(correct), min(sample_idx) FILTER "
+    "(WHERE correct), count_if(answer IS NULL), histogram(answer), avg(n_tokens), min(n_tokens),"
+    " max(n_tokens), avg(token_entropy), stddev_samp(token_entropy), min(sample_idx), "
+    "max(sample_idx) FROM {src} GROUP BY ALL")
+
+
 def measure(route: str, path: str) -> dict:
-    # imports are outside the timed region (a constant start-up cost, not reading speed)
-    import warnings
+    """One measurement (run in a fresh process): seconds and the rows aggregated."""
+    if route == "leash":
+        import warnings
 
-    import pandas as pd
+        from leash.summarize import summarize
 
-    from leash.summarize import summarize
-
-    t0 = time.perf_counter()
-    if route == "ours":
+        t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = summarize(path)
-        rows = int(out["n"].sum())
+            rows = int(summarize(path)["n"].sum())
     else:
-        df = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_json(
-            path, lines=True, dtype={"question_id": str, "answer": str})
-        keys = ["model", "benchmark", "question_id"]
-        df["_idx_correct"] = df["sample_idx"].where(df["correct"])
-        g = df.groupby(keys, sort=False, observed=True)
-        out = g.agg(n=("correct", "size"), c=("correct", "sum"),
-                    first_correct=("_idx_correct", "min"),
-                    n_answer_missing=("answer", lambda s: int(s.isna().sum())),
-                    n_tokens_mean=("n_tokens", "mean"), n_tokens_min=("n_tokens", "min"),
-                    n_tokens_max=("n_tokens", "max"),
-                    token_entropy_mean=("token_entropy", "mean"),
-                    token_entropy_std=("token_entropy", "std"))
-        hist = df.groupby(keys + ["answer"], sort=False, observed=True).size()
-        rows = int(out["n"].sum())
-        del hist
-    secs = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"route": route, "seconds": secs, "rows": rows, "peak_rss_mb": rss_mb}
+        import duckdb
+
+        query = (ISSUE_QUERY if route == "duckdb" else FULL_QUERY).format(src=_source(path))
+        t0 = time.perf_counter()
+        rows = int(sum(r[3] for r in duckdb.connect().execute(query).fetchall()))
+    return {"seconds": time.perf_counter() - t0, "rows": rows}
 
 
-def run_sub(route, path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--_measure", route, str(path)],
-                         check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def timed(argv: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in MB, stdout) of a fresh process under /usr/bin/time -v."""
+    t0 = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True,
+                         check=True)
+    wall = time.perf_counter() - t0
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1))
+    return wall, rss / 1024, out.stdout
+
+
+def run_route(route: str, path: Path) -> dict:
+    best = None
+    for _ in range(REPEAT):
+        _, rss, out = timed([sys.executable, __file__, "--_measure", route, str(path)])
+        r = json.loads(out.strip().splitlines()[-1]) | {"rss": rss}
+        best = r if best is None or r["seconds"] < best["seconds"] else best
+    return best
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small", action="store_true", help="tiny files for a smoke test")
-    ap.add_argument("--no-naive-big", action="store_true",
-                    help="skip the naive route on the biggest Parquet file")
+    ap.add_argument("--quick", "--small", action="store_true", help="tiny files (smoke test)")
     ap.add_argument("--_measure", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._measure:
         print(json.dumps(measure(*args._measure)))
         return
-    if args.small:
-        pq_sizes = [(60, 256), (60, 64)]
-        js_sizes = [(40, 128), (10, 128)]
+    if args.quick:
+        sizes = [("parquet", 60, 256), ("parquet", 60, 32), ("jsonl", 40, 128),
+                 ("jsonl", 10, 128)]
     else:
-        pq_sizes = [(1547, 8192), (1547, 1024)]
-        js_sizes = [(1547, 808), (1547, 194)]   # 2.5M and 0.6M lines
-    cases = []
-    for nq, ns in pq_sizes:
-        p = BUILD / f"samples_{nq}x{ns}x2.parquet"
-        make_parquet(p, nq, ns)
-        cases.append(("parquet", p))
-    for nq, ns in js_sizes:
-        p = BUILD / f"samples_{nq}x{ns}x2.jsonl"
-        make_jsonl(p, nq, ns)
-        cases.append(("jsonl", p))
-    rows = []
-    for fmt, p in cases:
-        ours = run_sub("ours", p)
-        skip_naive = args.no_naive_big and p == cases[0][1]
-        naive = None if skip_naive else run_sub("naive", p)
-        if naive is not None and naive["rows"] != ours["rows"]:
-            raise SystemExit(f"row counts differ on {p.name}: {ours} vs {naive}")
-        rows.append((fmt, p, ours, naive))
-    hdr = (f"{'format':8} {'samples':>11} {'MB':>7} {'ours s':>8} {'ours Ms/s':>10} "
-           f"{'ours RSS MB':>11} {'naive s':>8} {'naive Ms/s':>10} {'naive RSS MB':>12} "
-           f"{'speed ratio':>11}")
-    print(hdr)
-    print("-" * len(hdr))
-    for fmt, p, o, nv in rows:
-        size = p.stat().st_size / 2**20
-        rate = o["rows"] / o["seconds"] / 1e6
-        if nv:
-            nrate = nv["rows"] / nv["seconds"] / 1e6
-            tail = (f"{nv['seconds']:8.2f} {nrate:10.2f} {nv['peak_rss_mb']:12.0f} "
-                    f"{nv['seconds'] / o['seconds']:10.1f}x")
-        else:
-            tail = f"{'-':>8} {'-':>10} {'-':>12} {'-':>11}"
-        print(f"{fmt:8} {o['rows']:11,d} {size:7.0f} {o['seconds']:8.2f} {rate:10.2f} "
-              f"{o['peak_rss_mb']:11.0f} {tail}")
-    print("speed ratio = naive seconds / ours seconds (imports not timed); RSS = peak resident "
-          "set of the measuring subprocess (includes ~110 MB of Python + libraries).")
+        sizes = [("parquet", 1547, 8192), ("parquet", 1547, 1024), ("jsonl", 1547, 808),
+                 ("jsonl", 1547, 194)]   # 25.3M and 3.2M samples; 2.5M and 0.6M lines
+    files = [make_file(BUILD / f"samples_{nq}x{ns}x2.{ext}", nq, ns) for ext, nq, ns in sizes]
+    print(f"{'file':32} {'samples':>11} {'leash s':>8} {'duckdb s':>9} {'ratio':>6} "
+          f"{'duckdb-16 s':>11} {'ratio':>6} {'leash RSS MB':>12} {'duckdb RSS MB':>13}")
+    for p in files:
+        ours, issue, full = (run_route(r, p) for r in ("leash", "duckdb", "duckdb-16"))
+        if not ours["rows"] == issue["rows"] == full["rows"]:
+            raise SystemExit(f"row counts differ on {p.name}: {ours} {issue} {full}")
+        print(f"{p.name:32} {ours['rows']:11,d} {ours['seconds']:8.2f} {issue['seconds']:9.2f} "
+              f"{issue['seconds'] / ours['seconds']:5.2f}x {full['seconds']:11.2f} "
+              f"{full['seconds'] / ours['seconds']:5.2f}x {ours['rss']:12.0f} "
+              f"{issue['rss']:13.0f}", flush=True)
+    # whole processes on a tiny file: start-up counts
+    tiny = BUILD / "tiny.jsonl"
+    tiny.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": str(q),
+                                        "sample_idx": i, "correct": (q + i) % 3 == 0,
+                                        "n_tokens": 10 + i}) + "\n"
+                            for q in range(5) for i in range(4)))
+    leash_cli = [sys.executable, "-m", "leash.cli", "-q", "summarize", str(tiny)]
+    duck_cli = [sys.executable, "-c", "import duckdb; print(duckdb.connect().execute("
+                f"{ISSUE_QUERY.format(src=_source(str(tiny)))!r}).fetchall())"]
+    walls = {name: min(timed(cmd)[0] for _ in range(REPEAT))
+             for name, cmd in (("leash", leash_cli), ("duckdb", duck_cli))}
+    print(f"\nwhole process on a 20-line file: leash summarize {walls['leash']:.2f} s, python -c "
+          f"duckdb {walls['duckdb']:.2f} s, ratio {walls['duckdb'] / walls['leash']:.2f}x")
+    print("ratio = DuckDB seconds / leash seconds (>= 1: leash at least as fast); best of "
+          f"{REPEAT} fresh processes each; RSS = peak resident set of that process "
+          "(/usr/bin/time -v).")
 
 
 if __name__ == "__main__":

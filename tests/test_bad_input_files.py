@@ -538,16 +538,15 @@ def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypat
     p.write_text("\n".join([head, *rows]) + "\n")
     clean = tmp_path / "clean.csv"
     clean.write_text("\n".join([head, *good]) + "\n")
-    # small blocks: malformed rows fall on block boundaries too
-    monkeypatch.setattr(F, "_block_size", lambda path, chunk_size: 2048)
-    blocks, cleanings = [], []
-    read_csv, clean_table = F._read_csv, F.clean_table
-    monkeypatch.setattr(F, "_read_csv", lambda *a, **k: (
-        blocks.append(1) or block for block in read_csv(*a, **k)))
-    monkeypatch.setattr(F, "clean_table", lambda *a, **k: (
-        cleanings.append(1), clean_table(*a, **k))[1])
-    rep = validate(p)
-    assert 3 < len(blocks) < 100 and len(cleanings) == len(blocks)  # 360 bad rows
+    # small batches of the exact reader: malformed rows fall on batch boundaries too; the rules
+    # (one SQL pass over the file) run once per read, however many rows are bad
+    blocks, passes = [], []
+    insert, checked_sql = F._insert, F.checked_sql
+    monkeypatch.setattr(F, "_insert", lambda *a: (blocks.append(1), insert(*a))[1])
+    monkeypatch.setattr(F, "checked_sql", lambda src, *a, **k: (  # the passes over a file
+        src.startswith("raw") and passes.append(src), checked_sql(src, *a, **k))[1])
+    rep = validate(p, chunk_size=64)
+    assert 3 < len(blocks) < 100 and len(passes) == 1  # 360 bad rows
     assert [(x.location, x.field, x.reason) for x in rep.problems] == expected
     assert (rep.rows_read, rep.rows_used, rep.rows_rejected) == (600, len(good), 360)
     # the first problem in file order stops a default run; skip keeps exactly the good rows
@@ -556,7 +555,7 @@ def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypat
         summarize(p)
     with pytest.warns(UserWarning, match="360 of 600 rows rejected"):
         out = summarize(p, on_error="skip")
-    assert len(cleanings) < 4 * len(blocks)
+    assert len(passes) < 4
     want = summarize(clean)
     cols = ["model", "benchmark", "question_id", "n", "c", "first_correct"]
     assert out[cols].equals(want[cols])
@@ -792,17 +791,17 @@ def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, m
 
 
 def test_an_error_of_the_rules_is_not_an_unreadable_file(tmp_path, monkeypatch):
-    import pyarrow as pa
+    import duckdb
 
     from leash import formats as F
     from leash.validate import InputFileError
 
     p = write_lines(tmp_path / "ok.jsonl", [rec(i=0), rec(i=1)])
 
-    def broken(*args, **kwargs):
-        raise pa.ArrowInvalid("a bug in a rule")
+    def broken(*args, **kwargs):  # a bug in the rule set: SQL that does not bind
+        return "SELECT a_bug_in_a_rule FROM range(1)"
 
-    monkeypatch.setattr(F, "clean_table", broken)
-    with pytest.raises(pa.ArrowInvalid, match="a bug in a rule") as e:
+    monkeypatch.setattr(F, "checked_sql", broken)
+    with pytest.raises(duckdb.Error, match="a_bug_in_a_rule") as e:
         summarize(p)
     assert not isinstance(e.value, InputFileError) and "cannot read" not in str(e.value)

@@ -81,7 +81,9 @@ def _files_argument(p: argparse.ArgumentParser) -> None:
 
 def _reader_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("reader options (apply to every FILE; override manifest labels)")
-    g.add_argument("--fmt", choices=("samples", "counts", "summary", "evaluator", "nested"),
+    from .formats import FORMATS
+
+    g.add_argument("--fmt", choices=FORMATS,
                    help="input format (default: detected from the file's name and first "
                         "records)")
     g.add_argument("--model", help="model label for files that do not name it (default: the "
@@ -90,8 +92,11 @@ def _reader_options(p: argparse.ArgumentParser) -> None:
                    "(default: the file's benchmark column, or the manifest's label)")
     g.add_argument("--step", type=non_negative_int, help="checkpoint label (an integer >= 0) "
                    "for every row (default: the file's step column, or none: a final model)")
-    g.add_argument("--mapping", help="field mapping for nested layouts, e.g. rollouts "
-                   "(default: detected, or the manifest's)")
+    g.add_argument("--mapping", help="field mapping for nested layouts: rollouts, samples, "
+                   "evaluator, or a YAML file of field paths (data/README.md, section 4b; "
+                   "default: detected, or the manifest's)")
+    g.add_argument("--filter", metavar="NAME", help="lm-eval: the filter whose records are "
+                   "read (default: the only filter, or the only one that keeps every repeat)")
 
 
 def _on_error_option(p: argparse.ArgumentParser) -> None:
@@ -394,7 +399,8 @@ def _inputs(args, ctx: _Context):
     from .formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
-             "step": args.step, "mapping": args.mapping}
+             "step": args.step, "mapping": args.mapping,
+             "reader_options": {"filter": args.filter} if args.filter else None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
     for name in args.files:

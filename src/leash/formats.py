@@ -1,104 +1,132 @@
-"""Input formats for model generations: detection, field mappings and chunked readers.
+"""Input formats of model generations: detection, field mappings, the rule set and the readers.
 
-Formats (full description with examples in ``data/README.md``):
-
-``"samples"``
-    Canonical: one row per sampled response with ``model, benchmark, question_id, sample_idx,
-    correct`` and optionally ``answer, n_tokens, token_entropy, finish_reason, response, step``.
-    Stored as ``.jsonl``, ``.jsonl.gz``, ``.parquet`` or ``.csv``.
-``"counts"``
-    Canonical: one row per question with ``model, benchmark, question_id, n, c`` and optionally
-    ``first_correct, step``. Same containers.
-``"summary"``
-    A per-question summary Parquet file written by :func:`leash.summarize.summarize`.
-``"nested"``
-    One JSON object per question holding its samples, read through a :class:`NestedMapping`.
-    Two layouts: ``"records"`` (a list of per-sample objects, e.g. the GSM8K probe's
-    ``rollouts[]``) and ``"columns"`` (parallel per-sample lists, e.g. ``score[]``, ``pred[]``).
-``"evaluator"``
-    The Qwen2.5-Math / limit-of-RLVR evaluator output (``idx, gt, code[], pred[], score[]``,
-    optional ``finish_reason[]``), one file per seed; an alias of ``"nested"`` with the
-    ``"evaluator"`` mapping. The file does not name the model or benchmark: the caller does.
-
-Readers yield validated chunks of at most about ``chunk_size`` rows, so memory is bounded by the
-chunk size and not by the file size.
+Formats (``data/README.md`` describes each with examples): ``"samples"`` (a row per sampled
+response), ``"counts"`` (a row per question), ``"summary"`` (written by
+:func:`leash.summarize.summarize`), ``"nested"`` (an object per question, through a
+:class:`NestedMapping`), ``"evaluator"`` (the Qwen2.5-Math evaluator's output) and the
+evaluators' own files (:mod:`leash.evaluators`). DuckDB reads every file into raw canonical
+fields; :func:`checked_sql` is the one rule set (SQL) that turns each field into its clean value
+and a problem code, so ``validate``, ``summarize`` and :func:`response_batches` agree on every
+row. The exact readers (Python, only for a file that failed, and for CSV) parse and locate:
+lines DuckDB cannot parse, CSV records with their lines, Parquet text that is not UTF-8.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import difflib
 import gzip
 import json
 import os
+import re
 import stat
 import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pcsv
-import pyarrow.json as pjson
-import pyarrow.parquet as pq
+from . import evaluators as E
 
-from leash import validate as V
+__all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
+           "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
+           "check_regular_file", "SUMMARY_METADATA_KEY", "response_batches", "InputFileError"]
 
-__all__ = [
-    "FORMATS",
-    "SAMPLES_REQUIRED",
-    "SAMPLES_OPTIONAL",
-    "COUNTS_REQUIRED",
-    "COUNTS_OPTIONAL",
-    "NestedMapping",
-    "MAPPINGS",
-    "get_mapping",
-    "detect_format",
-    "check_regular_file",
-    "SUMMARY_METADATA_KEY",
-]
-
-FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
+FORMATS = ("samples", "counts", "summary", "evaluator", "nested", *E.EVALUATOR_FORMATS)
 SAMPLES_REQUIRED = ("model", "benchmark", "question_id", "sample_idx", "correct")
 SAMPLES_OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "response", "step")
 COUNTS_REQUIRED = ("model", "benchmark", "question_id", "n", "c")
 COUNTS_OPTIONAL = ("first_correct", "step")
 SUMMARY_METADATA_KEY = b"leash.summary"
+SUMMARY_COLUMNS = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct",
+                   "n_answer_missing", "answer_values", "answer_counts", "n_tokens_mean",
+                   "n_tokens_min", "n_tokens_max", "token_entropy_mean", "token_entropy_std",
+                   "n_truncated")
+SUMMARY_EXTRA = SUMMARY_COLUMNS[7:]  # what a summary file keeps beyond its counts
+READ = {"samples": ("model", "benchmark", "question_id", "step", "sample_idx", "correct",
+                    "answer", "n_tokens", "token_entropy", "finish_reason"),
+        "counts": ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")}
+_SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz"),
+             "jsonl": (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz")}
+# Reasons of problems; those of a whole file (FILE_REASONS) stop it even with on_error="skip".
+(MALFORMED, MALFORMED_CSV, MISSING, WRONG_TYPE, INVALID_BOOL, NOT_INTEGER, OUT_OF_RANGE,
+ INVALID_NUMBER, DUPLICATE, C_GT_N, INCONSISTENT, RAGGED, EMPTY, INVALID_UTF8) = (
+    "malformed_json", "malformed_csv", "missing_field", "wrong_type", "invalid_bool",
+    "not_integer", "out_of_range", "invalid_number", "duplicate", "c_greater_than_n",
+    "first_correct_inconsistent", "ragged_list", "empty_value", "invalid_utf8")
+FILE_REASONS = UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR, DUPLICATE_FILE = (
+    "undetected_format", "unreadable_file", "no_rows", "not_a_regular_file", "duplicate_file")
+UTF8_MESSAGE = "must be valid UTF-8 text"
+TOO_LARGE = "too large (beyond the 64-bit integer range)"
+_BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exact readers)
+_MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of responses)
 
-_JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".json.gz")
-_PARQUET_SUFFIXES = (".parquet", ".pq")
-_CSV_SUFFIXES = (".csv", ".csv.gz")
-# Columns a canonical samples / counts file may carry that leash reads (response is not needed
-# for any summary, so it is never read from columnar files).
-_SAMPLES_READ = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", "answer",
-                 "n_tokens", "token_entropy", "finish_reason")
-_COUNTS_READ = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")
+
+class InputFileError(ValueError):
+    """A problem with a whole input file (not regular, unreadable, no rows); ``reason`` is one
+    of :data:`FILE_REASONS`."""
+
+    def __init__(self, message: str, reason: str = UNREADABLE):
+        super().__init__(message)
+        self.reason = reason
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One problem of an input file: ``file``, ``location`` (``"line 12"``, ``"line 3, sample
+    1"``, ``"row group 0, row 5"``), ``field`` (e.g. ``"score[3]"``), ``value`` (its repr),
+    ``reason`` (e.g. ``"invalid_bool"``) and ``message``."""
+
+    file: str
+    location: str
+    field: str
+    value: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        if self.location == "file":  # a whole-file problem: its message names the file
+            return self.message
+        return (f"{self.file}: {self.location}: field '{self.field}': {self.message} "
+                f"(got {self.value})")
+
+
+def short_repr(value, limit: int = 60) -> str:
+    """``repr`` of a bad value, cut at about ``limit`` characters (a long integer keeps its
+    first and last digits and says how many there are: ``'1000...0007' (5000 digits)``)."""
+    if isinstance(value, str) and not _is_utf8(value):
+        try:  # the bytes as they are in the file (read with surrogate escapes)
+            value = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate written as a JSON escape
+            pass
+    r = repr(value)
+    if len(r) <= limit:
+        return r
+    if (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, str) and re.match(r"^\s*[+-]?\d+\s*$", value)):
+        keep = (limit - 3) // 2
+        return f"{r[:keep]}...{r[-keep:]} ({sum(ch.isdigit() for ch in r)} digits)"
+    return r[: limit - 3] + "..."
+
+
+def _is_utf8(v: str) -> bool:
+    try:
+        v.isascii() or v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Field mappings of nested layouts (built-in, a dict, or a YAML file)
+# --------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
 class NestedMapping:
-    """Where the fields of a nested (one object per question) layout live.
-
-    Parameters
-    ----------
-    name : str
-        Name used in provenance and messages.
-    correct : str
-        Per-sample correctness field (a list in the "columns" layout).
-    question_id : str or None
-        Top-level question id field; None uses the 0-based record number.
-    samples : str or None
-        Field holding the list of per-sample objects ("records" layout). None selects the
-        "columns" layout: every per-sample field is a top-level list, all of equal length.
-    answer, response, index, n_tokens, token_entropy, finish_reason : str or None
-        Per-sample fields. ``index`` is the generation index; None uses the list position
-        (offset by the samples already read for that question from earlier files, so several
-        seed files of one model concatenate in the order given).
-    model, benchmark, step : str or None
-        Top-level fields naming the model / benchmark / checkpoint; None means the caller must
-        supply them (``model=``, ``benchmark=``, ``step=`` arguments).
-    """
+    """Where the fields of a nested (one object per question) layout live (dotted paths into
+    nested objects allowed): ``correct`` (required), ``question_id`` (None: the record number),
+    ``samples`` (the list of per-sample objects; None: parallel per-sample lists at top level),
+    the per-sample ``answer, response, index`` (None: the list position, after the samples
+    earlier files gave the question), ``n_tokens, token_entropy, finish_reason``, the top-level
+    ``model, benchmark, step, gold``, and ``constants`` (fixed labels, ``(name, value)`` pairs);
+    ``name`` names it in provenance and messages."""
 
     name: str
     correct: str
@@ -113,10 +141,8 @@ class NestedMapping:
     model: str | None = None
     benchmark: str | None = None
     step: str | None = None
-
-    @property
-    def layout(self) -> str:
-        return "records" if self.samples else "columns"
+    gold: str | None = None
+    constants: tuple = ()
 
     def per_sample_fields(self) -> dict[str, str]:
         """Canonical name -> field name of the per-sample fields that are configured."""
@@ -125,73 +151,77 @@ class NestedMapping:
         return {k: getattr(self, k) for k in names if getattr(self, k)}
 
     def detection_keys(self) -> tuple[str, ...]:
-        keys = [self.question_id] if self.question_id else []
-        keys.append(self.samples if self.samples else self.correct)
-        return tuple(keys)
+        return tuple(k.split(".")[0] for k in ([self.question_id] if self.question_id else [])
+                     + [self.samples or self.correct])
 
 
 MAPPINGS: dict[str, NestedMapping] = {
     # Qwen2.5-Math / limit-of-RLVR evaluator output: parallel lists, one file per seed.
-    "evaluator": NestedMapping(
-        name="evaluator", question_id="idx", correct="score", answer="pred", response="code",
-        finish_reason="finish_reason"),
+    "evaluator": NestedMapping(name="evaluator", question_id="idx", correct="score",
+                               answer="pred", response="code", finish_reason="finish_reason",
+                               gold="gt"),
     # GSM8K SFT-vs-RLVR probe (rlvr_behavior_probe_runpod): list of rollout objects. The
     # numeric pred_value is the normalized answer (52.0 and "$52" both become "52").
-    "rollouts": NestedMapping(
-        name="rollouts", question_id="qid", samples="rollouts", correct="correct",
-        answer="pred_value", response="text", index="rollout", model="model_name"),
+    "rollouts": NestedMapping(name="rollouts", question_id="qid", samples="rollouts",
+                              correct="correct", answer="pred_value", response="text",
+                              index="rollout", model="model_name", gold="gold"),
     # Parallel lists named like the Large Language Monkeys release (samples[], is_corrects[]).
-    "samples": NestedMapping(
-        name="samples", question_id="question_id", correct="is_corrects", response="samples",
-        answer="extracted_answers"),
+    "samples": NestedMapping(name="samples", question_id="question_id", correct="is_corrects",
+                             response="samples", answer="extracted_answers"),
 }
 
 
 def get_mapping(mapping) -> NestedMapping:
-    """Resolve a mapping name, a dict of NestedMapping fields, or a NestedMapping."""
+    """Resolve a mapping: a name of :data:`MAPPINGS`, a YAML file of field paths
+    (``data/README.md``, section 4b), a dict of :class:`NestedMapping` fields, or one."""
     if isinstance(mapping, NestedMapping):
         return mapping
+    if isinstance(mapping, os.PathLike) or (isinstance(mapping, str) and mapping.lower()
+                                            .endswith((".yaml", ".yml"))):
+        return _yaml_mapping(Path(mapping))
     if isinstance(mapping, str):
         if mapping not in MAPPINGS:
-            raise ValueError(
-                f"The 'mapping' parameter must be one of {sorted(MAPPINGS)} or a NestedMapping. "
-                f"Got {mapping!r} instead.")
+            raise ValueError(f"The 'mapping' parameter must be one of {sorted(MAPPINGS)}, a "
+                             f"YAML file or a NestedMapping. Got {mapping!r} instead.")
         return MAPPINGS[mapping]
     if isinstance(mapping, dict):
         return NestedMapping(**{"name": "custom", **mapping})
-    raise TypeError(
-        "The 'mapping' parameter must be a str, dict or NestedMapping. "
-        f"Got {type(mapping).__name__} instead.")
+    raise TypeError("The 'mapping' parameter must be a str, dict or NestedMapping. "
+                    f"Got {type(mapping).__name__} instead.")
+
+
+def _yaml_mapping(path: Path) -> NestedMapping:
+    import yaml
+
+    check_regular_file(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).") from None
+    if not isinstance(raw, dict) or "correct" not in raw:
+        raise ValueError(f"{path}: a field mapping is a YAML mapping with at least 'correct:' "
+                         "(data/README.md, section 4b).")
+    consts = raw.pop("constants", None) or {}
+    fields = {f.name for f in dataclasses.fields(NestedMapping)} - {"constants"} | {"tokens"}
+    for key, value in [*raw.items(), *((f"constants.{k}", v) for k, v in consts.items())]:
+        known = (("constants.model", "constants.benchmark", "constants.step")
+                 if key.startswith("constants.") else sorted(fields | {"constants"}))
+        if key not in known:
+            hit = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            raise ValueError(f"{path}: unknown key '{key}'" + (f" (did you mean '{hit[0]}'?)"
+                             if hit else "") + f"; known keys: {', '.join(known)}.")
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise ValueError(f"{path}: '{key}' must be a field path (a string). Got {value!r}.")
+    raw["n_tokens"] = raw.pop("tokens", raw.get("n_tokens"))
+    return NestedMapping(**{"name": path.name, **raw, "constants": tuple(sorted(consts.items()))})
 
 
 # --------------------------------------------------------------------------------------------
-# Detection
+# Files: regular files only, errors of unreadable ones, detection
 # --------------------------------------------------------------------------------------------
-def _container(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(_PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(_CSV_SUFFIXES):
-        return "csv"
-    if name.endswith(_JSON_SUFFIXES):
-        return "jsonl"
-    raise ValueError(
-        f"Cannot read {path}: unknown file extension. Supported: "
-        f"{', '.join(_JSON_SUFFIXES + _PARQUET_SUFFIXES + _CSV_SUFFIXES)}.")
-
-
-def _open_text(path: Path):
-    if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
 def check_regular_file(path) -> os.stat_result:
-    """Raise unless ``path`` is an existing regular file (or a link to one); return its stat.
-
-    A FIFO, a socket or a device would block or never end, and a directory is no input: each
-    is refused with what it is, before anything is opened.
-    """
+    """Raise unless ``path`` is an existing regular file (or a link to one); return its stat
+    (a FIFO, socket or device would block or never end, a directory is no input)."""
     path = Path(path)
     try:
         st = path.stat()
@@ -203,39 +233,19 @@ def check_regular_file(path) -> os.stat_result:
     what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a character device"
             if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
-    raise V.InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
-                           "only.", V.NOT_REGULAR)
+    raise InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
+                         "only.", NOT_REGULAR)
 
 
-def no_rows_error(path, container: str) -> V.InputFileError:
+def no_rows_error(path, kind: str) -> InputFileError:
     """The one error for an input without data rows, whatever its format."""
     what = {"csv": "a header and no data rows", "parquet": "zero rows",
-            "empty": "the file is empty"}.get(container, "no records")
-    return V.InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
-                            "one row.", V.NO_ROWS)
+            "empty": "the file is empty"}.get(kind, "no records")
+    return InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
+                          "one row.", NO_ROWS)
 
 
-# errors of a file that cannot be read to its end: I/O and decompression, and those of the
-# pyarrow readers (a corrupt Parquet file). Never an error of the rules applied to what was
-# read: a bad value is a bad row (named by line and field), not an unreadable file.
-_IO_ERRORS = (EOFError, zlib.error, OSError)
-_UNREADABLE = _IO_ERRORS + (pa.ArrowException,)
-
-
-def _reading(path: Path, rows):
-    """Iterate a pyarrow reader; its errors (not those of the caller's loop) are the file's."""
-    rows = iter(rows)
-    while True:
-        try:
-            item = next(rows)
-        except StopIteration:
-            return
-        except _UNREADABLE as exc:
-            raise _unreadable(path, exc) from None
-        yield item
-
-
-def _unreadable(path: Path, exc: BaseException) -> Exception:
+def unreadable(path: Path, exc: BaseException) -> Exception:
     """The error for a file that cannot be read to its end, with its last complete line."""
     if isinstance(exc, OSError) and getattr(exc, "filename", None):
         return exc  # not found, permission denied...: already names the file
@@ -247,80 +257,73 @@ def _unreadable(path: Path, exc: BaseException) -> Exception:
                 for line in fh:
                     lines += line.endswith(b"\n")
         except (EOFError, zlib.error, OSError):
-            pass
-        return V.InputFileError(
-            f"{path}: the compressed file is truncated or corrupt ({detail}); "
-            + (f"the last complete line is line {lines}." if lines else
-               "not one complete line could be read."), V.UNREADABLE)
-    return V.InputFileError(f"{path}: cannot read the file ({detail}).", V.UNREADABLE)
+            return InputFileError(
+                f"{path}: the compressed file is truncated or corrupt ({detail}); " +
+                (f"the last complete line is line {lines}." if lines else
+                 "not one complete line could be read."))
+    return InputFileError(f"{path}: cannot read the file ({detail}).")
 
 
-def _json_error(exc: ValueError) -> str:
-    """What is wrong with a JSON line that json.loads refused, in a few words."""
-    if isinstance(exc, json.JSONDecodeError):
-        return exc.msg
-    if isinstance(exc, UnicodeDecodeError):
-        return f"invalid UTF-8: {exc.reason}"
-    # e.g. "Exceeds the limit (4300 digits) for integer string conversion: value has ..."
-    text = str(exc).split(":")[0].strip() or type(exc).__name__
-    return text[0].lower() + text[1:]
+def container(path: Path) -> str:
+    for kind, suffixes in _SUFFIXES.items():
+        if path.name.lower().endswith(suffixes):
+            return kind
+    raise ValueError(f"Cannot read {path}: unknown file extension. Supported: "
+                     f"{', '.join(s for v in _SUFFIXES.values() for s in v)}.")
 
 
-def _loads(line: bytes):
-    """``json.loads`` of one line; bytes that are not UTF-8 are kept as surrogate escapes.
+def open_bytes(path: Path):
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
-    So the rules can name the field that holds them (``validate.py``: invalid_utf8), and a
-    field leash does not read may hold any bytes, as in the pyarrow reader.
-    """
+
+_open_text = open_bytes  # the name leash.rescore reads benchmark files with
+
+
+def loads(line: bytes):
+    """``json.loads`` of one line; its reason in a few words when it is no JSON."""
     try:
-        return json.loads(line)
-    except UnicodeDecodeError:
-        obj = json.loads(line.decode("utf-8", "surrogateescape"))
-        if isinstance(obj, dict) and not all(k.isascii() for k in obj):  # printable keys
-            obj = {k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"): v
-                   for k, v in obj.items()}
-        return obj
+        try:
+            return json.loads(line)
+        except UnicodeDecodeError:  # bytes that are not UTF-8: kept as surrogate escapes
+            return json.loads(line.decode("utf-8", "surrogateescape"))
+    except ValueError as exc:  # also an integer of more than 4300 digits
+        text = exc.msg if isinstance(exc, json.JSONDecodeError) else \
+            str(exc).split(":")[0].strip() or type(exc).__name__
+        raise ValueError(text[0].lower() + text[1:]) from None
 
 
-def _first_record(path: Path):
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
+def _head(path: Path, kind: str):
+    """(keys, first record or None, summary metadata or None) of a file, for detection."""
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            return set(schema.names), None, (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
+        with open_bytes(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                if kind == "csv":  # bytes: a bad byte further down is not the header's
+                    import csv
+
+                    return set(next(csv.reader([line.decode("utf-8", "replace")]))), None, None
                 try:
-                    return _loads(line)
-                except ValueError as exc:  # also an integer of more than 4300 digits
-                    msg = _json_error(exc)
-                    raise ValueError(
-                        f"{path}: line {lineno}: malformed JSON ({msg}); cannot detect "
-                        "the format.") from None
-    raise no_rows_error(path, "jsonl")
-
-
-def _keys_of(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
-    try:
-        return _keys_of_file(path, container)
-    except _UNREADABLE as exc:
-        raise _unreadable(path, exc) from None
-
-
-def _keys_of_file(path: Path, container: str) -> tuple[set, dict | None, bytes | None]:
-    if container == "parquet":
-        schema = pq.read_schema(path)
-        meta = schema.metadata or {}
-        return set(schema.names), None, meta.get(SUMMARY_METADATA_KEY)
-    if container == "csv":
-        with _open_text(path) as fh:  # bytes: a bad byte further down is not the header's
-            header = fh.readline().decode("utf-8", "replace")
-        if not header.strip():
-            raise no_rows_error(path, "csv")
-        import csv
-
-        return set(next(csv.reader([header]), [])), None, None
-    rec = _first_record(path)
-    if not isinstance(rec, dict):
-        raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}, "
-                         "not an object; cannot detect the format.")
-    return set(rec), rec, None
+                    rec = loads(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path}: line {lineno}: malformed JSON ({exc}); cannot "
+                                     "detect the format.") from None
+                if not isinstance(rec, dict):
+                    raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}"
+                                     ", not an object; cannot detect the format.")
+                return set(rec), rec, None
+    except (EOFError, zlib.error, OSError) as exc:
+        raise unreadable(path, exc) from None
+    except Exception as exc:  # pyarrow's ArrowInvalid of a corrupt Parquet footer
+        if type(exc).__module__.startswith("pyarrow"):
+            raise unreadable(path, exc) from None
+        raise
+    raise no_rows_error(path, kind)
 
 
 def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping | None]:
@@ -330,963 +333,805 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     ----------
     path : str or os.PathLike
     fmt : str, optional
-        Explicit format; skips detection (but is checked to be known).
+        Explicit format (one of :data:`FORMATS`); skips detection.
     mapping : str, dict or NestedMapping, optional
-        Field mapping; given alone it implies the "nested" format.
+        Field mapping (a name, a YAML file, fields); given alone it implies "nested".
 
     Returns
     -------
-    fmt : str
-        One of :data:`FORMATS`.
-    mapping : NestedMapping or None
-        The mapping for "nested"/"evaluator", else None.
-
-    Raises
-    ------
-    ValueError
-        The format cannot be detected; the message names the file, the formats tried and the
-        keys of the first record.
-
-    Notes
-    -----
-    Detection uses the extension (``.parquet``/``.pq``, ``.csv``, ``.jsonl``/``.jsonl.gz``/
-    ``.ndjson``/``.json``) and then the columns or the first record's keys, in this order:
-    summary (Parquet metadata), samples, counts, evaluator, the shipped nested mappings.
+    tuple of (str, NestedMapping or None)
+        The format and, for "nested"/"evaluator", the mapping. Detection uses the extension,
+        then the columns or the first record's keys: summary (Parquet metadata), samples,
+        counts, the shipped mappings, the evaluators' layouts (:func:`leash.evaluators.detect`);
+        a file none fits is a ValueError naming the formats tried and the keys found.
     """
-    return _detect_format(Path(path), fmt, mapping, checked=False)
+    return detect(Path(path), fmt, mapping, checked=False)[:2]
 
 
-def _detect_format(path: Path, fmt, mapping, *, checked: bool):
-    """:func:`detect_format`; ``checked``: the caller made sure it is a regular file."""
-    if fmt is not None and fmt not in FORMATS:
-        raise ValueError(f"The 'fmt' parameter must be one of {FORMATS} or None. "
+def detect(path: Path, fmt, mapping, *, checked: bool):
+    """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
+    formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
+    if fmt is not None and fmt not in formats:
+        raise ValueError(f"The 'fmt' parameter must be one of {formats} or None. "
                          f"Got {fmt!r} instead.")
-    if fmt == "evaluator":
-        return "evaluator", get_mapping(mapping or "evaluator")
-    if fmt == "nested":
-        if mapping is None:
+    if fmt in ("evaluator", "nested"):
+        if fmt == "nested" and mapping is None:
             raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
-                             f"{sorted(MAPPINGS)} or a NestedMapping).")
-        return "nested", get_mapping(mapping)
-    if fmt is not None:
-        return fmt, None
-    container = _container(path)
+                             f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
+        return fmt, get_mapping(mapping or "evaluator"), None, None
+    if fmt not in (None, "summary"):
+        return fmt, None, None, None
+    kind = container(path)
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
-    if mapping is not None:
-        if container != "jsonl":
+    if mapping is not None and fmt is None:
+        if kind != "jsonl":
             raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
-        return "nested", get_mapping(mapping)
-    keys, rec, meta = _keys_of(path, container)
-    if meta is not None:
-        return "summary", None
-    if {"sample_idx", "correct", "question_id"} <= keys:
-        return "samples", None
-    if {"n", "c", "question_id"} <= keys:
-        return "counts", None
-    if rec is not None:
-        for m in MAPPINGS.values():
-            if all(k in rec for k in m.detection_keys()):
-                lst = rec[m.samples or m.correct]
-                if isinstance(lst, list):
-                    return ("evaluator" if m.name == "evaluator" else "nested"), m
-    tried = [
-        "samples (needs columns question_id, sample_idx, correct)",
-        "counts (needs question_id, n, c)",
-    ]
-    if container == "jsonl":
+        return "nested", get_mapping(mapping), None, None
+    keys, rec, meta = _head(path, kind)
+    if fmt == "summary" or meta is not None:
+        return "summary", None, keys, meta
+    for name, need in (("samples", {"sample_idx", "correct", "question_id"}),
+                       ("counts", {"n", "c", "question_id"})):
+        if need <= keys:
+            return name, None, keys, None
+    for m in MAPPINGS.values():
+        if rec is not None and all(k in rec for k in m.detection_keys()) \
+                and isinstance(rec[m.samples or m.correct], list):
+            return ("evaluator" if m.name == "evaluator" else "nested"), m, keys, None
+    found = E.detect(path, keys, rec)
+    if found:
+        return found, None, keys, None
+    tried = ["samples (needs columns question_id, sample_idx, correct)",
+             "counts (needs question_id, n, c)"]
+    if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
-    raise ValueError(
-        f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
-        f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for nested "
-        "layouts, mapping= to override.")
+    tried += [f"{f} (leash.evaluators)" for f in E.EVALUATOR_FORMATS]
+    raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
+                     f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for "
+                     "nested layouts, mapping= to override.")
 
 
 # --------------------------------------------------------------------------------------------
-# Chunks and locations
+# The rule set: raw value -> (clean value, problem code), in SQL
 # --------------------------------------------------------------------------------------------
-class Chunk(NamedTuple):
-    """A validated chunk: canonical columns plus where each row came from."""
-
-    kind: str               # "samples" or "counts"
-    table: pa.Table         # canonical, clean columns
-    loc: np.ndarray         # int64 row / line / ordinal per row
-    sub: np.ndarray         # int64 sample position in a nested record, -1 otherwise
-    relative_idx: bool      # sample_idx is a list position to be offset per question
+CODES: list[tuple[str, str]] = []  # problem code -> (reason, message)
 
 
-class Locator:
-    """Turns a row's (loc, sub) into text such as "line 12" or "row group 0, row 5".
-
-    ``loc`` is the line number (JSON lines), the 0-based row (Parquet) or the CSV record number
-    (header = 1), which is turned into the line the record starts on: the same unless values
-    hold newlines or blank lines are skipped, and found, only when a problem is reported, by
-    reading the file up to that record with the csv module.
-
-    A context manager, reentrant: the file that a CSV lookup opens is closed when the
-    outermost ``with`` ends (the reader holds one around its whole file, so its lookups
-    read the file once; a lookup after that, such as the first occurrence of a duplicate
-    in an earlier file, opens and closes it in its own ``with``).
-    """
-
-    def __init__(self, path: Path, container: str):
-        self.path = path
-        self.container = container
-        self._rg_starts = None
-        self._csv = None  # the csv reader of _csv_line, while a lookup needs it
-        self._depth = 0
-
-    def __enter__(self) -> Locator:
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._depth -= 1
-        if self._depth <= 0:
-            self._depth = 0
-            self.close()
-
-    def __call__(self, loc: int, sub: int = -1) -> str:
-        loc = int(loc)
-        if self.container == "parquet":
-            if self._rg_starts is None:
-                md = pq.read_metadata(self.path)
-                sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-                self._rg_starts = np.concatenate([[0], np.cumsum(sizes)])
-            g = int(np.searchsorted(self._rg_starts, loc, side="right") - 1)
-            return f"row group {g}, row {loc - int(self._rg_starts[g])}"
-        if self.container == "csv":
-            return f"line {self._csv_line(loc)}"
-        return f"line {loc}" + (f", sample {sub}" if sub >= 0 else "")
-
-    def _csv_line(self, record: int) -> int:
-        import csv
-
-        if self._csv is None:
-            fh = (gzip.open(self.path, "rt", newline="", errors="replace")
-                  if self.path.name.lower().endswith(".gz")
-                  else open(self.path, newline="", errors="replace"))
-            # reader, file, records read, records where the shift changes, their shifts
-            self._csv = [csv.reader(fh), fh, 0, [0], [0]]
-        reader, fh, done, starts, shifts = self._csv
-        try:
-            while done < record:
-                before = reader.line_num
-                if not next(reader):  # a blank line: not a record, as for pyarrow
-                    continue
-                done += 1
-                if before + 1 - done != shifts[-1]:
-                    starts.append(done)
-                    shifts.append(before + 1 - done)
-        except (StopIteration, csv.Error, EOFError, OSError):
-            pass
-        self._csv[2] = done
-        return record + shifts[bisect.bisect_right(starts, record) - 1]
-
-    def close(self) -> None:
-        if self._csv is not None:
-            self._csv[1].close()
-            self._csv = None
+def code(reason: str, message: str) -> str:
+    if (reason, message) not in CODES:
+        CODES.append((reason, message))
+    return str(CODES.index((reason, message)))
 
 
-class FileStats:
-    """Per-file counters for provenance."""
-
-    def __init__(self, path: Path, fmt: str, mapping: NestedMapping | None):
-        self.path = path
-        self.fmt = fmt
-        self.mapping = mapping
-        self.rows_read = 0
-        self.rows_rejected = 0
-        self.first_correct_unknown = 0
-        self.reader = ""
-        self.notes: list[str] = []
-        self.locator = None
-        self.columns: set = set()         # columns / top-level keys seen in the file
-        self.sample_keys: set = set()     # keys of per-sample objects (nested "records")
-        self.schema_metadata: dict = {}   # of a Parquet file, as its reader found it
+MALFORMED_CODE = code(MALFORMED, "malformed JSON")  # its message comes from the exact pass
+# a JSON integer of more than 4300 digits: a line Python's json cannot read
+HUGE = code(MALFORMED, "malformed JSON (exceeds the limit (4300 digits) for integer string "
+                       "conversion)")
+MISSING_CODE = code(MISSING, "required value is missing")
+_INTS = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+         "UINTEGER", "UBIGINT", "UHUGEINT"}
+_WS = "' \t\n\r\x0b\x0c'"
 
 
-def column_notes(fmt: str, mapping: NestedMapping | None, stats: FileStats,
-                 known: tuple = ()) -> list[str]:
-    """Notes on the columns of a file that leash does not read, with a "did you mean".
-
-    Extra columns are legitimate (a prompt, a gold answer), so they are notes, not problems;
-    but a misspelled optional column (``answr``) would silently leave every answer missing.
-    Canonical formats list every column they do not know (``known`` holds the summary
-    columns for ``fmt="summary"``); a nested mapping notes its optional fields that no record
-    holds when a key of the file looks like them.
-    """
-    import difflib
-
-    def close(name, candidates):
-        hit = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
-        return f" (did you mean '{hit[0]}'?)" if hit else ""
-
-    notes = []
-    if fmt in ("samples", "counts", "summary"):
-        known = set(known or (SAMPLES_REQUIRED + SAMPLES_OPTIONAL if fmt == "samples"
-                              else COUNTS_REQUIRED + COUNTS_OPTIONAL))
-        unknown = sorted(stats.columns - known)
-        for name in unknown[:_MAX_NOTES]:
-            notes.append(f"column '{name}' is not a {fmt} column and was ignored"
-                         + close(name, known))
-        if len(unknown) > _MAX_NOTES:
-            notes.append(f"... and {len(unknown) - _MAX_NOTES} more unknown columns")
-    elif mapping is not None:
-        optional = {"answer": mapping.answer, "response": mapping.response,
-                    "n_tokens": mapping.n_tokens, "token_entropy": mapping.token_entropy,
-                    "finish_reason": mapping.finish_reason}
-        keys = stats.sample_keys if mapping.samples else stats.columns
-        for canon, fld in optional.items():
-            if fld and fld not in keys and close(fld, keys - {fld}):
-                notes.append(f"field '{fld}' of mapping '{mapping.name}' ({canon}) is in no "
-                             f"record, so no {canon} was read" + close(fld, keys))
-        if mapping.step and mapping.step not in stats.columns and close(mapping.step,
-                                                                        stats.columns):
-            notes.append(f"field '{mapping.step}' of mapping '{mapping.name}' (step) is in no "
-                         "record" + close(mapping.step, stats.columns))
-    return notes
+def _case(*pairs, default="NULL") -> str:
+    pairs = [(c, v) for c, v in pairs if v is not None]
+    return ("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in pairs) + f" ELSE {default} END"
+            if pairs else default)
 
 
-_MAX_NOTES = 20
+class _Val:
+    """A raw field: a typed DuckDB column (its category fixed), JSON (a category per value),
+    or JSON with the category DuckDB inferred for the file (``"JSON:int"``): the fast path
+    applies that category's rule and leaves any other value to the exact path."""
+
+    def __init__(self, x: str, typ: str):
+        t, _, self.hint = typ.upper().partition(":")
+        self.x, self.json, self.tname, self.hint = x, t == "JSON", typ.lower(), self.hint.lower()
+        self.cat = ("json" if self.json else "null" if t in ('"NULL"', "NULL") else "bool"
+                    if t == "BOOLEAN" else "int" if t in _INTS else "float" if t in (
+                        "FLOAT", "DOUBLE") or t.startswith("DECIMAL") else "str" if t ==
+                    "VARCHAR" else "other")
+        j = self.text = f"({x}::VARCHAR)"  # JSON: integers as written (every digit)
+        self.i = (x if t in _INTS - {"UBIGINT", "HUGEINT", "UHUGEINT"} else
+                  f"TRY_CAST({j if self.json else x} AS BIGINT)")  # NULL beyond int64
+        self.neg = f"starts_with({j}, '-')" if self.json else f"({x} < 0)"
+        self.f = f"TRY_CAST({j} AS DOUBLE)" if self.json else f"{x}::DOUBLE"
+        self.s = (f"CASE WHEN contains({j}, '\\') THEN {x}->>'$' ELSE {j}[2:-2] END"
+                  if self.json else x)
+        self.b = f"({j} = 'true')" if self.json else x
+        number = f"TRY_CAST({j} AS DOUBLE) IS NOT NULL AND NOT starts_with({j}, '\"')"
+        real = f"contains({j}, '.') OR contains({j}, 'e') OR contains({j}, 'E')"
+        self.is_hint = {"bool": f"{j} IN ('true', 'false')", "str": f"starts_with({j}, '\"')",
+                        "int": f"{number} AND NOT ({real}) AND length({j}) < 19",
+                        "float": f"{number} AND ({real} OR length({j}) <= 15)"}.get(self.hint)
+
+    def category(self) -> str:
+        x = self.x
+        return (f"CASE WHEN {x} IS NULL THEN 'null' ELSE CASE json_type({x}) WHEN 'NULL' THEN "
+                "'null' WHEN 'BOOLEAN' THEN 'bool' WHEN 'BIGINT' THEN 'int' WHEN 'UBIGINT' THEN "
+                f"'int' WHEN 'DOUBLE' THEN CASE WHEN NOT regexp_full_match({x}::VARCHAR, "
+                f"'-?[0-9]+') THEN 'float' WHEN length({x}::VARCHAR) > 4300 THEN 'huge' ELSE "
+                "'int' END WHEN 'VARCHAR' THEN 'str' WHEN 'ARRAY' THEN 'list' ELSE CASE WHEN "
+                f"json_exists({x}, '$.{_BAD}') THEN 'utf8' ELSE 'dict' END END END")
+
+
+NEEDS_EXACT = code("needs_exact", "left to the exact path")  # never in a report
+
+
+def _compile(v: _Val, k: str, branches: dict, wrong: str) -> tuple[str, str]:
+    """(value SQL, problem SQL) from per-category branches; ``k``: the category column."""
+    branches = {"null": ("NULL", None), "utf8": ("NULL", code(INVALID_UTF8, UTF8_MESSAGE)),
+                "huge": ("NULL", HUGE), **branches}
+
+    def pick(cat):
+        return branches.get(cat) or ("NULL", code(WRONG_TYPE, wrong.format(
+            cat if cat in ("bool", "int", "float", "str", "list", "dict") else v.tname)))
+
+    if v.json and v.is_hint:
+        tv, tp = pick(v.hint)
+        return tv, _case((f"{v.x} IS NULL", branches["null"][1] or "NULL"),
+                         (f"NOT ({v.is_hint})", NEEDS_EXACT), default=tp or "NULL")
+    if not v.json:
+        (nv, np_), (tv, tp) = branches["null"], pick(v.cat)
+        if v.cat == "null":
+            return nv, np_ or "NULL"
+        # the values are NULL-propagating expressions of the field
+        return tv, _case((f"{v.x} IS NULL", np_ or "NULL"), default=tp or "NULL") if tp else (
+            _case((f"{v.x} IS NULL", np_)))
+    cats = ("null", "bool", "int", "float", "str", "utf8", "list", "dict", "huge")
+    return tuple(_case(*[(f"{k} = '{c}'", pick(c)[j]) for c in cats]) for j in (0, 1))
+
+
+def rule(kind: str, v: _Val, k: str, *, required=True, min_value=0) -> tuple[str, str]:
+    """(value SQL, problem SQL) of one field of ``kind``: label, qid, int, bool, float, answer."""
+    miss = ("NULL", MISSING_CODE if required else None)
+    f, s = v.f, v.s
+    if kind == "label":  # model, benchmark, finish_reason: a string
+        empty = _case((f"trim({s}, {_WS}) = ''", code(EMPTY, "must be a non-empty string")))
+        return _compile(v, k, {"null": miss, "str": (s, empty if required else None)},
+                        "must be a string, not {}")
+    if kind == "qid":  # a string, or an integer (integral floats too) written as text
+        return _compile(v, k, {
+            "null": miss, "str": (s, _case((f"{s} = ''", code(EMPTY, "must be a non-empty "
+                                                             "string")))),
+            "int": (v.text, None),
+            "float": (f"CASE WHEN isfinite({f}) AND {f} = floor({f}) THEN "
+                      f"TRY_CAST({f} AS HUGEINT)::VARCHAR END",
+                      _case((f"NOT isfinite({f}) OR {f} <> floor({f})",
+                             code(WRONG_TYPE, "must be a string or an integer"))))},
+            "must be a string or an integer, not {}")
+    if kind == "int":  # within int64 (never wrapped or rounded) and >= min_value
+        lo, big = code(OUT_OF_RANGE, f"must be >= {min_value}"), code(OUT_OF_RANGE, TOO_LARGE)
+        t = f"trim({s}, {_WS})"
+        ok, si = f"regexp_full_match({s}, '\\s*[+-]?[0-9]+\\s*')", f"TRY_CAST({t} AS BIGINT)"
+        whole = f"isfinite({f}) AND {f} = floor({f})"
+        return _compile(v, k, {
+            "null": miss,
+            "int": (v.i, _case((f"{v.i} IS NULL", f"CASE WHEN {v.neg} THEN {lo} ELSE {big} END"),
+                               (f"{v.i} < {min_value}", lo))),
+            "float": (f"CASE WHEN {whole} AND abs({f}) < 9.2e18 THEN {f}::BIGINT END",
+                      _case((f"NOT ({whole})", code(NOT_INTEGER, "must be an integer")),
+                            (f"{f} >= 9223372036854775808.0", big), (f"{f} < {min_value}", lo))),
+            "str": (f"CASE WHEN {ok} THEN {si} END",
+                    _case((f"NOT {ok}", code(NOT_INTEGER, "must be an integer")),
+                          (f"{si} IS NULL", f"CASE WHEN starts_with({t}, '-') THEN {lo} ELSE "
+                                            f"{big} END"), (f"{si} < {min_value}", lo))),
+            "bool": ("NULL", code(WRONG_TYPE, "must be an integer, not bool"))},
+            "must be an integer, not {}")
+    if kind == "bool":  # true/false, 0/1 (also as floats), their strings in any case
+        bad = code(INVALID_BOOL, "must be boolean-like (true/false, 0/1)")
+        t = f"lower(trim({s}, {_WS}))"
+        num = ((f"({v.text} = '1')", _case((f"{v.text} NOT IN ('0', '1', '-0')", bad)))
+               if v.json else (f"({v.x} = 1)", _case((f"{v.x} NOT IN (0, 1)", bad))))
+        return _compile(v, k, {
+            "null": miss, "bool": (v.b, None), "int": num,
+            "float": (f"({f} = 1)", _case((f"{f} NOT IN (0, 1)", bad))),
+            "str": (f"({t} IN ('true', '1'))", _case((f"{t} NOT IN ('true', '1', 'false', '0')",
+                                                      bad)))},
+            "must be boolean-like, not {}")
+    if kind == "float":  # optional, finite and >= 0
+        bad, sf = code(INVALID_NUMBER, "must be a finite number >= 0"), f"TRY_CAST({s} AS DOUBLE)"
+        return _compile(v, k, {
+            "int": (f, _case((f"{f} < 0", bad))),
+            "float": (f"CASE WHEN isfinite({f}) AND {f} >= 0 THEN {f} END",
+                      _case((f"NOT isfinite({f}) OR {f} < 0", bad))),
+            "str": (f"CASE WHEN isfinite({sf}) AND {sf} >= 0 THEN {sf} END",
+                    _case((f"{sf} IS NULL", code(INVALID_NUMBER, "must be a number")),
+                          (f"NOT isfinite({sf}) OR {sf} < 0", bad))),
+            "bool": ("NULL", code(WRONG_TYPE, "must be a number, not bool"))},
+            "must be a number, not {}")
+    # answer: text trimmed ("" and "NA" mean none), numbers as text (integral without ".0")
+    return _compile(v, k, {
+        "str": (f"nullif(nullif(trim({s}, {_WS}), ''), 'NA')", None), "int": (v.text, None),
+        "float": (f"CASE WHEN NOT isfinite({f}) THEN NULL WHEN {f} = floor({f}) AND abs({f}) < "
+                  f"9007199254740992 THEN {f}::BIGINT::VARCHAR ELSE {f}::VARCHAR END", None),
+        "bool": ("NULL", code(WRONG_TYPE, "must be a string or a number, not bool"))},
+        "must be a string or a number, not {}")
+
+
+RULES = {"model": ("label", {}), "benchmark": ("label", {}), "question_id": ("qid", {}),
+         "step": ("int", {"required": False}), "sample_idx": ("int", {}),
+         "correct": ("bool", {}), "answer": ("answer", {}), "n_tokens": ("float", {}),
+         "token_entropy": ("float", {}), "finish_reason": ("label", {"required": False}),
+         "n": ("int", {"min_value": 1}), "c": ("int", {}),
+         "first_correct": ("int", {"required": False, "min_value": -1})}
+_OUT = {"question_id": "VARCHAR", "answer": "VARCHAR", "model": "VARCHAR",
+        "benchmark": "VARCHAR", "finish_reason": "VARCHAR", "correct": "BOOLEAN",
+        "n_tokens": "DOUBLE", "token_entropy": "DOUBLE"}
+
+
+def checked_sql(src: str, fields, types: dict, kind: str, optional=()) -> str:
+    """The rule set over a raw relation: per field its clean value, ``p_<field>`` (a problem
+    code, NULL when fine) and ``r_<field>``; ``bad`` when the row has any problem. A row with a
+    record-level problem (``p_rec``) gets no field problems."""
+    cats, vals = [], []
+    rec = "p_rec" in types
+    for f in fields:
+        v = _Val(f"r_{f}", types.get(f"r_{f}", '"NULL"'))
+        cats += [f"{v.category()} AS k_{f}"] if v.json and not v.is_hint else []
+        name, kw = RULES[f]
+        val, prob = rule(name, v, f"k_{f}", **{**kw, **({"required": False} if f in optional
+                                                         else {})})
+        prob = _case(("p_rec IS NULL", prob)) if rec and prob != "NULL" else prob
+        vals.append(f"CAST({val} AS {_OUT.get(f, 'BIGINT')}) AS {f}, "
+                    f"CAST({prob} AS INTEGER) AS p_{f}")
+    sql = f"SELECT *, {', '.join(vals)} FROM (SELECT *{''.join(', ' + c for c in cats)} " \
+          f"FROM {src})"
+    if kind == "counts":  # c <= n, first_correct < n and -1 exactly when c == 0
+        ok = ("p_rec IS NULL AND " if rec else "") + "p_n IS NULL AND p_c IS NULL"
+        sql = (f"SELECT * REPLACE (coalesce(p_c, CASE WHEN {ok} AND c > n THEN "
+               f"{code(C_GT_N, 'must be <= n')} END) AS p_c, coalesce(p_first_correct, CASE WHEN "
+               f"{ok} AND first_correct IS NOT NULL AND (first_correct >= n OR "
+               f"((first_correct = -1) <> (c = 0))) THEN "
+               f"{code(INCONSISTENT, 'must be < n, and -1 exactly when c == 0')} END) AS "
+               f"p_first_correct) FROM ({sql})")
+    bad = [f"p_{f} IS NOT NULL" for f in fields if f not in KEYLIKE] + (
+        ["p_rec IS NOT NULL"] if rec else [])  # badr: of a row, not of its question or answer
+    keyp = [f"p_{f} IS NOT NULL" for f in fields if f in KEYLIKE]
+    return f"SELECT *, ({' OR '.join(bad + keyp)}) AS bad, ({' OR '.join(bad) or 'false'}) AS " \
+           f"badr FROM ({sql})"
+
+
+KEYLIKE = ("model", "benchmark", "question_id", "step", "answer")  # few distinct values
 
 
 # --------------------------------------------------------------------------------------------
-# Vectorized cleaning of canonical tables
+# Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
-def _report(sink, locator, fname, problems, loc, sub, values_of, before=()):
-    """Send vectorized problems to the sink; return the mask of rejected rows.
+def connect():
+    """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
+    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit)."""
+    import atexit
+    import shutil
+    import tempfile
 
-    ``before`` holds problems of rows that are not in the table (CSV rows with a wrong field
-    count) as ``(loc, field, value, reason, message)``, sorted by ``loc`` (None: an unknown
-    line, first); they are merged with the table's problems in file order, which assumes
-    ``loc`` increases along the table (true of every caller: line, row or record numbers).
-    """
-    n = len(loc)
-    rejected = np.zeros(n, dtype=bool)
-    for _, _, _, mask in problems:
-        rejected |= mask
-    if not rejected.any() and not before:
-        return rejected
+    import duckdb
 
-    def where(pos):
-        return "an unknown line" if pos is None else locator(pos)
-
-    def extra_problem(item):
-        pos, field, value, reason, msg = item
-        return V.Problem(fname, where(pos), field, value, reason, msg)
-
-    if sink.on_error == "raise":
-        first = int(np.flatnonzero(rejected)[0]) if rejected.any() else None
-        if before and (first is None or before[0][0] is None or before[0][0] < loc[first]):
-            sink.add(extra_problem(before[0]))
-        for field, reason, msg, mask in problems:
-            if mask[first]:
-                sink.add(V.Problem(fname, locator(loc[first], sub[first]), field,
-                                   V.short_repr(values_of(field, first)), reason, msg))
-    # one problem per (row, rule), in row order
-    events = []
-    for k, (_field, _reason, _msg, mask) in enumerate(problems):
-        idx = np.flatnonzero(mask)
-        keep = idx if sink.on_error == "collect" else idx[: V._MAX_EXAMPLES]
-        for i in keep:
-            events.append((int(i), k))
-        extra = len(idx) - len(keep)
-        if extra:
-            sink.by_reason[problems[k][1]] += extra
-            sink.n_problems += extra
-    events.sort()
-    kept = before if sink.on_error == "collect" else before[: V._MAX_EXAMPLES]
-    for item in before[len(kept):]:
-        sink.by_reason[item[3]] += 1
-        sink.n_problems += 1
-    j = 0  # the next problem of `before` to merge in
-    for i, k in events:
-        while j < len(kept) and (kept[j][0] is None or kept[j][0] < loc[i]):
-            sink.add(extra_problem(kept[j]))
-            j += 1
-        field, reason, msg, _ = problems[k]
-        sink.add(V.Problem(fname, locator(loc[i], sub[i]), field,
-                           V.short_repr(values_of(field, i)), reason, msg))
-    for item in kept[j:]:
-        sink.add(extra_problem(item))
-    return rejected
+    tmp = os.environ.get("LEASH_TEMP_DIR")
+    if not tmp:
+        tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
+        atexit.register(shutil.rmtree, tmp, True)
+    return duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
+                                  "temp_directory": tmp})
 
 
-def _constant_or_column(raw: pa.Table, name: str, given, stats: FileStats, n: int):
-    if given is not None:
-        note = f"column '{name}' replaced by the caller's value {given!r}"
-        if name in raw.column_names and note not in stats.notes:
-            stats.notes.append(note)
-        if name == "step":
-            return pa.array(np.full(n, int(given), dtype=np.int64))
-        # one dictionary entry instead of n copies of the label
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
-                                              pa.array([str(given)], type=pa.string()))
-    if name in raw.column_names:
-        return raw.column(name).combine_chunks()
-    return None
+def sql_str(text) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
 
 
-def clean_table(kind, raw, loc, sub, *, labels, stats, sink, locator, fname, before=()):
-    """Apply the vectorized rules to a raw canonical table; return (clean table, keep mask).
+def _jp(field: str, of: str = "j") -> str:
+    """The JSON value at a (dotted) field path."""
+    path = "$." + ".".join('"' + k.replace('"', '\\"') + '"' for k in field.split("."))
+    return f"json_extract({of}, {sql_str(path)})"
 
-    ``before``: problems of rows left out of ``raw`` (see :func:`_report`), reported with the
-    table's own in file order.
-    """
-    n = raw.num_rows
-    problems = []  # (field, reason, message, mask)
-    # text that is not UTF-8 is a problem of its row and field; the other rules see a null
-    original, not_utf8, masked = raw, {}, {}
-    for name in _SAMPLES_READ if kind == "samples" else _COUNTS_READ:
-        if name in raw.column_names and labels.get(name) is None:
-            fixed, bad = V.vec_utf8(raw.column(name).combine_chunks())
-            if bad is not None:
-                not_utf8[name] = bad
-                raw = raw.set_column(raw.schema.get_field_index(name), name, fixed)
 
-    def add(field, bad):
-        if field in not_utf8:  # first, in the order of the fields
-            masked[field] = not_utf8.pop(field)
-            problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, masked[field]))
-        for reason, msg, mask in bad:
-            if field in masked:  # the null that replaced the bad text is no second problem
-                mask = mask & ~masked[field]
-            if mask.any():
-                problems.append((field, reason, msg, mask))
+class Source:
+    """One input on a connection: its reader (view ``raw<no>``: ``ord`` the line ordinal or
+    Parquet row, ``sub`` the sample of a nested record or -1, ``nrows`` the samples a record
+    problem stands for, ``p_rec, f_rec, m_rec, v_rec`` that problem, ``r_<field>`` the raw
+    fields), its checked view ``chk<no>`` (:func:`checked_sql`), and where each row is."""
 
-    cols = {}
-    for name in ("model", "benchmark"):
-        arr = _constant_or_column(raw, name, labels.get(name), stats, n)
-        if arr is None:
-            raise ValueError(
-                f"{fname}: required field '{name}' is missing from the file and was not "
-                f"supplied: pass {name}=... to name it.")
-        cols[name], bad = V.vec_label(arr)
-        add(name, bad)
-    if "question_id" not in raw.column_names:
-        raise ValueError(f"{fname}: required field 'question_id' is missing from the file.")
-    cols["question_id"], bad = V.vec_qid(raw.column("question_id").combine_chunks())
-    add("question_id", bad)
-    step = _constant_or_column(raw, "step", labels.get("step"), stats, n)
-    if step is None:
-        cols["step"] = pa.nulls(n, pa.int64())
-    else:
-        vals, null, bad = V.vec_int(step, min_value=0, required=False)
-        add("step", bad)
-        cols["step"] = pa.array(vals, mask=null)
-    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
-    for name in required:
-        if name not in raw.column_names and name not in cols:
-            raise ValueError(f"{fname}: required field '{name}' is missing from the file.")
-    if kind == "samples":
-        vals, _, bad = V.vec_int(raw.column("sample_idx").combine_chunks(), min_value=0)
-        add("sample_idx", bad)
-        cols["sample_idx"] = pa.array(vals)
-        vals, bad = V.vec_bool(raw.column("correct").combine_chunks())
-        add("correct", bad)
-        cols["correct"] = pa.array(vals)
-        if "answer" in raw.column_names:
-            cols["answer"], bad = V.vec_answer(raw.column("answer").combine_chunks())
-            add("answer", bad)
+    def __init__(self, con, path: Path, no: int, fmt: str, mapping, labels: dict, *,
+                 options=None, keys=None, meta=None, contents=None):
+        self.con, self.path, self.no, self.fmt, self.mapping = con, path, no, fmt, mapping
+        self.fname, self.labels, self.options = str(path), labels, options or {}
+        self.keys, self.meta, self.contents = set(keys or ()), meta, contents
+        self.kind = "counts" if fmt in ("counts", "summary") else "samples"
+        self.form = ("evaluator_file" if fmt in E.EVALUATOR_FORMATS else "nested" if mapping
+                     else "table" if contents is not None else container(path))
+        self.relative = mapping is not None and mapping.index is None
+        self.fields, self.notes, self.names = READ[self.kind], [], {}
+        self.exact = self.utf8_error = self._fixed = False
+        self.optional, self.extra, self.batch = (), (), 250_000
+        self._shift = self._rg = self._peek = None
+        self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
+                       "duckdb read_parquet", "table": "arrow table", "nested":
+                       f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
+                           self.form, f"leash.evaluators '{fmt}'")
+
+    def build(self, exact: bool = False) -> None:
+        """(Re)define the views; ``exact``: the exact reader (repairs, malformed lines)."""
+        if self.exact and self.form == "csv":
+            return  # a CSV file is read by the exact reader already
+        self.exact = exact or self.form == "csv"
+        self.hints = {}
+        raw = getattr(self, "_" + self.form)()
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW raw{self.no} AS {raw}")
+        self.types = dict(r[:2] for r in self.con.execute(f"DESCRIBE raw{self.no}").fetchall())
+        sql = checked_sql(f"raw{self.no}", self.fields, {**self.types, **{
+            k: v for k, v in self.hints.items() if self.types.get(k) == "JSON"}}, self.kind,
+            self.optional)
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW chk{self.no} AS {sql}")
+
+    def _label(self, name: str, file_has: bool, what: str = "column"):
+        given = self.labels.get(name)
+        if given is None:
+            return None
+        note = f"{what} '{name}' replaced by the caller's value {given!r}"
+        self.notes += [note] if file_has and note not in self.notes else []
+        return f"{int(given)}::BIGINT" if name == "step" else f"{sql_str(given)}::VARCHAR"
+
+    def _cols(self, have, col) -> str:
+        """``r_<field>`` (the caller's label, the file's field, or NULL) and ``x_<extra>``."""
+        self._required(have)
+        out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
+               for f in self.fields]
+        extra = SUMMARY_EXTRA if self.fmt == "summary" else self.extra
+        return ", ".join(out + [f"{col(c) if c in have else 'NULL'} AS x_{c}" for c in extra])
+
+    def _required(self, have) -> None:
+        for f in ("model", "benchmark", "question_id", "sample_idx", "correct", "n", "c"):
+            if f in self.fields and f not in have and f not in self.optional and \
+                    self.labels.get(f) is None:
+                tail = (f" and was not supplied: pass {f}=... to name it"
+                        if f in ("model", "benchmark") else "")
+                raise ValueError(f"{self.fname}: required field '{f}' is missing from the "
+                                 f"file{tail}.")
+
+    def _parquet(self) -> str:
+        if self.exact:  # text that is not UTF-8: read by pyarrow, such text becomes a marker
+            self._parquet_rows()
+            return f"SELECT ord, -1 AS sub, 1 AS nrows, {self._cols(self.keys, _as_json)} " \
+                   f"FROM fix{self.no}"
+        return (f"SELECT file_row_number AS ord, -1 AS sub, 1 AS nrows, "
+                f"{self._cols(self.keys, _quoted)} FROM read_parquet({sql_str(self.path)}, "
+                "file_row_number=true)")
+
+    def _table(self) -> str:
+        self.con.register(f"contents{self.no}", self.contents)
+        return (f"SELECT row_number() OVER () - 1 AS ord, -1 AS sub, 1 AS nrows, "
+                f"{self._cols(self.keys, _quoted)} FROM contents{self.no}")
+
+    def _csv(self) -> str:
+        self._csv_rows()  # every record with the line it starts on (Python's csv module)
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, p_rec, '-' AS f_rec, m_rec, v_rec, "
+                f"{self._cols(self.keys, _as_json)} FROM fix{self.no}")
+
+    def _objects(self) -> str:
+        """Every non-blank line as ``ord, j`` (NULL where DuckDB cannot parse it unless the
+        exact pass repaired it) and the exact pass's message of a malformed line."""
+        src = (f"SELECT row_number() OVER () AS ord, json FROM read_ndjson_objects("
+               f"{sql_str(self.path)}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        if not self.exact:
+            return f"SELECT ord, json AS j, NULL AS m_rec, NULL AS v_rec FROM ({src})"
+        self._lines(src)
+        return (f"SELECT o.ord, CASE WHEN x.ord IS NULL THEN o.json ELSE x.json::JSON END AS j, "
+                f"x.msg AS m_rec, x.val AS v_rec FROM ({src}) o LEFT JOIN fix{self.no} x "
+                "USING (ord)")
+
+    def _record(self) -> str:
+        return _case(("j IS NULL", MALFORMED_CODE), ("json_type(j) <> 'OBJECT'", code(
+            WRONG_TYPE, "record must be a JSON object")))
+
+    def _jsonl(self) -> str:
+        have = (*self.fields, *self.extra)
+        if not self.exact:  # the fast reader: each read field as JSON, one parse per line
+            self._required = lambda have: None  # a field absent from a line is NULL there
+            cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
+            sql = (f"SELECT row_number() OVER () AS ord, -1 AS sub, 1 AS nrows, "
+                   f"{self._cols(have, _quoted)} FROM read_json({sql_str(self.path)}, format="
+                   f"'newline_delimited', columns={{{cols}}}, ignore_errors=true, "
+                   f"maximum_object_size={_MAX_OBJECT})")
+            del self._required
+            inferred = {"BOOLEAN": "bool", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
+                        "VARCHAR": "str"}
+            self.hints = {f"r_{n}": "JSON:" + inferred[t] for n, t, *_ in self.con.execute(
+                f"DESCRIBE SELECT * FROM read_json({sql_str(self.path)}, format="
+                f"'newline_delimited', ignore_errors=true, maximum_object_size={_MAX_OBJECT})"
+            ).fetchall() if t in inferred and n in have}
+            return sql
+        base = self._objects()
+        present = self.con.execute("SELECT " + ", ".join(f"count({_jp(f)})" for f in have) +
+                                   f" FROM ({base})").fetchall()[0]
+        have = {f for f, n in zip(have, present) if n} | (self.keys & set(have))
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {self._record()} AS p_rec, '-' AS f_rec, "
+                f"m_rec, coalesce(v_rec, j::VARCHAR) AS v_rec, {self._cols(have, _jp)} FROM "
+                f"({base})")
+
+    def _nested(self) -> str:
+        m, base, top = self.mapping, self._objects(), self.peek()[0]
+        consts = dict(m.constants)
+        q = {"question_id": _jp(m.question_id) if m.question_id else "(ord - 1)"}
+        for name in ("model", "benchmark", "step"):
+            fld = getattr(m, name)
+            lab = self._label(name, False)
+            note = f"field '{fld}' replaced by the caller's value {self.labels[name]!r}" \
+                if lab and fld and fld.split(".")[0] in top else None
+            self.notes += [note] if note and note not in self.notes else []
+            q[name] = lab or (sql_str(consts[name]) + ("::BIGINT" if name == "step" else
+                              "::VARCHAR") if name in consts else _jp(fld) if fld else None)
+            if q[name] is None and name != "step":
+                raise ValueError(f"{self.fname}: the '{m.name}' layout does not name the {name}"
+                                 f": pass {name}=... .")
+        q["step"] = q["step"] or "NULL::BIGINT"
+        qtypes = {f"r_{k}": ("JSON" if v.startswith("json_") else "BIGINT" if k in
+                             ("step", "question_id") else "VARCHAR") for k, v in q.items()}
+        qnames = {"question_id": m.question_id or "(record number)", "model": m.model,
+                  "benchmark": m.benchmark, "step": m.step}
+        per = {k: v for k, v in m.per_sample_fields().items() if k != "correct"}
+        lst, what = m.samples or m.correct, "must be a list" + (" of sample objects"
+                                                                if m.samples else "")
+        pyt = ("CASE json_type({}) WHEN 'VARCHAR' THEN 'str' WHEN 'BIGINT' THEN 'int' WHEN "
+               "'UBIGINT' THEN 'int' WHEN 'DOUBLE' THEN 'float' WHEN 'BOOLEAN' THEN 'bool' WHEN "
+               "'OBJECT' THEN 'dict' ELSE 'NoneType' END")
+        # record-level problems, in order: (condition, code, field, message, value, samples)
+        checks = [("L IS NULL OR json_type(L) = 'NULL'", code(MISSING, what),
+                   sql_str(lst), "NULL", "'null'", "1"),
+                  ("json_type(L) <> 'ARRAY'", code(WRONG_TYPE, what), sql_str(lst), "NULL",
+                   "L::VARCHAR", "1")]
+        if m.samples:
+            pos = "list_position([json_type(y) = 'OBJECT' FOR y IN elist], false)"
+            checks.append((f"{pos} IS NOT NULL", code(WRONG_TYPE, "sample must be a JSON object"),
+                           f"{sql_str(m.samples)} || '[' || ({pos} - 1) || ']'", "NULL",
+                           f"elist[{pos}]::VARCHAR", "n_s"))
+        for fld in per.values() if not m.samples else ():
+            x = _jp(fld)
+            checks.append((f"{x} IS NOT NULL AND (json_type({x}) <> 'ARRAY' OR "
+                           f"json_array_length({x}) <> n_s)", code(RAGGED, "ragged"),
+                           sql_str(fld), f"'per-sample list must have the same length as "
+                           f"''{m.correct}'' (' || n_s || '); leash never pads'",
+                           f"to_json(CASE WHEN json_type({x}) = 'ARRAY' THEN 'length ' || "
+                           f"json_array_length({x}) ELSE {pyt.format(x)} END)", "n_s"))
+        checks += [(f"p_{k} IS NOT NULL", f"p_{k}", sql_str(qnames[k]), "NULL",
+                    f"to_json(r_{k})::VARCHAR", "n_s") for k in q]
+        rec = [_case(("p0 IS NOT NULL", a), *[(c[0], c[i]) for c in checks]) for a, i in (
+            ("p0", 1), ("'-'", 2), ("m_rec", 3), ("v_rec", 4), ("1", 5))]
+        qsel = ", ".join(f"{v} AS r_{k}" for k, v in q.items())
+        qchk = checked_sql("qraw", tuple(q), qtypes, "q")
+        head = (f"WITH b AS (SELECT *, {self._record()} AS p0, {_jp(lst)} AS L FROM ({base})), "
+                f"qraw AS (SELECT *, {qsel} FROM b), r AS (SELECT *, json_extract(L, '$[*]') AS "
+                "elist, CASE WHEN json_type(L) = 'ARRAY' THEN json_array_length(L)::BIGINT END "
+                f"AS n_s FROM ({qchk})), r2 AS (SELECT *, {rec[0]} AS pr, {rec[1]} AS fr, "
+                f"{rec[2]} AS mr, {rec[3]} AS vr, {rec[4]} AS nr FROM r)")
+        fields = {"correct": m.correct, **per}
+        if m.samples:
+            elems, samp = "unnest(elist) AS el", {k: _jp(f, "el") for k, f in fields.items()}
         else:
-            cols["answer"] = pa.nulls(n, pa.string())
-        for name in ("n_tokens", "token_entropy"):
-            if name in raw.column_names:
-                x, bad = V.vec_float(raw.column(name).combine_chunks())
-                add(name, bad)
-                cols[name] = pa.array(x)
-            else:
-                cols[name] = pa.array(np.full(n, np.nan))
-        if "finish_reason" in raw.column_names:
-            cols["finish_reason"], bad = V.vec_label(
-                raw.column("finish_reason").combine_chunks(), required=False)
-            add("finish_reason", bad)
-        else:
-            cols["finish_reason"] = pa.nulls(n, pa.string())
-    else:
-        nn, _, bad = V.vec_int(raw.column("n").combine_chunks(), min_value=1)
-        add("n", bad)
-        cc, _, bad = V.vec_int(raw.column("c").combine_chunks(), min_value=0)
-        add("c", bad)
-        valid_nc = np.ones(n, dtype=bool)
-        for field, _, _, mask in problems:
-            if field in ("n", "c"):
-                valid_nc &= ~mask
-        add("c", [(V.C_GT_N, "must be <= n", (cc > nn) & valid_nc)])
-        cols["n"], cols["c"] = pa.array(nn), pa.array(cc)
-        if "first_correct" in raw.column_names:
-            fc, null, bad = V.vec_int(raw.column("first_correct").combine_chunks(),
-                                      min_value=-1, required=False)
-            add("first_correct", bad)
-            ok = ~null & valid_nc
-            for _, _, mask in bad:
-                ok &= ~mask
-            incons = ok & ((fc >= nn) | ((fc == -1) != (cc == 0)))
-            add("first_correct", [(V.INCONSISTENT,
-                                   "must be < n, and -1 exactly when c == 0", incons)])
-            cols["first_correct"] = pa.array(fc, mask=null)
-        else:
-            cols["first_correct"] = pa.nulls(n, pa.int64())
+            elems = ", ".join(f"unnest(json_extract({_jp(f)}, '$[*]')) AS s_{k}"
+                              for k, f in fields.items())
+            samp = {k: f"s_{k}" for k in fields}
+        self.names = {k: (f"{m.samples}[{{}}].{f}" if m.samples else f"{f}[{{}}]")
+                      for k, f in {**fields, "sample_idx": m.index or "index"}.items()}
+        rf = {"model": "r_model", "benchmark": "r_benchmark", "question_id": "r_question_id",
+              "step": "r_step", "sample_idx": "sub" if m.index is None else samp["index"],
+              **{k: samp.get(k, "NULL") for k in ("correct", "answer", "n_tokens",
+                                                  "token_entropy", "finish_reason")},
+              "x_response": samp.get("response", "NULL"),
+              "x_gold": _jp(m.gold) if m.gold else "NULL"}
+        cols = ", ".join(f"{v} AS {k if k.startswith('x_') else 'r_' + k}" for k, v in rf.items())
+        nul = ", ".join(f"NULL AS {k if k.startswith('x_') else 'r_' + k}" for k in rf)
+        return (f"{head} SELECT ord, -1 AS sub, nr AS nrows, pr AS p_rec, fr AS f_rec, mr AS "
+                f"m_rec, vr AS v_rec, {nul} FROM r2 WHERE pr IS NOT NULL UNION ALL BY NAME "
+                f"SELECT ord, sub, 1 AS nrows, {cols} FROM (SELECT *, unnest(range(n_s)) AS "
+                f"sub, {elems} FROM r2 WHERE pr IS NULL)")
 
-    def values_of(field, i):
-        if field in masked and masked[field][i]:  # the bytes, as in the file
-            arr = original.column(field).combine_chunks()
-            if pa.types.is_dictionary(arr.type):
-                return V.utf8_bytes(arr.dictionary)[arr.indices[i].as_py()].as_py()
-            return V.utf8_bytes(arr)[i].as_py()
-        if field in raw.column_names:
-            return raw.column(field)[i].as_py()
-        return labels.get(field)
+    def _evaluator_file(self) -> str:
+        E.relation(self.con, self.path, self.fmt, options=self.options).create_view(
+            f"ev{self.no}", replace=True)
+        self.keys = set(E.RELATION_COLUMNS)
+        if not self.con.execute(f"SELECT count(correct) FROM ev{self.no}").fetchall()[0][0] \
+                and "correct" not in self.optional:
+            raise ValueError(f"{self.fname}: the {self.fmt} format logs no per-sample "
+                             f"correctness; run `leash rescore {self.fname} --out "
+                             "rescored.parquet` first and summarize rescored.parquet.")
+        return (f"SELECT line AS ord, -1 AS sub, 1 AS nrows, {self._cols(self.keys, _quoted)}, "
+                f"response AS x_response, gold AS x_gold FROM ev{self.no}")
 
-    for field, bad in not_utf8.items():  # defensive: a field read without a rule
-        masked[field] = bad
-        problems.append((field, V.INVALID_UTF8, V.UTF8_MESSAGE, bad))
-    rejected = _report(sink, locator, fname, problems, loc, sub, values_of, before)
-    table = pa.table(cols)
-    keep = ~rejected
-    if rejected.any():
-        table = table.filter(pa.array(keep))
-    stats.rows_rejected += int(rejected.sum())
-    return table, keep
+    def peek(self, n: int = 1000):
+        """(top-level keys, keys of the samples) of the first ``n`` records (notes, labels)."""
+        if self._peek is None:
+            lst = _jp(self.mapping.samples, "json") if self.mapping and self.mapping.samples \
+                else "NULL"
+            rows = self.con.execute(
+                f"SELECT json_keys(json), {lst} FROM read_ndjson_objects({sql_str(self.path)}, "
+                f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WHERE json_type(json) "
+                f"= 'OBJECT' LIMIT {n}").fetchall()
+            sub = {k for _, s in rows for e in json.loads(s or "null") or ()
+                   if isinstance(e, dict) for k in e}
+            self._peek = ({k for keys, _ in rows for k in keys or ()} | self.keys, sub)
+        return self._peek
 
+    # ---- the exact readers (a file that failed; CSV) ---------------------------------------
+    def _fill(self, rows, schema) -> None:
+        """Write rows (tuples) into the temp table ``fix<no>``, ``batch`` rows at a time."""
+        import pyarrow as pa
 
-# --------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------
-def _block_size(path: Path, chunk_size: int) -> int:
-    # Text readers work in bytes: estimate bytes per row from the head of the file.
-    with _open_text(path) as fh:
-        head = fh.read(1 << 16)
-    lines = max(head.count(b"\n"), 1)
-    per_row = max(len(head) / lines, 16)
-    # capped at 32 MB: pyarrow parses several blocks in parallel, so bigger blocks only
-    # raise the peak memory, not the speed
-    return int(min(max(per_row * chunk_size * 1.1, 1 << 20), 1 << 25))
+        self.con.execute(f"DROP TABLE IF EXISTS fix{self.no}")
+        batch, first = [], True
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= self.batch:
+                _insert(self.con, f"fix{self.no}", pa.table(list(zip(*batch)), schema=schema),
+                        first)
+                batch, first = [], False
+        if batch or first:
+            _insert(self.con, f"fix{self.no}", pa.table(list(zip(*batch)) if batch else
+                                                        [[]] * len(schema), schema=schema), first)
 
+    def _lines(self, src=None) -> None:
+        """One pass over the lines of a JSONL file: where blank lines shift the line numbers
+        (:meth:`where`), and (``src``: the DuckDB reader) each line DuckDB could not parse,
+        repaired (text that is not UTF-8 becomes a marker) or named malformed."""
+        import pyarrow as pa
 
-def _read_parquet(path, kind, chunk_size, stats: FileStats):
-    """Yield (table, row numbers) per batch of a Parquet file (its columns go to stats)."""
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    schema = pq.read_schema(path)
-    stats.columns.update(schema.names)
-    stats.schema_metadata = dict(schema.metadata or {})
-    # string key columns are read dictionary-encoded: the rules and the group-by then work
-    # on the few distinct values instead of every row
-    dict_cols = [c for c in ("model", "benchmark", "question_id", "answer", "finish_reason")
-                 if c in schema.names and (pa.types.is_string(schema.field(c).type)
-                                           or pa.types.is_large_string(schema.field(c).type)
-                                           or pa.types.is_dictionary(schema.field(c).type))]
-    # pre_buffer=False: the default read-ahead buffers many row groups at once, which makes
-    # peak memory grow with the file (measured: 300 MB vs 30 MB of Arrow memory on 25M rows)
-    pf = pq.ParquetFile(path, read_dictionary=dict_cols, pre_buffer=False)
-    cols = [c for c in wanted if c in pf.schema_arrow.names]
-    start = 0
-    for batch in pf.iter_batches(batch_size=chunk_size, columns=cols):
-        t = pa.Table.from_batches([batch])
-        yield t, np.arange(start, start + t.num_rows, dtype=np.int64)
-        start += t.num_rows
+        if src is not None and self._fixed:
+            return
+        nulls = {r[0] for r in self.con.execute(f"SELECT ord FROM ({src}) WHERE json IS NULL")
+                 .fetchall()} if src else set()
+        starts, shifts, tail = [1], [0], "; its samples cannot be counted" * bool(self.mapping)
 
-
-def _table_batches(table: pa.Table, kind, chunk_size, stats: FileStats):
-    """:func:`_read_parquet` over a table already read."""
-    stats.columns.update(table.column_names)
-    stats.schema_metadata = dict(table.schema.metadata or {})
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    t = table.select([c for c in wanted if c in table.column_names])
-    for start in range(0, t.num_rows, chunk_size):
-        part = t.slice(start, chunk_size)
-        yield part, np.arange(start, start + part.num_rows, dtype=np.int64)
-
-
-def _read_csv(path, kind, chunk_size, columns: set):
-    """Yield (table, record numbers, invalid rows) per block of a CSV file.
-
-    Record numbers count the header as 1 and skip blank lines, as pyarrow does; a row whose
-    field count differs from the header's is not read but returned, with its record number,
-    among the invalid rows of the block that holds it (``(number, text, fields, expected)``).
-    """
-    wanted = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    # every known column is read as text and converted by the leash rules, so that type
-    # inference on one block can never disagree with the next block
-    types = {c: pa.string() for c in wanted}
-    invalid = []
-
-    def on_invalid(row):
-        invalid.append((row.number, row.text, row.actual_columns, row.expected_columns))
-        return "skip"
-
-    reader = pcsv.open_csv(
-        path,
-        # one thread: it gives invalid rows their record number (and is not slower here)
-        read_options=pcsv.ReadOptions(block_size=_block_size(path, chunk_size),
-                                      use_threads=False),
-        parse_options=pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
-        # check_utf8=False: a stray byte is one bad row for the rules (clean_table), named by
-        # line and field, instead of an error that stops the reader
-        convert_options=pcsv.ConvertOptions(
-            column_types=types, strings_can_be_null=True, null_values=[""],
-            include_columns=None, check_utf8=False),
-    )
-    names = reader.schema.names
-    columns.update(names)
-    keep = [c for c in names if c in wanted]
-    record = 2  # the next record number (the header is record 1)
-    for batch in reader:
-        t = pa.Table.from_batches([batch]).select(keep)
-        skipped = {int(r[0]) for r in invalid if r[0] is not None}
-        numbers = np.arange(record, record + t.num_rows + len(skipped), dtype=np.int64)
-        loc = numbers[~np.isin(numbers, list(skipped))][: t.num_rows]
-        end = int(loc[-1]) + 1 if len(loc) else record
-        # invalid rows come in file order: the block's are a prefix (one cut, not a search)
-        cut = bisect.bisect_left(invalid, end, key=lambda r: -1 if r[0] is None else r[0])
-        mine = invalid[:cut]
-        del invalid[:cut]
-        yield t, loc, mine
-        record = end
-    if invalid:
-        yield pa.table({c: pa.array([], pa.string()) for c in keep}), \
-            np.empty(0, dtype=np.int64), list(invalid)
-
-
-def _json_pieces(path: Path, nbytes: int):
-    """Yield (bytes, first line number) pieces of whole lines of about nbytes each.
-
-    Hand-written instead of pyarrow.json.open_json: that streaming reader reads ahead without
-    bound (measured: its Arrow memory grows with the file), while pieces keep the peak at a
-    few times nbytes and give every row its exact line number.
-    """
-    line = 1
-    rest = b""
-    with _open_text(path) as fh:
-        while True:
-            data = fh.read(nbytes)
-            if not data:
-                break
-            buf = rest + data
-            cut = buf.rfind(b"\n")
-            if cut < 0:
-                rest = buf
-                continue
-            piece, rest = buf[: cut + 1], buf[cut + 1:]
-            yield piece, line
-            line += piece.count(b"\n")
-    if rest.strip():
-        yield rest, line
-
-
-def _piece_lines(piece: bytes, start: int, n_rows: int) -> np.ndarray:
-    """Line number of each JSON object in a piece (pyarrow skips blank lines)."""
-    n_lines = piece.count(b"\n") + (0 if piece.endswith(b"\n") else 1)
-    if n_lines == n_rows:  # every line holds one object: no blank lines
-        return np.arange(start, start + n_rows, dtype=np.int64)
-    out = np.asarray([start + i for i, ln in enumerate(piece.split(b"\n")) if ln.strip()],
-                     dtype=np.int64)
-    if len(out) != n_rows:  # defensive: never mislabel a row
-        raise RuntimeError("internal error: JSON rows and lines do not match")
-    return out
-
-
-_INT_FIELDS = ("step", "sample_idx", "n", "c", "first_correct")
-
-
-def _ints_read_as_floats(raw: pa.Table) -> bool:
-    """Whether pyarrow read an integer field as a float beyond the 64-bit range.
-
-    pyarrow.json reads 99999999999999999999 as 1e+20 and a number of thousands of digits as
-    inf: the rules would reject them, but show a value the file does not hold.
-    """
-    for name in _INT_FIELDS:
-        if name in raw.column_names and pa.types.is_floating(raw.schema.field(name).type):
-            x = raw.column(name).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
-            if not np.all(np.abs(x) < 2.0**63):
-                return True
-    return False
-
-
-def _iter_json_lines(path: Path, piece: bytes | None = None, start: int = 1):
-    """Yield (line number, parsed object or JSONDecodeError, raw line) of a file or a piece."""
-    src = _open_text(path) if piece is None else None
-    lines = src if src is not None else piece.split(b"\n")
-    try:
-        for lineno, line in enumerate(lines, start):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, _loads(line), line
-            except json.JSONDecodeError as exc:
-                yield lineno, exc, line
-            except ValueError as exc:  # invalid UTF-8, an integer of more than 4300 digits
-                yield lineno, json.JSONDecodeError(_json_error(exc), "", 0), line
-    finally:
-        if src is not None:
-            src.close()
-
-
-_PY_RULES = {
-    "model": V.py_label, "benchmark": V.py_label, "question_id": V.py_qid,
-    "step": lambda v: V.py_int(v, min_value=0, required=False),
-    "sample_idx": lambda v: V.py_int(v, min_value=0), "correct": V.py_bool,
-    "answer": V.py_answer, "n_tokens": V.py_float, "token_entropy": V.py_float,
-    "finish_reason": lambda v: V.py_label(v, required=False),
-    "n": lambda v: V.py_int(v, min_value=1), "c": lambda v: V.py_int(v, min_value=0),
-    "first_correct": lambda v: V.py_int(v, min_value=-1, required=False),
-}
-_ARROW_TYPES = {
-    "model": pa.string(), "benchmark": pa.string(), "question_id": pa.string(),
-    "step": pa.int64(), "sample_idx": pa.int64(), "correct": pa.bool_(), "answer": pa.string(),
-    "n_tokens": pa.float64(), "token_entropy": pa.float64(), "finish_reason": pa.string(),
-    "n": pa.int64(), "c": pa.int64(), "first_correct": pa.int64(),
-}
-
-
-def _columns_to_table(kind, cols: dict[str, list]) -> pa.Table:
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    out = {}
-    for name in names:
-        vals = cols[name]
-        if name in ("n_tokens", "token_entropy"):
-            out[name] = pa.array(np.array([np.nan if v is None else v for v in vals],
-                                          dtype=np.float64))
-        else:
-            out[name] = pa.array(vals, type=_ARROW_TYPES[name])
-    return pa.table(out)
-
-
-def _py_row(kind, rec: dict, labels, fname, where, sink, stats, present):
-    """Clean one canonical record with the per-value rules; None when rejected."""
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    required = SAMPLES_REQUIRED if kind == "samples" else COUNTS_REQUIRED
-    row = {}
-    bad = False
-    for name in names:
-        if name in labels and labels[name] is not None:
-            v = labels[name]
-            if name in rec and name not in present:
-                present.add(name)
-                stats.notes.append(f"field '{name}' replaced by the caller's value {v!r}")
-            row[name] = int(v) if name == "step" else str(v)
-            continue
-        v = rec.get(name)
-        if v is None and name in ("model", "benchmark") and name not in rec:
-            raise ValueError(
-                f"{fname}: {where()}: required field '{name}' is missing and was not "
-                f"supplied: pass {name}=... to name it.")
-        if v is None and name in required:
-            sink.add(V.Problem(fname, where(), name, "None", V.MISSING,
-                               "required value is missing"))
-            bad = True
-            continue
-        try:
-            row[name] = _PY_RULES[name](v)
-        except V.RuleError as e:
-            sink.add(V.Problem(fname, where(), name, V.short_repr(v), e.reason, e.message))
-            bad = True
-    if not bad and kind == "counts":
-        if row["c"] > row["n"]:
-            sink.add(V.Problem(fname, where(), "c", repr(rec.get("c")), V.C_GT_N,
-                               "must be <= n"))
-            bad = True
-        fc = row.get("first_correct")
-        if fc is not None and (fc >= row["n"] or (fc == -1) != (row["c"] == 0)):
-            sink.add(V.Problem(fname, where(), "first_correct", repr(fc), V.INCONSISTENT,
-                               "must be < n, and -1 exactly when c == 0"))
-            bad = True
-    return None if bad else row
-
-
-def _read_json_slow(lines, kind, chunk_size, *, labels, fname, sink, stats):
-    names = _SAMPLES_READ if kind == "samples" else _COUNTS_READ
-    cols = {k: [] for k in names}
-    locs = []
-    present: set = set()
-    for lineno, rec, line in lines:
-        stats.rows_read += 1
-
-        def where(lineno=lineno):
-            return f"line {lineno}"
-
-        if isinstance(rec, json.JSONDecodeError):
-            sink.add(V.Problem(fname, where(), "-", V.short_repr(line[:60].decode(
-                "utf-8", "replace")), V.MALFORMED, f"malformed JSON ({rec.msg})"))
-            stats.rows_rejected += 1
-            continue
-        if not isinstance(rec, dict):
-            sink.add(V.Problem(fname, where(), "-", V.short_repr(rec), V.WRONG_TYPE,
-                               "record must be a JSON object"))
-            stats.rows_rejected += 1
-            continue
-        stats.columns.update(rec)
-        row = _py_row(kind, rec, labels, fname, where, sink, stats, present)
-        if row is None:
-            stats.rows_rejected += 1
-            continue
-        for k in names:
-            cols[k].append(row.get(k))
-        locs.append(lineno)
-        if len(locs) >= chunk_size:
-            yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
-            cols = {k: [] for k in names}
-            locs = []
-    if locs:
-        yield _columns_to_table(kind, cols), np.asarray(locs, dtype=np.int64)
-
-
-def _read_nested(path, mapping: NestedMapping, chunk_size, *, labels, fname, sink, stats):
-    """Expand one-object-per-question records into canonical sample rows (per-value rules)."""
-    names = _SAMPLES_READ
-    cols = {k: [] for k in names}
-    locs, subs = [], []
-    per_sample = mapping.per_sample_fields()
-    relative = mapping.index is None
-    for ordinal, (lineno, rec, line) in enumerate(_iter_json_lines(path)):
-        def where(sub=-1, lineno=lineno):
-            return f"line {lineno}" + (f", sample {sub}" if sub >= 0 else "")
-
-        def reject_record(field, value, reason, msg, n_rows=1):
-            sink.add(V.Problem(fname, where(), field, V.short_repr(value), reason, msg))
-            stats.rows_read += n_rows
-            stats.rows_rejected += n_rows
-
-        if isinstance(rec, json.JSONDecodeError):
-            reject_record("-", line[:60].decode("utf-8", "replace"), V.MALFORMED,
-                          f"malformed JSON ({rec.msg}); its samples cannot be counted")
-            continue
-        if not isinstance(rec, dict):
-            reject_record("-", rec, V.WRONG_TYPE, "record must be a JSON object")
-            continue
-        stats.columns.update(rec)
-        # the per-sample values, as lists aligned by position
-        if mapping.samples:
-            lst = rec.get(mapping.samples)
-            if not isinstance(lst, list):
-                reason = V.MISSING if lst is None else V.WRONG_TYPE
-                reject_record(mapping.samples, lst, reason, "must be a list of sample objects")
-                continue
-            n_s = len(lst)
-            lists = {}
-            bad_elem = [i for i, e in enumerate(lst) if not isinstance(e, dict)]
-            if bad_elem:
-                i = bad_elem[0]
-                reject_record(f"{mapping.samples}[{i}]", lst[i], V.WRONG_TYPE,
-                              "sample must be a JSON object", n_rows=n_s)
-                continue
-            if lst:  # the keys of the first and last samples (cheap, and enough for a note)
-                stats.sample_keys.update(lst[0], lst[-1])
-            for canon, fld in per_sample.items():
-                lists[canon] = [e.get(fld) for e in lst]
-            fieldname = {c: f"{mapping.samples}[{{i}}].{f}" for c, f in per_sample.items()}
-        else:
-            corr = rec.get(mapping.correct)
-            if not isinstance(corr, list):
-                reason = V.MISSING if corr is None else V.WRONG_TYPE
-                reject_record(mapping.correct, corr, reason, "must be a list")
-                continue
-            n_s = len(corr)
-            lists = {}
-            ragged = None
-            for canon, fld in per_sample.items():
-                v = rec.get(fld)
-                if v is None and fld not in rec:
-                    continue
-                if not isinstance(v, list) or len(v) != n_s:
-                    got = f"length {len(v)}" if isinstance(v, list) else type(v).__name__
-                    ragged = (fld, got)
-                    break
-                lists[canon] = v
-            if ragged is not None:
-                fld, got = ragged
-                reject_record(fld, got, V.RAGGED,
-                              f"per-sample list must have the same length as "
-                              f"'{mapping.correct}' ({n_s}); leash never pads",
-                              n_rows=n_s)
-                continue
-            fieldname = {c: f"{f}[{{i}}]" for c, f in per_sample.items()}
-        stats.rows_read += n_s
-        # question-level fields
-        qlevel = {}
-        try:
-            qraw = rec.get(mapping.question_id) if mapping.question_id else ordinal
-            qfield = mapping.question_id or "(record number)"
-            qlevel["question_id"] = V.py_qid(qraw)
-            for name in ("model", "benchmark", "step"):
-                given = labels.get(name)
-                if given is not None:
-                    qlevel[name] = int(given) if name == "step" else str(given)
-                    fld = getattr(mapping, name)
-                    note = f"field '{fld}' replaced by the caller's value {given!r}"
-                    if fld and fld in rec and note not in stats.notes:
-                        stats.notes.append(note)
-                    continue
-                fld = getattr(mapping, name)
-                if fld is None:
-                    if name == "step":
-                        qlevel[name] = None
+        def rows():
+            o = 0
+            with open_bytes(self.path) as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if not line.strip():
                         continue
-                    raise ValueError(
-                        f"{fname}: the '{mapping.name}' layout does not name the {name}: "
-                        f"pass {name}=... .")
-                qfield = fld
-                qraw = rec.get(fld)
-                qlevel[name] = (V.py_int(qraw, min_value=0, required=False) if name == "step"
-                                else V.py_label(qraw))
-        except V.RuleError as e:
-            sink.add(V.Problem(fname, where(), qfield, V.short_repr(qraw), e.reason,
-                               e.message))
-            stats.rows_rejected += n_s
-            continue
-        for i in range(n_s):
-            row = dict(qlevel)
-            bad = False
-            for canon, rule in (("correct", V.py_bool), ("answer", V.py_answer),
-                                ("n_tokens", V.py_float), ("token_entropy", V.py_float),
-                                ("finish_reason", lambda v: V.py_label(v, required=False)),
-                                ("index", lambda v: V.py_int(v, min_value=0))):
-                if canon not in lists:
-                    row[canon] = None
-                    continue
-                v = lists[canon][i]
-                try:
-                    row[canon] = rule(v)
-                except V.RuleError as e:
-                    sink.add(V.Problem(fname, where(i), fieldname[canon].format(i=i),
-                                       V.short_repr(v), e.reason, e.message))
-                    bad = True
-            if bad:
-                stats.rows_rejected += 1
-                continue
-            row["sample_idx"] = i if relative else row.pop("index")
-            for k in names:
-                cols[k].append(row.get(k))
-            locs.append(lineno)
-            subs.append(i)
-        if len(locs) >= chunk_size:
-            yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
-                   np.asarray(subs, dtype=np.int64))
-            cols = {k: [] for k in names}
-            locs, subs = [], []
-    if locs:
-        yield (_columns_to_table("samples", cols), np.asarray(locs, dtype=np.int64),
-               np.asarray(subs, dtype=np.int64))
+                    o += 1
+                    if lineno - o != shifts[-1]:
+                        starts.append(o)
+                        shifts.append(lineno - o)
+                    if o in nulls:
+                        try:
+                            yield o, json.dumps(_mark(loads(line))), None, None
+                        except ValueError as exc:
+                            yield (o, None, f"malformed JSON ({exc}){tail}",
+                                   json.dumps(line[:60].decode("utf-8", "replace")))
 
-
-def _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname) -> Chunk:
-    stats.rows_read += raw.num_rows
-    sub = np.full(len(loc), -1, dtype=np.int64)
-    table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats, sink=sink,
-                              locator=locator, fname=fname)
-    return Chunk(kind, table, loc[keep], sub[keep], False)
-
-
-def read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
-                contents: pa.Table | None = None) -> Iterator[Chunk]:
-    """Yield validated :class:`Chunk` objects of one file.
-
-    ``contents``: the table of a Parquet file that the caller has read already (with its
-    schema metadata), so that the file is not read a second time.
-
-    A file that cannot be read to its end (a truncated ``.gz``, a corrupt Parquet file) raises
-    :class:`leash.validate.InputFileError` naming it (and the last complete line of a
-    compressed text file), whatever ``on_error`` says: what was lost cannot be counted.
-    """
-    path = Path(path)
-    try:
-        yield from _read_chunks(path, fmt, mapping, labels=labels, chunk_size=chunk_size,
-                                sink=sink, stats=stats, contents=contents)
-    except _IO_ERRORS as exc:  # the pyarrow readers' errors: see _reading
-        raise _unreadable(path, exc) from None
-
-
-def _read_chunks(path, fmt, mapping, *, labels, chunk_size, sink, stats,
-                 contents) -> Iterator[Chunk]:
-    fname = str(stats.path)
-    if fmt in ("nested", "evaluator"):
-        stats.reader = f"python json, mapping '{mapping.name}'"
-        stats.locator = Locator(path, "jsonl")
-        for table, loc, sub in _read_nested(path, mapping, chunk_size, labels=labels,
-                                            fname=fname, sink=sink, stats=stats):
-            yield Chunk("samples", table, loc, sub, mapping.index is None)
-        return
-    # a per-question summary is checked by the counts rules (one rule set) on its counts
-    kind = "counts" if fmt == "summary" else fmt
-    container = _container(path)
-    if container == "parquet":
-        stats.reader = "pyarrow parquet"
-        locator = stats.locator = Locator(path, container)
-        batches = (_read_parquet(path, kind, chunk_size, stats) if contents is None
-                   else _table_batches(contents, kind, chunk_size, stats))
-        for raw, loc in _reading(path, batches):
-            yield _clean_chunk(kind, raw, loc, labels, stats, sink, locator, fname)
-        return
-    if container == "csv":
-        stats.reader = "pyarrow csv"
-        locator = stats.locator = Locator(path, container)
-        with locator:
-            for raw, loc, invalid in _reading(path, _read_csv(path, kind, chunk_size,
-                                                              stats.columns)):
-                # rows with a wrong field count are not in the block: their problems are
-                # merged with the block's in file order, and the block is cleaned once
-                stats.rows_read += raw.num_rows + len(invalid)
-                stats.rows_rejected += len(invalid)
-                before = [(number, "-", V.short_repr(text), V.MALFORMED_CSV,
-                           f"{fields} fields where the header has {expected}")
-                          for number, text, fields, expected in invalid]
-                sub = np.full(len(loc), -1, dtype=np.int64)
-                table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
-                                          sink=sink, locator=locator, fname=fname,
-                                          before=before)
-                yield Chunk(kind, table, loc[keep], sub[keep], False)
-        return
-    # JSONL: pieces of whole lines parsed by pyarrow.json; a piece pyarrow cannot parse
-    # (malformed JSON, a field changing type) is re-read line by line with the exact rules.
-    stats.reader = "pyarrow json (pieces)"
-    locator = Locator(path, "jsonl")
-    stats.locator = locator
-    nbytes = _block_size(path, chunk_size)
-    opts = pjson.ReadOptions(block_size=1 << 22)
-    slow_pieces = 0
-    for piece, start in _json_pieces(path, nbytes):
         try:
-            raw = pjson.read_json(pa.py_buffer(piece), read_options=opts)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError,
-                UnicodeDecodeError):  # the last: a key that is not UTF-8
-            raw = None
-        if raw is not None and _ints_read_as_floats(raw):
-            raw = None  # only Python's json keeps 99999999999999999999 as written
-        if raw is not None:
-            stats.columns.update(raw.column_names)
-            loc = _piece_lines(piece, start, raw.num_rows)
-            stats.rows_read += raw.num_rows
-            sub = np.full(len(loc), -1, dtype=np.int64)
-            table, keep = clean_table(kind, raw, loc, sub, labels=labels, stats=stats,
-                                      sink=sink, locator=locator, fname=fname)
-            yield Chunk(kind, table, loc[keep], sub[keep], False)
-            continue
-        slow_pieces += 1
-        stats.reader = (f"pyarrow json (pieces); {slow_pieces} piece(s) re-read with python "
-                        "json")
-        for table, lines in _read_json_slow(_iter_json_lines(path, piece, start), kind,
-                                            chunk_size, labels=labels, fname=fname, sink=sink,
-                                            stats=stats):
-            yield Chunk(kind, table, lines, np.full(len(lines), -1, dtype=np.int64), False)
+            if src:
+                self._fill(rows(), pa.schema([("ord", pa.int64()), ("json", pa.string()),
+                                              ("msg", pa.string()), ("val", pa.string())]))
+                self._fixed = True
+            else:
+                for _ in rows():
+                    pass
+        except (EOFError, zlib.error, OSError) as exc:
+            raise unreadable(self.path, exc) from None
+        self._shift = (starts, shifts)
+
+    def _csv_rows(self) -> None:
+        """Every CSV record with the line it starts on; a record whose field count is not the
+        header's is a malformed row (values may hold newlines: Python's csv module)."""
+        import csv
+        import sys
+
+        import pyarrow as pa
+
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        opener = gzip.open if self.path.name.lower().endswith(".gz") else open
+        bad = int(code(MALFORMED_CSV, "malformed"))
+        with opener(self.path, "rt", newline="", encoding="utf-8", errors="surrogateescape") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            while header == []:
+                header = next(reader, None)
+            if header is None:
+                raise no_rows_error(self.path, "csv")
+            self.keys = set(header)
+            pos = [(f, header.index(f)) for f in self.fields if f in header]
+
+            def rows():
+                prev = reader.line_num
+                for rec in reader:
+                    start, prev = prev + 1, reader.line_num
+                    if rec and len(rec) != len(header):
+                        yield (start, bad, f"{len(rec)} fields where the header has "
+                               f"{len(header)}", json.dumps(",".join(rec)), *[None] * len(pos))
+                    elif rec:
+                        yield start, None, None, None, *[
+                            json.dumps(_mark(rec[i])) if rec[i] != "" else None for _, i in pos]
+
+            try:
+                self._fill(rows(), pa.schema([("ord", pa.int64()), ("p_rec", pa.int32()),
+                                              ("m_rec", pa.string()), ("v_rec", pa.string())]
+                                             + [(f, pa.string()) for f, _ in pos]))
+            except csv.Error as exc:
+                raise InputFileError(f"{self.path}: cannot read the file ({exc}).") from None
+
+    def _parquet_rows(self) -> None:
+        """The read columns through pyarrow, as JSON text; text that is not UTF-8: a marker."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        cols = [f for f in self.fields if f in self.keys]
+        pf = pq.ParquetFile(self.path)
+        text = {f for f in cols if pa.types.is_string(pf.schema_arrow.field(f).type)
+                or pa.types.is_large_string(pf.schema_arrow.field(f).type)}
+
+        def rows():
+            start = 0
+            for b in pf.iter_batches(columns=cols):
+                vals = [(b.column(f).view(pa.binary()) if f in text else b.column(f)).to_pylist()
+                        for f in cols]
+                for i, row in enumerate(zip(*vals)):
+                    yield start + i, *[None if v is None else json.dumps(_mark(
+                        v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v),
+                        default=str) for v in row]
+                start += b.num_rows
+
+        self._fill(rows(), pa.schema([("ord", pa.int64())] + [(f, pa.string()) for f in cols]))
+
+    # ---- locations and values of problems --------------------------------------------------
+    def where(self, ord_: int, sub: int = -1) -> str:
+        """``"line 12"``, ``"line 3, sample 1"`` or ``"row group 0, row 5"`` of a row."""
+        if self.form in ("parquet", "table"):
+            if self._rg is None:
+                self._rg = [0]
+                for (n,) in self.con.execute(
+                        "SELECT row_group_num_rows FROM (SELECT DISTINCT row_group_id, "
+                        f"row_group_num_rows FROM parquet_metadata({sql_str(self.path)})) "
+                        "ORDER BY row_group_id").fetchall():
+                    self._rg.append(self._rg[-1] + n)
+            g = bisect.bisect_right(self._rg, ord_) - 1
+            return f"row group {g}, row {ord_ - self._rg[g]}"
+        if self.form == "evaluator_file":
+            return f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}"
+        if self.form == "jsonl" or self.form == "nested":
+            if self._shift is None:
+                self._lines()
+            starts, shifts = self._shift
+            ord_ += shifts[bisect.bisect_right(starts, ord_) - 1]
+        return f"line {ord_}" + (f", sample {sub}" if sub >= 0 else "")
+
+    def show(self, raw: str) -> str:
+        """The value of a problem (JSON text) as the file holds it (``repr``, shortened)."""
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return short_repr(raw)
+        if isinstance(raw, dict) and _BAD in raw:
+            return short_repr(bytes.fromhex(raw[_BAD]))
+        return short_repr(raw)
+
+
+_quoted, _as_json = '"{}"'.format, '"{}"::JSON'.format
+
+
+def _insert(con, name: str, table, first: bool) -> None:
+    """Append an Arrow table to a temp table (created by the first batch)."""
+    con.register("batch_in", table)
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT * FROM batch_in" if first else
+                f"INSERT INTO {name} SELECT * FROM batch_in")
+    con.unregister("batch_in")
+
+
+def _mark(v):
+    """A parsed value whose text that is not UTF-8 is a marker object (the rules call it
+    ``invalid_utf8``; the bytes are shown); such keys are decoded with replacement marks."""
+    if isinstance(v, str):
+        if _is_utf8(v):
+            return v
+        try:
+            return {_BAD: v.encode("utf-8", "surrogateescape").hex()}
+        except UnicodeEncodeError:  # a lone surrogate written as a JSON escape
+            return {_BAD: v.encode("utf-8", "surrogatepass").hex()}
+    if isinstance(v, list):
+        return [_mark(x) for x in v]
+    if isinstance(v, dict):
+        return {(k if _is_utf8(k) else k.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace")): _mark(x) for k, x in v.items()}
+    return v
+
+
+def open_source(con, p, no: int, *, fmt, mapping, labels, options=None, contents=None,
+                checked=True) -> Source:
+    """Detect the format of input ``p`` and make its :class:`Source` (views not built)."""
+    path = Path(p)
+    if contents is not None:  # a summary already read (leash.summarize.read_summary)
+        f, m, keys = "summary", None, contents.column_names
+        meta = (contents.schema.metadata or {}).get(SUMMARY_METADATA_KEY)
+    else:
+        f, m, keys, meta = detect(path, fmt, mapping, checked=checked)
+    src = Source(con, path, no, f, m, labels, options=options, keys=keys, meta=meta,
+                 contents=contents)
+    src.fname = str(p)
+    return src
+
+
+def guarded(src: Source, run):
+    """``run()``; an error of DuckDB reading the file is the file's (one line naming it), but
+    Parquet text that is not UTF-8 sets ``src.utf8_error`` (the caller then reads the file with
+    the exact reader). An error of the SQL itself (a bug) is never the file's."""
+    import duckdb
+
+    try:
+        return run()
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        if src.form == "parquet" and not src.exact and "UTF8" in str(exc).replace("-", ""):
+            src.utf8_error = True
+            return None
+        raise unreadable(src.path, exc) from None
+
+
+def rule_problems(src: Source, limit=None):
+    """(problems in file order, at most ``limit``; problems per reason) of a built source."""
+    parts = [f"SELECT ord, sub, -1 AS j, f_rec AS f, p_rec AS p, m_rec AS m, v_rec AS r FROM "
+             f"chk{src.no} WHERE p_rec IS NOT NULL"] if "p_rec" in src.types else []
+    for j, f in enumerate(src.fields):
+        raw = f"r_{f}" if src.types.get(f"r_{f}") == "JSON" else f"to_json(r_{f})"
+        parts.append(f"SELECT ord, sub, {j}, '{f}', p_{f}, NULL, {raw}::VARCHAR FROM "
+                     f"chk{src.no} WHERE p_{f} IS NOT NULL")
+    union = f"SELECT * FROM ({' UNION ALL '.join(parts)}) t(ord, sub, j, f, p, m, r)"
+    by_reason: dict[str, int] = {}
+    for p, n in src.con.execute(f"SELECT p, count(*) FROM ({union}) GROUP BY p").fetchall():
+        by_reason[CODES[p][0]] = by_reason.get(CODES[p][0], 0) + n
+    out = []
+    for ord_, sub, j, f, p, m, r in src.con.execute(
+            f"SELECT * FROM ({union}) ORDER BY ord, sub, j" + (
+                f" LIMIT {int(limit)}" if limit is not None else "")).fetchall():
+        reason, message = CODES[p]
+        field = ("-" if reason == MALFORMED else f if j < 0 else
+                 src.names.get(f, f).format(sub) if sub >= 0 else f)
+        value = (short_repr(str(r)[:60]) if reason == MALFORMED and j >= 0 else
+                 src.show(r) if r is not None else "None")
+        out.append(Problem(src.fname, src.where(ord_, sub if j >= 0 else -1), field, value,
+                           reason, m or message))
+    return out, by_reason
 
 
 def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None, step=None,
-                     batch_size=10_000) -> Iterator[pa.RecordBatch]:
+                     batch_size=10_000, reader_options=None):
     """Per-sample rows *with response texts* of one file, in batches of at most ``batch_size``.
 
-    Columns: ``model, benchmark, question_id (string), step (int64), sample_idx (int64),
-    response (string), correct (bool, null when the file has none), gold (string, null when
-    the file has none)``. This is what rescoring reads; memory is bounded by ``batch_size``.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A samples file with a ``response`` column, a nested/evaluator JSONL file or a file of
+        an evaluator's format (:data:`leash.evaluators.EVALUATOR_FORMATS`).
+    fmt, mapping, model, benchmark, step, reader_options
+        As in :func:`leash.summarize.summarize`.
+    batch_size : int
+        Rows per batch: memory is bounded by it, not by the file.
 
-    (Interim implementation over :func:`leash.rescore.read_responses`, which loads the whole
-    file; the streaming engine replaces it with the same signature.)
+    Yields
+    ------
+    pyarrow.RecordBatch
+        ``model, benchmark, question_id, step, sample_idx, response, correct (null when the
+        file has none), gold (null when none)`` in file order, through the rules of every
+        reader (a bad question id or verdict is a ValueError naming file, line and field).
     """
-    from .rescore import read_responses
-
-    df = read_responses(path, fmt=fmt, mapping=mapping, model=model, benchmark=benchmark,
-                        step=step)
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    yield from table.to_batches(max_chunksize=batch_size)
+    src = open_source(connect(), path, 0, fmt=fmt, mapping=mapping, checked=False,
+                      labels={"model": model, "benchmark": benchmark, "step": step},
+                      options=reader_options)
+    if src.kind == "counts":
+        raise ValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring needs a "
+                         "samples file with a 'response' column or a nested/evaluator file.")
+    if src.form in ("jsonl", "parquet", "csv") and src.keys and "response" not in src.keys:
+        raise ValueError(f"{path}: a samples file needs a 'response' column to be rescored; it "
+                         f"has {sorted(src.keys)}.")
+    src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct")
+    src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
+    if guarded(src, lambda: src.build() or src.con.execute(
+            "SELECT bool_or(bad) FROM chk0").fetchall()[0][0]) is not False:
+        src.build(exact=True)
+        problems, _ = rule_problems(src, limit=1)
+        if problems:
+            raise ValueError(f"{problems[0]}.")
+    text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
+            for x in ("response", "gold")}
+    rel = src.con.sql(f"SELECT model, benchmark, question_id, step, sample_idx, "
+                      f"{text['response']} AS response, correct, {text['gold']} AS gold FROM chk0 "
+                      "ORDER BY ord, sub")
+    yield from (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size)

@@ -301,19 +301,18 @@ _RESPONSE_COLUMNS = ["model", "benchmark", "question_id", "step", "sample_idx", 
 
 
 def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
-                   step=None) -> pd.DataFrame:
-    """Per-sample rows *with response texts* from one generations file.
+                   step=None, reader_options=None) -> pd.DataFrame:
+    """Per-sample rows *with response texts* from one generations file, as one frame.
 
-    The summary readers of :mod:`leash.summarize` never load response texts (they are not needed
-    for any count), so rescoring reads them here, with the same format detection and field
-    mappings (:func:`leash.formats.detect_format`, :data:`leash.formats.MAPPINGS`).
+    A thin wrapper over :func:`leash.formats.response_batches` (the one reader of every layout
+    that holds responses), for callers that want the whole file in memory.
 
     Parameters
     ----------
     path : path-like
-        A nested/evaluator JSONL file, or a canonical samples file (JSONL, Parquet or CSV) with
-        a ``response`` column.
-    fmt, mapping, model, benchmark, step
+        A nested/evaluator JSONL file, an evaluator tool's file, or a canonical samples file
+        (JSONL, Parquet or CSV) with a ``response`` column.
+    fmt, mapping, model, benchmark, step, reader_options
         As in :func:`leash.summarize.summarize`; given labels replace the file's.
 
     Returns
@@ -328,74 +327,16 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
         Undetectable format, malformed JSON, missing or ragged fields (file, line and field
         named).
     """
-    from . import formats as F
-    from . import validate as V
+    import pyarrow as pa
 
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"The file {p} does not exist.")
-    fmt, nm = F.detect_format(p, fmt=fmt, mapping=mapping)
-    rows: list[dict] = []
-    if fmt in ("nested", "evaluator"):
-        gold_field = GOLD_FIELDS.get(nm.name)
-        ordinal = 0
-        for where, rec in _json_records(p):
-            if nm.samples:
-                lst = rec.get(nm.samples)
-                if not isinstance(lst, list) or not all(isinstance(e, dict) for e in lst):
-                    raise ValueError(f"{where}: field '{nm.samples}' must be a list of "
-                                     "sample objects.")
-                resp = [e.get(nm.response) for e in lst]
-                corr = [e.get(nm.correct) for e in lst]
-                idx = [e.get(nm.index) for e in lst] if nm.index else list(range(len(lst)))
-            else:
-                resp, corr = rec.get(nm.response), rec.get(nm.correct)
-                for fld, v in ((nm.response, resp), (nm.correct, corr)):
-                    if not isinstance(v, list):
-                        raise ValueError(f"{where}: field '{fld}' must be a list. "
-                                         f"Got {V.short_repr(v)}.")
-                if len(resp) != len(corr):
-                    raise ValueError(f"{where}: field '{nm.response}' has {len(resp)} "
-                                     f"entries but '{nm.correct}' has {len(corr)}.")
-                idx = list(range(len(resp)))
-            try:
-                qid = V.py_qid(rec.get(nm.question_id) if nm.question_id else ordinal)
-                verdicts = [None if c is None else V.py_bool(c) for c in corr]
-            except V.RuleError as e:
-                raise ValueError(f"{where}: {e.message}") from None
-            m = model if model is not None else (rec.get(nm.model) if nm.model else None)
-            b = benchmark if benchmark is not None else (
-                rec.get(nm.benchmark) if nm.benchmark else None)
-            g = rec.get(gold_field) if gold_field else None
-            for i, (r, c) in enumerate(zip(resp, verdicts, strict=True)):
-                rows.append({"model": m, "benchmark": b, "question_id": qid, "step": step,
-                             "sample_idx": idx[i], "response": r, "correct": c, "gold": g})
-            ordinal += 1
-        df = pd.DataFrame(rows, columns=_RESPONSE_COLUMNS)
-    elif fmt == "samples":
-        suffix = p.name.lower()
-        if suffix.endswith(F._PARQUET_SUFFIXES):
-            df = pd.read_parquet(p)
-        elif suffix.endswith(F._CSV_SUFFIXES):
-            df = pd.read_csv(p, dtype={"question_id": str})
-        else:
-            df = pd.read_json(p, lines=True, dtype={"question_id": str})
-        if "response" not in df.columns:
-            raise ValueError(f"{p}: a samples file needs a 'response' column to be rescored; "
-                             f"it has {list(df.columns)}.")
-        for col, val in (("model", model), ("benchmark", benchmark), ("step", step)):
-            if val is not None or col not in df.columns:
-                df[col] = val
-        for col in ("correct", "gold"):
-            if col not in df.columns:
-                df[col] = None
-        df = df[_RESPONSE_COLUMNS].copy()
-        df["question_id"] = df["question_id"].astype(str)
-    else:
-        raise ValueError(f"{p}: format {fmt!r} holds no response texts; rescoring needs a "
-                         "samples file with a 'response' column or a nested/evaluator file.")
-    df = df.astype({"question_id": "string", "step": "Int64", "correct": "boolean"})
-    return df
+    from . import formats as F
+
+    batches = list(F.response_batches(path, fmt=fmt, mapping=mapping, model=model,
+                                      benchmark=benchmark, step=step,
+                                      reader_options=reader_options))
+    df = (pa.Table.from_batches(batches).to_pandas() if batches
+          else pd.DataFrame({c: [] for c in _RESPONSE_COLUMNS}))
+    return df.astype({"question_id": "string", "step": "Int64", "correct": "boolean"})
 
 
 # ----------------------------------------------------------------------------- scoring

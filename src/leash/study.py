@@ -140,7 +140,10 @@ _DATASET = C.Value("a dataset or group of data/manifest.yaml",
 _DEMO = C.Value("a part of the simulated demo", lambda v: isinstance(v, str) and v in
                 _demo_parts(), choices=_demo_parts)
 _MAPPING = C.Either(
-    _one_of(tuple(MAPPINGS)),
+    C.Value(f"one of {', '.join(MAPPINGS)} or a YAML file of field paths (*.yaml)",
+            lambda v: isinstance(v, str) and (v in MAPPINGS or v.lower().endswith((".yaml",
+                                                                                   ".yml"))),
+            choices=tuple(MAPPINGS)),
     C.Fields({f: _TEXT for f in NestedMapping.__dataclass_fields__}, required=("correct",),
              what="a mapping of NestedMapping fields"),
     what=f"one of {', '.join(MAPPINGS)}, or a mapping of NestedMapping fields "
@@ -453,7 +456,7 @@ class Study:
 
             for path, ds in resolve(src.value, progress=False):
                 kw = ds.reader_kwargs() if ds is not None else {}
-                kw.update(src.reader)
+                kw.update(self._reader(src.reader))
                 yield self._rescored(src, path, kw)
         else:
             pattern = src.value if Path(src.value).is_absolute() else str(self.base_dir /
@@ -465,7 +468,7 @@ class Study:
                     f"{pattern})."
                 )
             for h in hits:
-                yield self._rescored(src, Path(h), dict(src.reader))
+                yield self._rescored(src, Path(h), self._reader(src.reader))
 
     def _rescored(self, src: Source, path: Path, kw: dict):
         """``(path, reader kwargs)`` of a source file, or of its rescored (cached) samples."""
@@ -476,6 +479,14 @@ class Study:
         opts = dict(src.rescore)
         return rescored_path(path, scorer=opts.pop("scorer"), reader=kw, **opts), {
             "fmt": "samples"}
+
+    def _reader(self, reader: dict) -> dict:
+        """Reader options of a source; a YAML mapping file is relative to the study file."""
+        m = reader.get("mapping")
+        if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) \
+                and not Path(m).is_absolute():
+            return {**reader, "mapping": str(self.base_dir / m)}
+        return dict(reader)
 
     def paired(self, name: str, pair: str | Pair | None = None, *, at_budgets: bool = True,
                **pair_kwargs) -> pd.DataFrame:

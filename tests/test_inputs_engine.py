@@ -1,0 +1,194 @@
+"""The input engine: the evaluators' readers wired through leash.evaluators (a fake reader is
+registered here, the real ones live in that module), reader options, YAML field mappings,
+streaming response batches, and the modules' import order (no cycle)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from _support import write_lines
+from leash import evaluators as E
+from leash.cli import main
+from leash.formats import detect_format, get_mapping, response_batches
+from leash.summarize import summarize
+from leash.validate import validate
+
+# three questions, samples in generation order k; q2 has no correct sample
+FAKE = [{"fake_id": q, "k": k, "ok": ok, "text": f"answer {q}.{k}", "gold": str(q)}
+        for q, oks in ((0, (True, False, True)), (1, (False, True)), (2, (False, False)))
+        for k, ok in enumerate(oks)]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A reader "fake" for files whose records have ``fake_id``; returns the options it got."""
+    calls = []
+
+    def detect(path, keys, first):
+        return "fake" if "fake_id" in keys else None
+
+    def relation(con, path, fmt, *, options):
+        calls.append(dict(options))
+        if options.get("filter") not in (None, "strict"):
+            raise ValueError(f"{path}: --filter {options['filter']!r} is not in the file; "
+                             "filters present: ['strict'].")
+        correct = "NULL::BOOLEAN" if options.get("no_verdicts") else "CAST(ok AS BOOLEAN)"
+        return con.sql(
+            f"SELECT row_number() OVER () AS line, NULL::VARCHAR AS model, 'bench' AS benchmark,"
+            f" CAST(fake_id AS VARCHAR) AS question_id, CAST(k AS BIGINT) AS sample_idx, "
+            f"{correct} AS correct, text AS response, gold, NULL::VARCHAR AS answer, "
+            "NULL::VARCHAR AS finish_reason, NULL::BIGINT AS n_tokens "
+            f"FROM read_json('{path}', format='newline_delimited')")
+
+    monkeypatch.setattr(E, "EVALUATOR_FORMATS", ("fake",))
+    monkeypatch.setattr(E, "detect", detect)
+    monkeypatch.setattr(E, "relation", relation)
+    return calls
+
+
+def test_an_evaluator_reader_goes_through_the_same_rules_and_aggregation(tmp_path, fake):
+    p = write_lines(tmp_path / "fake.jsonl", FAKE)
+    assert detect_format(p) == ("fake", None)
+    out = summarize(p, model="m", reader_options={"filter": "strict"})
+    assert fake[-1] == {"filter": "strict"}
+    # by hand from FAKE: n, c and the first correct k per question
+    assert out[["question_id", "n", "c", "first_correct"]].values.tolist() == [
+        ["0", 3, 2, 0], ["1", 2, 1, 1], ["2", 2, 0, -1]]
+    assert out.benchmark.tolist() == ["bench"] * 3 and out.model.tolist() == ["m"] * 3
+    assert out.attrs["provenance"]["files"][0]["format"] == "fake"
+    # a bad option is the reader's one-line message
+    with pytest.raises(ValueError, match=r"--filter 'loose' is not in the file"):
+        summarize(p, model="m", reader_options={"filter": "loose"})
+    # the rules apply to what a reader yields: a negative index names the line and field
+    bad = write_lines(tmp_path / "bad.jsonl", [FAKE[0], {**FAKE[1], "k": -1}])
+    with pytest.raises(ValueError, match=r"bad\.jsonl: line 2: field 'sample_idx': must be >= 0"):
+        summarize(bad, model="m")
+
+
+def test_a_format_without_verdicts_says_to_rescore_first(tmp_path, fake, capsys):
+    p = write_lines(tmp_path / "fake.jsonl", FAKE)
+    opts = {"no_verdicts": True}
+    want = (f"{p}: the fake format logs no per-sample correctness; run `leash rescore {p} "
+            "--out rescored.parquet` first")
+    with pytest.raises(ValueError) as e:
+        summarize(p, model="m", reader_options=opts)
+    assert want in str(e.value) and "\n" not in str(e.value)
+    assert want in str(validate(p, model="m", reader_options=opts).file_problem)
+    # the responses are there to be rescored, with the gold answers
+    batches = list(response_batches(p, model="m", batch_size=3, reader_options=opts))
+    assert [b.num_rows for b in batches] == [3, 3, 1]
+    rows = [r for b in batches for r in b.to_pylist()]
+    assert [r["response"] for r in rows] == [r["text"] for r in FAKE]
+    assert {r["correct"] for r in rows} == {None} and rows[3]["gold"] == "1"
+    # and the CLI forwards --filter to the reader
+    assert main(["-q", "summarize", str(p), "--model", "m", "--filter", "strict"]) == 0
+    assert fake[-1] == {"filter": "strict"}
+    capsys.readouterr()
+
+
+LAYOUT = """\
+# outputs of a home-made harness: one object per question
+question_id: doc.id
+samples: outputs
+correct: verdict.ok
+response: text
+answer: pred
+tokens: usage.n
+finish_reason: stop
+gold: doc.answer
+constants:
+  model: my-model
+  benchmark: gsm8k
+"""
+
+
+def _harness(tmp_path):
+    recs = [{"doc": {"id": 7, "answer": "4"}, "outputs": [
+                {"verdict": {"ok": True}, "text": "so 4", "pred": "4", "usage": {"n": 10},
+                 "stop": "stop"},
+                {"verdict": {"ok": False}, "text": "so 5", "pred": "5", "usage": {"n": 30},
+                 "stop": "length"}]},
+            {"doc": {"id": 8, "answer": "1"}, "outputs": [
+                {"verdict": {"ok": False}, "text": "so 2", "pred": "2", "usage": {"n": 5}}]}]
+    return write_lines(tmp_path / "harness.jsonl", recs)
+
+
+def test_a_yaml_mapping_reads_nested_field_paths(tmp_path, capsys):
+    layout = tmp_path / "my-layout.yaml"
+    layout.write_text(LAYOUT)
+    data = _harness(tmp_path)
+    m = get_mapping(str(layout))
+    assert (m.question_id, m.samples, m.correct, m.n_tokens) == ("doc.id", "outputs",
+                                                                 "verdict.ok", "usage.n")
+    out = summarize(data, mapping=layout)
+    # by hand: question 7 has 2 samples (1 correct, first at 0, tokens 10 and 30, one cut at
+    # the length limit), question 8 one wrong sample
+    assert out[["model", "benchmark", "question_id", "n", "c", "first_correct",
+                "n_truncated"]].values.tolist() == [["my-model", "gsm8k", "7", 2, 1, 0, 1],
+                                                    ["my-model", "gsm8k", "8", 1, 0, -1, 0]]
+    assert out.n_tokens_mean.tolist() == [20.0, 5.0]
+    assert [list(v) for v in out.answer_values] == [["4", "5"], ["2"]]
+    rows = [r for b in response_batches(data, mapping=layout) for r in b.to_pylist()]
+    assert [(r["question_id"], r["sample_idx"], r["response"], r["correct"], r["gold"])
+            for r in rows] == [("7", 0, "so 4", True, "4"), ("7", 1, "so 5", False, "4"),
+                               ("8", 0, "so 2", False, "1")]
+    # the caller's label still wins over the YAML constant
+    assert summarize(data, mapping=layout, model="other").model.tolist() == ["other"] * 2
+    # from the command line
+    code = main(["-q", "summarize", str(data), "--mapping", str(layout), "--json"])
+    assert code == 0 and [r["samples"] for r in json.loads(capsys.readouterr().out)] == [3]
+
+
+def test_a_yaml_mapping_with_an_unknown_key_names_the_file(tmp_path, capsys):
+    layout = tmp_path / "typo.yaml"
+    layout.write_text(LAYOUT.replace("answer: pred", "anwser: pred"))
+    data = _harness(tmp_path)
+    want = r"typo\.yaml: unknown key 'anwser' \(did you mean 'answer'\?\)"
+    with pytest.raises(ValueError, match=want):
+        summarize(data, mapping=layout)
+    bad = tmp_path / "consts.yaml"
+    bad.write_text(LAYOUT.replace("  model: my-model", "  modle: my-model"))
+    with pytest.raises(ValueError, match=r"consts\.yaml: unknown key 'constants\.modle' "
+                                         r"\(did you mean 'constants\.model'\?\)"):
+        get_mapping(bad)
+    assert main(["-q", "summarize", str(data), "--mapping", str(layout)]) == 2
+    assert "unknown key 'anwser'" in capsys.readouterr().err
+
+
+def test_response_batches_stream_every_layout(tmp_path):
+    ev = write_lines(tmp_path / "ev.jsonl", [
+        {"idx": q, "gt": "1", "code": [f"r{q}{i}" for i in range(3)], "pred": ["1"] * 3,
+         "score": [True, False, True]} for q in range(4)])
+    batches = list(response_batches(ev, model="m", benchmark="b", batch_size=5))
+    assert [b.num_rows for b in batches] == [5, 5, 2]
+    assert batches[0].schema.names == ["model", "benchmark", "question_id", "step",
+                                       "sample_idx", "response", "correct", "gold"]
+    rows = [r for b in batches for r in b.to_pylist()]
+    assert rows[4] == {"model": "m", "benchmark": "b", "question_id": "1", "step": None,
+                       "sample_idx": 1, "response": "r11", "correct": False, "gold": "1"}
+    canon = write_lines(tmp_path / "s.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": i, "correct": True,
+         "response": f"t{i}"} for i in range(3)])
+    assert [r["response"] for b in response_batches(canon) for r in b.to_pylist()] == [
+        "t0", "t1", "t2"]
+    with pytest.raises(ValueError, match="needs a 'response' column"):
+        list(response_batches(write_lines(tmp_path / "n.jsonl", [
+            {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": 0,
+             "correct": True}])))
+
+
+def test_no_import_cycle_between_the_input_modules():
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "leash"
+    order = ["evaluators", "formats", "validate", "summarize"]
+    for i, name in enumerate(order):
+        tree = ast.parse((src / f"{name}.py").read_text())
+        imported = {n.module.split(".")[-1] if n.module else a.name
+                    for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level
+                    for a in n.names}
+        later = set(order[i + 1:]) & imported
+        assert not later, f"{name} imports {later}"
