@@ -150,7 +150,7 @@ def test_unknown_keys_at_every_level(tmp_path, text, line, message):
      r"`sections.support.sources\[0\].step` must be an int >= 0, got true \(bool\)\.$"),
     ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, fmt: jsonl}\n", 4,
      r"`sections.support.sources\[0\].fmt` must be one of samples, counts, summary, evaluator, "
-     r"nested, got 'jsonl' \(str\)\.$"),
+     r"nested, lm-eval, lighteval, evalscope, openai-batch, got 'jsonl' \(str\)\.$"),
     ("sections:\n  support:\n    sources:\n      - {path: a.jsonl, mapping: rollout}\n", 4,
      r"`sections.support.sources\[0\].mapping` must be one of evaluator, rollouts, samples, "
      r"or a mapping of NestedMapping fields \(data/README.md, section 4b\), got 'rollout' "

@@ -286,3 +286,19 @@ def test_a_summary_file_keeps_its_na_rule(tmp_path):
         load_counts(out, na="truncated")
     summarize(p, na="truncated", out=out)
     assert load_counts(out, na="truncated").n_answer_missing.iat[0] == 2
+
+
+def test_a_given_canonical_format_still_reads_the_files_columns(tmp_path):
+    """fmt="samples" / "counts" given (as a study's rescored source is) skips detection, not
+    the columns: a Parquet file is read by its own column names."""
+    import pandas as pd
+
+    p = tmp_path / "s.parquet"
+    pd.DataFrame({"model": ["m"] * 3, "benchmark": ["b"] * 3, "question_id": ["q", "q", "r"],
+                  "sample_idx": [0, 1, 0], "correct": [True, False, False]}).to_parquet(p)
+    got = summarize(p, fmt="samples").set_index("question_id")
+    assert got.loc["q", ["n", "c"]].tolist() == [2, 1] and got.loc["r", "c"] == 0
+    c = tmp_path / "c.parquet"
+    pd.DataFrame({"model": ["m"], "benchmark": ["b"], "question_id": ["q"], "n": [8],
+                  "c": [3]}).to_parquet(c)
+    assert summarize(c, fmt="counts")[["n", "c"]].values.tolist() == [[8, 3]]

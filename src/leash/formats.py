@@ -359,11 +359,13 @@ def detect(path: Path, fmt, mapping, *, checked: bool):
             raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
                              f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
         return fmt, get_mapping(mapping or "evaluator"), None, None
-    if fmt not in (None, "summary"):
+    if fmt in E.EVALUATOR_FORMATS:
         return fmt, None, None, None
     kind = container(path)
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
+    if fmt in ("samples", "counts"):  # given, not detected: the reader still needs the keys
+        return fmt, None, _head(path, kind)[0], None
     if mapping is not None and fmt is None:
         if kind != "jsonl":
             raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
