@@ -1071,6 +1071,7 @@ def rescore_file(
     model=None,
     benchmark=None,
     step=None,
+    reader_options=None,
     jobs: int | None = None,
     batch_size: int = 1000,
     progress: bool = False,
@@ -1097,8 +1098,9 @@ def rescore_file(
         As in :func:`rescore`; None uses each row's own gold answer (the file's gold field).
     scorer, extract, task
         As in :func:`rescore`.
-    fmt, mapping, model, benchmark, step
-        Reader options, as in :func:`leash.summarize.summarize`.
+    fmt, mapping, model, benchmark, step, reader_options
+        Reader options, as in :func:`leash.summarize.summarize` (``reader_options``: the
+        evaluator readers' own, e.g. ``{"filter": "strict-match"}`` for lm-eval files).
     jobs : int or None, default None
         Worker processes; None: every usable core (:func:`default_jobs`).
     batch_size : int, default 1000
@@ -1119,7 +1121,8 @@ def rescore_file(
     """
     paths = [path] if isinstance(path, str | os.PathLike) else list(path)
     kw = {k: v for k, v in {"fmt": fmt, "mapping": mapping, "model": model,
-                            "benchmark": benchmark, "step": step}.items() if v is not None}
+                            "benchmark": benchmark, "step": step,
+                            "reader_options": reader_options}.items() if v is not None}
     return _stream([(p, kw) for p in paths], out, gold, scorer=scorer, extract=extract,
                    task=task, jobs=jobs, batch_size=batch_size, progress=progress)
 
