@@ -72,13 +72,22 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def non_negative_int(text: str) -> int:
-    """argparse ``type`` of an integer >= 0 (e.g. ``--seed``: numpy refuses a negative seed with
-    a message that names no option)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
-    return value
+def int_at_least(minimum: int):
+    """An argparse ``type``: an integer >= ``minimum``, refused in one line naming the bound
+    (e.g. ``--seed``: numpy refuses a negative seed with a message that names no option)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"  # argparse names the type in some messages
+    return parse
+
+
+non_negative_int = int_at_least(0)
+positive_int = int_at_least(1)

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._argparse import OneLineParser, non_negative_int
+from ._argparse import OneLineParser, non_negative_int, positive_int
 
 __all__ = ["main", "build_parser"]
 
@@ -302,10 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "reasoning-gym; default: none)")
     p.add_argument("--out", help="write the rescored samples (canonical samples format, "
                    ".jsonl or .parquet; default: not written)")
-    p.add_argument("--jobs", type=_rescore_count, default=None, metavar="N",
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes (default: every usable core); the output does not "
                    "depend on it")
-    p.add_argument("--batch-size", type=_rescore_count, default=1000, metavar="N",
+    p.add_argument("--batch-size", type=positive_int, default=1000, metavar="N",
                    help="samples per batch; memory grows with batch size x jobs")
     _reader_options(p)
     _data_options(p)
@@ -541,17 +541,6 @@ def _cmd_fetch(args, ctx: _Context) -> int:
             rows.append({"name": n, "path": str(p), "sha256": m.datasets[n].sha256})
     _emit(pd.DataFrame(rows), args.json)
     return 0
-
-
-def _rescore_count(text: str) -> int:
-    """argparse ``type`` of --jobs and --batch-size: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
-    return value
 
 
 def _gold_for(args):
