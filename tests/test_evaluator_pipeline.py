@@ -99,3 +99,13 @@ def test_openai_batch_rescored_against_a_question_file_then_summarized(tmp_path,
                  "--out", str(out), "--jobs", "1", "-q"]) == 0
     capsys.readouterr()
     assert counts(summarize(out)) == {"q0": (3, 1), "q1": (3, 2), "q2": (2, 1)}
+
+
+def test_rescoring_a_file_that_names_no_model_asks_for_the_label(tmp_path, capsys):
+    """lm-eval's samples name no model: a rescored file without one could not be summarized,
+    so rescoring refuses it up front, naming the option, and writes nothing."""
+    out = tmp_path / "rescored.parquet"
+    assert main(["rescore", str(LM_REPEATS), "--out", str(out), "--jobs", "1", "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not name the model" in err and "--model" in err
+    assert not out.exists()

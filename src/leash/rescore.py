@@ -946,6 +946,10 @@ def _batches_of(inputs, batch_size: int):
 
     for path, kw in inputs:
         for batch in F.response_batches(path, batch_size=batch_size, **kw):
+            for label in ("model", "benchmark"):  # a rescored file must be summarizable
+                if label in batch.schema.names and batch.column(label).null_count:
+                    raise ValueError(f"{path}: the file does not name the {label} of its "
+                                     f"samples: pass {label}=... to label them.")
             yield Path(path), batch
 
 
