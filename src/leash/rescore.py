@@ -649,21 +649,14 @@ def _progress(progress: bool, desc: str, total: int | None = None):
                 disable=None if progress else True, leave=False)
 
 
-def _check_jobs(jobs, func: str) -> int:
-    if jobs is None:
+def _check_at_least_one(x, name: str, func: str, *, or_none: bool = False) -> int:
+    """``x`` as an int >= 1 (``jobs``, ``batch_size``); ``or_none``: None means every core."""
+    if x is None and or_none:
         return default_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int | np.integer) or jobs < 1:
-        raise ValueError(f"The 'jobs' parameter of {func} must be an int >= 1 or None. "
-                         f"Got {jobs!r}.")
-    return int(jobs)
-
-
-def _check_batch_size(batch_size, func: str) -> int:
-    if (isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer)
-            or batch_size < 1):
-        raise ValueError(f"The 'batch_size' parameter of {func} must be an int >= 1. "
-                         f"Got {batch_size!r}.")
-    return int(batch_size)
+    if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
+        raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1"
+                         f"{' or None' if or_none else ''}. Got {x!r}.")
+    return int(x)
 
 
 def _spec(func: str, scorer, extract, task, gold_map) -> _Spec:
@@ -763,8 +756,8 @@ def rescore(
             raise ValueError(f"The 'samples' frame of {func} lacks the column {col!r}; it has "
                              f"{list(samples.columns)}. Pass question_col=/response_col=.")
     gold_map = _gold_map(gold, func)
-    jobs = _check_jobs(jobs, func)
-    batch_size = _check_batch_size(batch_size, func)
+    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
+    batch_size = _check_at_least_one(batch_size, "batch_size", func)
     qids = samples[question_col].astype(str).tolist()
     missing = sorted(set(qids) - set(gold_map))
     if missing:
@@ -964,8 +957,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
             func="rescore_file") -> RescoreReport:
     """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
     gold_map = None if gold is None else _gold_map(gold, func)
-    jobs = _check_jobs(jobs, func)
-    batch_size = _check_batch_size(batch_size, func)
+    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
+    batch_size = _check_at_least_one(batch_size, "batch_size", func)
     spec = _spec(func, scorer, extract, task, gold_map)
     writer = _Writer(Path(out)) if out is not None else None
     tally = _Tally()
