@@ -109,3 +109,21 @@ def test_rescoring_a_file_that_names_no_model_asks_for_the_label(tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not name the model" in err and "--model" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "summarize", "rescore"])
+def test_a_broken_evaluator_record_is_the_readers_one_line(tmp_path, capsys, command):
+    """The reader's message (file, line, field), not DuckDB's wrapped in another sentence."""
+    lines = LM_REPEATS.read_text().splitlines()
+    rec = json.loads(lines[6])  # line 7: the first record of the `all` filter, the one read
+    rec["resps"] = "oops"
+    lines[6] = json.dumps(rec)
+    bad = tmp_path / f"samples_gsm8k_{mf.LM_EVAL_DATE}.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    argv = [command, str(bad), "--model", "m", "--filter", "all", "-q"] + (["--jobs", "1"] if command ==
+                                                         "rescore" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"leash {command}: error: {bad}: line 7: field 'resps' must hold one "
+                          "request")
+    assert "Invalid Input Error" not in err and "cannot read the file" not in err

@@ -1064,6 +1064,8 @@ def guarded(src: Source, run):
         if src.form == "parquet" and not src.exact and "UTF8" in str(exc).replace("-", ""):
             src.utf8_error = True
             return None
+        if src.form == "evaluator_file":  # the reader's own one-line message, line and field
+            raise InputFileError(str(E.translate_error(exc, src.path))) from None
         raise unreadable(src.path, exc) from None
 
 
