@@ -120,8 +120,8 @@ def test_a_broken_evaluator_record_is_the_readers_one_line(tmp_path, capsys, com
     lines[6] = json.dumps(rec)
     bad = tmp_path / f"samples_gsm8k_{mf.LM_EVAL_DATE}.jsonl"
     bad.write_text("\n".join(lines) + "\n")
-    argv = [command, str(bad), "--model", "m", "--filter", "all", "-q"] + (["--jobs", "1"] if command ==
-                                                         "rescore" else [])
+    argv = [command, str(bad), "--model", "m", "--filter", "all", "-q"]
+    argv += ["--jobs", "1"] if command == "rescore" else []
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"leash {command}: error: {bad}: line 7: field 'resps' must hold one "
