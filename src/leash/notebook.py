@@ -1,8 +1,7 @@
 """What a notebook calls besides the analysis: check its parameters, and skip when data is absent.
 
-Every notebook of the project starts the same way, so that it runs as a page in JupyterLab
-("Run All"), with ``jupyter nbconvert --execute``, with ``papermill -p NAME VALUE`` and under
-``make reproduce``, with no environment variable::
+Every notebook starts the same way, so that it runs as a page in JupyterLab ("Run All"), with
+``jupyter nbconvert --execute``, with ``papermill -p NAME VALUE`` and under ``make reproduce``::
 
     # cell tagged "parameters"
     study: str = "paper"  # "paper" (the paper's printed numbers), "demo" (SIMULATED) or a file
@@ -12,13 +11,9 @@ Every notebook of the project starts the same way, so that it runs as a page in 
     from leash import notebook
     notebook.start(globals())
 
-:func:`start` checks the declared parameters (the cell's annotations, which Python keeps in the
-notebook's ``__annotations__``) against their types and :data:`leash.parameters.
-PARAMETER_RULES`, and refuses a name that papermill injected but the notebook does not declare
-(papermill itself only warns). A notebook that cannot run here because its data are absent
-calls :func:`skip` (or :func:`require_data`, :func:`require_study`, :func:`require_gold`): the
-reason is shown as one line, not a traceback, and :mod:`leash.reproduce` reports the notebook as
-skipped.
+A notebook whose data are absent calls :func:`skip` (or :func:`require_data`,
+:func:`require_study`, :func:`require_gold`): the reason is one line, not a traceback, and
+:mod:`leash.reproduce` reports the notebook as skipped.
 """
 
 from __future__ import annotations
@@ -32,16 +27,12 @@ from .parameters import NotebookParameter, ParameterError, annotation_text, vali
 __all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
            "skip", "start"]
 
-# The header papermill writes above the parameters it injects (its Python translator).
-_INJECTED_HEADER = "# Parameters"
-
 
 class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
     """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
 
     IPython shows it as one line (no traceback); :mod:`leash.reproduce` reports the notebook
-    as ``skipped: <reason>`` and puts that line into the executed copy as Markdown. Raise it
-    only for missing *external* data, never to hide a bug.
+    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
     """
 
     def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
@@ -49,47 +40,53 @@ class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name 
 
 
 def skip(reason: str):
-    """Stop the notebook here: its data are absent (the reason is shown as one line)."""
+    """Stop the notebook here: its data are absent (the reason is shown as one line).
+
+    Parameters
+    ----------
+    reason : str
+
+    Raises
+    ------
+    SkipNotebook
+    """
     raise SkipNotebook(reason)
 
 
 def _injected(history) -> list[str]:
-    """Names of the parameters papermill injected, from IPython's input history ``In``."""
-    for source in reversed(list(history or [])):
-        if isinstance(source, str) and source.startswith(_INJECTED_HEADER):
-            try:
-                tree = ast.parse(source)
-            except SyntaxError:
-                return []
-            return [t.id for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)]
-    return []
+    """Names papermill injected: the assignments of the last input (IPython's ``In``) that
+    starts with the header papermill's Python translator writes, ``# Parameters``."""
+    source = next((s for s in reversed(list(history or [])) if isinstance(s, str)
+                   and s.startswith("# Parameters")), "")
+    try:
+        return [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)]
+    except SyntaxError:
+        return []
 
 
 def start(namespace) -> None:
     """Check the notebook's parameters; call it first, right after the parameters cell.
 
+    The declared parameters are the names the parameters cell annotates (Python keeps them in
+    ``__annotations__``); a name papermill injected that is not declared is refused (papermill
+    itself only warns).
+
     Parameters
     ----------
     namespace : dict
-        The notebook's ``globals()``: the parameters are the names its parameters cell
-        annotates (Python keeps them in ``__annotations__``), papermill's injected ones are in
-        IPython's input history ``In``.
+        The notebook's ``globals()``.
 
     Raises
     ------
     ParameterError
-        One line naming the parameter and the value: a name papermill injected that the
-        notebook does not declare (with the closest declared one), a value of the wrong type,
-        or one out of range.
+        One line naming the parameter and the value: an unknown name (with the closest declared
+        one), a value of the wrong type, or one out of range.
     """
-    annotations = dict(namespace.get("__annotations__") or {})
     declared = {name: NotebookParameter(name, annotation_text(ann), default="")
-                for name, ann in annotations.items()}
-    given = {name: namespace[name] for name in declared if name in namespace}
-    for name in _injected(namespace.get("In")):
-        if name not in declared:
-            given[name] = namespace.get(name)  # reported as unknown, with the closest name
+                for name, ann in (namespace.get("__annotations__") or {}).items()}
+    given = {name: namespace.get(name) for name in [*declared, *_injected(namespace.get("In"))]
+             if name in namespace or name not in declared}
     validate_parameters("notebook", given, declared=declared, label="This notebook")
 
 
