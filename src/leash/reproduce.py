@@ -3,32 +3,22 @@
 ``python -m leash.reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...]
 [-f PARAMS.yaml] [--outdir DIR] [--build DIR] [--jobs N] [--list]``
 
-Papermill reads each notebook's parameters cell (:mod:`leash.parameters`), injects the run's
-values, executes it in the repository with a kernel whose string hashing is fixed, and writes the
-executed copy ``<build>/<run>.ipynb``, which is the run's record: papermill's metadata (the
-parameters, the failing cell) and the note :func:`leash.report.publish` leaves for each artifact
-(``leash.artifact`` in an output's metadata). What papermill does not do is written here:
-
-* the runs: ``notebooks/runs.yaml`` (each artifact notebook on the paper's printed numbers and
-  on the SIMULATED demo, into the committed ``figures/``), or ``--data STUDY`` (every notebook
-  with a ``study`` parameter on that study, into ``build/<study>/``); ``-p``/``-f`` parameters
-  send the artifacts to ``build/figures/``, never to ``figures/``;
-* every parameter, study file and folder checked before any kernel starts, one line each;
-* the executed notebooks' artifact records copied to ``<outdir>/.artifacts/<run>.json`` and the
-  index ``<outdir>/README.md`` rebuilt from them after a run without failure (the freshness test
-  of the committed figures reads them);
-* a skip (:class:`leash.notebook.SkipNotebook`, :class:`leash.manifest.DatasetUnavailableError`)
-  told apart from a failure, which names the notebook's own cell; ``--jobs``; an flock on the
-  output folder; Ctrl-C as one line.
-
-Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
-folders, 130 interrupted.
+Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
+copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note
+:func:`leash.report.publish` leaves per artifact in an output's metadata). Written here, as
+papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
+``--data STUDY`` into ``build/<study>/``; ``-p``/``-f`` into ``build/figures/``), every value,
+study file and folder checked before any kernel starts, the records copied to
+``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
+without failure, a skip (``SkipNotebook``, ``DatasetUnavailableError``) told apart from a
+failure, ``--jobs``, an flock on the output folder, and Ctrl-C as one line. Exit status: 0
+success (skips included), 1 a notebook failed, 2 bad usage, parameters or folders, 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import re
 import signal
@@ -41,7 +31,7 @@ from unittest import mock
 
 from ._argparse import OneLineParser
 from ._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
-from .parameters import ParameterError, notebook_parameters, validate_parameters
+from .parameters import ParameterError, _closest, notebook_parameters, validate_parameters
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -85,11 +75,6 @@ class Run:
 def _label(study: str) -> str:
     stem = Path(study).stem if study.endswith((".yaml", ".yml")) else study
     return re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-") or "study"
-
-
-def _closest(name: str, known) -> str:
-    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" Did you mean {match[0]!r}?" if match else ""
 
 
 def discover_notebooks(directory=None) -> list[str]:
@@ -171,10 +156,6 @@ def _kernel_path(p) -> str:
         return Path(os.path.abspath(p)).relative_to(REPO).as_posix()
     return str(p)
 
-
-# ---------------------------------------------------------------------------------------------
-# one run
-# ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class NotebookResult:
@@ -301,10 +282,6 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                           records=tuple(records))
 
 
-# ---------------------------------------------------------------------------------------------
-# every run
-# ---------------------------------------------------------------------------------------------
-
 def _prepare_folder(p: Path, flag: str) -> None:
     """Create an output folder and check that it can be written (else a line naming ``flag``)."""
     if p.exists() and not p.is_dir():
@@ -347,28 +324,19 @@ def _lock(outdir: Path):
         yield
 
 
-def _run_one(job) -> NotebookResult:
-    """Run one notebook; a failure comes back as a result (pickling-safe)."""
+def _run_in_worker(job) -> NotebookResult:
+    """One run in a pool worker: a failure comes back as a result; Ctrl-C interrupts the
+    notebook being run (idle workers ignore it)."""
     path, run, params, outdir, build = job
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
     try:
         return run_notebook(path, params, outdir, build, run=run)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
                               getattr(exc, "output", None), params, reason=str(exc))
-
-
-def _run_in_worker(job) -> NotebookResult:
-    """Pool worker: Ctrl-C interrupts the notebook being run (idle workers ignore it)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return _run_one(job)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _ignore_sigint():
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _finished(jobs_list, jobs: int, stream):
@@ -380,7 +348,8 @@ def _finished(jobs_list, jobs: int, stream):
 
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_ignore_sigint) as pool:
+                             initializer=signal.signal,
+                             initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
         while True:
             while not failed and len(running) < jobs and (nxt := next(todo, None)):
                 running[pool.submit(_run_in_worker, nxt[1])] = nxt[0]
@@ -484,10 +453,6 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         stream.flush()
     return done
 
-
-# ---------------------------------------------------------------------------------------------
-# command line
-# ---------------------------------------------------------------------------------------------
 
 def _parser() -> OneLineParser:
     ap = OneLineParser(
