@@ -1,28 +1,16 @@
 """The ``leash`` command line: validate, summarize, fetch, rescore, passk, support.
 
-Every subcommand is a thin layer over the library: files are read by the generations layer
-(:mod:`leash.summarize`, :mod:`leash.validate`), pairs are formed by :mod:`leash.pairing`, tables
-come from :mod:`leash.tables`, data from :mod:`leash.manifest`, verdicts from
-:mod:`leash.rescore`. Input arguments ``FILE`` may also be data-manifest dataset or group names
-(e.g. ``gsm8k-probe-raw``): they are fetched (mirror first) and read with the manifest's labels.
-
-Conventions:
-
-* ``leash --help`` lists the commands and a typical session; ``leash COMMAND --help`` says what
-  the command reads and writes, gives examples (``_HELP``) and every option's default;
-  ``leash --version`` prints the installed version;
-* tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
-  progress and notes go to stderr (``--quiet`` silences them, not warnings);
-* input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
-  ``--out``, a missing optional package, running out of memory, e.g. with a huge ``--n-boot``)
-  end the command with exit status 2 and a one-line reason on stderr, without a traceback;
-  ``leash validate`` exits 1 when a file has problems in its rows, and 2 (after the reports)
-  when a file cannot be read as a whole (missing, not a regular file, truncated, no data rows,
-  format not detected). Messages name the command's options (``--on-error skip``, ``--k``),
-  not the library's keywords: :func:`_cli_words` translates the library's messages with one
-  table from keyword to option (``_FLAG_OF``), and the options of passk and support are
-  checked by the CLI itself (``--k`` against each model's budget once the files are read);
-* warnings are one line each (``leash CMD: warning: ...``), without the library's source line.
+Every subcommand is a thin layer over the library (:mod:`leash.summarize`, :mod:`leash.validate`,
+:mod:`leash.pairing`, :mod:`leash.tables`, :mod:`leash.manifest`, :mod:`leash.rescore`); a
+``FILE`` may also be a dataset or group name of the data manifest, fetched (mirror first) and
+read with the manifest's labels. ``leash COMMAND --help`` says what a command reads and writes,
+with examples (``_HELP``) and every option's default. Tables go to stdout (``--json``: a JSON
+list of row objects), progress and notes to stderr (``--quiet`` silences them, not warnings).
+An input error (ValueError, TypeError, OSError, a missing optional package, no memory) is one
+line on stderr and exit status 2; ``leash validate`` exits 1 when rows have problems. Messages
+and warnings (one line each) name the command's options (``--on-error skip``), not the
+library's keywords: :func:`_cli_words` translates them with one table (``_FLAG_OF``). pandas
+and numpy are imported by the commands that need them, so ``--help`` starts quickly.
 """
 
 from __future__ import annotations
@@ -33,9 +21,6 @@ import re
 import sys
 import warnings
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
 
 from ._argparse import OneLineParser, non_negative_int, positive_int
 
@@ -329,11 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# ----------------------------------------------------------------------------- output
-
 
 def _json_value(x):
     """numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
+    import numpy as np
+
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, np.integer):
@@ -343,7 +328,9 @@ def _json_value(x):
     raise TypeError(f"not JSON serializable: {type(x).__name__}")
 
 
-def _emit(df: pd.DataFrame, as_json: bool) -> None:
+def _emit(df, as_json: bool) -> None:
+    import pandas as pd
+
     if as_json:
         records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         sys.stdout.write(json.dumps(records, indent=1, default=_json_value) + "\n")
@@ -355,8 +342,6 @@ def _emit(df: pd.DataFrame, as_json: bool) -> None:
                            "display.width", 200):
         sys.stdout.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
 
-
-# ----------------------------------------------------------------------------- reading
 
 
 def _inputs(args, ctx: _Context):
@@ -384,12 +369,14 @@ def _inputs(args, ctx: _Context):
     return out
 
 
-def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
+def _load_summary(args, ctx: _Context, **summarize_kwargs):
     """Summary frame of every input: one reader call per set of labels, then one frame.
 
     Without ``summarize_kwargs`` the inputs go through :func:`leash.summarize.load_counts`
     (summary Parquet files allowed), else through :func:`leash.summarize.summarize`.
     """
+    import pandas as pd
+
     from .summarize import KEY_COLUMNS, load_counts, summarize
 
     groups: dict[str, tuple[list, dict]] = {}
@@ -420,10 +407,10 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
     return summary
 
 
-# ----------------------------------------------------------------------------- subcommands
-
 
 def _cmd_validate(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .validate import validate
 
     rows, reports = [], []
@@ -449,8 +436,9 @@ def _cmd_validate(args, ctx: _Context) -> int:
     return 0 if all(r.ok for r in reports) else EXIT_INVALID
 
 
-def _overview(summary: pd.DataFrame) -> pd.DataFrame:
+def _overview(summary):
     """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
+
     from .passk import avg_at_n
 
     df = summary.assign(
@@ -479,6 +467,8 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from . import manifest as mf
 
     m = mf.load_manifest()
@@ -597,12 +587,15 @@ def _require_first_correct(summary, missing, models, needed_by: str, instead: st
         f"in the counts file, or {instead}.")
 
 
-def _check_k_fits(rows: pd.DataFrame, ks) -> None:
+def _check_k_fits(rows, ks) -> None:
     """Every budget of --k fits the smallest n of each model (and step) on each benchmark.
 
     ``rows`` has the columns model, benchmark, step and n (one row per question). The library
     would refuse the budget too, but naming its own function and keywords.
     """
+    import numpy as np
+    import pandas as pd
+
     if ks is None or rows.empty:
         return
     smallest = (rows.assign(step=rows["step"].astype("Int64"))
@@ -616,7 +609,27 @@ def _check_k_fits(rows: pd.DataFrame, ks) -> None:
                          f"{model}{at} on benchmark {benchmark}.")
 
 
+def _by_step(frame, table, by):
+    """``table(frame, by)`` with one row group per checkpoint (a ``step`` column after ``by``);
+    the rows of a final model (step NA) get their own call, because grouping by a column with
+    missing values would drop them."""
+    import pandas as pd
+
+
+    steps = frame["step"].astype("Int64")
+    if not steps.notna().any():
+        return table(frame, by)
+    parts = [table(frame[steps.notna()], [*by, "step"])]
+    if steps.isna().any():
+        parts.insert(0, table(frame[steps.isna()], by).assign(step=pd.NA))
+    out = pd.concat(parts, ignore_index=True)
+    out.insert(len(by), "step", out.pop("step").astype("Int64"))
+    return out
+
+
 def _cmd_passk(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
@@ -630,21 +643,8 @@ def _cmd_passk(args, ctx: _Context) -> int:
         _require_first_correct(summary, missing,
                                sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
                                needed_by, "use --estimator unbiased")
-    by = ["model", "benchmark"]
-    steps = summary["step"].astype("Int64")
-    if steps.notna().any():
-        # Checkpoint rows per step; rows without a step get their own call, because grouping
-        # by a column with missing values would drop them.
-        parts = [passk_table(summary[steps.notna()], args.k, estimator=args.estimator,
-                             by=[*by, "step"])]
-        if steps.isna().any():
-            parts.insert(0, passk_table(summary[steps.isna()], args.k,
-                                        estimator=args.estimator, by=by).assign(step=pd.NA))
-        table = pd.concat(parts, ignore_index=True)
-        table.insert(2, "step", table.pop("step").astype("Int64"))
-    else:
-        table = passk_table(summary, args.k, estimator=args.estimator, by=by)
-    _emit(table, args.json)
+    _emit(_by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator, by=by),
+                   ["model", "benchmark"]), args.json)
     return 0
 
 
@@ -671,8 +671,9 @@ def _check_support_options(args) -> None:
         raise ValueError(f"--zeta must be a number in (0, 1). Got {args.zeta}.")
 
 
-def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFrame:
+def _side_rows(summary, spec, paired):
     """The summary rows of one side (MODEL or (MODEL, STEP)) for the paired questions."""
+
     model, step = spec if isinstance(spec, tuple) else (spec, None)
     rows = summary[(summary["model"] == model).to_numpy(dtype=bool)]
     if step is not None:
@@ -682,9 +683,11 @@ def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFram
                        question_id=rows["question_id"].astype(str)).merge(keys)
 
 
-def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
+def _warn_about_the_bootstrap(args, paired) -> None:
     """The bootstrap's warnings in the CLI's words (one line each), instead of the library's
     (which name its function and n_boot): too few replicates, benchmarks of one question."""
+    import pandas as pd
+
     from .stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
 
     warnings.simplefilter("ignore", TooFewReplicatesWarning)
@@ -706,6 +709,9 @@ def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
 
 
 def _cmd_support(args, ctx: _Context) -> int:
+    import numpy as np
+    import pandas as pd
+
     _check_support_options(args)
     try:
         from .pairing import pair_counts
@@ -749,17 +755,7 @@ def _cmd_support(args, ctx: _Context) -> int:
              + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
     rng = np.random.default_rng(args.seed)
     kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng, level=_LEVEL)
-    steps = paired["step"].astype("Int64")
-    if steps.notna().any():
-        # One table per checkpoint; rows of the final (step NA) model get their own call,
-        # because grouping by a column with missing values would drop them.
-        parts = [support_table(paired[steps.notna()], by=["step"], **kw)]
-        if steps.isna().any():
-            parts.insert(0, support_table(paired[steps.isna()], **kw).assign(step=pd.NA))
-        table = pd.concat(parts, ignore_index=True)
-        table.insert(0, "step", table.pop("step").astype("Int64"))
-    else:
-        table = support_table(paired, **kw)
+    table = _by_step(paired, lambda f, by: support_table(f, by=by, **kw), [])
     kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
     eps = np.full(len(table), np.nan)
     ok = np.isfinite(kk)
