@@ -40,16 +40,7 @@ class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name 
 
 
 def skip(reason: str):
-    """Stop the notebook here: its data are absent (the reason is shown as one line).
-
-    Parameters
-    ----------
-    reason : str
-
-    Raises
-    ------
-    SkipNotebook
-    """
+    """Stop the notebook here: its data are absent (raises SkipNotebook with ``reason``)."""
     raise SkipNotebook(reason)
 
 
@@ -96,23 +87,15 @@ def require_data(path_or_name):
     Parameters
     ----------
     path_or_name : str or path-like
-        An existing file or folder (relative paths are relative to the working directory), or
-        a dataset or group name of the data manifest (``data/manifest.yaml``), looked up in the
-        download cache and in the mirror (``LEASH_DATA_MIRROR``) without any network access.
+        An existing file or folder, or a dataset or group name of ``data/manifest.yaml``,
+        looked up in the download cache and the mirror (``LEASH_DATA_MIRROR``), never online.
 
     Returns
     -------
     pathlib.Path or dict of str to pathlib.Path
-        The path, for a file or a single dataset; ``{dataset: path}`` for a group.
-
-    Raises
-    ------
-    SkipNotebook
-        If the file does not exist, or a dataset has no verified local copy.
-    ValueError
-        If ``path_or_name`` is neither a path (it has a folder or a suffix) nor a name of the
-        manifest: a misspelt name is a bug, not a reason to skip. Also when a mirror file has
-        the wrong checksum (see :func:`leash.manifest.locate`).
+        The path (file, dataset), or ``{dataset: path}`` for a group. SkipNotebook if it is not
+        here; ValueError for a name that is neither a path nor in the manifest (a misspelt name
+        is a bug, not a reason to skip) or a mirror file with the wrong checksum.
     """
     from . import manifest as _manifest
 
@@ -146,9 +129,9 @@ def require_data(path_or_name):
 def require_study(study, sections=None):
     """Return the study, or skip the notebook if the data its sections list are not here.
 
-    What is required follows the study's own sources: every manifest dataset its ``dataset:``
-    sources name (:meth:`leash.study.Study.datasets`, each through :func:`require_data`, so no
-    network access), and a file for every ``path:`` source.
+    Required: each manifest dataset its ``dataset:`` sources name (through
+    :func:`require_data`), a file for each ``path:`` source, and a section with sources for
+    each of ``sections``.
 
     Parameters
     ----------
@@ -160,12 +143,6 @@ def require_study(study, sections=None):
     Returns
     -------
     leash.study.Study
-
-    Raises
-    ------
-    SkipNotebook
-        A section it needs is missing or lists no sources, or a dataset or file is not
-        available locally.
     """
     import glob
 
@@ -189,20 +166,17 @@ def require_study(study, sections=None):
 def require_gold(study):
     """The gold answers of a study's benchmarks, or skip the notebook if they are not here.
 
-    For each benchmark of the study that has a question file in the data manifest
-    (:func:`leash.rescore.question_dataset`), that file (through :func:`require_data`);
-    benchmarks without one have no gold answers.
+    Each benchmark's question file of the data manifest (:func:`leash.rescore.question_dataset`)
+    through :func:`require_data`; benchmarks without one have no gold answers.
+
+    Parameters
+    ----------
+    study : str, path-like or leash.study.Study
 
     Returns
     -------
     pandas.DataFrame or None
-        ``benchmark, question_id, question, gold`` (see :func:`leash.rescore.load_benchmark`);
-        None when no benchmark of the study has a question file.
-
-    Raises
-    ------
-    SkipNotebook
-        A question file the manifest has is not available locally.
+        ``benchmark, question_id, question, gold``; None when no benchmark has a question file.
     """
     import pandas as pd
 

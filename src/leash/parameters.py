@@ -142,23 +142,17 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
     """The parameters declared in a notebook's cell tagged ``parameters``.
 
     Read by :func:`papermill.inspect_notebook` (name, annotation, default as written, help
-    comment); the assignments papermill's regular expression skips come from the cell's syntax
-    tree (without help).
+    comment); the assignments its regular expression skips come from the cell's syntax tree.
 
     Parameters
     ----------
     path : str or path-like
-        The notebook.
+        The notebook (ValueError if it cannot be read).
 
     Returns
     -------
     dict of str to NotebookParameter
         In the cell's order; empty if the notebook has no ``parameters`` cell.
-
-    Raises
-    ------
-    ValueError
-        If the notebook cannot be read.
     """
     import nbformat
     import papermill
@@ -260,15 +254,9 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
     Returns
     -------
     dict
-        The effective parameters: every literal default of the cell, updated with
-        ``parameters``.
-
-    Raises
-    ------
-    ParameterError
-        Naming the notebook, the parameter, the value and what was expected: for an unknown
-        name (with the closest known name), a wrong type, or a value (given, or a literal
-        default) that breaks its rule.
+        Every literal default of the cell, updated with ``parameters``. A ParameterError names
+        the notebook, the parameter, the value and what was expected: an unknown name (with
+        the closest known one), a wrong type, or a value (or default) that breaks its rule.
     """
     who = label or f"Notebook {Path(path).stem}"
     declared = notebook_parameters(path) if declared is None else declared
@@ -288,17 +276,7 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
 
 def annotation_text(annotation) -> str | None:
     """An evaluated annotation (``int``, ``list[int]``, ``str | None``) as the text
-    :func:`validate_parameters` reads (``"int"``, ``"list[int]"``, ``"str | None"``).
-
-    Parameters
-    ----------
-    annotation : type, str or None
-        From a notebook's ``__annotations__``.
-
-    Returns
-    -------
-    str or None
-    """
+    :func:`validate_parameters` reads (``"int"``, ``"list[int]"``, ``"str | None"``)."""
     if annotation is None or isinstance(annotation, str):
         return annotation
     if isinstance(annotation, type) and not typing.get_args(annotation):

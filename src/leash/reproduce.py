@@ -147,14 +147,7 @@ def _study_parameter(data: str) -> str | None:
         load_study(p if p.is_file() else data)
     except ValueError as exc:
         raise ParameterError(f"--data {data!r}: {exc}") from None
-    return _kernel_path(p) if p.is_file() else data
-
-
-def _kernel_path(p) -> str:
-    """A path as the kernel (working directory: the repository) should see it."""
-    with contextlib.suppress(ValueError):
-        return Path(os.path.abspath(p)).relative_to(REPO).as_posix()
-    return str(p)
+    return shown(p) if p.is_file() else data
 
 
 @dataclass(frozen=True)
@@ -251,7 +244,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     declared = notebook_parameters(path)
     params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in (parameters or {}).items()}
     if "outdir" in declared:
-        params.setdefault("outdir", _kernel_path(outdir))
+        params.setdefault("outdir", shown(outdir))
     effective = validate_parameters(path, params, declared=declared)
     build.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -296,13 +289,10 @@ def _prepare_folder(p: Path, flag: str) -> None:
 
 @contextlib.contextmanager
 def _lock(outdir: Path):
-    """An exclusive ``fcntl.flock`` on ``<outdir>/.reproduce.lock`` while a run writes there.
-
-    Two runs into one folder would interleave their records; the second is refused. The
-    operating system releases the lock however the process ends (no stale lock); the file stays,
-    since removing a file another process may be about to lock would let two runs lock two
-    files. (Windows has no fcntl: runs are not locked there.)
-    """
+    """An exclusive ``fcntl.flock`` on ``<outdir>/.reproduce.lock`` while a run writes there, so
+    that a second run is refused instead of interleaving records. The system releases it however
+    the process ends; the file stays (deleting a file another run may be about to lock would
+    let two runs lock two files). Windows has no fcntl: runs are not locked there."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
