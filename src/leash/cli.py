@@ -712,15 +712,11 @@ def _cmd_support(args, ctx: _Context) -> int:
     import numpy as np
     import pandas as pd
 
-    _check_support_options(args)
-    try:
-        from .pairing import pair_counts
-    except ImportError:
-        raise ImportError("leash.pairing is not available in this installation; "
-                          "'leash support' needs it.") from None
+    from .pairing import pair_counts
     from .support import epsilon
     from .tables import support_table
 
+    _check_support_options(args)
     summary = _load_summary(args, ctx)
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
