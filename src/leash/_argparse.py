@@ -1,10 +1,8 @@
 """The argument parser of every ``leash`` command line: a usage error is one line.
 
-argparse prints the whole usage block before the error; in a terminal, a log or a notebook
-that buries the one line that matters. :class:`OneLineParser` prints only
-``<prog>: error: <message> (see <prog> --help)`` and exits 2, argparse's status for bad usage.
-Its ``--help`` uses :class:`HelpFormatter`: the description and the epilog's examples keep
-their lines, and every option's default is shown.
+argparse prints the whole usage block before the error, which buries the one line that
+matters; :class:`OneLineParser` prints ``<prog>: error: <message> (see <prog> --help)`` and
+exits 2. Its ``--help`` keeps the examples' lines and shows every option's default.
 """
 
 from __future__ import annotations
@@ -17,14 +15,11 @@ __all__ = ["HelpFormatter", "OneLineParser", "non_negative_int"]
 class HelpFormatter(argparse.HelpFormatter):
     """Help with examples kept as written and every option's default.
 
-    In a description or an epilog, lines that start with a space (examples, one command a
-    line) are kept as written; the other lines are filled to the terminal's width, paragraph
-    by paragraph, as argparse does. argparse's own
-    :class:`~argparse.ArgumentDefaultsHelpFormatter` also appends "(default: None)" and
-    "(default: False)", which say nothing: here an option whose help already speaks of its
-    default is left as written, and "(default: VALUE)" is appended only to an option that has
-    a value by default. An option without one says in its help what happens when it is left
-    out (tests/test_cli_help.py checks that every option does).
+    Lines of a description or an epilog that start with a space (examples) are kept; the
+    others are filled paragraph by paragraph. Unlike argparse's
+    :class:`~argparse.ArgumentDefaultsHelpFormatter`, "(default: VALUE)" is appended only to an
+    option that has a value by default and whose help does not already speak of its default
+    (no "(default: None)"); tests/test_cli_help.py checks that every option says its default.
     """
 
     def _fill_text(self, text, width, indent):

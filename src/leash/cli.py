@@ -1,28 +1,16 @@
 """The ``leash`` command line: validate, summarize, fetch, rescore, passk, support.
 
-Every subcommand is a thin layer over the library: files are read by the generations layer
-(:mod:`leash.summarize`, :mod:`leash.validate`), pairs are formed by :mod:`leash.pairing`, tables
-come from :mod:`leash.tables`, data from :mod:`leash.manifest`, verdicts from
-:mod:`leash.rescore`. Input arguments ``FILE`` may also be data-manifest dataset or group names
-(e.g. ``gsm8k-probe-raw``): they are fetched (mirror first) and read with the manifest's labels.
-
-Conventions:
-
-* ``leash --help`` lists the commands and a typical session; ``leash COMMAND --help`` says what
-  the command reads and writes, gives examples (``_HELP``) and every option's default;
-  ``leash --version`` prints the installed version;
-* tables go to stdout (``--json``: a JSON list of row objects whose keys are the column names);
-  progress and notes go to stderr (``--quiet`` silences them, not warnings);
-* input errors (ValueError, TypeError, OSError such as FileNotFoundError or an unwritable
-  ``--out``, a missing optional package, running out of memory, e.g. with a huge ``--n-boot``)
-  end the command with exit status 2 and a one-line reason on stderr, without a traceback;
-  ``leash validate`` exits 1 when a file has problems in its rows, and 2 (after the reports)
-  when a file cannot be read as a whole (missing, not a regular file, truncated, no data rows,
-  format not detected). Messages name the command's options (``--on-error skip``, ``--k``),
-  not the library's keywords: :func:`_cli_words` translates the library's messages with one
-  table from keyword to option (``_FLAG_OF``), and the options of passk and support are
-  checked by the CLI itself (``--k`` against each model's budget once the files are read);
-* warnings are one line each (``leash CMD: warning: ...``), without the library's source line.
+Every subcommand is a thin layer over the library (:mod:`leash.summarize`, :mod:`leash.validate`,
+:mod:`leash.pairing`, :mod:`leash.tables`, :mod:`leash.manifest`, :mod:`leash.rescore`); a
+``FILE`` may also be a dataset or group name of the data manifest, fetched (mirror first) and
+read with the manifest's labels. ``leash COMMAND --help`` says what a command reads and writes,
+with examples (``_HELP``) and every option's default. Tables go to stdout (``--json``: a JSON
+list of row objects), progress and notes to stderr (``--quiet`` silences them, not warnings).
+An input error (ValueError, TypeError, OSError, a missing optional package, no memory) is one
+line on stderr and exit status 2; ``leash validate`` exits 1 when rows have problems. Messages
+and warnings (one line each) name the command's options (``--on-error skip``), not the
+library's keywords: :func:`_cli_words` translates them with one table (``_FLAG_OF``). pandas
+and numpy are imported by the commands that need them, so ``--help`` starts quickly.
 """
 
 from __future__ import annotations
@@ -33,9 +21,6 @@ import re
 import sys
 import warnings
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
 
 from ._argparse import OneLineParser, non_negative_int, positive_int
 
@@ -55,9 +40,6 @@ class _Context:
             print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
 
 
-# ----------------------------------------------------------------------------- argument helpers
-
-
 def _int_list(text: str) -> list[int]:
     try:
         ks = [int(x) for x in text.split(",") if x.strip()]
@@ -67,54 +49,6 @@ def _int_list(text: str) -> list[int]:
     if not ks or any(k < 1 for k in ks):
         raise argparse.ArgumentTypeError(f"must list integers >= 1, got {text!r}")
     return ks
-
-
-_FILES_HELP = ("generation files (samples, counts or evaluator output: JSONL, JSONL.gz, "
-               "Parquet, CSV; see data/README.md), per-question summaries written by `leash "
-               "summarize --out`, or dataset/group names of data/manifest.yaml (`leash fetch "
-               "--list`), fetched and labelled by the manifest")
-
-
-def _files_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help=_FILES_HELP)
-
-
-def _reader_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("reader options (apply to every FILE; override manifest labels)")
-    from .formats import FORMATS
-
-    g.add_argument("--fmt", choices=FORMATS,
-                   help="input format (default: detected from the file's name and first "
-                        "records)")
-    g.add_argument("--model", help="model label for files that do not name it (default: the "
-                   "file's model column, or the manifest's label)")
-    g.add_argument("--benchmark", help="benchmark label for files that do not name it "
-                   "(default: the file's benchmark column, or the manifest's label)")
-    g.add_argument("--step", type=non_negative_int, help="checkpoint label (an integer >= 0) "
-                   "for every row (default: the file's step column, or none: a final model)")
-    g.add_argument("--mapping", help="field mapping for nested layouts: rollouts, samples, "
-                   "evaluator, or a YAML file of field paths (data/README.md, section 4b; "
-                   "default: detected, or the manifest's)")
-    g.add_argument("--filter", metavar="NAME", help="lm-eval: the filter whose records are "
-                   "read (default: the only filter, or the only one that keeps every repeat)")
-
-
-def _on_error_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="invalid rows: stop at the first one (raise, the default) or skip "
-                        "them and count them (a one-line warning says how many)")
-
-
-def _data_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("data options (for manifest names)")
-    g.add_argument("--mirror", help="data mirror root, used before any download (default: "
-                   "the environment variable LEASH_DATA_MIRROR)")
-    g.add_argument("--dest", help="download cache (default: data/raw/ of the repository)")
-
-
-def _out_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true",
-                   help="print a JSON list of row objects instead of a text table")
 
 
 def _version() -> str:
@@ -234,140 +168,157 @@ def _examples(lines) -> str:
     return "examples:\n" + "".join(f"  {line}\n" for line in lines)
 
 
+# The options of each command, declared once: (flag, argparse keywords), or (title, [options])
+# for a group of options shown under that title.
+_FILES = ("files", dict(
+    nargs="+", metavar="FILE", help="generation files (samples, counts or evaluator output: "
+    "JSONL, JSONL.gz, Parquet, CSV; see data/README.md), per-question summaries written by "
+    "`leash summarize --out`, or dataset/group names of data/manifest.yaml (`leash fetch "
+    "--list`), fetched and labelled by the manifest"))
+_READER = ("reader options (apply to every FILE; override manifest labels)", [
+    ("--fmt", dict(choices="FORMATS", help="input format (default: detected from the file's "
+                   "name and first records)")),
+    ("--model", dict(help="model label for files that do not name it (default: the file's "
+                     "model column, or the manifest's label)")),
+    ("--benchmark", dict(help="benchmark label for files that do not name it (default: the "
+                         "file's benchmark column, or the manifest's label)")),
+    ("--step", dict(type=non_negative_int, help="checkpoint label (an integer >= 0) for every "
+                    "row (default: the file's step column, or none: a final model)")),
+    ("--mapping", dict(help="field mapping for nested layouts: rollouts, samples, evaluator, or "
+                       "a YAML file of field paths (data/README.md, section 4b; default: "
+                       "detected, or the manifest's)")),
+    ("--filter", dict(metavar="NAME", help="lm-eval: the filter whose records are read "
+                      "(default: the only filter, or the only one that keeps every repeat)"))])
+_DATA = ("data options (for manifest names)", [
+    ("--mirror", dict(help="data mirror root, used before any download (default: the "
+                      "environment variable LEASH_DATA_MIRROR)")),
+    ("--dest", dict(help="download cache (default: data/raw/ of the repository)"))])
+_JSON = ("--json", dict(action="store_true",
+                        help="print a JSON list of row objects instead of a text table"))
+_ON_ERROR = ("--on-error", dict(
+    choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
+    "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+_OPTIONS = {
+    "validate": [_FILES, _READER, _DATA, _JSON],
+    "summarize": [
+        _FILES,
+        ("--out", dict(help="write the per-question summary as Parquet here (default: not "
+                       "written)")),
+        ("--na", dict(choices=("class", "truncated"), default="class", help="which samples "
+                      "count as NA for answer entropy: class (the default: those without an "
+                      "extracted answer) or truncated (also those with finish_reason length: "
+                      "the paper's rule, which Table 5 uses)")),
+        _ON_ERROR, _READER, _DATA, _JSON],
+    "fetch": [
+        ("names", dict(nargs="*", metavar="NAME", help="dataset or group names of "
+                       "data/manifest.yaml (none: list them)")),
+        ("--list", dict(action="store_true", help="list datasets and groups")),
+        ("--force", dict(action="store_true", help="download again even when the cache holds "
+                         "a verified copy")),
+        _DATA, _JSON],
+    "rescore": [
+        _FILES,
+        ("--gold", dict(help="gold answers: a benchmark of the manifest (e.g. math500) or a "
+                        "JSONL question file (default: the file's own gold field). For "
+                        "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
+        ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
+                             default="answer", help="where the gold is in a --gold JSONL file")),
+        ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
+                          help="how a response is graded")),
+        ("--extract", dict(choices=("math-verify", "leash"), default="math-verify",
+                           help="answer extraction for --scorer math-verify: math-verify's own "
+                           "(the default) or leash.answers")),
+        ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
+                        "default: none)")),
+        ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
+                       ".parquet; default: not written)")),
+        ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: every "
+                        "usable core); the output does not depend on it")),
+        ("--batch-size", dict(type=positive_int, default=1000, metavar="N", help="samples per "
+                              "batch; memory grows with batch size x jobs")),
+        _READER, _DATA, _JSON],
+    "passk": [
+        _FILES, _ON_ERROR,
+        ("--k", dict(type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 up to "
+                     "each model's n)")),
+        ("--estimator", dict(choices=("first-k", "unbiased"), help="first-k (the default): the "
+                             "first k samples in generation order, as the paper's printed "
+                             "tables (needs the sample order or first_correct); unbiased: Chen "
+                             "et al. (2021), from n and c alone. The output's estimator column "
+                             "says which")),
+        _READER, _DATA, _JSON],
+    "support": [
+        _FILES, _ON_ERROR,
+        ("--base", dict(required=True, metavar="MODEL", help="model label of the base model "
+                        "(MODEL or MODEL@STEP; required)")),
+        ("--rl", dict(required=True, metavar="MODEL", help="model label of the RLVR model "
+                      "(MODEL, or MODEL@STEP for one checkpoint; a MODEL with several "
+                      "checkpoints gives one row per step; required)")),
+        ("--k", dict(type=int, help="budget: the first k samples of each question (default: "
+                     "every question's full n)")),
+        ("--min-count", dict(type=int, default=1, help="correct samples among the first k "
+                             "needed to find a question (default: %(default)s, the paper's "
+                             "rule)")),
+        ("--zeta", dict(type=float, default=0.05, help="miss probability for the reported "
+                        "epsilon = -ln(zeta)/k")),
+        ("--shared-only", dict(action="store_true", help="keep only questions both models "
+                               "answered, and count the others (without it, unshared questions "
+                               "are an error)")),
+        ("--n-boot", dict(type=int, default=1000, help="bootstrap replicates of the intervals "
+                          "(0: none; otherwise at least 2, 41 or more for 95%% intervals, 1000 "
+                          "or more for stable ends)")),
+        ("--seed", dict(type=non_negative_int, default=0, help="bootstrap random seed (an "
+                        "integer >= 0)")),
+        _READER, _DATA, _JSON],
+}
+# Commands with their own option parsers: their arguments are passed through (see main).
+_RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
+            "reproduce": "run the notebooks: every table and figure"}
+
+
+def _add_options(p, options) -> None:
+    from .formats import FORMATS
+
+    for name, spec in options:
+        if isinstance(spec, list):
+            _add_options(p.add_argument_group(name), spec)
+        else:
+            p.add_argument(name, **{**spec, **({"choices": FORMATS}
+                                               if spec.get("choices") == "FORMATS" else {})})
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``leash`` command (exposed for documentation and tests)."""
+    """The argparse parser of the ``leash`` command (exposed for documentation and tests).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = OneLineParser(prog=PROG, description=_DESCRIPTION, epilog=_EPILOG)
     parser.add_argument("-V", "--version", action=_VersionAction)
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress notes on stderr (warnings and errors are still shown)")
+    quiet = dict(action="store_true", help="no progress notes on stderr (warnings and errors "
+                 "are still shown)")
+    parser.add_argument("-q", "--quiet", **quiet)
     # -q is also accepted after the subcommand; SUPPRESS keeps the global value otherwise.
     common = OneLineParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                        help="no progress notes on stderr (warnings and errors are still "
-                             "shown)")
+    common.add_argument("-q", "--quiet", default=argparse.SUPPRESS, **quiet)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 title="commands")
-    _add = sub.add_parser
-
-    def add_parser(name, **kw):
-        if name in _HELP:
-            line, description, examples = _HELP[name]
-            kw = {"help": line, "description": description, "epilog": _examples(examples),
-                  **kw}
-        return _add(name, parents=[common], **kw)
-
-    sub.add_parser = add_parser
-
-    p = sub.add_parser("validate")
-    _files_argument(p)
-    _reader_options(p)
-    _data_options(p)
-    _out_options(p)
-
-    p = sub.add_parser("summarize")
-    _files_argument(p)
-    p.add_argument("--out", help="write the per-question summary as Parquet here (default: "
-                   "not written)")
-    p.add_argument("--na", choices=("class", "truncated"), default="class",
-                   help="which samples count as NA for answer entropy: class (the default: "
-                   "those without an extracted answer) or truncated (also those with "
-                   "finish_reason length: the paper's rule, which Table 5 uses)")
-    _on_error_option(p)
-    _reader_options(p)
-    _data_options(p)
-    _out_options(p)
-
-    p = sub.add_parser("fetch")
-    p.add_argument("names", nargs="*", metavar="NAME",
-                   help="dataset or group names of data/manifest.yaml (none: list them)")
-    p.add_argument("--list", action="store_true", help="list datasets and groups")
-    p.add_argument("--force", action="store_true",
-                   help="download again even when the cache holds a verified copy")
-    _data_options(p)
-    _out_options(p)
-
-    p = sub.add_parser("rescore")
-    _files_argument(p)
-    p.add_argument("--gold", help="gold answers: a benchmark of the manifest (e.g. math500) "
-                   "or a JSONL question file (default: the file's own gold field). For "
-                   "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")
-    p.add_argument("--gold-rule", choices=("answer", "gold", "minerva", "olympiadbench"),
-                   default="answer", help="where the gold is in a --gold JSONL file")
-    p.add_argument("--scorer", choices=("math-verify", "reasoning-gym"), default="math-verify",
-                   help="how a response is graded")
-    p.add_argument("--extract", choices=("math-verify", "leash"), default="math-verify",
-                   help="answer extraction for --scorer math-verify: math-verify's own (the "
-                   "default) or leash.answers")
-    p.add_argument("--task", help="Reasoning Gym task name (required with --scorer "
-                   "reasoning-gym; default: none)")
-    p.add_argument("--out", help="write the rescored samples (canonical samples format, "
-                   ".jsonl or .parquet; default: not written)")
-    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
-                   help="worker processes (default: every usable core); the output does not "
-                   "depend on it")
-    p.add_argument("--batch-size", type=positive_int, default=1000, metavar="N",
-                   help="samples per batch; memory grows with batch size x jobs")
-    _reader_options(p)
-    _data_options(p)
-    _out_options(p)
-
-    p = sub.add_parser("passk")
-    _files_argument(p)
-    _on_error_option(p)
-    p.add_argument("--k", type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 "
-                   "up to each model's n)")
-    p.add_argument("--estimator", choices=("first-k", "unbiased"), default=None,
-                   help="first-k (the default): the first k samples in generation order, as "
-                   "the paper's printed tables (needs the sample order or first_correct); "
-                   "unbiased: Chen et al. (2021), from n and c alone. The output's estimator "
-                   "column says which")
-    _reader_options(p)
-    _data_options(p)
-    _out_options(p)
-
-    p = sub.add_parser("support")
-    _files_argument(p)
-    _on_error_option(p)
-    p.add_argument("--base", required=True, metavar="MODEL",
-                   help="model label of the base model (MODEL or MODEL@STEP; required)")
-    p.add_argument("--rl", required=True, metavar="MODEL",
-                   help="model label of the RLVR model (MODEL, or MODEL@STEP for one "
-                        "checkpoint; a MODEL with several checkpoints gives one row per step; "
-                        "required)")
-    p.add_argument("--k", type=int, help="budget: the first k samples of each question "
-                   "(default: every question's full n)")
-    p.add_argument("--min-count", type=int, default=1,
-                   help="correct samples among the first k needed to find a question "
-                   "(default: %(default)s, the paper's rule)")
-    p.add_argument("--zeta", type=float, default=0.05,
-                   help="miss probability for the reported epsilon = -ln(zeta)/k")
-    p.add_argument("--shared-only", action="store_true",
-                   help="keep only questions both models answered, and count the others "
-                        "(without it, unshared questions are an error)")
-    p.add_argument("--n-boot", type=int, default=1000,
-                   help="bootstrap replicates of the intervals (0: none; otherwise at least 2, "
-                        "41 or more for 95%% intervals, 1000 or more for stable ends)")
-    p.add_argument("--seed", type=non_negative_int, default=0,
-                   help="bootstrap random seed (an integer >= 0)")
-    _reader_options(p)
-    _data_options(p)
-    _out_options(p)
-
-    # Two commands with their own option parsers: their arguments are passed through.
-    p = sub.add_parser("simulate", help="write (or --check) the SIMULATED demo data set",
-                       add_help=False)
-    p.add_argument("args", nargs="*", help="see `leash simulate --help`")
-    p = sub.add_parser("reproduce", help="run the notebooks: every table and figure",
-                       add_help=False)
-    p.add_argument("args", nargs="*", help="see `leash reproduce --help`")
+    for name, options in _OPTIONS.items():
+        line, description, examples = _HELP[name]
+        _add_options(sub.add_parser(name, parents=[common], help=line, description=description,
+                                    epilog=_examples(examples)), options)
+    for name, line in _RUNNERS.items():
+        p = sub.add_parser(name, parents=[common], help=line, add_help=False)
+        p.add_argument("args", nargs="*", help=f"see `leash {name} --help`")
     return parser
 
-
-# ----------------------------------------------------------------------------- output
 
 
 def _json_value(x):
     """numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
+    import numpy as np
+
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, np.integer):
@@ -377,7 +328,9 @@ def _json_value(x):
     raise TypeError(f"not JSON serializable: {type(x).__name__}")
 
 
-def _emit(df: pd.DataFrame, as_json: bool) -> None:
+def _emit(df, as_json: bool) -> None:
+    import pandas as pd
+
     if as_json:
         records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         sys.stdout.write(json.dumps(records, indent=1, default=_json_value) + "\n")
@@ -389,8 +342,6 @@ def _emit(df: pd.DataFrame, as_json: bool) -> None:
                            "display.width", 200):
         sys.stdout.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
 
-
-# ----------------------------------------------------------------------------- reading
 
 
 def _inputs(args, ctx: _Context):
@@ -418,12 +369,14 @@ def _inputs(args, ctx: _Context):
     return out
 
 
-def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
+def _load_summary(args, ctx: _Context, **summarize_kwargs):
     """Summary frame of every input: one reader call per set of labels, then one frame.
 
     Without ``summarize_kwargs`` the inputs go through :func:`leash.summarize.load_counts`
     (summary Parquet files allowed), else through :func:`leash.summarize.summarize`.
     """
+    import pandas as pd
+
     from .summarize import KEY_COLUMNS, load_counts, summarize
 
     groups: dict[str, tuple[list, dict]] = {}
@@ -454,10 +407,10 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
     return summary
 
 
-# ----------------------------------------------------------------------------- subcommands
-
 
 def _cmd_validate(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .validate import validate
 
     rows, reports = [], []
@@ -483,8 +436,9 @@ def _cmd_validate(args, ctx: _Context) -> int:
     return 0 if all(r.ok for r in reports) else EXIT_INVALID
 
 
-def _overview(summary: pd.DataFrame) -> pd.DataFrame:
+def _overview(summary):
     """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
+
     from .passk import avg_at_n
 
     df = summary.assign(
@@ -513,6 +467,8 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from . import manifest as mf
 
     m = mf.load_manifest()
@@ -631,12 +587,15 @@ def _require_first_correct(summary, missing, models, needed_by: str, instead: st
         f"in the counts file, or {instead}.")
 
 
-def _check_k_fits(rows: pd.DataFrame, ks) -> None:
+def _check_k_fits(rows, ks) -> None:
     """Every budget of --k fits the smallest n of each model (and step) on each benchmark.
 
     ``rows`` has the columns model, benchmark, step and n (one row per question). The library
     would refuse the budget too, but naming its own function and keywords.
     """
+    import numpy as np
+    import pandas as pd
+
     if ks is None or rows.empty:
         return
     smallest = (rows.assign(step=rows["step"].astype("Int64"))
@@ -650,7 +609,27 @@ def _check_k_fits(rows: pd.DataFrame, ks) -> None:
                          f"{model}{at} on benchmark {benchmark}.")
 
 
+def _by_step(frame, table, by):
+    """``table(frame, by)`` with one row group per checkpoint (a ``step`` column after ``by``);
+    the rows of a final model (step NA) get their own call, because grouping by a column with
+    missing values would drop them."""
+    import pandas as pd
+
+
+    steps = frame["step"].astype("Int64")
+    if not steps.notna().any():
+        return table(frame, by)
+    parts = [table(frame[steps.notna()], [*by, "step"])]
+    if steps.isna().any():
+        parts.insert(0, table(frame[steps.isna()], by).assign(step=pd.NA))
+    out = pd.concat(parts, ignore_index=True)
+    out.insert(len(by), "step", out.pop("step").astype("Int64"))
+    return out
+
+
 def _cmd_passk(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
@@ -664,21 +643,8 @@ def _cmd_passk(args, ctx: _Context) -> int:
         _require_first_correct(summary, missing,
                                sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
                                needed_by, "use --estimator unbiased")
-    by = ["model", "benchmark"]
-    steps = summary["step"].astype("Int64")
-    if steps.notna().any():
-        # Checkpoint rows per step; rows without a step get their own call, because grouping
-        # by a column with missing values would drop them.
-        parts = [passk_table(summary[steps.notna()], args.k, estimator=args.estimator,
-                             by=[*by, "step"])]
-        if steps.isna().any():
-            parts.insert(0, passk_table(summary[steps.isna()], args.k,
-                                        estimator=args.estimator, by=by).assign(step=pd.NA))
-        table = pd.concat(parts, ignore_index=True)
-        table.insert(2, "step", table.pop("step").astype("Int64"))
-    else:
-        table = passk_table(summary, args.k, estimator=args.estimator, by=by)
-    _emit(table, args.json)
+    _emit(_by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator, by=by),
+                   ["model", "benchmark"]), args.json)
     return 0
 
 
@@ -705,8 +671,9 @@ def _check_support_options(args) -> None:
         raise ValueError(f"--zeta must be a number in (0, 1). Got {args.zeta}.")
 
 
-def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFrame:
+def _side_rows(summary, spec, paired):
     """The summary rows of one side (MODEL or (MODEL, STEP)) for the paired questions."""
+
     model, step = spec if isinstance(spec, tuple) else (spec, None)
     rows = summary[(summary["model"] == model).to_numpy(dtype=bool)]
     if step is not None:
@@ -716,9 +683,11 @@ def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFram
                        question_id=rows["question_id"].astype(str)).merge(keys)
 
 
-def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
+def _warn_about_the_bootstrap(args, paired) -> None:
     """The bootstrap's warnings in the CLI's words (one line each), instead of the library's
     (which name its function and n_boot): too few replicates, benchmarks of one question."""
+    import pandas as pd
+
     from .stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
 
     warnings.simplefilter("ignore", TooFewReplicatesWarning)
@@ -740,15 +709,14 @@ def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
 
 
 def _cmd_support(args, ctx: _Context) -> int:
-    _check_support_options(args)
-    try:
-        from .pairing import pair_counts
-    except ImportError:
-        raise ImportError("leash.pairing is not available in this installation; "
-                          "'leash support' needs it.") from None
+    import numpy as np
+    import pandas as pd
+
+    from .pairing import pair_counts
     from .support import epsilon
     from .tables import support_table
 
+    _check_support_options(args)
     summary = _load_summary(args, ctx)
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
@@ -783,17 +751,7 @@ def _cmd_support(args, ctx: _Context) -> int:
              + (f", {args.n_boot} bootstrap replicates" if args.n_boot else ""))
     rng = np.random.default_rng(args.seed)
     kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng, level=_LEVEL)
-    steps = paired["step"].astype("Int64")
-    if steps.notna().any():
-        # One table per checkpoint; rows of the final (step NA) model get their own call,
-        # because grouping by a column with missing values would drop them.
-        parts = [support_table(paired[steps.notna()], by=["step"], **kw)]
-        if steps.isna().any():
-            parts.insert(0, support_table(paired[steps.isna()], **kw).assign(step=pd.NA))
-        table = pd.concat(parts, ignore_index=True)
-        table.insert(0, "step", table.pop("step").astype("Int64"))
-    else:
-        table = support_table(paired, **kw)
+    table = _by_step(paired, lambda f, by: support_table(f, by=by, **kw), [])
     kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
     eps = np.full(len(table), np.nan)
     ok = np.isfinite(kk)

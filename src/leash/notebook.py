@@ -1,8 +1,7 @@
 """What a notebook calls besides the analysis: check its parameters, and skip when data is absent.
 
-Every notebook of the project starts the same way, so that it runs as a page in JupyterLab
-("Run All"), with ``jupyter nbconvert --execute``, with ``papermill -p NAME VALUE`` and under
-``make reproduce``, with no environment variable::
+Every notebook starts the same way, so that it runs as a page in JupyterLab ("Run All"), with
+``jupyter nbconvert --execute``, with ``papermill -p NAME VALUE`` and under ``make reproduce``::
 
     # cell tagged "parameters"
     study: str = "paper"  # "paper" (the paper's printed numbers), "demo" (SIMULATED) or a file
@@ -12,13 +11,9 @@ Every notebook of the project starts the same way, so that it runs as a page in 
     from leash import notebook
     notebook.start(globals())
 
-:func:`start` checks the declared parameters (the cell's annotations, which Python keeps in the
-notebook's ``__annotations__``) against their types and :data:`leash.parameters.
-PARAMETER_RULES`, and refuses a name that papermill injected but the notebook does not declare
-(papermill itself only warns). A notebook that cannot run here because its data are absent
-calls :func:`skip` (or :func:`require_data`, :func:`require_study`, :func:`require_gold`): the
-reason is shown as one line, not a traceback, and :mod:`leash.reproduce` reports the notebook as
-skipped.
+A notebook whose data are absent calls :func:`skip` (or :func:`require_data`,
+:func:`require_study`, :func:`require_gold`): the reason is one line, not a traceback, and
+:mod:`leash.reproduce` reports the notebook as skipped.
 """
 
 from __future__ import annotations
@@ -32,16 +27,12 @@ from .parameters import NotebookParameter, ParameterError, annotation_text, vali
 __all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
            "skip", "start"]
 
-# The header papermill writes above the parameters it injects (its Python translator).
-_INJECTED_HEADER = "# Parameters"
-
 
 class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
     """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
 
     IPython shows it as one line (no traceback); :mod:`leash.reproduce` reports the notebook
-    as ``skipped: <reason>`` and puts that line into the executed copy as Markdown. Raise it
-    only for missing *external* data, never to hide a bug.
+    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
     """
 
     def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
@@ -49,47 +40,44 @@ class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name 
 
 
 def skip(reason: str):
-    """Stop the notebook here: its data are absent (the reason is shown as one line)."""
+    """Stop the notebook here: its data are absent (raises SkipNotebook with ``reason``)."""
     raise SkipNotebook(reason)
 
 
 def _injected(history) -> list[str]:
-    """Names of the parameters papermill injected, from IPython's input history ``In``."""
-    for source in reversed(list(history or [])):
-        if isinstance(source, str) and source.startswith(_INJECTED_HEADER):
-            try:
-                tree = ast.parse(source)
-            except SyntaxError:
-                return []
-            return [t.id for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)]
-    return []
+    """Names papermill injected: the assignments of the last input (IPython's ``In``) that
+    starts with the header papermill's Python translator writes, ``# Parameters``."""
+    source = next((s for s in reversed(list(history or [])) if isinstance(s, str)
+                   and s.startswith("# Parameters")), "")
+    try:
+        return [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)]
+    except SyntaxError:
+        return []
 
 
 def start(namespace) -> None:
     """Check the notebook's parameters; call it first, right after the parameters cell.
 
+    The declared parameters are the names the parameters cell annotates (Python keeps them in
+    ``__annotations__``); a name papermill injected that is not declared is refused (papermill
+    itself only warns).
+
     Parameters
     ----------
     namespace : dict
-        The notebook's ``globals()``: the parameters are the names its parameters cell
-        annotates (Python keeps them in ``__annotations__``), papermill's injected ones are in
-        IPython's input history ``In``.
+        The notebook's ``globals()``.
 
     Raises
     ------
     ParameterError
-        One line naming the parameter and the value: a name papermill injected that the
-        notebook does not declare (with the closest declared one), a value of the wrong type,
-        or one out of range.
+        One line naming the parameter and the value: an unknown name (with the closest declared
+        one), a value of the wrong type, or one out of range.
     """
-    annotations = dict(namespace.get("__annotations__") or {})
     declared = {name: NotebookParameter(name, annotation_text(ann), default="")
-                for name, ann in annotations.items()}
-    given = {name: namespace[name] for name in declared if name in namespace}
-    for name in _injected(namespace.get("In")):
-        if name not in declared:
-            given[name] = namespace.get(name)  # reported as unknown, with the closest name
+                for name, ann in (namespace.get("__annotations__") or {}).items()}
+    given = {name: namespace.get(name) for name in [*declared, *_injected(namespace.get("In"))]
+             if name in namespace or name not in declared}
     validate_parameters("notebook", given, declared=declared, label="This notebook")
 
 
@@ -99,23 +87,15 @@ def require_data(path_or_name):
     Parameters
     ----------
     path_or_name : str or path-like
-        An existing file or folder (relative paths are relative to the working directory), or
-        a dataset or group name of the data manifest (``data/manifest.yaml``), looked up in the
-        download cache and in the mirror (``LEASH_DATA_MIRROR``) without any network access.
+        An existing file or folder, or a dataset or group name of ``data/manifest.yaml``,
+        looked up in the download cache and the mirror (``LEASH_DATA_MIRROR``), never online.
 
     Returns
     -------
     pathlib.Path or dict of str to pathlib.Path
-        The path, for a file or a single dataset; ``{dataset: path}`` for a group.
-
-    Raises
-    ------
-    SkipNotebook
-        If the file does not exist, or a dataset has no verified local copy.
-    ValueError
-        If ``path_or_name`` is neither a path (it has a folder or a suffix) nor a name of the
-        manifest: a misspelt name is a bug, not a reason to skip. Also when a mirror file has
-        the wrong checksum (see :func:`leash.manifest.locate`).
+        The path (file, dataset), or ``{dataset: path}`` for a group. SkipNotebook if it is not
+        here; ValueError for a name that is neither a path nor in the manifest (a misspelt name
+        is a bug, not a reason to skip) or a mirror file with the wrong checksum.
     """
     from . import manifest as _manifest
 
@@ -149,9 +129,9 @@ def require_data(path_or_name):
 def require_study(study, sections=None):
     """Return the study, or skip the notebook if the data its sections list are not here.
 
-    What is required follows the study's own sources: every manifest dataset its ``dataset:``
-    sources name (:meth:`leash.study.Study.datasets`, each through :func:`require_data`, so no
-    network access), and a file for every ``path:`` source.
+    Required: each manifest dataset its ``dataset:`` sources name (through
+    :func:`require_data`), a file for each ``path:`` source, and a section with sources for
+    each of ``sections``.
 
     Parameters
     ----------
@@ -163,12 +143,6 @@ def require_study(study, sections=None):
     Returns
     -------
     leash.study.Study
-
-    Raises
-    ------
-    SkipNotebook
-        A section it needs is missing or lists no sources, or a dataset or file is not
-        available locally.
     """
     import glob
 
@@ -192,20 +166,17 @@ def require_study(study, sections=None):
 def require_gold(study):
     """The gold answers of a study's benchmarks, or skip the notebook if they are not here.
 
-    For each benchmark of the study that has a question file in the data manifest
-    (:func:`leash.rescore.question_dataset`), that file (through :func:`require_data`);
-    benchmarks without one have no gold answers.
+    Each benchmark's question file of the data manifest (:func:`leash.rescore.question_dataset`)
+    through :func:`require_data`; benchmarks without one have no gold answers.
+
+    Parameters
+    ----------
+    study : str, path-like or leash.study.Study
 
     Returns
     -------
     pandas.DataFrame or None
-        ``benchmark, question_id, question, gold`` (see :func:`leash.rescore.load_benchmark`);
-        None when no benchmark of the study has a question file.
-
-    Raises
-    ------
-    SkipNotebook
-        A question file the manifest has is not available locally.
+        ``benchmark, question_id, question, gold``; None when no benchmark has a question file.
     """
     import pandas as pd
 

@@ -1,19 +1,15 @@
-"""Notebook parameters: what a notebook declares, and the rules every value must follow.
+"""Notebook parameters: what a notebook's ``parameters`` cell declares, and the rules values obey.
 
-A notebook declares its parameters in the cell tagged ``parameters`` as typed literals with a
-help comment, ``zeta: float = 0.05  # miss probability ...``. Two routes check values against
-that cell and against :data:`PARAMETER_RULES` (one declarative table of range rules keyed by
-parameter name, shared by all notebooks), with one message template:
-
-* the runner (:mod:`leash.reproduce`), before any kernel starts, reading the cell with
-  :func:`notebook_parameters` (papermill's :func:`papermill.inspect_notebook` plus the syntax
-  tree, for the annotations papermill's regular expression cannot parse);
-* the notebook itself, in its first code cell (:func:`leash.notebook.start`), so that
-  JupyterLab, ``jupyter nbconvert --execute`` and plain ``papermill -p`` give the same message.
-
-An unknown name stops with the closest known one (papermill itself only logs a warning); a
-value of the wrong type or out of range stops with a one-line :class:`ParameterError` naming the
-notebook, the parameter, the value and what was expected.
+A notebook declares its parameters as papermill expects them, typed literals with a help
+comment in the cell tagged ``parameters`` (``zeta: float = 0.05  # miss probability``), and
+:func:`notebook_parameters` reads that cell with papermill's own
+:func:`papermill.inspect_notebook`. What papermill does not do is written here: checking values
+against the annotations and against :data:`PARAMETER_RULES` (one table of range rules keyed by
+parameter name, shared by every notebook), and refusing an unknown name with the closest known
+one (papermill only logs a warning), each with a one-line :class:`ParameterError`. The runner
+(:mod:`leash.reproduce`) checks before any kernel starts; the notebook checks again in its first
+code cell (:func:`leash.notebook.start`), so that JupyterLab, nbconvert and plain papermill
+give the same messages.
 """
 
 from __future__ import annotations
@@ -21,7 +17,9 @@ from __future__ import annotations
 import ast
 import difflib
 import numbers
-from collections.abc import Callable
+import types
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,16 +57,11 @@ def _is_real(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def _estimators():
-    from .passk import ESTIMATORS
+def _one_of(module: str, name: str):
+    """A check: empty, or a member of ``leash.<module>.<name>`` (imported when first used)."""
+    import importlib
 
-    return ESTIMATORS
-
-
-def _na_rules():
-    from .entropy import NA_RULES
-
-    return NA_RULES
+    return lambda v: v == "" or v in getattr(importlib.import_module(f"leash.{module}"), name)
 
 
 def _study_ok(v) -> bool:
@@ -81,22 +74,20 @@ def _study_ok(v) -> bool:
     return v == PAPER or v in list_studies() or Path(v).is_file() or (REPO / v).is_file()
 
 
+_INT_1 = Rule("an int >= 1", lambda v: _is_int(v) and v >= 1)
+_OPEN_01 = Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1)
 #: Range rules shared by every notebook, keyed by parameter name.
 PARAMETER_RULES: dict[str, Rule] = {
-    "zeta": Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1),
-    "level": Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and 0 < v < 1),
-    "k": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
-    "budget": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
+    "zeta": _OPEN_01, "level": _OPEN_01, "k": _INT_1, "budget": _INT_1, "min_count": _INT_1,
     "ks": Rule("a list of ints >= 1 (empty, where a notebook allows it: the study's budgets)",
                lambda v: isinstance(v, list) and all(_is_int(x) and x >= 1 for x in v)),
-    "min_count": Rule("an int >= 1", lambda v: _is_int(v) and v >= 1),
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
     "na": Rule("one of leash.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
-               lambda v: v == "" or v in _na_rules()),
+               _one_of("entropy", "NA_RULES")),
     "estimator": Rule("one of leash.passk.ESTIMATORS, or empty where a notebook allows it (the "
-                      "study's, else first-k)", lambda v: v == "" or v in _estimators()),
+                      "study's, else first-k)", _one_of("passk", "ESTIMATORS")),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",
                   _study_ok),
@@ -107,7 +98,7 @@ _NO_LITERAL = object()
 
 @dataclass(frozen=True)
 class NotebookParameter:
-    """One parameter of a notebook's ``parameters`` cell."""
+    """One parameter of a notebook's ``parameters`` cell (``default``: its source text)."""
 
     name: str
     type_name: str | None
@@ -117,23 +108,8 @@ class NotebookParameter:
 
     @property
     def has_literal_default(self) -> bool:
+        """Whether the default is a Python literal (then ``value`` holds it)."""
         return self.value is not _NO_LITERAL
-
-
-def _read_nb(path: Path):
-    import nbformat
-
-    try:
-        return nbformat.read(str(path), as_version=4)
-    except Exception as exc:  # nbformat raises several types for unreadable JSON/schema
-        raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
-
-
-def _parameter_cell_index(nb) -> int:
-    for i, cell in enumerate(nb.cells):
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return i
-    return -1
 
 
 def _literal(src: str):
@@ -143,135 +119,120 @@ def _literal(src: str):
         return _NO_LITERAL
 
 
-def _parse_cell(source: str) -> dict[str, tuple[str | None, str]]:
-    """name -> (annotation, default source) of the top-level assignments of a cell."""
+def _syntax_tree_parameters(source: str) -> dict[str, tuple[str | None, str]]:
+    """name -> (annotation, default source) of a cell's top-level assignments.
+
+    Papermill's line-based regular expression skips ``x: str | None = None`` and ``a = b = 1``
+    (it logs a warning); Python's own parser does not."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return {}
-    out: dict[str, tuple[str | None, str]] = {}
+    out = {}
     for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.value is not None:
-                out[node.target.id] = (ast.unparse(node.annotation), ast.unparse(node.value))
-        elif isinstance(node, ast.Assign):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    out[t.id] = (None, ast.unparse(node.value))
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            out[node.target.id] = (ast.unparse(node.annotation), ast.unparse(node.value))
+        for t in node.targets if isinstance(node, ast.Assign) else ():
+            if isinstance(t, ast.Name):
+                out[t.id] = (None, ast.unparse(node.value))
     return out
 
 
 def notebook_parameters(path) -> dict[str, NotebookParameter]:
     """The parameters declared in a notebook's cell tagged ``parameters``.
 
-    Uses :func:`papermill.inspect_notebook` (names, annotations, help comments) and, for
-    assignments papermill's line-based regular expression skips (``x: str | None = None``,
-    multi-target assignments), the cell's syntax tree.
+    Read by :func:`papermill.inspect_notebook` (name, annotation, default as written, help
+    comment); the assignments its regular expression skips come from the cell's syntax tree.
 
     Parameters
     ----------
     path : str or path-like
-        The notebook.
+        The notebook (ValueError if it cannot be read).
 
     Returns
     -------
     dict of str to NotebookParameter
         In the cell's order; empty if the notebook has no ``parameters`` cell.
     """
+    import nbformat
     import papermill
 
-    path = Path(path)
-    nb = _read_nb(path)
-    idx = _parameter_cell_index(nb)
-    if idx < 0:
-        return {}
-    parsed = _parse_cell(nb.cells[idx].source)
     try:
-        inspected = papermill.inspect_notebook(str(path))
-    except Exception:  # noqa: BLE001 - papermill cannot inspect: the syntax tree still can
-        inspected = {}
-    out: dict[str, NotebookParameter] = {}
-    for name in [*parsed, *[n for n in inspected if n not in parsed]]:
-        info = inspected.get(name, {})
-        ann, default = parsed.get(name, (None, ""))
-        default = info.get("default") or default  # papermill keeps the source text as written
-        if ann is None and info.get("inferred_type_name") not in (None, "None"):
-            ann = info["inferred_type_name"]
-        out[name] = NotebookParameter(
-            name=name, type_name=ann, default=default, help=info.get("help", ""),
-            value=_literal(default),
-        )
+        nb = nbformat.read(str(path), as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises several types for bad files
+        raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
+    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        return {}
+    out = {n: NotebookParameter(n, None if p["inferred_type_name"] == "None"
+                                else p["inferred_type_name"], p["default"], p["help"],
+                                _literal(p["default"]))
+           for n, p in papermill.inspect_notebook(str(path)).items()}
+    for name, (ann, default) in _syntax_tree_parameters(cell.source).items():
+        if name not in out:
+            out[name] = NotebookParameter(name, ann, default, "", _literal(default))
     return out
 
 
-_TYPES = {"int": _is_int, "float": _is_real, "str": lambda v: isinstance(v, str),
-          "bool": lambda v: isinstance(v, bool), "list": lambda v: isinstance(v, list),
-          "dict": lambda v: isinstance(v, dict)}
-_ALIASES = {"List": "list", "Dict": "dict", "Sequence": "list", "tuple": "list",
-            "Tuple": "list"}
+_TYPES = {int: _is_int, float: _is_real, str: lambda v: isinstance(v, str),
+          bool: lambda v: isinstance(v, bool), dict: lambda v: isinstance(v, dict)}
+_NAMES = {t.__name__: t for t in (int, float, str, bool, list, dict, tuple)} | {
+    "None": None, "List": list, "Dict": dict, "Tuple": tuple, "Sequence": Sequence,
+    "Optional": typing.Optional, "Union": typing.Union}
+_UNKNOWN = object()
 
 
-def _split_annotation(ann: str) -> tuple[str | None, str | None, bool]:
-    """(outer type, element type, None allowed) of an annotation string; None if unknown."""
-    a = ann.replace(" ", "").strip("'\"")
-    allow_none = False
-    if a.startswith("Optional[") and a.endswith("]"):
-        a, allow_none = a[len("Optional["):-1], True
-    parts = a.split("|")
-    if len(parts) > 1:
-        rest = [p for p in parts if p != "None"]
-        allow_none = allow_none or len(rest) < len(parts)
-        if len(rest) != 1:
-            return None, None, allow_none
-        a = rest[0]
-    elem = None
-    if "[" in a and a.endswith("]"):
-        a, elem = a[: a.index("[")], a[a.index("[") + 1: -1]
-        if "," in elem:  # dict[str, int] and friends: check the container only
-            elem = None
-    a = _ALIASES.get(a, a)
-    if elem is not None:
-        elem = _ALIASES.get(elem, elem)
-    return (a if a in _TYPES else None), (elem if elem in _TYPES else None), allow_none
+def _annotation(text: str):
+    """The type an annotation's text names (``"list[int]"``, ``"str | None"``), else
+    ``_UNKNOWN`` (a class or a ``Literal`` of the notebook's: not checked)."""
+    try:
+        tp = eval(text.strip("'\""), {"__builtins__": {}}, _NAMES)  # noqa: S307 - names only
+    except Exception:  # noqa: BLE001 - any other annotation is left unchecked
+        return _UNKNOWN
+    return tp if tp is None or isinstance(tp, type) or typing.get_origin(tp) else _UNKNOWN
 
 
-def _allows_none(p: NotebookParameter) -> bool:
-    if p.type_name is not None:
-        return _split_annotation(p.type_name)[2]
-    return p.has_literal_default and p.value is None
-
-
-def _type_of_literal(v) -> str | None:
-    for name in ("bool", "int", "float", "str", "list", "dict"):
-        if _TYPES[name](v):
-            return name
-    return None
-
-
-def _type_error(p: NotebookParameter, value) -> str | None:
-    """None if ``value`` fits the annotation of ``p``, else the expected type as text."""
-    if p.type_name is not None:
-        outer, elem, allow_none = _split_annotation(p.type_name)
-        shown = p.type_name
-    elif p.has_literal_default and p.value is not None:
-        outer, elem, allow_none = _type_of_literal(p.value), None, False
-        shown = f"{outer} (the type of its default {p.default})"
-    else:
-        return None
-    if value is None and allow_none:
-        return None
-    if outer is None:
-        return None  # an annotation we do not interpret (a class, a Literal...): no check
-    if not _TYPES[outer](value):
-        return shown
-    if elem is not None and not all(_TYPES[elem](x) for x in value):
-        return shown
-    return None
+def _fits(value, tp) -> bool:
+    """Whether ``value`` fits the type ``tp`` (a bool is no int, an int is a float, a list
+    fits list/tuple/Sequence, a dict's items are not checked)."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if tp is None or tp is type(None):
+        return value is None
+    if (origin or tp) in (list, tuple, Sequence):
+        return isinstance(value, list) and (not args or all(_fits(x, args[0]) for x in value))
+    return _TYPES.get(origin or tp, lambda v: True)(value)
 
 
 def _closest(name: str, known) -> str:
     match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     return f" Did you mean {match[0]!r}?" if match else ""
+
+
+def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
+    """One value against the annotation of ``p`` (or the type of its literal default) and the
+    rule of its name; None is "not given" where the annotation allows it."""
+    if p.type_name is not None:
+        tp, shown = _annotation(p.type_name), p.type_name
+    elif p.has_literal_default and p.value is not None:
+        tp = type(p.value)
+        shown = f"{tp.__name__} (the type of its default {p.default})"
+    else:
+        tp = shown = _UNKNOWN
+    if value is None and (p.value is None if tp is _UNKNOWN else _fits(None, tp)):
+        return
+    if tp is not _UNKNOWN and not _fits(value, tp):
+        raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} has type "
+                             f"{type(value).__name__}; its annotation asks for {shown}.")
+    rule = rules.get(p.name)
+    try:
+        ok = rule is None or bool(rule.check(value))
+    except Exception:  # noqa: BLE001 - a rule that cannot evaluate the value rejects it
+        ok = False
+    if not ok:
+        raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} breaks the rule "
+                             f"for {p.name!r}: it must be {rule.description}.")
 
 
 def validate_parameters(path, parameters=None, *, declared=None, rules=None, label=None):
@@ -293,66 +254,31 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
     Returns
     -------
     dict
-        The effective parameters: every literal default of the cell, updated with
-        ``parameters``.
-
-    Raises
-    ------
-    ParameterError
-        Naming the notebook, the parameter, the value and what was expected: for an unknown
-        name (with the closest known name), a wrong type, or a value (given, or a literal
-        default) that breaks its rule.
+        Every literal default of the cell, updated with ``parameters``. A ParameterError names
+        the notebook, the parameter, the value and what was expected: an unknown name (with
+        the closest known one), a wrong type, or a value (or default) that breaks its rule.
     """
-    path = Path(path)
-    who = label or f"Notebook {path.stem}"
+    who = label or f"Notebook {Path(path).stem}"
     declared = notebook_parameters(path) if declared is None else declared
-    rules = PARAMETER_RULES if rules is None else rules
-    parameters = dict(parameters or {})
+    parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in (parameters or {}).items()}
     if not all(isinstance(k, str) for k in parameters):
         raise TypeError(f"Parameter names of {who} must be str. Got {list(parameters)}.")
-    for name in sorted(parameters):
-        if name not in declared:
-            known = ", ".join(declared) if declared else "(none: the notebook has no cell " \
-                                                        "tagged 'parameters')"
-            raise ParameterError(
-                f"{who}: unknown parameter {name!r}.{_closest(name, declared)} "
-                f"Parameters of this notebook: {known}."
-            )
-        if isinstance(parameters[name], tuple):
-            parameters[name] = list(parameters[name])
-    effective = {n: p.value for n, p in declared.items() if p.has_literal_default}
-    effective.update(parameters)
+    for name in sorted(set(parameters) - set(declared)):
+        known = ", ".join(declared) or "(none: the notebook has no cell tagged 'parameters')"
+        raise ParameterError(f"{who}: unknown parameter {name!r}.{_closest(name, declared)} "
+                             f"Parameters of this notebook: {known}.")
+    effective = {n: p.value for n, p in declared.items() if p.has_literal_default} | parameters
     for name, value in effective.items():
         where = "" if name in parameters else " (the default in its parameters cell)"
-        expected = _type_error(declared[name], value)
-        if expected is not None:
-            raise ParameterError(
-                f"{who}: parameter {name!r} = {value!r}{where} has type "
-                f"{type(value).__name__}; its annotation asks for {expected}."
-            )
-        rule = rules.get(name)
-        if value is None and _allows_none(declared[name]):
-            rule = None  # "not given", as the annotation permits
-        if rule is not None:
-            try:
-                ok = bool(rule.check(value))
-            except Exception:  # noqa: BLE001 - a rule that cannot evaluate the value rejects it
-                ok = False
-            if not ok:
-                raise ParameterError(
-                    f"{who}: parameter {name!r} = {value!r}{where} breaks the "
-                    f"rule for {name!r}: it must be {rule.description}."
-                )
+        _check(who, declared[name], value, where, PARAMETER_RULES if rules is None else rules)
     return effective
 
 
 def annotation_text(annotation) -> str | None:
     """An evaluated annotation (``int``, ``list[int]``, ``str | None``) as the text
     :func:`validate_parameters` reads (``"int"``, ``"list[int]"``, ``"str | None"``)."""
-    if annotation is None:
-        return None
-    if isinstance(annotation, str):
+    if annotation is None or isinstance(annotation, str):
         return annotation
-    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+    if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__name__
     return str(annotation).replace("typing.", "")
