@@ -306,7 +306,7 @@ CALIBRATED = calibration_targets()
 
 
 def test_every_prior_of_the_support_and_sft_studies_has_targets():
-    cfg = S.load_config()
+    cfg = D.load_config()
     names = [b["name"] for b in cfg["benchmarks"]]
     expected = {f"pairs[{p['size']}].{b}" for p in cfg["pairs"] for b in names}
     expected |= {f"sft.{b}" for b in cfg["sft"]["priors"]}
@@ -419,7 +419,7 @@ def test_sft_expands_and_rlvr_shrinks(demo):
 
 
 def test_gym_tasks_show_their_pattern(demo):
-    for task in S.load_config()["gym"]:
+    for task in D.load_config()["gym"]:
         name = task["name"]
         g = demo["gym"][demo["gym"]["benchmark"] == name]
         P, E, S_, O_ = _pair_counts(g, "demo-base-1.5B", "demo-rlvr-1.5B")
@@ -486,7 +486,7 @@ def test_misclassification_table_on_demo(demo):
     with pytest.raises(ValueError, match="'study' parameter"):
         D.misclassification_table(demo["support"], demo["truth"], k=2048)
     tab = D.misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
-    n_questions = sum(b["n_questions"] for b in S.load_config()["benchmarks"])
+    n_questions = sum(b["n_questions"] for b in D.load_config()["benchmarks"])
     assert tab.groupby(level="model")["total"].sum().tolist() == [n_questions] * 2
     # The rule is nearly exact for clear cases and errs near epsilon: questions with p just
     # below epsilon are still often found (finding does not imply p > epsilon).
@@ -510,7 +510,7 @@ def test_misclassification_table_reports_unmatched_and_missing_order():
 
 
 def test_study_config_is_validated():
-    cfg = S.load_config()
+    cfg = D.load_config()
     bad = {**cfg, "entropy_benchmarks": ["AIME2024", "GSM8K"]}
     with pytest.raises(ValueError, match=r"`entropy_benchmarks` names unknown benchmarks "
                                          r"\['GSM8K'\]"):

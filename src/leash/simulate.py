@@ -4,8 +4,8 @@ Everything this module produces is **simulated**, never the paper's data: it let
 run offline and lets the walkthrough show what the empirical support rule does when the truth is
 known. Every frame carries ``source = "simulated"``, every file written by :func:`write_demo`
 the key-value metadata ``source = simulated``. The demo's parameters are data,
-``data/demo/config.yaml`` (:func:`load_config`); ``data/demo/README.md`` describes the model
-and every parameter; :mod:`leash.demo` reads the committed files.
+``data/demo/config.yaml``; :mod:`leash.demo` reads it, builds the frames' rows and writes and
+reads the files; ``data/demo/README.md`` describes the model and every parameter.
 
 The model, one benchmark question at a time (arXiv 2507.14843v4 for the references):
 
@@ -28,7 +28,6 @@ The model, one benchmark question at a time (arXiv 2507.14843v4 for the referenc
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import sys
 from collections.abc import Mapping
@@ -39,41 +38,16 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from . import _config as C
+from . import demo
 from ._argparse import OneLineParser, non_negative_int
 from ._checks import as_count_array, check_c_le_n, check_positive_int
-from ._paths import shown
 from .compare import frame_differences
-from .demo import (
-    DEMO_FILES,
-    DEMO_SEED,
-    SOURCE,
-    TRUTH_COLUMNS,
-    config_path,
-    demo_dir,
-    frame_from_table,
-    read_demo,
-    true_category_codes,
-)
+from .demo import DEMO_FILES, DEMO_SEED, SOURCE
 from .support import CATEGORIES, epsilon
 
-__all__ = [
-    "BasePrior",
-    "RLVRModel",
-    "TokenModel",
-    "load_config",
-    "draw_answer_distribution",
-    "tilt",
-    "rlvr_distribution",
-    "draw_counts",
-    "draw_first_correct",
-    "simulate_pair",
-    "simulate_study",
-    "TraceModel",
-    "simulate_traces",
-    "write_demo",
-    "main_simulate",
-]
+__all__ = ["BasePrior", "RLVRModel", "TokenModel", "draw_answer_distribution", "tilt",
+           "rlvr_distribution", "draw_counts", "draw_first_correct", "simulate_pair",
+           "simulate_study", "TraceModel", "simulate_traces", "write_demo", "main_simulate"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,190 +153,6 @@ class TokenModel:
     entropy_log_sd: float = 0.25
     length_log_sd: float = 0.5
     max_tokens: int = 32768
-
-
-# --------------------------------------------------------------------------------------------
-# The configuration file (data/demo/config.yaml is the demo's)
-# --------------------------------------------------------------------------------------------
-
-
-def _number(what, ok=lambda v: True):
-    return C.Value(what, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and math.isfinite(v) and ok(v))
-
-
-def _int(minimum):
-    return C.Value(f"an int >= {minimum}",
-                   lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum)
-
-
-def _choice(*choices):
-    return C.Value(f"one of {', '.join(choices)}", lambda v: v in choices, choices=choices)
-
-
-_NAME = C.Value("a non-empty string", lambda v: isinstance(v, str) and v.strip() != "")
-_NAMES = C.ListOf(_NAME, what="a list of names", min_len=1)
-_REAL, _POS = _number("a number"), _number("a number > 0", lambda v: v > 0)
-_NONNEG = _number("a number >= 0", lambda v: v >= 0)
-_UNIT = _number("a number in [0, 1]", lambda v: 0 <= v <= 1)
-_OPEN = _number("a number in (0, 1)", lambda v: 0 < v < 1)
-_PRIOR = C.Fields({"mu": _REAL, "sigma": _POS, "na_mean": _OPEN, "na_concentration": _POS,
-                   "wrong_alpha": _POS, "target_pass1": _OPEN, "target_passk": _OPEN},
-                  required=("mu", "sigma", "na_mean"))
-_PRIORS = C.MapOf(_NAME, _PRIOR, what="a mapping benchmark: prior")
-_RLVR = C.Fields({"beta": _NONNEG, "sharpen": _number("a number >= 1", lambda v: v >= 1),
-                  "tau": _UNIT, "p_prune": _UNIT, "p_expand": _UNIT, "eps_expand": _UNIT,
-                  "delta_low": _OPEN, "delta_high": _OPEN}, required=("beta",))
-_PER_BENCH = C.MapOf(_NAME, _POS, what="a mapping benchmark: number")
-_TOKENS = C.Fields({"entropy": _PER_BENCH, "mean_length": _PER_BENCH, "entropy_log_sd": _NONNEG,
-                    "length_log_sd": _NONNEG, "max_tokens": _int(2)},
-                   required=("entropy", "mean_length"))
-_MODELS = ("base_model", "rl_model")
-SCHEMA = C.Fields({
-    "n_wrong": _int(1), "rho": _number("a number in [-1, 1]", lambda v: -1 <= v <= 1),
-    "zeta": _OPEN, "entropy_n": _int(2), "entropy_benchmarks": _NAMES, "token_length_scale": _POS,
-    "benchmarks": C.MapOf(_NAME, C.Fields(
-        {"domain": _choice("math", "non-math"), "n_questions": _int(1), "budget": _int(2)},
-        required=("domain", "n_questions", "budget"))),
-    "pairs": C.ListOf(C.Fields(
-        {"size": _NAME, **dict.fromkeys(_MODELS, _NAME), "priors": _PRIORS, "rlvr": _RLVR,
-         "tokens_base": _TOKENS, "tokens_rl": _TOKENS},
-        required=("size", *_MODELS, "priors", "rlvr", "tokens_base", "tokens_rl")), min_len=1),
-    "checkpoints": C.Fields(
-        {"pair_size": _NAME, "model": _NAME, "steps": C.ListOf(_int(0), min_len=1),
-         "budget": _int(2), "benchmarks": _NAMES, "rlvr": _RLVR},
-        required=("pair_size", "model", "steps", "budget", "benchmarks", "rlvr")),
-    "sft": C.Fields(
-        {**dict.fromkeys(("base_model", "sft_model", "rl_model"), _NAME), "budget": _int(2),
-         "priors": _PRIORS, "lam": _UNIT, "teacher_shift": _REAL, "teacher_sigma": _NONNEG,
-         "rlvr": _RLVR},
-        required=("base_model", "sft_model", "rl_model", "budget", "priors", "lam",
-                  "teacher_shift", "teacher_sigma", "rlvr")),
-    "gym_models": C.ListOf(_NAME, what="a list of two model labels (base, RLVR)", min_len=2),
-    "gym": C.MapOf(_NAME, C.Fields(
-        {"n_questions": _int(1), "budget": _int(2), "prior": _PRIOR, "rlvr": _RLVR,
-         "pattern": _choice("preservation", "expansion", "shrinkage")},
-        required=("n_questions", "budget", "prior", "rlvr", "pattern"))),
-}, required=("n_wrong", "rho", "zeta", "entropy_n", "entropy_benchmarks", "token_length_scale",
-             "benchmarks", "pairs", "checkpoints", "sft", "gym_models", "gym"))
-"""Schema of a configuration file (:mod:`leash._config`), checked by :func:`load_config`."""
-
-
-def _given(d, skip=()):
-    """The given (non-null) floats of a prior or an update; ``target_*`` keys document only."""
-    return {k: float(v) for k, v in d.items() if v is not None and k not in skip}
-
-
-def _build(raw):
-    """The configuration that :func:`simulate_study` reads, from a checked file's data."""
-    def prior(d):
-        return BasePrior(**_given(d, ("target_pass1", "target_passk")))
-
-    def priors(d):
-        return {b: prior(p) for b, p in d["priors"].items()}
-
-    def rlvr(d):
-        return RLVRModel(**_given(d["rlvr"]))
-
-    def tokens(d):
-        extra = _given(d, ("entropy", "mean_length", "max_tokens"))
-        if d.get("max_tokens") is not None:
-            extra["max_tokens"] = d["max_tokens"]
-        scale = raw["token_length_scale"]
-        return TokenModel(entropy=_given(d["entropy"]),
-                          length={b: scale * v for b, v in d["mean_length"].items()}, **extra)
-
-    sft, ck = raw["sft"], raw["checkpoints"]
-    return {
-        "benchmarks": [{"name": n, **b} for n, b in raw["benchmarks"].items()],
-        "pairs": [{**p, "priors": priors(p), "rlvr": rlvr(p), "tokens_base":
-                   tokens(p["tokens_base"]), "tokens_rl": tokens(p["tokens_rl"])}
-                  for p in raw["pairs"]],
-        "checkpoints": {**ck, "steps": list(ck["steps"]), "rlvr": rlvr(ck)},
-        "sft": {**sft, "priors": priors(sft), "rlvr": rlvr(sft),
-                **_given({k: sft[k] for k in ("lam", "teacher_shift", "teacher_sigma")})},
-        "gym_models": list(raw["gym_models"]),
-        "gym": [{"name": n, **g, "prior": prior(g["prior"]), "rlvr": rlvr(g)}
-                for n, g in raw["gym"].items()],
-        "n_wrong": raw["n_wrong"], "rho": float(raw["rho"]), "entropy_n": raw["entropy_n"],
-        "entropy_benchmarks": list(raw["entropy_benchmarks"]), "zeta": float(raw["zeta"]),
-    }
-
-
-def load_config(path=None):
-    """Read and check a configuration file of the simulator.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        A YAML file of the layout of ``data/demo/config.yaml`` (default: that file, the
-        committed demo's configuration).
-
-    Returns
-    -------
-    dict
-        What :func:`simulate_study` takes: the file's values with priors, updates and token
-        models as :class:`BasePrior`, :class:`RLVRModel` and :class:`TokenModel`, benchmarks and
-        gym tasks as lists of mappings with a ``name``; a new object on every call.
-
-    Raises
-    ------
-    ValueError
-        One line naming the file, the line, the key path and the bad value (a
-        ``leash._config.ConfigError``), or a missing file.
-    """
-    p = Path(path) if path is not None else config_path()
-    where = f"simulation config {shown(p)}"
-    if not p.is_file():
-        raise ValueError(f"{where}: no such file.")
-    raw, lines = C.load_yaml(p, where, kind="simulation config")
-    C.check(raw, SCHEMA, where=where, lines=lines)
-    cfg = _build(raw)
-    _validate_config(cfg, where)
-    return cfg
-
-
-def _validate_config(cfg, where):
-    """Cross-checks that the schema cannot express, naming the key path."""
-    names = [b["name"] for b in cfg["benchmarks"]]
-    sizes = [p["size"] for p in cfg["pairs"]]
-
-    def unknown(path, given):
-        if bad := [n for n in given if n not in names]:
-            raise ValueError(f"{where}: `{path}` names unknown benchmarks {bad}; known: {names}.")
-
-    if len(set(names)) != len(names) or len(set(sizes)) != len(sizes):
-        raise ValueError(f"{where}: duplicate benchmark names {names} or pair sizes {sizes}.")
-    unknown("entropy_benchmarks", cfg["entropy_benchmarks"])
-    for i, pair in enumerate(cfg["pairs"]):
-        if missing := [n for n in names if n not in pair["priors"]]:
-            raise ValueError(f"{where}: `pairs[{i}].priors` has no prior for {missing}.")
-        for which in ("tokens_base", "tokens_rl"):
-            tok = pair[which]
-            if gaps := [n for n in cfg["entropy_benchmarks"]
-                        if n not in tok.entropy or n not in tok.length]:
-                raise ValueError(f"{where}: `pairs[{i}].{which}` has no token entropy/length "
-                                 f"level for entropy benchmarks {gaps}.")
-    ck = cfg["checkpoints"]
-    if ck["pair_size"] not in sizes:
-        raise ValueError(f"{where}: `checkpoints.pair_size` {ck['pair_size']!r} is not the size "
-                         f"of any pair ({sizes}).")
-    if 0 not in ck["steps"] or min(ck["steps"]) < 0 or len(set(ck["steps"])) != len(ck["steps"]):
-        raise ValueError(f"{where}: `checkpoints.steps` must be distinct, >= 0 and include 0. "
-                         f"Got {ck['steps']}.")
-    unknown("checkpoints.benchmarks", ck["benchmarks"])
-    unknown("sft.priors", cfg["sft"]["priors"])
-    if len(cfg["gym_models"]) != 2:
-        raise ValueError(f"{where}: `gym_models` must be two labels. Got {cfg['gym_models']!r}.")
-
-
-def _jsonable(obj):
-    """A JSON-serializable copy of a configuration (stored in the Parquet metadata)."""
-    if dataclasses.is_dataclass(obj):
-        return dataclasses.asdict(obj)
-    if isinstance(obj, Mapping):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    return [_jsonable(v) for v in obj] if isinstance(obj, (list, tuple)) else obj
 
 
 # --------------------------------------------------------------------------------------------
@@ -628,58 +418,6 @@ def _answer_strings(n_q, n_answers, rng):
     return vals.astype(str)
 
 
-def _answer_lists(counts, answers):
-    """answer_values / answer_counts lists: non-NA classes with count > 0, sorted by count
-    desc then value."""
-    cnt = counts[:, :-1]
-    order = np.lexsort((answers, -cnt), axis=-1)
-    cnt_s = np.take_along_axis(cnt, order, axis=1)
-    val_s = np.take_along_axis(answers, order, axis=1)
-    values, cnts = [], []
-    for cr, vr in zip(cnt_s, val_s, strict=True):
-        m = cr > 0
-        values.append(vr[m].tolist())
-        cnts.append(cr[m].tolist())
-    return values, cnts
-
-
-def _summary_frame(model, benchmark, qids, step, n, counts, answers, first_correct,
-                   token_stats=None):
-    n_q = counts.shape[0]
-    if answers is None:  # counts-only rows, as leash.summarize gives them
-        values = [None] * n_q
-        cnts = [None] * n_q
-        missing = pd.array([None] * n_q, dtype="Int64")
-    else:
-        values, cnts = _answer_lists(counts, answers)
-        missing = pd.array(counts[:, -1], dtype="Int64")
-    nan = np.full(n_q, np.nan)
-    ts = token_stats or {}
-    frame = pd.DataFrame(
-        {
-            "model": pd.array(np.broadcast_to(np.asarray(model, dtype=object), (n_q,)),
-                              dtype="string"),
-            "benchmark": pd.array([benchmark] * n_q, dtype="string"),
-            "question_id": pd.array(qids, dtype="string"),
-            "step": pd.array([step] * n_q, dtype="Int64"),
-            "n": np.broadcast_to(np.asarray(n, dtype=np.int64), (n_q,)).copy(),
-            "c": counts[:, 0].astype(np.int64),
-            "first_correct": pd.array(first_correct, dtype="Int64"),
-            "n_answer_missing": missing,
-            "answer_values": pd.Series(values, dtype=object),
-            "answer_counts": pd.Series(cnts, dtype=object),
-            "n_tokens_mean": ts.get("n_tokens_mean", nan),
-            "n_tokens_min": ts.get("n_tokens_min", nan),
-            "n_tokens_max": ts.get("n_tokens_max", nan),
-            "token_entropy_mean": ts.get("token_entropy_mean", nan),
-            "token_entropy_std": ts.get("token_entropy_std", nan),
-            "n_truncated": missing.copy(),
-            "source": pd.array([SOURCE] * n_q, dtype="string"),
-        }
-    )
-    return frame
-
-
 def _token_stats(counts, tokens: TokenModel, benchmark, rng):
     """Per-sample token entropy and length, aggregated per question (see module docstring).
 
@@ -709,33 +447,6 @@ def _token_stats(counts, tokens: TokenModel, benchmark, rng):
         "token_entropy_mean": ent_mean,
         "token_entropy_std": np.sqrt(ent_ss / (n - 1)),
     }
-
-
-def _truth_frame(study, base_model, base_step, model, step, benchmark, qids, n, p_base, p_rl,
-                 pruned, expanded, ref, zeta):
-    n_q = len(qids)
-    eps = epsilon(int(n), zeta)
-    codes = true_category_codes(p_base, p_rl, eps)
-    return pd.DataFrame(
-        {
-            "study": pd.array([study] * n_q, dtype="string"),
-            "base_model": pd.array([base_model] * n_q, dtype="string"),
-            "base_step": pd.array([base_step] * n_q, dtype="Int64"),
-            "model": pd.array([model] * n_q, dtype="string"),
-            "step": pd.array([step] * n_q, dtype="Int64"),
-            "benchmark": pd.array([benchmark] * n_q, dtype="string"),
-            "question_id": pd.array(qids, dtype="string"),
-            "n": np.full(n_q, int(n), dtype=np.int64),
-            "p_base": np.asarray(p_base, dtype=np.float64),
-            "p_rl": np.asarray(p_rl, dtype=np.float64),
-            "pruned": np.asarray(pruned, dtype=bool),
-            "expanded": np.asarray(expanded, dtype=bool),
-            "epsilon": np.full(n_q, eps),
-            "true_category": pd.array(np.asarray(CATEGORIES)[codes], dtype="string"),
-            "reference_answer": pd.array(ref, dtype="string"),
-            "source": pd.array([SOURCE] * n_q, dtype="string"),
-        }
-    )
 
 
 def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base", "rlvr"),
@@ -801,13 +512,45 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
         c = rng.binomial(n, p).astype(np.int64)
         fc = draw_first_correct(n, c, rng=rng)
         counts = np.stack([c, n - c], axis=1)
-        frames.append(_summary_frame(model, benchmark, qids, None, n, counts, None, fc))
+        frames.append(demo.summary_frame(model, benchmark, qids, None, n, counts, None, fc))
     return pd.concat(frames, ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------------
 # The study
 # --------------------------------------------------------------------------------------------
+
+
+def _models(cfg):
+    """The configuration with its priors, updates and token models as the model's classes."""
+    def models(d, cls):
+        return {k: cls(**v) for k, v in d.items()}
+
+    def update(d, **extra):
+        return {**d, "rlvr": RLVRModel(**d["rlvr"]), **extra}
+
+    return {
+        **cfg,
+        "pairs": [update(p, priors=models(p["priors"], BasePrior),
+                         tokens_base=TokenModel(**p["tokens_base"]),
+                         tokens_rl=TokenModel(**p["tokens_rl"])) for p in cfg["pairs"]],
+        "checkpoints": update(cfg["checkpoints"]),
+        "sft": update(cfg["sft"], priors=models(cfg["sft"]["priors"], BasePrior)),
+        "gym": [update(g, prior=BasePrior(**g["prior"])) for g in cfg["gym"]],
+    }
+
+
+def _jsonable(cfg):
+    """The configuration with every default of the model's classes written out (for the
+    files' metadata)."""
+    def plain(obj):
+        if dataclasses.is_dataclass(obj):
+            return dataclasses.asdict(obj)
+        if isinstance(obj, Mapping):
+            return {k: plain(v) for k, v in obj.items()}
+        return [plain(v) for v in obj] if isinstance(obj, (list, tuple)) else obj
+
+    return plain(_models(cfg))
 
 
 def _qids(bench, n_q):
@@ -819,7 +562,7 @@ def _sample(model, bench, qids, step, n, probs, answers, rng, tokens=None):
     counts = draw_counts(probs, n, rng=rng)
     fc = draw_first_correct(n, counts[:, 0], rng=rng)
     ts = _token_stats(counts, tokens, bench, rng) if tokens is not None else None
-    return _summary_frame(model, bench, qids, step, n, counts, answers, fc, ts)
+    return demo.summary_frame(model, bench, qids, step, n, counts, answers, fc, ts)
 
 
 def _update(q, model, eps, rng):
@@ -835,7 +578,7 @@ def simulate_study(config=None, *, rng):
     Parameters
     ----------
     config : dict, optional
-        A configuration as :func:`load_config` returns it; default the demo's
+        A configuration as :func:`leash.demo.load_config` returns it; default the demo's
         (``data/demo/config.yaml``).
     rng : numpy.random.Generator
         The only source of randomness; independent child streams are spawned per study part.
@@ -850,7 +593,7 @@ def simulate_study(config=None, *, rng):
         tasks for pass@k curves) -- all in the summary schema -- and ``"truth"`` (true
         probabilities and categories, one row per question and pair).
     """
-    cfg = load_config() if config is None else config
+    cfg = demo.load_config() if config is None else config
     keys = ("benchmarks", "pairs", "checkpoints", "sft", "gym_models", "gym", "n_wrong", "rho",
             "entropy_n", "entropy_benchmarks", "zeta")
     if not isinstance(cfg, Mapping) or any(k not in cfg for k in keys):
@@ -863,7 +606,8 @@ def simulate_study(config=None, *, rng):
             "The 'rng' parameter of simulate_study must be a numpy.random.Generator. Got "
             f"{type(rng).__name__} instead."
         )
-    _validate_config(cfg, "the 'config' parameter of simulate_study")
+    demo.check_config(cfg, "the 'config' parameter of simulate_study")
+    cfg = _models(cfg)
     r_lat, r_sup, r_ent, r_ckp, r_sft, r_gym = rng.spawn(6)
     benches = {b["name"]: b for b in cfg["benchmarks"]}
     n_wrong, rho, zeta = cfg["n_wrong"], cfg["rho"], cfg["zeta"]
@@ -893,8 +637,9 @@ def simulate_study(config=None, *, rng):
                 out["support"].append(_sample(model, name, qids, None, budget, probs, ans, r_sup))
             in_entropy = name in cfg["entropy_benchmarks"]
             for study, n in (("support", budget),) + ((("entropy", ent_n),) if in_entropy else ()):
-                truth.append(_truth_frame(study, base, None, rl, None, name, qids, n, q[:, 0],
-                                          pi[:, 0], pruned, expanded, ans[:, 0], zeta))
+                truth.append(demo.truth_frame(study, base, None, rl, None, name, qids, n,
+                                              q[:, 0], pi[:, 0], pruned, expanded, ans[:, 0],
+                                              zeta))
             if in_entropy:
                 for model, probs, tok in ((base, q, pair["tokens_base"]),
                                           (rl, pi, pair["tokens_rl"])):
@@ -915,8 +660,9 @@ def simulate_study(config=None, *, rng):
                     q, ck["rlvr"].at_fraction(step / s_max), u_prune=u_prune, u_expand=u_expand,
                     u_delta=u_delta, eps_expand=epsilon(n_ck, zeta),
                 )
-                truth.append(_truth_frame("checkpoints", label, 0, label, step, name, qids, n_ck,
-                                          q[:, 0], pi[:, 0], pruned, expanded, ans[:, 0], zeta))
+                truth.append(demo.truth_frame("checkpoints", label, 0, label, step, name, qids,
+                                              n_ck, q[:, 0], pi[:, 0], pruned, expanded,
+                                              ans[:, 0], zeta))
             out["checkpoints"].append(_sample(label, name, qids, step, n_ck, pi, ans, r_ckp))
 
     # SFT vs RLVR on a separate base.
@@ -938,8 +684,8 @@ def simulate_study(config=None, *, rng):
         no = np.zeros(n_q, dtype=bool)
         for model, probs, pr, ex in ((sp["sft_model"], sft, no, no),
                                      (sp["rl_model"], pi, pruned, expanded)):
-            truth.append(_truth_frame("sft", sp["base_model"], None, model, None, name, qids, n_s,
-                                      q[:, 0], probs[:, 0], pr, ex, ans[:, 0], zeta))
+            truth.append(demo.truth_frame("sft", sp["base_model"], None, model, None, name, qids,
+                                          n_s, q[:, 0], probs[:, 0], pr, ex, ans[:, 0], zeta))
 
     # Reasoning-Gym-like tasks.
     base, rl = cfg["gym_models"]
@@ -953,8 +699,8 @@ def simulate_study(config=None, *, rng):
         pi, pruned, expanded, _ = _update(q, task["rlvr"], epsilon(n_g, zeta), r_gym)
         for model, probs in ((base, q), (rl, pi)):
             out["gym"].append(_sample(model, name, qids, None, n_g, probs, ans, r_gym))
-        truth.append(_truth_frame("gym", base, None, rl, None, name, qids, n_g, q[:, 0],
-                                  pi[:, 0], pruned, expanded, ans[:, 0], zeta))
+        truth.append(demo.truth_frame("gym", base, None, rl, None, name, qids, n_g, q[:, 0],
+                                      pi[:, 0], pruned, expanded, ans[:, 0], zeta))
     return {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
 
 
@@ -1031,67 +777,10 @@ def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
 # --------------------------------------------------------------------------------------------
 
 
-def _to_arrow(frame, name, seed, cfg):
-    """Arrow table with an explicit schema and no pandas metadata (so that the bytes depend on
-    the data and the pyarrow version only)."""
-    import pyarrow as pa
-
-    # The files are leash summaries: their schema and metadata key are the summary format's.
-    from .formats import SUMMARY_METADATA_KEY
-    from .summarize import SUMMARY_SCHEMA
-
-    if name == "truth":
-        types = {"string": pa.string(), "Int64": pa.int64(), "int64": pa.int64(),
-                 "float64": pa.float64(), "bool": pa.bool_()}
-        schema = pa.schema([pa.field(c, types[d]) for c, d in TRUTH_COLUMNS.items()])
-    else:
-        schema = SUMMARY_SCHEMA.append(pa.field("source", pa.string()))
-    cols = {}
-    for f in schema:
-        s = frame[f.name]
-        if pa.types.is_list(f.type):
-            cols[f.name] = pa.array([None if v is None else list(v) for v in s], type=f.type)
-        else:
-            cols[f.name] = pa.array(s.astype(object).where(s.notna(), None).tolist(),
-                                    type=f.type)
-    table = pa.table(cols, schema=schema)
-    notice = "SIMULATED data from leash.simulate; not the paper's data, not model generations."
-    meta = {
-        b"source": SOURCE.encode(),
-        b"leash.simulate": json.dumps(
-            {"source": SOURCE, "notice": notice, "frame": name, "seed": seed,
-             "config": _jsonable(cfg)}, sort_keys=True).encode(),
-    }
-    if name != "truth":
-        # Makes the file a leash summary for leash.summarize.read_summary / load_counts; the
-        # provenance there says "simulated".
-        meta[SUMMARY_METADATA_KEY] = json.dumps(
-            {"source": SOURCE, "notice": notice, "generator": "leash.simulate.write_demo",
-             "frame": name, "seed": seed}, sort_keys=True).encode()
-    return table.replace_schema_metadata(meta)
-
-
-def _same_content(path: Path, table, name: str) -> bool:
-    """Whether the Parquet file at ``path`` holds ``table`` under leash.compare's rule."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if not path.is_file():
-        return False
-    try:
-        old = pq.read_table(path)
-    except (OSError, pa.ArrowException):
-        return False
-    return (old.schema == table.schema and old.schema.metadata == table.schema.metadata
-            and not frame_differences(frame_from_table(old, name), frame_from_table(table, name)))
-
-
 def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
     """Generate the demo with a fixed seed and write one Parquet file per frame.
 
-    A file already there is left in place when it holds the same frame (same metadata, floats
-    within 1e-12, everything else exact; :mod:`leash.compare`), so regenerating on another CPU,
-    whose ``exp``/``log`` differ in the last bits, leaves the committed demo untouched.
+    Files that already hold the same frame are left in place (:func:`leash.demo.write_frames`).
 
     Parameters
     ----------
@@ -1100,30 +789,16 @@ def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
     seed : int, default DEMO_SEED
         Seed of ``numpy.random.default_rng``.
     config : dict, optional
-        A configuration from :func:`load_config`; default the demo's.
+        A configuration from :func:`leash.demo.load_config`; default the demo's.
 
     Returns
     -------
     dict of str to Path
         The files (written or kept), keyed by frame name (``DEMO_FILES``).
     """
-    import pyarrow.parquet as pq
-
-    cfg = load_config() if config is None else config
-    out = Path(out_dir) if out_dir is not None else demo_dir()
-    out.mkdir(parents=True, exist_ok=True)
+    cfg = demo.load_config() if config is None else config
     frames = simulate_study(cfg, rng=np.random.default_rng(seed))
-    paths = {}
-    for name in DEMO_FILES:
-        path = out / f"{name}.parquet"
-        table = _to_arrow(frames[name], name, seed, cfg)
-        if not _same_content(path, table, name):
-            # Deterministic: fixed compression, no statistics timestamps (Parquet has none),
-            # one row group.
-            pq.write_table(table, path, compression="zstd", compression_level=9,
-                           row_group_size=len(frames[name]) + 1)
-        paths[name] = path
-    return paths
+    return demo.write_frames(frames, out_dir, seed=seed, config=_jsonable(cfg))
 
 
 def main_simulate(argv=None):
@@ -1163,13 +838,13 @@ def main_simulate(argv=None):
                         help="regenerate in memory and compare with the files in --out (floats "
                              "within 1e-12, everything else exact)")
     args = parser.parse_args(argv)
-    out = Path(args.out) if args.out is not None else demo_dir()
+    out = Path(args.out) if args.out is not None else demo.demo_dir()
     try:
-        cfg = load_config(args.config)
+        cfg = demo.load_config(args.config)
         if args.check:
             if not out.is_dir():
                 raise ValueError(f"--out {args.out}: no such folder")
-            on_disk = read_demo(out)
+            on_disk = demo.read_demo(out)
             fresh = simulate_study(cfg, rng=np.random.default_rng(args.seed))
             bad = {n: frame_differences(on_disk[n], fresh[n]) for n in DEMO_FILES}
             bad = {n: d for n, d in bad.items() if d}
