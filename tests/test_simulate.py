@@ -21,6 +21,7 @@ from scipy import stats
 from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
 from leash import demo as D
 from leash import simulate as S
+from leash.cli import main_simulate
 from leash.compare import frame_differences
 from leash.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
 from leash.summarize import read_summary
@@ -366,7 +367,7 @@ def test_committed_demo_is_labelled_and_readable_as_summaries():
 
 
 def test_main_simulate_check_passes_on_committed_demo():
-    assert S.main_simulate(["--check"]) == 0
+    assert main_simulate(["--check"]) == 0
 
 
 # ------------------------------------------------------------------------------ the demo's shape
@@ -530,3 +531,106 @@ def test_first_correct_is_a_feasible_position(nc, seed):
     assert ((fc == -1) == (c == 0)).all()
     assert ((fc >= -1) & (fc <= n - c) & (fc < n)).all()
     assert (fc[c == n] == 0).all()
+
+
+# ------------------------------------------------------------------------------ the config file
+
+
+def _bad_config(tmp_path, old, new):
+    text = D.config_path().read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "config.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("tau: 0.002", "tau: 2e-3",  # YAML 1.1 reads 2e-3 as a string
+     r", line 59: `pairs\[0\]\.rlvr\.tau` must be a number in \[0, 1\], got '2e-3' \(str\)\.$"),
+    ("sharpen: 1.5, tau: 0.002", "sharpn: 1.5, tau: 0.002",
+     r", line 59: unknown key `pairs\[0\]\.rlvr\.sharpn` \(did you mean `sharpen`\?\)"),
+    ("n_wrong: 8 ", "n_wrong: 0 ", r", line 18: `n_wrong` must be an int >= 1, got 0 \(int\)\.$"),
+    ("  lam: 0.3\n", "", r", line \d+: `sft` lacks the required key `lam`\.$"),
+    ("  pair_size: 1.5B", "  pair_size: 70B",
+     r": `checkpoints\.pair_size` '70B' is not the size of any pair \(\['1\.5B', '7B'\]\)\.$"),
+    ("      SciBench: {mu: 0.71", "      SciBenc: {mu: 0.71",
+     r": `pairs\[1\]\.priors` has no prior for \['SciBench'\]\.$"),
+])
+def test_a_bad_config_file_is_one_line_naming_file_line_and_key(tmp_path, old, new, message):
+    path = _bad_config(tmp_path, old, new)
+    with pytest.raises(ValueError, match=r"^simulation config " + str(path).replace(".", r"\.")
+                       + message) as exc:
+        D.load_config(path)
+    assert "\n" not in str(exc.value)
+
+
+def test_leash_simulate_config_option(tmp_path, capsys):
+    bad = _bad_config(tmp_path, "rho: 0.8", "rho: 1.8")
+    assert main_simulate(["--config", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("leash simulate: simulation config ") and "\n" not in err
+    assert "`rho` must be a number in [-1, 1], got 1.8 (float)" in err
+    assert not (tmp_path / "out").exists()
+    assert main_simulate(["--config", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such file." in capsys.readouterr().err
+
+
+def test_config_values_reach_the_model():
+    cfg = D.load_config()
+    pair = cfg["pairs"][0]
+    # the file gives Table 5's printed mean length; the model uses 0.7 times it as the median
+    assert pair["tokens_base"]["length"]["AIME2024"] == pytest.approx(0.7 * 16363)
+    assert pair["priors"]["MATH500"] == {"mu": 6.41, "sigma": 5.92, "na_mean": 0.3}
+    assert [t["name"] for t in cfg["gym"]][:2] == ["graph_color", "palindrome_generation"]
+    models = S._models(cfg)
+    assert models["gym"][0]["rlvr"] == S.RLVRModel(beta=4.0)
+    assert models["sft"]["priors"]["AMC23"] == S.BasePrior(mu=-0.64, sigma=1.85, na_mean=0.1)
+    # a fresh object each call: editing one does not change the next
+    cfg["rho"] = 0.0
+    assert D.load_config()["rho"] == 0.8
+
+
+def test_committed_metadata_records_the_full_configuration():
+    import json
+
+    meta = pq.read_schema(D.demo_dir() / "support.parquet").metadata
+    recorded = json.loads(meta[b"leash.simulate"])
+    assert recorded["seed"] == D.DEMO_SEED
+    assert recorded["config"] == json.loads(json.dumps(S._jsonable(D.load_config())))
+    # every default written out, e.g. an RLVR update given as {beta: 4.0} in the file
+    assert recorded["config"]["gym"][0]["rlvr"] == {
+        "beta": 4.0, "sharpen": 1.0, "tau": 0.0, "p_prune": 0.0, "p_expand": 0.0,
+        "eps_expand": None, "delta_low": 0.001, "delta_high": 0.02}
+
+
+def test_summary_columns_follow_the_summary_schema():
+    # independent derivation: the pyarrow schema of leash.summarize, as read_summary types it
+    import pyarrow as pa
+
+    from leash.summarize import SUMMARY_SCHEMA
+
+    nullable = {"step", "first_correct", "n_answer_missing", "n_truncated"}
+    expected = {}
+    for f in SUMMARY_SCHEMA:
+        if pa.types.is_list(f.type):
+            expected[f.name] = "object"
+        elif f.type == pa.string():
+            expected[f.name] = "string"
+        elif f.type == pa.float64():
+            expected[f.name] = "float64"
+        else:
+            expected[f.name] = "Int64" if f.name in nullable else "int64"
+    assert D.SUMMARY_COLUMNS == {**expected, "source": "string"}
+
+
+def test_simulate_does_not_load_the_summary_format_or_the_study():
+    import subprocess
+    import sys
+
+    # beyond what `import leash` loads (the package imports its metric core and tables)
+    code = ("import sys, leash; before = set(sys.modules); import leash.simulate; "
+            "bad = [m for m in ('leash.formats', 'leash.summarize', 'leash.tables', "
+            "'leash.study') if m in set(sys.modules) - before]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    code = "import sys, leash.study; assert 'leash.simulate' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

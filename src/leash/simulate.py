@@ -29,25 +29,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from . import demo
-from ._argparse import OneLineParser, non_negative_int
 from ._checks import as_count_array, check_c_le_n, check_positive_int
-from .compare import frame_differences
 from .demo import DEMO_FILES, DEMO_SEED, SOURCE
 from .support import CATEGORIES, epsilon
 
 __all__ = ["BasePrior", "RLVRModel", "TokenModel", "draw_answer_distribution", "tilt",
            "rlvr_distribution", "draw_counts", "draw_first_correct", "simulate_pair",
-           "simulate_study", "TraceModel", "simulate_traces", "write_demo", "main_simulate"]
+           "simulate_study", "TraceModel", "simulate_traces", "write_demo"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -799,69 +795,3 @@ def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
     cfg = demo.load_config() if config is None else config
     frames = simulate_study(cfg, rng=np.random.default_rng(seed))
     return demo.write_frames(frames, out_dir, seed=seed, config=_jsonable(cfg))
-
-
-def main_simulate(argv=None):
-    """``leash simulate``: regenerate (or check) the simulated demo files.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Command-line arguments (default ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        Exit status: 0 on success, 1 when ``--check`` finds a difference, 2 for bad arguments,
-        a bad ``--config`` or an unreadable/unwritable folder (one line on stderr, no traceback).
-    """
-    parser = OneLineParser(
-        prog="leash simulate",
-        description="Write the SIMULATED demo data set (not the paper's data): "
-                    f"{', '.join(DEMO_FILES)} as Parquet files in --out, drawn from an explicit "
-                    "model of the RLVR update with known true probabilities (see data/demo/"
-                    "README.md). With --check, write nothing: regenerate in memory and compare "
-                    "with the files in --out (exit status 1 and one line per differing file).",
-        epilog="examples:\n"
-               "  leash simulate --check              # is data/demo/ what the code makes?\n"
-               "  leash simulate                      # rewrite data/demo/\n"
-               "  leash simulate --out my-demo --seed 7 --config my-config.yaml\n",
-    )
-    parser.add_argument("--out", default=None, help="output folder (default: data/demo/ of the "
-                        "repository)")
-    parser.add_argument("--seed", type=non_negative_int, default=DEMO_SEED,
-                        help="random seed, an integer >= 0 (default: %(default)s, the committed "
-                             "demo's)")
-    parser.add_argument("--config", default=None, help="configuration file (default: "
-                        "data/demo/config.yaml, the committed demo's)")
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate in memory and compare with the files in --out (floats "
-                             "within 1e-12, everything else exact)")
-    args = parser.parse_args(argv)
-    out = Path(args.out) if args.out is not None else demo.demo_dir()
-    try:
-        cfg = demo.load_config(args.config)
-        if args.check:
-            if not out.is_dir():
-                raise ValueError(f"--out {args.out}: no such folder")
-            on_disk = demo.read_demo(out)
-            fresh = simulate_study(cfg, rng=np.random.default_rng(args.seed))
-            bad = {n: frame_differences(on_disk[n], fresh[n]) for n in DEMO_FILES}
-            bad = {n: d for n, d in bad.items() if d}
-            for n, diffs in bad.items():
-                print(f"leash simulate --check: {n}.parquet differs from a fresh regeneration: "
-                      f"{'; '.join(diffs)}", file=sys.stderr)
-            return 1 if bad else 0
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"--out {args.out}: not a folder")
-        paths = write_demo(out, args.seed, config=cfg)
-    except (ValueError, OSError) as exc:
-        print(f"leash simulate: {exc}", file=sys.stderr)
-        return 2
-    for p in paths.values():
-        print(f"{p} ({p.stat().st_size} bytes) [SIMULATED]", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":  # python -m leash.simulate [--out DIR] [--seed N] [--config F] [--check]
-    sys.exit(main_simulate())
