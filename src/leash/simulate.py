@@ -114,9 +114,8 @@ class RLVRModel:
         model, f = 1 this model); tau and the delta range are unchanged.
         """
         if not 0.0 <= f <= 1.0:
-            raise ValueError(
-                f"The 'f' parameter of RLVRModel.at_fraction must be in [0, 1]. Got {f!r}."
-            )
+            raise ValueError(f"The 'f' parameter of RLVRModel.at_fraction must be in [0, 1]. "
+                             f"Got {f!r}.")
         return dataclasses.replace(
             self,
             beta=self.beta * f,
@@ -174,9 +173,7 @@ def _check_probs(probs, name, func):
     bad = np.abs(s - 1.0) > 1e-9
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"The rows of '{name}' in {func} must sum to 1. Row {i} sums to {s[i]!r}."
-        )
+        raise ValueError(f"The rows of '{name}' in {func} must sum to 1. Row {i} sums to {s[i]!r}.")
     return q
 
 
@@ -537,8 +534,7 @@ def _models(cfg):
 
 
 def _jsonable(cfg):
-    """The configuration with every default of the model's classes written out (for the
-    files' metadata)."""
+    """The configuration with every default of the model's classes written out (metadata)."""
     def plain(obj):
         if dataclasses.is_dataclass(obj):
             return dataclasses.asdict(obj)
@@ -592,16 +588,13 @@ def simulate_study(config=None, *, rng):
     cfg = demo.load_config() if config is None else config
     keys = ("benchmarks", "pairs", "checkpoints", "sft", "gym_models", "gym", "n_wrong", "rho",
             "entropy_n", "entropy_benchmarks", "zeta")
-    if not isinstance(cfg, Mapping) or any(k not in cfg for k in keys):
-        got = (f"a mapping without {[k for k in keys if k not in cfg]}"
-               if isinstance(cfg, Mapping) else type(cfg).__name__)
+    if not isinstance(cfg, Mapping) or (lacks := [k for k in keys if k not in cfg]):
+        got = f"a mapping without {lacks}" if isinstance(cfg, Mapping) else type(cfg).__name__
         raise TypeError("The 'config' parameter of simulate_study must be a configuration "
-                        f"from load_config or None. Got {got} instead.")
+                        f"from leash.demo.load_config or None. Got {got} instead.")
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            "The 'rng' parameter of simulate_study must be a numpy.random.Generator. Got "
-            f"{type(rng).__name__} instead."
-        )
+        raise TypeError("The 'rng' parameter of simulate_study must be a numpy.random.Generator. "
+                        f"Got {type(rng).__name__} instead.")
     demo.check_config(cfg, "the 'config' parameter of simulate_study")
     cfg = _models(cfg)
     r_lat, r_sup, r_ent, r_ckp, r_sft, r_gym = rng.spawn(6)
@@ -698,6 +691,11 @@ def simulate_study(config=None, *, rng):
         truth.append(demo.truth_frame("gym", base, None, rl, None, name, qids, n_g, q[:, 0],
                                       pi[:, 0], pruned, expanded, ans[:, 0], zeta))
     return {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Table 2: log-probabilities of external reference traces (SIMULATED)
+# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
