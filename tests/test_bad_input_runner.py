@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from leash import reproduce
-from leash import simulate as S
 from leash.cli import main as leash_main
+from leash.cli import main_simulate
 
 HERE = Path(__file__).resolve().parent
 TINY = HERE / "notebooks" / "tiny.ipynb"
@@ -54,11 +54,11 @@ def test_simulate_negative_seed(capsys):
 
 
 def test_simulate_check_missing_folder(capsys, tmp_path):
-    assert S.main_simulate(["--check", "--out", str(tmp_path / "nope")]) == 2
+    assert main_simulate(["--check", "--out", str(tmp_path / "nope")]) == 2
     assert one_line(capsys.readouterr().err) == (
         f"leash simulate: --out {tmp_path / 'nope'}: no such folder")
     (tmp_path / "file").write_text("x")
-    assert S.main_simulate(["--out", str(tmp_path / "file")]) == 2
+    assert main_simulate(["--out", str(tmp_path / "file")]) == 2
     assert "not a folder" in one_line(capsys.readouterr().err)
 
 

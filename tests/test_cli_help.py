@@ -104,7 +104,7 @@ def test_defaults_shown_are_the_parsers_own(capsys):
 @pytest.mark.parametrize("name", PASSTHROUGH)
 def test_runners_have_their_own_help_with_examples(capsys, name):
     if name == "simulate":
-        from leash.simulate import main_simulate as run
+        from leash.cli import main_simulate as run
     else:
         from leash.reproduce import main as run
     text = _help_of(capsys, run, ["--help"])
@@ -501,8 +501,8 @@ def test_readme_commands_name_real_datasets():
 
 
 def test_help_examples_name_real_datasets(capsys):
+    from leash.cli import main_simulate
     from leash.reproduce import main as reproduce_main
-    from leash.simulate import main_simulate
 
     texts = {"leash --help": _help_of(capsys, main, ["--help"])}
     texts |= {f"leash {c} --help": _help_of(capsys, main, [c, "--help"]) for c in COMMANDS}

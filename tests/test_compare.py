@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from leash import simulate as S
+from leash.cli import main_simulate
 from leash.compare import ATOL, RTOL, close, csv_differences, frame_differences
 from leash.report import save_figure, save_table
 
@@ -151,19 +152,19 @@ def _perturb(path, column, how):
 def test_write_demo_keeps_files_equal_under_the_rule(demo_files):
     out = demo_files["truth"].parent
     nudged = _perturb(demo_files["truth"], "p_rl", ulps)  # what another CPU computes
-    assert S.main_simulate(["--check", "--out", str(out)]) == 0
+    assert main_simulate(["--check", "--out", str(out)]) == 0
     S.write_demo(out)
     assert demo_files["truth"].read_bytes() == nudged  # left in place
     _perturb(demo_files["truth"], "p_rl", lambda v: v * (1 + 1e-9))
-    assert S.main_simulate(["--check", "--out", str(out)]) == 1
+    assert main_simulate(["--check", "--out", str(out)]) == 1
     S.write_demo(out)  # a real difference is rewritten
-    assert S.main_simulate(["--check", "--out", str(out)]) == 0
+    assert main_simulate(["--check", "--out", str(out)]) == 0
 
 
 def test_simulate_check_names_the_column_that_differs(demo_files, capsys):
     out = demo_files["entropy"].parent
     _perturb(demo_files["entropy"], "token_entropy_mean", lambda v: v + 1e-6)
-    assert S.main_simulate(["--check", "--out", str(out)]) == 1
+    assert main_simulate(["--check", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "entropy.parquet differs from a fresh regeneration: column 'token_entropy_mean':" in err
     S.write_demo(out)

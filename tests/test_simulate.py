@@ -1,4 +1,4 @@
-"""Tests of leash.simulate, the SIMULATED demo data generator.
+"""Tests of leash.simulate, the SIMULATED demo data generator, and of leash.demo, its files.
 
 Three kinds of checks: exact hand-computed references (fractions, math.comb, scipy's
 negative hypergeometric), properties (hypothesis), and the demo's qualitative agreement with the
@@ -18,11 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
+from leash import demo as D
 from leash import simulate as S
+from leash.cli import main_simulate
 from leash.compare import frame_differences
 from leash.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
 from leash.summarize import read_summary
-from leash.support import support_counts, support_metrics
+from leash.support import CATEGORIES, epsilon, support_counts, support_metrics
 from leash.tables import entropy_table
 
 SUMMARY_FRAMES = ("support", "entropy", "checkpoints", "sft", "gym")
@@ -30,17 +33,17 @@ SUMMARY_FRAMES = ("support", "entropy", "checkpoints", "sft", "gym")
 
 @pytest.fixture(scope="module")
 def demo():
-    return S.simulate_study(rng=np.random.default_rng(S.DEMO_SEED))
+    return S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
 
 
 # ------------------------------------------------------------------------------ determinism
 
 
 def test_same_seed_same_frames_different_seed_differs(demo):
-    again = S.simulate_study(rng=np.random.default_rng(S.DEMO_SEED))
-    for name in S.DEMO_FILES:
+    again = S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
+    for name in D.DEMO_FILES:
         pd.testing.assert_frame_equal(demo[name], again[name], check_exact=True)
-    other = S.simulate_study(rng=np.random.default_rng(S.DEMO_SEED + 1))
+    other = S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED + 1))
     assert not np.array_equal(demo["support"]["c"], other["support"]["c"])
     assert not np.array_equal(demo["truth"]["p_base"], other["truth"]["p_base"])
 
@@ -173,7 +176,7 @@ def test_validation_messages():
     with pytest.raises(ValueError, match="'c' parameter of draw_first_correct must satisfy"):
         S.draw_first_correct(4, [5], rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="'passk' parameter of calibrate_logit_normal"):
-        S.calibrate_logit_normal(0.5, 0.4, 8)
+        calibrate_logit_normal(0.5, 0.4, 8)
 
 
 # ------------------------------------------------------------------------------ sampling
@@ -255,10 +258,10 @@ def test_first_correct_consistent_with_counts(demo, name):
 @pytest.mark.parametrize("name", SUMMARY_FRAMES)
 def test_summary_frames_follow_the_schema(demo, name):
     f = demo[name]
-    assert list(f.columns) == list(S.SUMMARY_COLUMNS)
-    assert list(S.SUMMARY_COLUMNS)[:-1] == list(SCHEMA_COLUMNS)
-    assert {c: str(t) for c, t in f.dtypes.items()} == S.SUMMARY_COLUMNS
-    assert (f["source"] == S.SOURCE).all()
+    assert list(f.columns) == list(D.SUMMARY_COLUMNS)
+    assert list(D.SUMMARY_COLUMNS)[:-1] == list(SCHEMA_COLUMNS)
+    assert {c: str(t) for c, t in f.dtypes.items()} == D.SUMMARY_COLUMNS
+    assert (f["source"] == D.SOURCE).all()
     assert not f.duplicated(["model", "benchmark", "question_id", "step"]).any()
     # answer lists: sorted by count desc then value, and they add up with the NA samples
     total = np.array([sum(v) for v in f["answer_counts"]]) + f["n_answer_missing"].to_numpy()
@@ -272,9 +275,9 @@ def test_summary_frames_follow_the_schema(demo, name):
 
 def test_truth_frame_schema(demo):
     t = demo["truth"]
-    assert {c: str(d) for c, d in t.dtypes.items()} == S.TRUTH_COLUMNS
+    assert {c: str(d) for c, d in t.dtypes.items()} == D.TRUTH_COLUMNS
     assert set(t["study"]) == {"support", "entropy", "checkpoints", "sft", "gym"}
-    assert set(t["true_category"]) <= set(S.CATEGORIES)
+    assert set(t["true_category"]) <= set(CATEGORIES)
     assert ((t["p_base"] >= 0) & (t["p_base"] <= 1) & (t["p_rl"] >= 0) & (t["p_rl"] <= 1)).all()
 
 
@@ -290,7 +293,7 @@ def test_token_columns_only_in_entropy_study(demo):
 def test_simulate_pair_is_counts_only_summary():
     rng = np.random.default_rng(0)
     f = S.simulate_pair([0.0, 1.0, 0.5], [1.0, 0.0, 0.5], 16, rng=rng, models=("a", "b"))
-    assert list(f.columns) == list(S.SUMMARY_COLUMNS)
+    assert list(f.columns) == list(D.SUMMARY_COLUMNS)
     assert f["model"].tolist() == ["a"] * 3 + ["b"] * 3
     assert f["c"].tolist()[:2] == [0, 16] and f["c"].tolist()[3:5] == [16, 0]
     assert f["first_correct"].tolist()[:2] == [-1, 0]
@@ -300,16 +303,39 @@ def test_simulate_pair_is_counts_only_summary():
 # ------------------------------------------------------------------------------ calibration
 
 
-@pytest.mark.parametrize("key", sorted(S.CALIBRATION_TARGETS))
+CALIBRATED = calibration_targets()
+
+
+def test_every_prior_of_the_support_and_sft_studies_has_targets():
+    cfg = D.load_config()
+    names = [b["name"] for b in cfg["benchmarks"]]
+    expected = {f"pairs[{p['size']}].{b}" for p in cfg["pairs"] for b in names}
+    expected |= {f"sft.{b}" for b in cfg["sft"]["priors"]}
+    assert set(CALIBRATED) == expected and len(expected) == 28
+
+
+@pytest.mark.parametrize("key", sorted(CALIBRATED))
 def test_priors_are_calibrated_to_their_targets(key):
-    pass1, passk, k = S.CALIBRATION_TARGETS[key]
-    mu, sigma = S.calibrate_logit_normal(pass1, passk, k)
-    m1, mk = S.logit_normal_moments(mu, sigma, k)
+    mu0, sigma0, pass1, passk, k = CALIBRATED[key]
+    mu, sigma = calibrate_logit_normal(pass1, passk, k)
+    m1, mk = logit_normal_moments(mu, sigma, k)
     assert abs(m1 - pass1) < 1e-9 and abs(mk - passk) < 1e-9
-    assert S._PRIOR_MU_SIGMA[key] == pytest.approx((mu, sigma), abs=0.0051)
-    # the rounded, hard-coded prior still hits the targets closely
-    r1, rk = S.logit_normal_moments(*S._PRIOR_MU_SIGMA[key], k)
+    assert (mu0, sigma0) == pytest.approx((mu, sigma), abs=0.0051)
+    # the rounded, committed prior still hits the targets closely
+    r1, rk = logit_normal_moments(mu0, sigma0, k)
     assert abs(r1 - pass1) < 0.005 and abs(rk - passk) < 0.005
+
+
+def test_logit_normal_moments_match_direct_integration():
+    # independent reference: scipy.integrate.quad over the normal density
+    from scipy import integrate, special
+
+    mu, sigma, k = -1.0, 2.0, 64
+    dens = stats.norm.pdf
+    e1 = integrate.quad(lambda z: special.expit(mu + sigma * z) * dens(z), -12, 12)[0]
+    ek = integrate.quad(lambda z: (1 - (1 - special.expit(mu + sigma * z)) ** k) * dens(z),
+                        -12, 12, limit=200)[0]
+    assert logit_normal_moments(mu, sigma, k) == pytest.approx((e1, ek), abs=1e-9)
 
 
 # ------------------------------------------------------------------------------ committed demo
@@ -318,30 +344,30 @@ def test_priors_are_calibrated_to_their_targets(key):
 def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
     # The committed files were written on one CPU; another CPU's exp/log differ in the last
     # bits, so floats compare within 1e-12 and everything else exactly (leash.compare).
-    on_disk = S.read_demo()
-    for name in S.DEMO_FILES:
+    on_disk = D.read_demo()
+    for name in D.DEMO_FILES:
         assert frame_differences(on_disk[name], demo[name]) == [], name
     # Writing is deterministic on one machine: two writes give the same bytes.
     a = S.write_demo(tmp_path / "a")
     b = S.write_demo(tmp_path / "b")
-    for name in S.DEMO_FILES:
+    for name in D.DEMO_FILES:
         assert a[name].read_bytes() == b[name].read_bytes()
 
 
 def test_committed_demo_is_labelled_and_readable_as_summaries():
-    d = S.demo_dir()
+    d = D.demo_dir()
     assert "SIMULATED" in (d / "README.md").read_text()
-    for name in S.DEMO_FILES:
+    for name in D.DEMO_FILES:
         meta = pq.read_schema(d / f"{name}.parquet").metadata
         assert meta[b"source"] == b"simulated"
     for name in SUMMARY_FRAMES:
         f = read_summary(d / f"{name}.parquet")
         assert f.attrs["provenance"]["source"] == "simulated"
-        assert len(f) == len(S.read_demo()[name])
+        assert len(f) == len(D.read_demo()[name])
 
 
 def test_main_simulate_check_passes_on_committed_demo():
-    assert S.main_simulate(["--check"]) == 0
+    assert main_simulate(["--check"]) == 0
 
 
 # ------------------------------------------------------------------------------ the demo's shape
@@ -394,15 +420,16 @@ def test_sft_expands_and_rlvr_shrinks(demo):
 
 
 def test_gym_tasks_show_their_pattern(demo):
-    for task in S.DEFAULT_CONFIG.gym:
-        g = demo["gym"][demo["gym"]["benchmark"] == task.name]
+    for task in D.load_config()["gym"]:
+        name = task["name"]
+        g = demo["gym"][demo["gym"]["benchmark"] == name]
         P, E, S_, O_ = _pair_counts(g, "demo-base-1.5B", "demo-rlvr-1.5B")
-        if task.pattern == "expansion":
-            assert E > S_, task.name
-        elif task.pattern == "shrinkage":
-            assert S_ > E, task.name
+        if task["pattern"] == "expansion":
+            assert E > S_, name
+        elif task["pattern"] == "shrinkage":
+            assert S_ > E, name
         else:
-            assert P >= 0.9 * (P + E + S_ + O_), task.name
+            assert P >= 0.9 * (P + E + S_ + O_), name
 
 
 # ------------------------------------------------------------------------------ misclassification
@@ -436,7 +463,7 @@ def test_misclassification_table_on_certain_outcomes():
     pr = np.array([1.0, 1.0, 0.0, 0.0, 1.0])
     qids = [f"q{i:05d}" for i in range(5)]
     summary = S.simulate_pair(pb, pr, 64, rng=np.random.default_rng(0))
-    tab = S.misclassification_table(summary, _truth_rows(pb, pr, qids, 64), k=16)
+    tab = D.misclassification_table(summary, _truth_rows(pb, pr, qids, 64), k=16)
     assert tab["misclassified"].sum() == 0
     diag = {idx[-1]: tab.loc[idx, idx[-1]] for idx in tab.index}
     assert diag == {"preservation": 2, "expansion": 1, "shrinkage": 1, "out_of_support": 1}
@@ -445,10 +472,10 @@ def test_misclassification_table_on_certain_outcomes():
 def test_misclassification_table_near_threshold_errs_as_expected():
     # p exactly at 3 epsilon(k): found in k draws with probability 1 - (1-p)^k ~ 1 - zeta^3
     k, n_q = 64, 4000
-    p = 3 * S.epsilon(k)
+    p = 3 * epsilon(k)
     summary = S.simulate_pair(np.full(n_q, p), np.zeros(n_q), k, rng=np.random.default_rng(1))
     truth = _truth_rows(np.full(n_q, p), np.zeros(n_q), [f"q{i:05d}" for i in range(n_q)], k)
-    tab = S.misclassification_table(summary, truth, k=k)
+    tab = D.misclassification_table(summary, truth, k=k)
     row = tab.xs("shrinkage", level="true_category").iloc[0]
     miss = (1 - p) ** k  # base misses -> empirical out_of_support
     assert row["total"] == n_q
@@ -458,9 +485,9 @@ def test_misclassification_table_near_threshold_errs_as_expected():
 
 def test_misclassification_table_on_demo(demo):
     with pytest.raises(ValueError, match="'study' parameter"):
-        S.misclassification_table(demo["support"], demo["truth"], k=2048)
-    tab = S.misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
-    n_questions = sum(b.n_questions for b in S.BENCHMARKS)
+        D.misclassification_table(demo["support"], demo["truth"], k=2048)
+    tab = D.misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
+    n_questions = sum(b["n_questions"] for b in D.load_config()["benchmarks"])
     assert tab.groupby(level="model")["total"].sum().tolist() == [n_questions] * 2
     # The rule is nearly exact for clear cases and errs near epsilon: questions with p just
     # below epsilon are still often found (finding does not imply p > epsilon).
@@ -468,7 +495,7 @@ def test_misclassification_table_on_demo(demo):
     assert (pres["misclassified"] <= 0.01 * pres["total"]).all()
     assert 0 < tab["misclassified"].sum() < 0.10 * tab["total"].sum()
     with pytest.raises(ValueError, match="'k' parameter of misclassification_table"):
-        S.misclassification_table(demo["support"], demo["truth"], k=10_000, study="support")
+        D.misclassification_table(demo["support"], demo["truth"], k=10_000, study="support")
 
 
 def test_misclassification_table_reports_unmatched_and_missing_order():
@@ -476,23 +503,21 @@ def test_misclassification_table_reports_unmatched_and_missing_order():
     summary = S.simulate_pair(pb[:1], pr[:1], 8, rng=np.random.default_rng(0))
     truth = _truth_rows(pb, pr, ["q00000", "q00001"], 8)
     with pytest.warns(UserWarning, match="1 of 2 truth rows .* left out; 1 used"):
-        tab = S.misclassification_table(summary, truth, k=8)
+        tab = D.misclassification_table(summary, truth, k=8)
     assert tab["total"].sum() == 1
     summary["first_correct"] = pd.array([None, None], dtype="Int64")
     with pytest.warns(UserWarning), pytest.raises(ValueError, match="first_correct NA"):
-        S.misclassification_table(summary, truth, k=4)
+        D.misclassification_table(summary, truth, k=4)
 
 
 def test_study_config_is_validated():
-    import dataclasses
-
-    cfg = S.DEFAULT_CONFIG
-    bad = dataclasses.replace(cfg, entropy_benchmarks=("AIME2024", "GSM8K"))
-    with pytest.raises(ValueError, match=r"entropy benchmarks \['GSM8K'\]"):
+    cfg = D.load_config()
+    bad = {**cfg, "entropy_benchmarks": ["AIME2024", "GSM8K"]}
+    with pytest.raises(ValueError, match=r"`entropy_benchmarks` names unknown benchmarks "
+                                         r"\['GSM8K'\]"):
         S.simulate_study(bad, rng=np.random.default_rng(0))
-    bad = dataclasses.replace(cfg, checkpoints=dataclasses.replace(cfg.checkpoints,
-                                                                   pair_size="70B"))
-    with pytest.raises(ValueError, match="CheckpointSpec.pair_size '70B'"):
+    bad = {**cfg, "checkpoints": {**cfg["checkpoints"], "pair_size": "70B"}}
+    with pytest.raises(ValueError, match="`checkpoints.pair_size` '70B' is not the size"):
         S.simulate_study(bad, rng=np.random.default_rng(0))
 
 
@@ -506,3 +531,106 @@ def test_first_correct_is_a_feasible_position(nc, seed):
     assert ((fc == -1) == (c == 0)).all()
     assert ((fc >= -1) & (fc <= n - c) & (fc < n)).all()
     assert (fc[c == n] == 0).all()
+
+
+# ------------------------------------------------------------------------------ the config file
+
+
+def _bad_config(tmp_path, old, new):
+    text = D.config_path().read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "config.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("tau: 0.002", "tau: 2e-3",  # YAML 1.1 reads 2e-3 as a string
+     r", line 59: `pairs\[0\]\.rlvr\.tau` must be a number in \[0, 1\], got '2e-3' \(str\)\.$"),
+    ("sharpen: 1.5, tau: 0.002", "sharpn: 1.5, tau: 0.002",
+     r", line 59: unknown key `pairs\[0\]\.rlvr\.sharpn` \(did you mean `sharpen`\?\)"),
+    ("n_wrong: 8 ", "n_wrong: 0 ", r", line 18: `n_wrong` must be an int >= 1, got 0 \(int\)\.$"),
+    ("  lam: 0.3\n", "", r", line \d+: `sft` lacks the required key `lam`\.$"),
+    ("  pair_size: 1.5B", "  pair_size: 70B",
+     r": `checkpoints\.pair_size` '70B' is not the size of any pair \(\['1\.5B', '7B'\]\)\.$"),
+    ("      SciBench: {mu: 0.71", "      SciBenc: {mu: 0.71",
+     r": `pairs\[1\]\.priors` has no prior for \['SciBench'\]\.$"),
+])
+def test_a_bad_config_file_is_one_line_naming_file_line_and_key(tmp_path, old, new, message):
+    path = _bad_config(tmp_path, old, new)
+    with pytest.raises(ValueError, match=r"^simulation config " + str(path).replace(".", r"\.")
+                       + message) as exc:
+        D.load_config(path)
+    assert "\n" not in str(exc.value)
+
+
+def test_leash_simulate_config_option(tmp_path, capsys):
+    bad = _bad_config(tmp_path, "rho: 0.8", "rho: 1.8")
+    assert main_simulate(["--config", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("leash simulate: simulation config ") and "\n" not in err
+    assert "`rho` must be a number in [-1, 1], got 1.8 (float)" in err
+    assert not (tmp_path / "out").exists()
+    assert main_simulate(["--config", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: no such file." in capsys.readouterr().err
+
+
+def test_config_values_reach_the_model():
+    cfg = D.load_config()
+    pair = cfg["pairs"][0]
+    # the file gives Table 5's printed mean length; the model uses 0.7 times it as the median
+    assert pair["tokens_base"]["length"]["AIME2024"] == pytest.approx(0.7 * 16363)
+    assert pair["priors"]["MATH500"] == {"mu": 6.41, "sigma": 5.92, "na_mean": 0.3}
+    assert [t["name"] for t in cfg["gym"]][:2] == ["graph_color", "palindrome_generation"]
+    models = S._models(cfg)
+    assert models["gym"][0]["rlvr"] == S.RLVRModel(beta=4.0)
+    assert models["sft"]["priors"]["AMC23"] == S.BasePrior(mu=-0.64, sigma=1.85, na_mean=0.1)
+    # a fresh object each call: editing one does not change the next
+    cfg["rho"] = 0.0
+    assert D.load_config()["rho"] == 0.8
+
+
+def test_committed_metadata_records_the_full_configuration():
+    import json
+
+    meta = pq.read_schema(D.demo_dir() / "support.parquet").metadata
+    recorded = json.loads(meta[b"leash.simulate"])
+    assert recorded["seed"] == D.DEMO_SEED
+    assert recorded["config"] == json.loads(json.dumps(S._jsonable(D.load_config())))
+    # every default written out, e.g. an RLVR update given as {beta: 4.0} in the file
+    assert recorded["config"]["gym"][0]["rlvr"] == {
+        "beta": 4.0, "sharpen": 1.0, "tau": 0.0, "p_prune": 0.0, "p_expand": 0.0,
+        "eps_expand": None, "delta_low": 0.001, "delta_high": 0.02}
+
+
+def test_summary_columns_follow_the_summary_schema():
+    # independent derivation: the pyarrow schema of leash.summarize, as read_summary types it
+    import pyarrow as pa
+
+    from leash.summarize import SUMMARY_SCHEMA
+
+    nullable = {"step", "first_correct", "n_answer_missing", "n_truncated"}
+    expected = {}
+    for f in SUMMARY_SCHEMA:
+        if pa.types.is_list(f.type):
+            expected[f.name] = "object"
+        elif f.type == pa.string():
+            expected[f.name] = "string"
+        elif f.type == pa.float64():
+            expected[f.name] = "float64"
+        else:
+            expected[f.name] = "Int64" if f.name in nullable else "int64"
+    assert D.SUMMARY_COLUMNS == {**expected, "source": "string"}
+
+
+def test_simulate_does_not_load_the_summary_format_or_the_study():
+    import subprocess
+    import sys
+
+    # beyond what `import leash` loads (the package imports its metric core and tables)
+    code = ("import sys, leash; before = set(sys.modules); import leash.simulate; "
+            "bad = [m for m in ('leash.formats', 'leash.summarize', 'leash.tables', "
+            "'leash.study') if m in set(sys.modules) - before]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    code = "import sys, leash.study; assert 'leash.simulate' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

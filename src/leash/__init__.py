@@ -9,7 +9,8 @@ Layers, bottom up (each idea in the module named after it):
   :mod:`leash.pairing`, :mod:`leash.answers`, :mod:`leash.rescore`, :mod:`leash.manifest`;
 * analysis: :mod:`leash.tables`, :mod:`leash.sensitivity`, :mod:`leash.study`,
   :mod:`leash.artifacts` (one function per paper artifact), :mod:`leash.paper` (the paper's
-  printed numbers and their audit), :mod:`leash.simulate` (the SIMULATED demo);
+  printed numbers and their audit), :mod:`leash.simulate` (the SIMULATED demo's model) and
+  :mod:`leash.demo` (its configuration and files);
 * output: :mod:`leash.plots`, :mod:`leash.report`, :mod:`leash.reproduce` (`make reproduce`),
   :mod:`leash.cli` (the `leash` command).
 """

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ._argparse import OneLineParser, non_negative_int, positive_int
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "main_simulate"]
 
 PROG = "leash"
 EXIT_INPUT = 2
@@ -881,10 +881,72 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _run_simulate(argv) -> int:
-    from .simulate import main_simulate
+def main_simulate(argv=None):
+    """``leash simulate``: regenerate (or check) the simulated demo files.
 
-    return main_simulate(argv)
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 1 when ``--check`` finds a difference, 2 for bad arguments,
+        a bad ``--config`` or an unreadable/unwritable folder (one line on stderr, no traceback).
+    """
+    from .demo import DEMO_FILES, DEMO_SEED
+
+    parser = OneLineParser(
+        prog="leash simulate",
+        description="Write the SIMULATED demo data set (not the paper's data): "
+                    f"{', '.join(DEMO_FILES)} as Parquet files in --out, drawn from an explicit "
+                    "model of the RLVR update with known true probabilities (see data/demo/"
+                    "README.md). With --check, write nothing: regenerate in memory and compare "
+                    "with the files in --out (exit status 1 and one line per differing file).",
+        epilog="examples:\n"
+               "  leash simulate --check              # is data/demo/ what the code makes?\n"
+               "  leash simulate                      # rewrite data/demo/\n"
+               "  leash simulate --out my-demo --seed 7 --config my-config.yaml\n",
+    )
+    parser.add_argument("--out", default=None, help="output folder (default: data/demo/ of the "
+                        "repository)")
+    parser.add_argument("--seed", type=non_negative_int, default=DEMO_SEED,
+                        help="random seed, an integer >= 0 (default: %(default)s, the committed "
+                             "demo's)")
+    parser.add_argument("--config", default=None, help="configuration file (default: "
+                        "data/demo/config.yaml, the committed demo's)")
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate in memory and compare with the files in --out (floats "
+                             "within 1e-12, everything else exact)")
+    args = parser.parse_args(argv)
+    from . import demo
+    from .compare import frame_differences
+    from .simulate import simulate_study, write_demo
+
+    out = Path(args.out) if args.out is not None else demo.demo_dir()
+    try:
+        cfg = demo.load_config(args.config)
+        if args.check:
+            if not out.is_dir():
+                raise ValueError(f"--out {args.out}: no such folder")
+            on_disk = demo.read_demo(out)
+            fresh = simulate_study(cfg, rng=np.random.default_rng(args.seed))
+            bad = {n: frame_differences(on_disk[n], fresh[n]) for n in DEMO_FILES}
+            bad = {n: d for n, d in bad.items() if d}
+            for n, diffs in bad.items():
+                print(f"leash simulate --check: {n}.parquet differs from a fresh regeneration: "
+                      f"{'; '.join(diffs)}", file=sys.stderr)
+            return 1 if bad else 0
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {args.out}: not a folder")
+        paths = write_demo(out, args.seed, config=cfg)
+    except (ValueError, OSError) as exc:
+        print(f"leash simulate: {exc}", file=sys.stderr)
+        return 2
+    for p in paths.values():
+        print(f"{p} ({p.stat().st_size} bytes) [SIMULATED]", file=sys.stderr)
+    return 0
 
 
 def _run_reproduce(argv) -> int:
@@ -897,7 +959,7 @@ _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _c
              "rescore": _cmd_rescore, "passk": _cmd_passk, "support": _cmd_support}
 # Commands with their own argument parser, called with the rest of the command line (argparse
 # cannot pass leading --options through a subparser).
-_PASSTHROUGH = {"simulate": _run_simulate, "reproduce": _run_reproduce}
+_PASSTHROUGH = {"simulate": main_simulate, "reproduce": _run_reproduce}
 
 
 class _OneLineWarnings(warnings.catch_warnings):

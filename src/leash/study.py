@@ -103,7 +103,7 @@ def _one_of(choices: tuple[str, ...]) -> C.Value:
 
 
 def _demo_parts():
-    from .simulate import DEMO_FILES
+    from .demo import DEMO_FILES
 
     return DEMO_FILES
 
@@ -444,7 +444,7 @@ class Study:
     def _resolve(self, src: Source):
         """Yield (path or frame, reader kwargs) for one source."""
         if src.kind == "demo":
-            from .simulate import DEMO_FILES, read_demo
+            from .demo import DEMO_FILES, read_demo
 
             if src.value not in DEMO_FILES:
                 raise ValueError(
