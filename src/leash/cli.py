@@ -920,6 +920,8 @@ def main_simulate(argv=None):
                         help="regenerate in memory and compare with the files in --out (floats "
                              "within 1e-12, everything else exact)")
     args = parser.parse_args(argv)
+    import numpy as np
+
     from . import demo
     from .compare import frame_differences
     from .simulate import simulate_study, write_demo
