@@ -33,11 +33,12 @@ import re
 import sys
 import warnings
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ._argparse import OneLineParser, non_negative_int, positive_int
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["main", "build_parser"]
 
@@ -368,6 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _json_value(x):
     """numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
+    import numpy as np
+
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, np.integer):
@@ -378,6 +381,8 @@ def _json_value(x):
 
 
 def _emit(df: pd.DataFrame, as_json: bool) -> None:
+    import pandas as pd
+
     if as_json:
         records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
         sys.stdout.write(json.dumps(records, indent=1, default=_json_value) + "\n")
@@ -424,6 +429,8 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
     Without ``summarize_kwargs`` the inputs go through :func:`leash.summarize.load_counts`
     (summary Parquet files allowed), else through :func:`leash.summarize.summarize`.
     """
+    import pandas as pd
+
     from .summarize import KEY_COLUMNS, load_counts, summarize
 
     groups: dict[str, tuple[list, dict]] = {}
@@ -458,6 +465,8 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs) -> pd.DataFrame:
 
 
 def _cmd_validate(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .validate import validate
 
     rows, reports = [], []
@@ -513,6 +522,8 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from . import manifest as mf
 
     m = mf.load_manifest()
@@ -637,6 +648,9 @@ def _check_k_fits(rows: pd.DataFrame, ks) -> None:
     ``rows`` has the columns model, benchmark, step and n (one row per question). The library
     would refuse the budget too, but naming its own function and keywords.
     """
+    import numpy as np
+    import pandas as pd
+
     if ks is None or rows.empty:
         return
     smallest = (rows.assign(step=rows["step"].astype("Int64"))
@@ -651,6 +665,8 @@ def _check_k_fits(rows: pd.DataFrame, ks) -> None:
 
 
 def _cmd_passk(args, ctx: _Context) -> int:
+    import pandas as pd
+
     from .tables import passk_table
 
     summary = _load_summary(args, ctx)
@@ -719,6 +735,8 @@ def _side_rows(summary: pd.DataFrame, spec, paired: pd.DataFrame) -> pd.DataFram
 def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
     """The bootstrap's warnings in the CLI's words (one line each), instead of the library's
     (which name its function and n_boot): too few replicates, benchmarks of one question."""
+    import pandas as pd
+
     from .stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
 
     warnings.simplefilter("ignore", TooFewReplicatesWarning)
@@ -740,6 +758,9 @@ def _warn_about_the_bootstrap(args, paired: pd.DataFrame) -> None:
 
 
 def _cmd_support(args, ctx: _Context) -> int:
+    import numpy as np
+    import pandas as pd
+
     _check_support_options(args)
     try:
         from .pairing import pair_counts

@@ -163,10 +163,10 @@ def _records(path: Path, paths: list[str]) -> str:
     blank = f"trim(j, {_lit(' ' + chr(9) + chr(13))}) = ''"
     return f"""
 lines AS (
-    SELECT row_number() OVER () AS line, j
+    SELECT ordinality AS line, j
     FROM read_csv({_lit(path)}, columns = {{'j': 'VARCHAR'}}, delim = '\\0', quote = '',
                   escape = '', header = false, auto_detect = false, skip = 0,
-                  max_line_size = {_MAX_LINE}, buffer_size = {_BUF})
+                  max_line_size = {_MAX_LINE}, buffer_size = {_BUF}) WITH ORDINALITY
 ),
 recs AS (
     SELECT line,

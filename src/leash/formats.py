@@ -714,8 +714,8 @@ class Source:
     def _objects(self) -> str:
         """Every non-blank line as ``ord, j`` (NULL where DuckDB cannot parse it unless the
         exact pass repaired it) and the exact pass's message of a malformed line."""
-        src = (f"SELECT row_number() OVER () AS ord, json FROM read_ndjson_objects("
-               f"{sql_str(self.path)}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        src = (f"SELECT ordinality AS ord, json FROM read_ndjson_objects({sql_str(self.path)}, "
+               f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
         if not self.exact:
             return f"SELECT ord, json AS j, NULL AS m_rec, NULL AS v_rec FROM ({src})"
         self._lines(src)
@@ -732,10 +732,10 @@ class Source:
         if not self.exact:  # the fast reader: each read field as JSON, one parse per line
             self._required = lambda have: None  # a field absent from a line is NULL there
             cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
-            sql = (f"SELECT row_number() OVER () AS ord, -1 AS sub, 1 AS nrows, "
+            sql = (f"SELECT ordinality AS ord, -1 AS sub, 1 AS nrows, "
                    f"{self._cols(have, _quoted)} FROM read_json({sql_str(self.path)}, format="
                    f"'newline_delimited', columns={{{cols}}}, ignore_errors=true, "
-                   f"maximum_object_size={_MAX_OBJECT})")
+                   f"maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
             del self._required
             inferred = {"BOOLEAN": "bool", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
                         "VARCHAR": "str"}
