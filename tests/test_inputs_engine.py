@@ -5,6 +5,7 @@ streaming response batches, and the modules' import order (no cycle)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,38 @@ def test_response_batches_stream_every_layout(tmp_path):
         list(response_batches(write_lines(tmp_path / "n.jsonl", [
             {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": 0,
              "correct": True}])))
+
+
+def test_response_batches_carry_tokens_and_finish_reasons_when_the_file_has_them(tmp_path):
+    # a nested layout: per sample usage.n and stop (data of _harness, read by hand)
+    layout = tmp_path / "my-layout.yaml"
+    layout.write_text(LAYOUT)
+    rows = [r for b in response_batches(_harness(tmp_path), mapping=layout)
+            for r in b.to_pylist()]
+    assert [(r["n_tokens"], r["finish_reason"]) for r in rows] == [(10, "stop"), (30, "length"),
+                                                                   (5, None)]
+    # a samples file: its columns; token_entropy absent from every line is not carried
+    canon = write_lines(tmp_path / "s.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": i, "correct": True,
+         "response": f"t{i}", **({"n_tokens": 7 + i} if i else {"finish_reason": "length"})}
+        for i in range(3)])
+    batch = next(response_batches(canon))
+    assert batch.schema.names[-2:] == ["n_tokens", "finish_reason"]
+    assert batch.column("n_tokens").to_pylist() == [None, 8, 9]
+    assert batch.column("finish_reason").to_pylist() == ["length", None, None]
+    # an evaluator's file: vLLM's finish_reason and per-choice tokens (the fixture's logprobs)
+    chat = Path(__file__).parent / "fixtures" / "evaluators" / "openai-batch" / \
+        "chat_output.jsonl"
+    rows = [r for b in response_batches(chat, benchmark="b") for r in b.to_pylist()]
+    assert [r["finish_reason"] for r in rows][:3] == ["stop", "stop", "length"]
+    assert [r["n_tokens"] for r in rows][:3] == [4, 2, 3]
+    # a bad value is refused by the rules, naming the line and field
+    bad = write_lines(tmp_path / "bad.jsonl", [
+        {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": 0, "correct": True,
+         "response": "t", "n_tokens": -3}])
+    with pytest.raises(ValueError, match=r"bad\.jsonl: line 1: field 'n_tokens': must be a "
+                                         "finite number >= 0"):
+        list(response_batches(bad))
 
 
 def test_no_import_cycle_between_the_input_modules():

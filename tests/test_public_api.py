@@ -26,3 +26,17 @@ def test_unknown_attribute():
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         leash.nope  # noqa: B018
+
+
+def test_the_command_line_starts_without_numpy_scipy_or_pandas():
+    """`leash` and its parser load no numeric library: the start-up of every command (a
+    fresh process, as the command runs) pays only for what that command imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, leash, leash.cli; leash.cli.build_parser(); print(sorted(m for m in "
+            "('numpy', 'scipy', 'pandas', 'pyarrow', 'duckdb') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+    assert callable(leash.pass_at_k) and "pass_at_k" in dir(leash)  # still there, on first use

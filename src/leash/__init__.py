@@ -15,50 +15,25 @@ Layers, bottom up (each idea in the module named after it):
   :mod:`leash.cli` (the `leash` command).
 """
 
-from .entropy import (
-    aggregate_perplexity,
-    answer_entropy,
-    answer_entropy_from_histograms,
-    entropy_from_counts,
-    perplexity,
-    token_entropy,
-)
-from .passk import ESTIMATORS, avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
-from .stats import (
-    bootstrap_crossover,
-    bootstrap_pass_at_k,
-    bootstrap_support,
-    crossover_budget,
-    holm,
-    mcnemar_exact,
-)
-from .support import (
-    CATEGORIES,
-    epsilon,
-    expected_support_counts,
-    found,
-    found_probability,
-    misclassification_probability,
-    population_pass_at_k,
-    support_counts,
-    support_metrics,
-    support_status,
-)
-from .tables import (
-    entropy_table,
-    expected_support_curve,
-    passk_table,
-    perplexity_table,
-    support_from_counts,
-    support_table,
-)
-
 __version__ = "0.1.0"
 
-# Heavier layers (pyarrow readers, manifest, notebooks' glue) load on first use. Functions
-# named like their module (summarize, validate, rescore) are not exported here, so that
-# `leash.summarize` always is the module: call leash.summarize.summarize(...) and so on.
+# Every name loads its module on first use, so that `import leash` (and the `leash` command's
+# start-up) costs no numpy, scipy or pandas. Functions named like their module (summarize,
+# validate, rescore) are not exported here, so that `leash.summarize` always is the module:
+# call leash.summarize.summarize(...) and so on.
 _LAZY = {
+    **dict.fromkeys(("aggregate_perplexity", "answer_entropy", "answer_entropy_from_histograms",
+                     "entropy_from_counts", "perplexity", "token_entropy"), "entropy"),
+    **dict.fromkeys(("ESTIMATORS", "avg_at_n", "pass_at_k", "pass_at_k_curve",
+                     "pass_at_k_first"), "passk"),
+    **dict.fromkeys(("bootstrap_crossover", "bootstrap_pass_at_k", "bootstrap_support",
+                     "crossover_budget", "holm", "mcnemar_exact"), "stats"),
+    **dict.fromkeys(("CATEGORIES", "epsilon", "expected_support_counts", "found",
+                     "found_probability", "misclassification_probability",
+                     "population_pass_at_k", "support_counts", "support_metrics",
+                     "support_status"), "support"),
+    **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table",
+                     "perplexity_table", "support_from_counts", "support_table"), "tables"),
     "load_counts": "summarize", "read_summary": "summarize",
     "pair_counts": "pairing", "fetch": "manifest",
     "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
@@ -79,13 +54,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'leash' has no attribute {name!r}")
 
 
-__all__ = [
-    "CATEGORIES", "ESTIMATORS", "aggregate_perplexity", "answer_entropy",
-    "answer_entropy_from_histograms", "avg_at_n", "bootstrap_crossover", "bootstrap_pass_at_k",
-    "bootstrap_support", "crossover_budget", "entropy_from_counts", "entropy_table", "epsilon",
-    "expected_support_counts", "expected_support_curve", "found", "found_probability", "holm",
-    "mcnemar_exact", "misclassification_probability", "pass_at_k", "pass_at_k_curve",
-    "pass_at_k_first", "passk_table", "perplexity", "perplexity_table", "population_pass_at_k",
-    "support_counts", "support_from_counts", "support_metrics", "support_status",
-    "support_table", "token_entropy", *_LAZY,
-]
+__all__ = sorted(_LAZY)
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})

@@ -1,46 +1,18 @@
 """Readers for the files evaluators write (lm-evaluation-harness, lighteval, evalscope, vLLM).
 
-Each reader turns one evaluator file into DuckDB rows in leash's canonical per-sample columns,
-so every format goes through the same validity rules and the same per-question aggregation
-(:mod:`leash.formats`, :mod:`leash.summarize`). This module only *translates layouts*; it does
-not validate values or aggregate. ``data/README.md`` (section "Evaluator files") documents each
-layout: the fields used, how ids, samples, gold and correctness are derived, and the upstream
-source file that writes it.
+Each reader only *translates a layout* into DuckDB rows in leash's canonical per-sample columns;
+the rules and the aggregation are :mod:`leash.formats` and :mod:`leash.summarize`.
+``data/README.md`` ("Evaluator files") documents each layout and the upstream file writing it.
+The interface: :data:`EVALUATOR_FORMATS`, :func:`detect`, :func:`relation` (a lazy relation of
+:data:`RELATION_COLUMNS`) and :func:`translate_error` (a layout error raised while the relation
+runs is a ``duckdb.Error`` whose text is the one-line message naming file, line and field).
 
-Interface (used by :mod:`leash.formats`)
-----------------------------------------
-``EVALUATOR_FORMATS``
-    The ``--fmt`` names of the readers here: ``("lm-eval", "lighteval", "evalscope",
-    "openai-batch")``.
-``detect(path, keys, first) -> str | None``
-    The reader name for a file whose first record has the top-level ``keys`` (``first`` is that
-    record as a dict, or None for a Parquet file, whose ``keys`` are its column names), or None.
-    A record that fits two readers is refused (ValueError naming them and ``--fmt``).
-``relation(con, path, fmt, *, options) -> duckdb.DuckDBPyRelation``
-    The file's samples as a relation with exactly :data:`RELATION_COLUMNS` (in that order):
-    ``line`` (1-based line of a JSONL file / row of a Parquet file, for messages), ``model``,
-    ``benchmark`` (NULL when the file does not say), ``question_id`` (VARCHAR), ``sample_idx``
-    (BIGINT, 0-based generation order within the question), ``correct`` (BOOLEAN; NULL when the
-    evaluator does not log per-sample correctness, then ``leash rescore`` grades ``response``
-    against ``gold``), ``response``, ``gold``, ``answer``, ``finish_reason`` (VARCHAR, NULL when
-    absent), ``n_tokens`` (BIGINT, NULL when absent). ``options`` holds reader options such as
-    ``{"filter": "strict-match"}`` for lm-eval; a bad or ambiguous option is a ValueError whose
-    one-line message names the file, the option as a CLI flag and the values present.
-``translate_error(exc, path) -> ValueError`` (an addition to the interface above)
-    The relation is lazy: a record whose layout is wrong (a missing field, a list one level
-    too shallow) stops the query *when it runs*, with a ``duckdb.Error`` whose text (after
-    DuckDB's ``"Invalid Input Error: "`` prefix) is the one-line message naming the file, the
-    line and the field. ``translate_error`` turns such an error into that ValueError (and a
-    DuckDB error of its own, e.g. text that is not UTF-8, into one line naming file and line).
-
-JSON lines are read as lines of text (``read_csv`` with one VARCHAR column and no quoting) and
-parsed with DuckDB's JSON functions, because ``read_json`` does not say which line a record came
-from (its messages count records): this way blank lines count, and ``line`` is the line number
-an editor shows. Nothing is loaded into Python; the queries stream (no join, no materialized
-CTE; samples are expanded with ``unnest`` in the SELECT list), so memory is set by DuckDB's
-buffers and one vector of records (2048 lines), not by the file's size (one exception: an
-evalscope file without ``generation_index`` ranks its samples with a window over the file).
-Lines are at most 8 MiB.
+JSON lines are read as lines of text (``read_csv``, one VARCHAR column, no quoting) and parsed
+with DuckDB's JSON functions, because ``read_json`` does not say which line a record came from:
+blank lines count, and ``line`` is the line an editor shows. The queries stream (no join, no
+materialized CTE; samples expanded with ``unnest`` in the SELECT list), so memory is set by
+DuckDB's buffers, not by the file (except an evalscope file without ``generation_index``, whose
+samples are ranked with a window). Lines are at most 8 MiB.
 """
 
 from __future__ import annotations
@@ -57,20 +29,15 @@ RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "
 # Reader options, by format, as they are spelled on the command line.
 _OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
 
-# The longest line a JSON-lines reader accepts (DuckDB's default, 2 MiB, is less than one
-# lm-eval record of 64 long chain-of-thought repeats), and DuckDB's read buffer (its default).
-# The longest-line setting costs memory even when the lines are short: measured with DuckDB
-# 2.0 on two threads, files of 113 MB and 450 MB (14 KB lines) are read within a 500 MB
-# memory_limit with 8 MiB, not with 16 MiB; the need is flat in the file size (the same limit
-# suffices for both). A longer line is refused with its line number.
+# The longest JSON line read (DuckDB's 2 MiB default is less than one lm-eval record of 64 long
+# chain-of-thought repeats) and DuckDB's read buffer. The line limit costs memory even for short
+# lines: with DuckDB 2.0 on two threads, files of 113 MB and 450 MB are read within a 500 MB
+# memory_limit with 8 MiB, not 16 MiB (flat in file size). A longer line is refused by number.
 _MAX_LINE = 1 << 23
 _BUF = 1 << 25
 
 
-# --------------------------------------------------------------------------------------------
-# detection
-# --------------------------------------------------------------------------------------------
-
+# --- detection -------------------------------------------------------------------------------
 def _is_lm_eval(keys, first):
     return first is not None and {"doc_id", "resps", "filtered_resps"} <= keys
 
@@ -112,12 +79,8 @@ def detect(path: Path, keys: set, first: dict | None) -> str | None:
     Returns
     -------
     str or None
-        One of :data:`EVALUATOR_FORMATS`, or None when no evaluator layout fits.
-
-    Raises
-    ------
-    ValueError
-        The record fits more than one evaluator layout; the message names them and ``--fmt``.
+        One of :data:`EVALUATOR_FORMATS`; a record fitting two layouts is a ValueError naming
+        them and ``--fmt``.
     """
     keys = set(keys)
     found = [name for name, fits in _SIGNATURES if fits(keys, first)]
@@ -127,23 +90,15 @@ def detect(path: Path, keys: set, first: dict | None) -> str | None:
     return found[0] if found else None
 
 
-# --------------------------------------------------------------------------------------------
-# SQL building blocks
-# --------------------------------------------------------------------------------------------
-
+# --- SQL building blocks ---------------------------------------------------------------------
 def _lit(value) -> str:
     """A SQL literal for a Python string (or NULL)."""
-    if value is None:
-        return "NULL"
-    return "'" + str(value).replace("'", "''") + "'"
+    return "NULL" if value is None else "'" + str(value).replace("'", "''") + "'"
 
 
 def _fail(path: Path, *parts: str) -> str:
-    """SQL raising the one-line message ``<path>: line <line>: <parts...>``.
-
-    ``parts`` are SQL expressions (use :func:`_lit` for text); ``concat`` skips NULLs, so a
-    missing value cannot blank the whole message.
-    """
+    """SQL raising ``<path>: line <line>: <parts...>`` (SQL expressions; ``concat`` skips
+    NULLs, so a missing value cannot blank the message)."""
     return f"error(concat({_lit(f'{path}: line ')}, line, ': ', {', '.join(parts)}))"
 
 
@@ -155,21 +110,16 @@ def _show(expr: str, width: int = 80) -> str:
 
 
 def _records(path: Path, paths: list[str]) -> str:
-    """SQL CTEs ``lines`` and ``recs``: one row per non-blank line, ``v`` the listed JSON paths.
-
-    ``v[i]`` is the JSON value at ``paths[i-1]`` (SQL NULL when the key is absent, JSON
-    ``null`` when it is null). A line that is not JSON stops the query with its line number.
-    """
+    """SQL CTEs ``lines`` and ``recs``: a row per non-blank line, ``v[i]`` the JSON value at
+    ``paths[i-1]`` (SQL NULL: absent). A line that is not JSON stops the query, naming it."""
     blank = f"trim(j, {_lit(' ' + chr(9) + chr(13))}) = ''"
     return f"""
-lines AS (
-    SELECT row_number() OVER () AS line, j
+lines AS (SELECT ordinality AS line, j
     FROM read_csv({_lit(path)}, columns = {{'j': 'VARCHAR'}}, delim = '\\0', quote = '',
                   escape = '', header = false, auto_detect = false, skip = 0,
-                  max_line_size = {_MAX_LINE}, buffer_size = {_BUF})
+                  max_line_size = {_MAX_LINE}, buffer_size = {_BUF}) WITH ORDINALITY
 ),
-recs AS (
-    SELECT line,
+recs AS (SELECT line,
            CASE WHEN json_valid(j) THEN json_extract(j, [{', '.join(_lit(p) for p in paths)}])
                 ELSE {_fail(path, "'malformed JSON: ', " + _show('j', 60))} END AS v
     FROM lines WHERE j IS NOT NULL AND NOT {blank}
@@ -208,14 +158,9 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
     Returns
     -------
     ValueError
-        Its message names the file, the line and the field where the reader found the layout
-        broken, or, for an error of DuckDB's own, the file and the first line of DuckDB's text.
+        Naming the file, the line and the field (or the first line of DuckDB's own text).
     """
-    text = str(exc)
-    for prefix in ("Invalid Input Error: ", "Conversion Error: ", "Binder Error: "):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-            break
+    text = re.sub(r"^(Invalid Input|Conversion|Binder) Error: ", "", str(exc), count=1)
     if text.startswith(f"{path}: "):
         return ValueError(text.splitlines()[0])
     m = re.search(r"CSV Error on Line: (\d+)", text)
@@ -231,30 +176,17 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
 
 def _check_options(path: Path, fmt: str, options: dict | None) -> dict:
     options = {k: v for k, v in (options or {}).items() if v is not None}
-    for key in options:
-        if key not in _OPTIONS[fmt]:
-            allowed = ", ".join(f"--{o}" for o in _OPTIONS[fmt]) or "none"
-            raise ValueError(f"{path}: --{key} does not apply to --fmt {fmt} "
-                             f"(its options: {allowed}).")
+    if bad := [k for k in options if k not in _OPTIONS[fmt]]:
+        raise ValueError(f"{path}: --{bad[0]} does not apply to --fmt {fmt} (its options: "
+                         f"{', '.join(f'--{o}' for o in _OPTIONS[fmt]) or 'none'}).")
     return options
 
 
-def _select(*, model: str, benchmark: str, question_id: str, sample_idx: str,
-            correct: str = "NULL", response: str = "NULL", gold: str = "NULL",
-            answer: str = "NULL", finish_reason: str = "NULL", n_tokens: str = "NULL") -> str:
-    """The final SELECT list, in RELATION_COLUMNS order and types."""
-    return f"""
-    CAST(line AS BIGINT) AS line,
-    CAST({model} AS VARCHAR) AS model,
-    CAST({benchmark} AS VARCHAR) AS benchmark,
-    CAST({question_id} AS VARCHAR) AS question_id,
-    CAST({sample_idx} AS BIGINT) AS sample_idx,
-    CAST({correct} AS BOOLEAN) AS correct,
-    CAST({response} AS VARCHAR) AS response,
-    CAST({gold} AS VARCHAR) AS gold,
-    CAST({answer} AS VARCHAR) AS answer,
-    CAST({finish_reason} AS VARCHAR) AS finish_reason,
-    CAST({n_tokens} AS BIGINT) AS n_tokens"""
+def _select(**cols: str) -> str:
+    """The final SELECT list, in RELATION_COLUMNS order and types (absent columns NULL)."""
+    typ = {"line": "BIGINT", "sample_idx": "BIGINT", "n_tokens": "BIGINT", "correct": "BOOLEAN"}
+    return ", ".join(f"CAST({cols.get(c, 'line' if c == 'line' else 'NULL')} AS "
+                     f"{typ.get(c, 'VARCHAR')}) AS {c}" for c in RELATION_COLUMNS)
 
 
 # The date_id lm-evaluation-harness and lighteval put in file names:
@@ -262,10 +194,7 @@ def _select(*, model: str, benchmark: str, question_id: str, sample_idx: str,
 _DATE_ID = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 
 
-# --------------------------------------------------------------------------------------------
-# lm-evaluation-harness: samples_<task>_<date>.jsonl
-# --------------------------------------------------------------------------------------------
-
+# --- lm-evaluation-harness: samples_<task>_<date>.jsonl --------------------------------------
 # lm-eval's RegexFilter puts this in filtered_resps when its pattern does not match.
 _LM_EVAL_NO_MATCH = "[invalid]"
 
@@ -273,12 +202,10 @@ _LM_EVAL_NO_MATCH = "[invalid]"
 def _lm_eval(con, path: Path, options: dict):
     """lm-evaluation-harness ``--log_samples`` records, one row per (document, repeat).
 
-    A record is one (document, filter) pair: ``resps == [[r1, ..., rK]]`` (one request with K
-    repeats; the raw responses, the same under every filter), ``filtered_resps == [f]`` where
-    ``f`` is one string (the filter kept one output, e.g. ``take_first``) or a list of K
-    strings (the filter kept every repeat). The rows of one filter are read; the filter is
-    ``options["filter"]``, else the only one in the file, else the only one that keeps every
-    repeat; otherwise the file is refused with the filters it holds.
+    A record is a (document, filter) pair: ``resps == [[r1, ..., rK]]`` (K repeats, the same
+    under every filter), ``filtered_resps == [f]``, ``f`` one string (e.g. ``take_first``) or K
+    strings (every repeat kept). One filter is read: ``options["filter"]``, else the only one,
+    else the only one keeping every repeat; otherwise the file is refused, naming them.
     """
     m = re.fullmatch(rf"samples_(.+)_{_DATE_ID}\.jsonl(?:\.gz)?", path.name)
     benchmark = _lit(m.group(1)) if m else "NULL"
@@ -293,8 +220,7 @@ def _lm_eval(con, path: Path, options: dict):
     rows = _run(con, path, f"""WITH {recs}
         SELECT json_extract_string(v[5], '$') AS f, bool_and(coalesce({keeps}, false)), min(line)
         FROM recs GROUP BY f ORDER BY min(line)""")
-    filters = [r[0] for r in rows]
-    keepers = [r[0] for r in rows if r[1]]
+    filters, keepers = [r[0] for r in rows], [r[0] for r in rows if r[1]]
 
     def names(fs):
         return ", ".join("(unnamed)" if f is None else f for f in fs) or "none"
@@ -325,11 +251,9 @@ def _lm_eval(con, path: Path, options: dict):
     columns = _select(model="NULL", benchmark=benchmark, question_id="question_id",
                       sample_idx="k", response="resp", gold="gold", answer=answer)
     query = f"""WITH {recs},
-picked AS (
-    SELECT * FROM recs WHERE json_extract_string(v[5], '$') IS NOT DISTINCT FROM {_lit(chosen)}
-),
-checked AS (
-    SELECT line,
+picked AS (SELECT * FROM recs
+            WHERE json_extract_string(v[5], '$') IS NOT DISTINCT FROM {_lit(chosen)}),
+checked AS (SELECT line,
         CASE WHEN json_type({doc_id}) IN {_ID_TYPES} THEN json_extract_string({doc_id}, '$')
              ELSE {_fail(path, "'field ''doc_id'' must be an integer or a string, found ', "
                                 + _show(doc_id))} END AS question_id,
@@ -346,61 +270,40 @@ checked AS (
              ELSE from_json({resps}, '[["VARCHAR"]]')[1] END AS reps,
         CASE json_type({fres}, '$[0]')
              WHEN 'VARCHAR' THEN [json_extract_string({fres}, '$[0]')]
-             WHEN 'ARRAY' THEN from_json({fres}, '[["VARCHAR"]]')[1] END AS kept
-    FROM picked
-),
-expanded AS (
-    SELECT line, question_id, gold,
+             WHEN 'ARRAY' THEN from_json({fres}, '[["VARCHAR"]]')[1] END AS kept FROM picked),
+expanded AS (SELECT line, question_id, gold,
            unnest(reps) AS resp, unnest(range(len(reps))) AS k,
-           unnest(CASE WHEN len(kept) = len(reps) THEN kept END) AS kept
-    FROM checked
-)
-SELECT {columns}
-FROM expanded"""
+           unnest(CASE WHEN len(kept) = len(reps) THEN kept END) AS kept FROM checked)
+SELECT {columns} FROM expanded"""
     return con.sql(query)
 
 
-# --------------------------------------------------------------------------------------------
-# lighteval: details_<task>_<date>.parquet
-# --------------------------------------------------------------------------------------------
+# --- lighteval: details_<task>_<date>.parquet ------------------------------------------------
+def _pa():
+    import pyarrow as pa
 
-def _schema(path: Path):
-    """The Arrow schema of a Parquet file (its footer only), or a one-line ValueError."""
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(path)
-    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
-        raise ValueError(f"{path}: cannot read the Parquet schema ({exc}).") from None
+    return pa.types
 
 
 def _fields(typ) -> dict:
     """Field name -> Arrow type of a struct type ({} for any other type)."""
-    import pyarrow as pa
-
-    return {f.name: f.type for f in typ} if pa.types.is_struct(typ) else {}
+    return {f.name: f.type for f in typ} if _pa().is_struct(typ) else {}
 
 
 def _list_depth(typ, leaf) -> int:
     """How many list levels wrap a ``leaf``-typed value (-1 when the leaf test fails)."""
-    import pyarrow as pa
-
     depth = 0
-    while pa.types.is_list(typ) or pa.types.is_large_list(typ):
+    while _pa().is_list(typ) or _pa().is_large_list(typ):
         typ, depth = typ.value_type, depth + 1
     return depth if leaf(typ) else -1
 
 
 def _is_text(typ) -> bool:
-    import pyarrow as pa
-
-    return pa.types.is_string(typ) or pa.types.is_large_string(typ)
+    return _pa().is_string(typ) or _pa().is_large_string(typ)
 
 
 def _is_int(typ) -> bool:
-    import pyarrow as pa
-
-    return pa.types.is_integer(typ)
+    return _pa().is_integer(typ)
 
 
 def _lighteval_labels(path: Path):
@@ -408,9 +311,7 @@ def _lighteval_labels(path: Path):
     m = re.fullmatch(rf"details_(.+)_({_DATE_ID})\.parquet", path.name)
     if not m:
         return None, None
-    task, date = m.group(1), m.group(2)
-    parts = path.parent.parts
-    model = None
+    (task, date), parts, model = m.groups(), path.parent.parts, None
     if path.parent.name == date and "details" in parts[:-1]:
         start = len(parts) - 1 - parts[:-1][::-1].index("details")
         if start < len(parts) - 1:
@@ -421,14 +322,16 @@ def _lighteval_labels(path: Path):
 def _lighteval(con, path: Path, options: dict):
     """lighteval details, current (``doc``/``model_response``/``metric``) or pre-2025-06 flat.
 
-    One row per document; its n samples are ``model_response.text`` (current) or
-    ``predictions`` (flat), in generation order. The question id is ``doc.id`` (lighteval sets
-    it to the document's index in its split); the flat layout stores no id, so there it is
-    the row's position (0-based), which names the same document only for runs over the same
-    task version in the same order.
+    A row per document; its samples are ``model_response.text`` or ``predictions``. The
+    question id is ``doc.id`` (the document's index in its split); the flat layout has none,
+    so there it is the row's position (the same document only for the same task version).
     """
-    schema = _schema(path)
-    cols = {f.name: f.type for f in schema}
+    import pyarrow.parquet as pq
+
+    try:  # the footer only
+        cols = {f.name: f.type for f in pq.read_schema(path)}
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        raise ValueError(f"{path}: cannot read the Parquet schema ({exc}).") from None
     model, task = _lighteval_labels(path)
     src = f"read_parquet({_lit(path)}, file_row_number = true)"
     if {"doc", "model_response"} <= set(cols):
@@ -484,13 +387,9 @@ def _lighteval(con, path: Path, options: dict):
            CASE WHEN {texts} IS NULL OR len({texts}) = 0 THEN {empty} ELSE {texts} END AS texts
     FROM {src}
 ),
-expanded AS (
-    SELECT line, question_id, gold, benchmark,
-           unnest(texts) AS t, unnest(range(len(texts))) AS k, unnest(toks) AS tk
-    FROM checked
-)
-SELECT {columns}
-FROM expanded"""
+expanded AS (SELECT line, question_id, gold, benchmark,
+           unnest(texts) AS t, unnest(range(len(texts))) AS k, unnest(toks) AS tk FROM checked)
+SELECT {columns} FROM expanded"""
     return con.sql(query)
 
 
@@ -503,10 +402,7 @@ def _choice_gold(doc_fields: dict) -> str:
     return "doc.choices[doc.gold_index + 1]"
 
 
-# --------------------------------------------------------------------------------------------
-# evalscope: reviews/<model>/<benchmark>_<subset>.jsonl
-# --------------------------------------------------------------------------------------------
-
+# --- evalscope: reviews/<model>/<benchmark>_<subset>.jsonl -----------------------------------
 # evalscope's ScoreStatus values whose score may enter aggregation (evalscope/constants.py);
 # any other status means "no usable score", which leash reads as correct = NULL.
 _EVALSCOPE_USABLE = ("success", "fallback")
@@ -517,26 +413,23 @@ def _first_record(path: Path):
     import gzip
     import json
 
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-        for raw in f:
-            if raw.strip():
-                try:
-                    rec = json.loads(raw)
-                except ValueError:
-                    return None
-                return rec if isinstance(rec, dict) else None
-    return None
+    with (gzip.open if path.name.endswith(".gz") else open)(
+            path, "rt", encoding="utf-8", errors="replace") as f:
+        raw = next((line for line in f if line.strip()), "null")
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
 
 
 def _evalscope(con, path: Path, options: dict):
     """evalscope review records, one row per (sample, repeat); correctness from ``score``.
 
-    ``question_id`` is ``sample_score.group_id`` (evalscope numbers the k repeats of one
-    question with one group id), or ``sample_id`` when the group is null. ``sample_idx`` is
-    ``sample_score.generation_index`` when the file's first record has it (evalscope since
-    2026-08), else the rank of ``sample_id`` within the group (evalscope numbers repeats
-    consecutively, ``group_id = sample_id // repeats``).
+    ``question_id`` is ``sample_score.group_id`` (one per question's k repeats), else
+    ``sample_id``; ``sample_idx`` is ``generation_index`` when the first record has it
+    (evalscope since 2026-08), else the rank of ``sample_id`` in the group (repeats are
+    numbered consecutively, ``group_id = sample_id // repeats``).
     """
     model = benchmark = None
     if path.parent.parent.name == "reviews":
@@ -568,12 +461,10 @@ def _evalscope(con, path: Path, options: dict):
         order = f"""CASE WHEN json_type({sid}) IN {_ID_TYPES} THEN {sid}
                     ELSE {_fail(path, "'field ''sample_score.sample_id'' must be an integer or "
                                 "a string, found ', " + _show(sid))} END"""
-    # The main score: value[main_score_name] when that key is there, else the first key
-    # (evalscope's Score.main_value). A verdict is read as follows: JSON true/false as is, the
-    # numbers 1 and 0 (1.0, 0.0) as true and false; no usable score (a status other than
-    # success/fallback, an empty `value`, a null) is NULL; any other number (0.5, a partial
-    # credit) is refused, naming the line: a value that is not clearly a verdict is not guessed
-    # into one (the rule leash applies to `correct` everywhere, data/README.md section 6).
+    # The main score: value[main_score_name], else the first key (evalscope's Score.main_value).
+    # true/false and 1/0 are verdicts; no usable score (another status, an empty `value`, null)
+    # is NULL; any other number (a partial credit) is refused: a value that is not clearly a
+    # verdict is not guessed into one (the rule of `correct` everywhere, data/README.md sec. 6).
     key = f"""CASE WHEN json_extract_string({main}, '$') IS NOT NULL
                         AND list_contains(json_keys({value}), json_extract_string({main}, '$'))
                    THEN json_extract_string({main}, '$') ELSE json_keys({value})[1] END"""
@@ -591,22 +482,14 @@ def _evalscope(con, path: Path, options: dict):
         ELSE {_fail(path, "'score ''sample_score.score.value.', mkey, ''' = ', " + _show("mv")
                     + ", ' is not a verdict (leash reads true/false or 1/0)'")} END"""
     query = f"""WITH {recs},
-keyed AS (
-    SELECT *, {key} AS mkey FROM recs
-),
-checked AS (
-    SELECT line, {qid} AS question_id, {idx} AS gen_idx, {order if order else 'NULL'} AS ord,
+keyed AS (SELECT *, {key} AS mkey FROM recs),
+checked AS (SELECT line, {qid} AS question_id, {idx} AS gen_idx, {order or 'NULL'} AS ord,
            json_extract(v[6], '$."' || replace(mkey, '"', '\\"') || '"') AS mv,
-           v, mkey
-    FROM keyed
-),
-scored AS (
-    SELECT line, question_id, gen_idx, ord, {correct} AS correct,
+           v, mkey FROM keyed),
+scored AS (SELECT line, question_id, gen_idx, ord, {correct} AS correct,
            json_extract_string({target}, '$') AS gold,
            json_extract_string({pred}, '$') AS response,
-           json_extract_string({extracted}, '$') AS answer
-    FROM checked
-)
+           json_extract_string({extracted}, '$') AS answer FROM checked)
 SELECT {_select(model=_lit(model), benchmark=_lit(benchmark), question_id="question_id",
                  sample_idx=("gen_idx" if has_gen_index else
                              "dense_rank() OVER (PARTITION BY question_id ORDER BY "
@@ -616,13 +499,9 @@ FROM scored"""
     return con.sql(query)
 
 
-# --------------------------------------------------------------------------------------------
-# vLLM / OpenAI-compatible batch output
-# --------------------------------------------------------------------------------------------
-
-# custom_id convention: "<question_id>#<first sample index>" (the request's choices are the
-# samples first, first+1, ...), or a custom_id without that suffix, which is the question id
-# (its choices are samples 0..n-1).
+# --- vLLM / OpenAI-compatible batch output ---------------------------------------------------
+# custom_id: "<question_id>#<first sample index>" (choices are samples first, first+1, ...), or
+# without that suffix the question id (choices are samples 0..n-1).
 _CUSTOM_ID = r"^(.*)#([0-9]+)$"
 
 
@@ -654,8 +533,7 @@ def _openai_batch(con, path: Path, options: dict):
                       sample_idx=sample_idx, response=response,
                       finish_reason="json_extract_string(f[5], '$')", n_tokens=n_tokens)
     query = f"""WITH {recs},
-checked AS (
-    SELECT line,
+checked AS (SELECT line,
         CASE WHEN json_type({cid}) = 'VARCHAR' THEN json_extract_string({cid}, '$')
              ELSE {_fail(path, "'field ''custom_id'' must be a string, found ', " + _show(cid))}
              END AS custom_id,
@@ -672,26 +550,17 @@ checked AS (
                        "found ', " + _show(choices))}
              ELSE from_json({choices}, '["JSON"]') END AS chs,
         json_extract_string({model}, '$') AS model,
-        TRY_CAST(json_extract_string({usage}, '$') AS BIGINT) AS usage_tokens
-    FROM recs
-),
-ids AS (
-    SELECT *, regexp_extract(custom_id, {_lit(_CUSTOM_ID)}, ['q', 's']) AS m FROM checked
-),
-expanded AS (
-    SELECT line, model, len(chs) AS n_choices, usage_tokens,
+        TRY_CAST(json_extract_string({usage}, '$') AS BIGINT) AS usage_tokens FROM recs),
+ids AS (SELECT *, regexp_extract(custom_id, {_lit(_CUSTOM_ID)}, ['q', 's']) AS m FROM checked),
+expanded AS (SELECT line, model, len(chs) AS n_choices, usage_tokens,
         CASE WHEN m.q <> '' OR m.s <> '' THEN m.q ELSE custom_id END AS question_id,
         CASE WHEN m.s <> '' THEN TRY_CAST(m.s AS BIGINT) ELSE 0 END AS first_idx,
-        unnest(chs) AS c, unnest(range(1, len(chs) + 1)) AS k
-    FROM ids
-),
-choice AS (
-    SELECT *, json_extract(c, ['$.index', '$.message', '$.message.content', '$.text',
+        unnest(chs) AS c, unnest(range(1, len(chs) + 1)) AS k FROM ids),
+choice AS (SELECT *, json_extract(c, ['$.index', '$.message', '$.message.content', '$.text',
                            '$.finish_reason', '$.logprobs.content', '$.logprobs.tokens']) AS f
     FROM expanded
 )
-SELECT {columns}
-FROM choice"""
+SELECT {columns} FROM choice"""
     return con.sql(query)
 
 
@@ -711,22 +580,15 @@ def relation(con, path: Path, fmt: str, *, options: dict | None = None):
     fmt : str
         One of :data:`EVALUATOR_FORMATS`.
     options : dict, optional
-        Reader options; ``{"filter": NAME}`` for lm-eval (``--filter``). None values are
-        ignored.
+        Reader options (None values ignored): ``{"filter": NAME}`` for lm-eval (``--filter``).
 
     Returns
     -------
     duckdb.DuckDBPyRelation
-        One row per sample, the columns of :data:`RELATION_COLUMNS` in that order. Running it
-        may raise a ``duckdb.Error`` for a record of the wrong layout: pass it to
-        :func:`translate_error` for the one-line message.
-
-    Raises
-    ------
-    ValueError
-        An unknown ``fmt``, an option that does not apply or names nothing in the file, an
-        lm-eval file with several filters and none chosen, a lighteval file of an unknown or
-        unreadable layout.
+        One row per sample in :data:`RELATION_COLUMNS`; running it may raise a ``duckdb.Error``
+        for a record of the wrong layout (:func:`translate_error` makes it one line). A bad
+        ``fmt`` or option, or an lm-eval file with several filters and none chosen, is a
+        ValueError.
     """
     path = Path(path)
     if fmt not in _READERS:

@@ -1,14 +1,10 @@
 """Input formats of model generations: detection, field mappings, the rule set and the readers.
 
-Formats (``data/README.md`` describes each with examples): ``"samples"`` (a row per sampled
-response), ``"counts"`` (a row per question), ``"summary"`` (written by
-:func:`leash.summarize.summarize`), ``"nested"`` (an object per question, through a
-:class:`NestedMapping`), ``"evaluator"`` (the Qwen2.5-Math evaluator's output) and the
-evaluators' own files (:mod:`leash.evaluators`). DuckDB reads every file into raw canonical
-fields; :func:`checked_sql` is the one rule set (SQL) that turns each field into its clean value
-and a problem code, so ``validate``, ``summarize`` and :func:`response_batches` agree on every
-row. The exact readers (Python, only for a file that failed, and for CSV) parse and locate:
-lines DuckDB cannot parse, CSV records with their lines, Parquet text that is not UTF-8.
+The formats (``data/README.md``): samples, counts, summary, nested (a :class:`NestedMapping`),
+evaluator and the evaluators' own files (:mod:`leash.evaluators`). DuckDB reads every file into
+raw canonical fields; :func:`checked_sql` is the one rule set (SQL) deciding each field's clean
+value and problem, so validate, summarize and :func:`response_batches` agree on every row. The
+exact readers (Python; only for a file that failed, and for CSV) locate what DuckDB cannot.
 """
 
 from __future__ import annotations
@@ -340,10 +336,8 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     Returns
     -------
     tuple of (str, NestedMapping or None)
-        The format and, for "nested"/"evaluator", the mapping. Detection uses the extension,
-        then the columns or the first record's keys: summary (Parquet metadata), samples,
-        counts, the shipped mappings, the evaluators' layouts (:func:`leash.evaluators.detect`);
-        a file none fits is a ValueError naming the formats tried and the keys found.
+        The format and, for "nested"/"evaluator", the mapping; from the extension, then the
+        columns or first record (a file no format fits: a ValueError naming those tried).
     """
     return detect(Path(path), fmt, mapping, checked=False)[:2]
 
@@ -676,14 +670,8 @@ class Source:
         return f"{int(given)}::BIGINT" if name == "step" else f"{sql_str(given)}::VARCHAR"
 
     def _cols(self, have, col) -> str:
-        """``r_<field>`` (the caller's label, the file's field, or NULL) and ``x_<extra>``."""
-        self._required(have)
-        out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
-               for f in self.fields]
-        extra = SUMMARY_EXTRA if self.fmt == "summary" else self.extra
-        return ", ".join(out + [f"{col(c) if c in have else 'NULL'} AS x_{c}" for c in extra])
-
-    def _required(self, have) -> None:
+        """``r_<field>`` (the caller's label, the file's field, or NULL) and ``x_<extra>``; a
+        required field not in ``have`` is an error."""
         for f in ("model", "benchmark", "question_id", "sample_idx", "correct", "n", "c"):
             if f in self.fields and f not in have and f not in self.optional and \
                     self.labels.get(f) is None:
@@ -691,6 +679,10 @@ class Source:
                         if f in ("model", "benchmark") else "")
                 raise ValueError(f"{self.fname}: required field '{f}' is missing from the "
                                  f"file{tail}.")
+        out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
+               for f in self.fields]
+        extra = SUMMARY_EXTRA if self.fmt == "summary" else self.extra
+        return ", ".join(out + [f"{col(c) if c in have else 'NULL'} AS x_{c}" for c in extra])
 
     def _parquet(self) -> str:
         if self.exact:  # text that is not UTF-8: read by pyarrow, such text becomes a marker
@@ -714,8 +706,8 @@ class Source:
     def _objects(self) -> str:
         """Every non-blank line as ``ord, j`` (NULL where DuckDB cannot parse it unless the
         exact pass repaired it) and the exact pass's message of a malformed line."""
-        src = (f"SELECT row_number() OVER () AS ord, json FROM read_ndjson_objects("
-               f"{sql_str(self.path)}, ignore_errors=true, maximum_object_size={_MAX_OBJECT})")
+        src = (f"SELECT ordinality AS ord, json FROM read_ndjson_objects({sql_str(self.path)}, "
+               f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
         if not self.exact:
             return f"SELECT ord, json AS j, NULL AS m_rec, NULL AS v_rec FROM ({src})"
         self._lines(src)
@@ -730,13 +722,11 @@ class Source:
     def _jsonl(self) -> str:
         have = (*self.fields, *self.extra)
         if not self.exact:  # the fast reader: each read field as JSON, one parse per line
-            self._required = lambda have: None  # a field absent from a line is NULL there
             cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
-            sql = (f"SELECT row_number() OVER () AS ord, -1 AS sub, 1 AS nrows, "
+            sql = (f"SELECT ordinality AS ord, -1 AS sub, 1 AS nrows, "
                    f"{self._cols(have, _quoted)} FROM read_json({sql_str(self.path)}, format="
                    f"'newline_delimited', columns={{{cols}}}, ignore_errors=true, "
-                   f"maximum_object_size={_MAX_OBJECT})")
-            del self._required
+                   f"maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
             inferred = {"BOOLEAN": "bool", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
                         "VARCHAR": "str"}
             self.hints = {f"r_{n}": "JSON:" + inferred[t] for n, t, *_ in self.con.execute(
@@ -1102,8 +1092,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     Parameters
     ----------
     path : str or os.PathLike
-        A samples file with a ``response`` column, a nested/evaluator JSONL file or a file of
-        an evaluator's format (:data:`leash.evaluators.EVALUATOR_FORMATS`).
+        A samples file with a ``response`` column, a nested/evaluator file or an evaluator's.
     fmt, mapping, model, benchmark, step, reader_options
         As in :func:`leash.summarize.summarize`.
     batch_size : int
@@ -1112,9 +1101,9 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     Yields
     ------
     pyarrow.RecordBatch
-        ``model, benchmark, question_id, step, sample_idx, response, correct (null when the
-        file has none), gold (null when none)`` in file order, through the rules of every
-        reader (a bad question id or verdict is a ValueError naming file, line and field).
+        ``model, benchmark, question_id, step, sample_idx, response, correct, gold`` (nulls
+        where the file has none), and ``n_tokens, token_entropy, finish_reason`` when it has
+        any, in file order, through the rules (a ValueError naming file, line and field).
     """
     src = open_source(connect(), path, 0, fmt=fmt, mapping=mapping, checked=False,
                       labels={"model": model, "benchmark": benchmark, "step": step},
@@ -1125,17 +1114,21 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     if src.form in ("jsonl", "parquet", "csv") and src.keys and "response" not in src.keys:
         raise ValueError(f"{path}: a samples file needs a 'response' column to be rescored; it "
                          f"has {sorted(src.keys)}.")
-    src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct")
+    carried = ("n_tokens", "token_entropy", "finish_reason")  # kept when the file has any
+    src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", *carried)
     src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
-    if guarded(src, lambda: src.build() or src.con.execute(
-            "SELECT bool_or(bad) FROM chk0").fetchall()[0][0]) is not False:
+    scan = f"SELECT bool_or(bad), {', '.join(f'count({c})' for c in carried)} FROM chk0"
+    found = guarded(src, lambda: src.build() or src.con.execute(scan).fetchall()[0])
+    if found is None or found[0] is not False:
         src.build(exact=True)
         problems, _ = rule_problems(src, limit=1)
         if problems:
             raise ValueError(f"{problems[0]}.")
+        found = src.con.execute(scan).fetchall()[0]
     text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
             for x in ("response", "gold")}
     rel = src.con.sql(f"SELECT model, benchmark, question_id, step, sample_idx, "
-                      f"{text['response']} AS response, correct, {text['gold']} AS gold FROM chk0 "
-                      "ORDER BY ord, sub")
+                      f"{text['response']} AS response, correct, {text['gold']} AS gold"
+                      + "".join(f", {c}" for c, n in zip(carried, found[1:]) if n)
+                      + " FROM chk0 ORDER BY ord, sub")
     yield from (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size)

@@ -1,13 +1,11 @@
 """Per-question summaries of model generations, aggregated by DuckDB in one pass per file.
 
-:func:`summarize` reads any number of generation files; each is scanned once by a DuckDB query
-that applies the rules of :mod:`leash.formats` and aggregates per question (memory is bounded
-by the questions; DuckDB spills beyond its memory limit). A file the rules reject a row of, or
-whose duplicate check is not conclusive, is checked row by row (:func:`leash.validate.check`)
-and aggregated again without the rejected rows. :func:`load_counts` is the one entry point for
-everything downstream: samples, counts and summary files alike. The summary frame has one row
-per (model, benchmark, question_id, step), in order of first appearance in the inputs; its
-16 columns (:data:`SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
+Each file is scanned once by a query applying the rules of :mod:`leash.formats` and aggregating
+per question (memory bounded by the questions; DuckDB spills beyond its limit); a file the rules
+reject a row of is checked row by row (:func:`leash.validate.check`) and aggregated again.
+:func:`load_counts` reads samples, counts and summary files alike. The summary frame has a row
+per (model, benchmark, question_id, step) in order of first appearance; its 16 columns
+(:data:`SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
 """
 
 from __future__ import annotations
@@ -222,14 +220,9 @@ def write_summary(frame, path) -> None:
     Parameters
     ----------
     frame : pandas.DataFrame, shape (n_questions, 16)
-        A frame with the summary columns (:data:`SUMMARY_COLUMNS`) and at least one row.
+        The summary columns (:data:`SUMMARY_COLUMNS`) and at least one row (a summary without
+        rows could not be read back: a ValueError, as a missing column).
     path : str or os.PathLike
-
-    Raises
-    ------
-    ValueError
-        A column is missing, or the frame has no rows: every summary leash writes can be
-        read back, and an input without rows is refused (data/README.md, section 6).
     """
     import numpy as np
     import pandas as pd
@@ -264,13 +257,8 @@ def read_summary(path):
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        The summary frame; ``attrs["provenance"]`` holds the stored provenance.
-
-    Raises
-    ------
-    ValueError
-        Not a summary file, or a row breaks the rules of counts inputs (``n >= 1``,
-        ``0 <= c <= n``, ``first_correct``, one row per question), named by row group and row.
+        The summary frame, ``attrs["provenance"]`` the stored provenance. Not a summary file,
+        or a row breaking the counts rules, is a ValueError (naming row group and row).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -308,50 +296,41 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     Parameters
     ----------
     paths : str, os.PathLike or list of them
-        Samples, counts, evaluator or nested files (any mix), read in the order given; for
-        formats without a per-sample index (evaluator, nested mappings with ``index=None``) a
-        later file's samples follow an earlier file's (seed files concatenate in order).
+        Samples, counts, evaluator or nested files (any mix), read in order; without a
+        per-sample index a later file's samples follow an earlier file's (seed files).
     fmt : str, optional
         Format of every file (:data:`leash.formats.FORMATS`); default: detected.
     model, benchmark : str, optional
-        Labels for files that do not carry them (required for the evaluator format); a given
-        label replaces the file's, and the provenance says so.
+        Labels for files without them (required for the evaluator format); a given label
+        replaces the file's, and the provenance says so.
     step : int, optional
         Checkpoint label for every row (e.g. ``step=100`` for a trajectory file).
     mapping : str, dict or NestedMapping, optional
-        Field mapping of nested layouts (``"rollouts"``, ``"samples"``, ``"evaluator"``, or a
-        YAML file of field paths, ``data/README.md`` section 4b).
+        Field mapping of nested layouts (a name of :data:`leash.formats.MAPPINGS` or a YAML
+        file of field paths, ``data/README.md`` section 4b).
     chunk_size : int, default 250_000
-        Rows per batch of the exact readers (a file that failed; CSV). Scans and aggregation
-        run on DuckDB, its memory bounded by ``LEASH_MEMORY_LIMIT`` (default 2GB, then it
-        spills to a temporary folder).
+        Rows per batch of the exact readers; DuckDB's memory is ``LEASH_MEMORY_LIMIT``
+        (default 2GB; it spills to a temporary folder beyond).
     out : str or os.PathLike, optional
-        Also write the summary here (Parquet, provenance in the schema metadata); nothing is
-        written when the call raises.
+        Also write the summary here (Parquet, provenance in the metadata; not when it raises).
     na : {"class", "truncated"}, default "class"
         The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`): "class" counts samples
         without an extracted answer (missing, empty or "NA") as "answer missing"; "truncated"
-        also those with ``finish_reason == "length"`` (the paper's "NA for incomplete outputs",
-        App. B.4). Missing answers are never in ``answer_values``; the rule is recorded in the
-        provenance.
+        also those with ``finish_reason == "length"`` (the paper's "NA for incomplete
+        outputs", App. B.4).
     on_error : {"raise", "skip"}, default "raise"
-        "raise": the first invalid row raises ValueError naming file, line/row, field and
-        value. "skip": invalid rows are rejected and counted per reason in the provenance, with
-        a warning per file; every row rejected is an error (nothing usable is left).
+        "raise": the first invalid row is a ValueError naming file, line/row, field and value;
+        "skip": invalid rows are rejected and counted per reason, with a warning per file
+        (every row rejected is an error).
     reader_options : dict, optional
         Options of an evaluator's reader, e.g. ``{"filter": "strict-match"}`` for lm-eval.
 
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        The summary frame; ``attrs["provenance"]`` holds the rows read / used / rejected per
-        file and per reason, the readers and the parameters.
-
-    Raises
-    ------
-    ValueError
-        Invalid rows (``on_error="raise"``), every row rejected, undetectable formats, missing
-        labels, an evaluator file without per-sample correctness (rescore it first).
+        The summary frame; ``attrs["provenance"]``: rows read / used / rejected per file and
+        reason, the readers and the parameters. Bad rows, undetectable formats, missing labels
+        or an evaluator file without correctness (rescore it first) are ValueErrors.
     """
     frame = _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                            mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
@@ -368,24 +347,17 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     Parameters
     ----------
     paths : str, os.PathLike or list of them
-        Generation files (summarized as by :func:`summarize`) and summary files, any mix; every
-        input goes through the same rules and duplicate check (a summary's rows through the
-        counts rules: ``n >= 1``, ``0 <= c <= n``, ``first_correct``) and a summary keeps its
-        answer and token columns.
+        Generation files and summary files, any mix, through the same rules and duplicate
+        check (a summary's rows through the counts rules; it keeps its answer columns).
     fmt, model, benchmark, step, mapping, chunk_size, na, on_error, reader_options
-        As in :func:`summarize`. A summary written under another ``na`` rule is refused when it
-        has truncated samples (its NA counts cannot be re-split).
+        As in :func:`summarize` (a summary made under another ``na`` with truncated samples
+        is refused).
 
     Returns
     -------
     pandas.DataFrame, shape (n_questions, 16)
-        One summary frame, rows in the order read; ``attrs["provenance"]`` lists every file
-        (a summary file's own provenance under ``"stored_provenance"``).
-
-    Raises
-    ------
-    ValueError
-        As :func:`summarize`, and a question given by more than one input.
+        One summary frame in the order read; ``attrs["provenance"]`` lists every file (a
+        summary's own under ``"stored_provenance"``). Errors as :func:`summarize`.
     """
     return _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                           mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,

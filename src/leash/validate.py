@@ -1,10 +1,8 @@
 """Validation of generation files: problems in file order, duplicates, and the report.
 
-The rules are the one SQL rule set of :mod:`leash.formats` (and ``data/README.md``); this module
-reads the inputs of a call in order (:func:`run`, which :mod:`leash.summarize` drives too, so
-``validate`` and ``summarize`` never disagree), names the rows the rules reject (an exact pass
-names the line only for a file that failed), finds duplicate samples and questions within and
-across the inputs, and builds the :class:`ValidationReport` of :func:`validate`.
+:func:`run` reads the inputs of a call in order under the one rule set of :mod:`leash.formats`
+(:mod:`leash.summarize` drives it too, so validate and summarize never disagree), names the rows
+the rules reject and finds duplicate samples and questions within and across the inputs.
 """
 
 from __future__ import annotations
@@ -14,13 +12,6 @@ from dataclasses import dataclass, field
 
 from . import formats as F
 from .formats import InputFileError, Problem  # noqa: F401  (re-exported)
-
-for _name in ("short_repr", "FILE_REASONS", "C_GT_N", "DUPLICATE",
-              "DUPLICATE_FILE", "EMPTY", "INCONSISTENT", "INVALID_BOOL", "INVALID_NUMBER",
-              "INVALID_UTF8", "MALFORMED", "MALFORMED_CSV", "MISSING", "NO_ROWS", "NOT_INTEGER",
-              "NOT_REGULAR", "OUT_OF_RANGE", "RAGGED", "TOO_LARGE", "UNDETECTED", "UNREADABLE",
-              "UTF8_MESSAGE", "WRONG_TYPE"):
-    globals()[_name] = getattr(F, _name)  # the problem types and reasons, as before
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -40,12 +31,10 @@ class ValidationReport:
     format : str or None
         Detected (or given) format; None when detection failed.
     rows_read, rows_used, rows_rejected : int
-        Samples (or counts rows) read, accepted and rejected.
     problems : list of F.Problem
         Every problem found, in file order.
     notes : list of str
-        Not problems but worth knowing: ignored columns (with a "did you mean" for a likely
-        misspelling), labels replaced by the caller's.
+        Ignored columns (with a "did you mean"), labels replaced by the caller's.
     """
 
     path: str
@@ -103,11 +92,9 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     Returns
     -------
     ValidationReport
-        ``report.ok`` is True when the file is clean; ``report.raise_on_error()`` raises a
-        ValueError listing the problems. A file that cannot be read as a whole gives a report
-        with one problem whose reason says why (:data:`F.FILE_REASONS`: ``"undetected_format"``,
-        ``"unreadable_file"`` for a truncated or corrupt file, ``"no_rows"``,
-        ``"not_a_regular_file"``); ``report.file_problem`` is that problem.
+        ``ok`` when the file is clean (``raise_on_error()`` lists the problems otherwise); a
+        file that cannot be read as a whole has one problem, ``file_problem``, whose reason
+        (:data:`F.FILE_REASONS`) says why.
     """
     path_s = str(path)
     try:
@@ -223,13 +210,16 @@ def _check_distinct(paths, stat_results) -> None:
     would silently double n). Contents are compared only between files of equal size."""
     import hashlib
 
+    def once(seen, key, i, p, what):
+        j, q = seen.setdefault(key, (i, p))
+        if j != i:
+            raise F.InputFileError(f"duplicate input: {p} (input {i}) {what} {q} (input {j}); "
+                                   "give each file once, or its rows would be counted twice.",
+                                   F.DUPLICATE_FILE)
+
     seen, by_size = {}, {}
     for i, (p, st) in enumerate(zip(paths, stat_results), 1):
-        same = seen.setdefault((st.st_dev, st.st_ino), (i, p))
-        if same[0] != i:
-            raise F.InputFileError(f"duplicate input: {p} (input {i}) is the same file as "
-                                 f"{same[1]} (input {same[0]}); give each file once, or its rows"
-                                 " would be counted twice.", F.DUPLICATE_FILE)
+        once(seen, (st.st_dev, st.st_ino), i, p, "is the same file as")
         by_size.setdefault(st.st_size, []).append((i, p))
     for group in (g for g in by_size.values() if len(g) > 1):
         digests = {}
@@ -238,28 +228,20 @@ def _check_distinct(paths, stat_results) -> None:
             with open(p, "rb") as fh:
                 for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
                     h.update(block)
-            same = digests.setdefault(h.digest(), (i, p))
-            if same[0] != i:
-                raise F.InputFileError(f"duplicate input: {p} (input {i}) has the same content as "
-                                     f"{same[1]} (input {same[0]}); give each file once, or its "
-                                     "rows would be counted twice.", F.DUPLICATE_FILE)
+            once(digests, h.digest(), i, p, "has the same content as")
 
 
 def as_paths(paths) -> list:
     import os
 
-    out = [paths] if isinstance(paths, (str, os.PathLike)) else paths
-    if not isinstance(out, (list, tuple)) and not hasattr(out, "__iter__") or isinstance(
-            out, (bytes, dict)):
-        raise TypeError("The 'paths' parameter must be a path or a list of paths. "
-                        f"Got {type(paths).__name__} instead.")
-    out = list(out)
-    if not out:
+    out, what = [paths] if isinstance(paths, (str, os.PathLike)) else paths, "The 'paths' " \
+        "parameter must be a path or a list of paths. Got"
+    if not hasattr(out, "__iter__") or isinstance(out, (bytes, dict)):
+        raise TypeError(f"{what} {type(paths).__name__} instead.")
+    if not (out := list(out)):
         raise ValueError("The 'paths' parameter must name at least one file. Got [].")
-    for p in out:
-        if not isinstance(p, (str, os.PathLike)):
-            raise TypeError("The 'paths' parameter must be a path or a list of paths. "
-                            f"Got an element of type {type(p).__name__}.")
+    if bad := [p for p in out if not isinstance(p, (str, os.PathLike))]:
+        raise TypeError(f"{what} an element of type {type(bad[0]).__name__}.")
     return out
 
 
