@@ -1,101 +1,100 @@
 """Plot helpers for the paper's figures: precomputed statistics in, a matplotlib Axes out.
 
-Every helper
-
-* takes tidy DataFrames of statistics that are already computed (pass@k values, P/E/S/O counts,
-  metrics, entropies), never raw samples: the numbers come from the metric core, and the same
-  frame goes to :func:`leash.report.save_figure` as the figure's data;
-* validates its input (a missing column is a ValueError naming it; a duplicated point, which a
-  plotting library would silently average, is a ValueError too);
-* takes ``ax=None``: it draws on the given Axes, or on a new figure, and returns the Axes;
-* never saves (that is :func:`leash.report.save_figure`'s job).
-
-Colours are fixed in one place (:data:`ROLE_COLORS`, :data:`CATEGORY_COLORS`): base models are
-always blue, RLVR models always red, SFT green, and the four support categories keep their colour
-in every figure. Model colours come from a ``role`` column when the frame has one (``base``,
-``rlvr``, ``sft``); a model label that is itself a role name ("Base") gets that role's colour;
-other labels take the RLVR colour, then the extra colours, in order of appearance. Lines that are
-not models (benchmarks, domains) take :data:`SERIES_COLORS`, which holds neither the base blue
-nor the RLVR red, and ordered values (budgets, zetas) :func:`sequential_colors`.
-
-Multi-panel figures: :func:`panel_grid` lays ``n`` panels out in at most three columns, sized for
-a page (about 7.5 inches, 1500 pixels at 200 dpi), and :func:`shared_legend` replaces the
-panels' identical legends by one.
+Each helper takes a tidy DataFrame of statistics the metric core computed (never raw samples),
+validates it (a missing column, a non-finite value or a duplicated point, which a plotting
+library would silently average, is a ValueError naming it), draws on ``ax`` (or a new figure),
+returns the Axes and never saves (:func:`leash.report.save_figure` does). Drawing uses seaborn's
+"whitegrid" style and "paper" context (:func:`theme`), in an ``rc_context`` and on the Axes
+drawn on, never globally. Colours are fixed once: base models blue, RLVR red, SFT green (from a
+``role`` column, or a label that is a role name), the support categories :data:`CATEGORY_COLORS`,
+other series :data:`SERIES_COLORS` (no role colour), ordered values :func:`sequential_colors`.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
-    "BASE_COLOR",
-    "CATEGORY_COLORS",
-    "CATEGORY_LABELS",
-    "EXTRA_COLORS",
-    "PAGE_WIDTH",
-    "RLVR_COLOR",
-    "ROLE_COLORS",
-    "SERIES_COLORS",
-    "SFT_COLOR",
-    "model_colors",
-    "panel_grid",
-    "plot_entropy_scatter",
-    "plot_epsilon",
-    "plot_metric_trajectory",
-    "plot_pass_at_k_curves",
-    "plot_passk_bars",
-    "plot_support_counts",
-    "plot_support_curves",
-    "plot_support_diagram",
-    "sequential_colors",
-    "shades",
-    "shared_legend",
+    "BASE_COLOR", "CATEGORY_COLORS", "CATEGORY_LABELS", "EXTRA_COLORS", "PAGE_WIDTH",
+    "RLVR_COLOR", "ROLE_COLORS", "SERIES_COLORS", "SFT_COLOR", "model_colors", "panel_grid",
+    "plot_entropy_scatter", "plot_epsilon", "plot_metric_trajectory", "plot_pass_at_k_curves",
+    "plot_passk_bars", "plot_support_counts", "plot_support_curves", "plot_support_diagram",
+    "sequential_colors", "shades", "shared_legend", "theme",
 ]
 
 # Colours of seaborn's "deep" palette, assigned once for the whole project.
-BASE_COLOR = "#4C72B0"
-RLVR_COLOR = "#C44E52"
-SFT_COLOR = "#55A868"
+BASE_COLOR, RLVR_COLOR, SFT_COLOR = "#4C72B0", "#C44E52", "#55A868"
 ROLE_COLORS = {"base": BASE_COLOR, "rlvr": RLVR_COLOR, "sft": SFT_COLOR}
+_ROLE_LABELS = {"base": "Base", "rlvr": "RLVR", "sft": "SFT"}
 EXTRA_COLORS = ("#8172B3", "#CCB974", "#64B5CD", "#DD8452", "#937860", "#DA8BC3", "#8C8C8C")
-# Series that are not models (benchmarks, domains): no base blue, no RLVR red, no SFT green; dark
-# enough on white. Seaborn "deep"/"dark" hues, then the muted grey.
+# Series that are not models (benchmarks, domains): no role colour, dark enough on white.
 SERIES_COLORS = ("#8172B3", "#DD8452", "#2A9D8F", "#937860", "#DA8BC3", "#B8A02F", "#5F5F5F",
                  "#222222")
-CATEGORY_COLORS = {
-    "preservation": "#55A868",
-    "expansion": "#8172B3",
-    "shrinkage": "#DD8452",
-    "out_of_support": "#B0B0B0",
-}
-CATEGORY_LABELS = {
-    "preservation": "Preservation",
-    "expansion": "Expansion",
-    "shrinkage": "Shrinkage",
-    "out_of_support": "Out of Support",
-}
+CATEGORY_COLORS = {"preservation": "#55A868", "expansion": "#8172B3", "shrinkage": "#DD8452",
+                   "out_of_support": "#B0B0B0"}
+CATEGORY_LABELS = {"preservation": "Preservation", "expansion": "Expansion",
+                   "shrinkage": "Shrinkage", "out_of_support": "Out of Support"}
 _COUNT_COLUMNS = {"P": "preservation", "E": "expansion", "S": "shrinkage", "O": "out_of_support"}
-_METRIC_STYLES = ("-", "--", ":", "-.")
-_METRIC_MARKERS = ("o", "s", "^", "D")
-_FIGSIZE = (6.0, 4.0)
+_METRIC_STYLES, _METRIC_MARKERS = ("-", "--", ":", "-."), ("o", "s", "^", "D")
+#: Width of a multi-panel figure in inches: 1500 pixels at 200 dpi, a page's text width.
+PAGE_WIDTH = 7.5
+_SPARE = "leash: spare panel"
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers
+# theme, validation, ticks
 # ---------------------------------------------------------------------------------------------
+
+def theme() -> dict:
+    """The matplotlib settings every helper draws under.
+
+    Returns
+    -------
+    dict
+        seaborn's ``axes_style("whitegrid")`` and ``plotting_context("paper")``, without their
+        font family (matplotlib's default stays, so a figure renders the same on every
+        machine). Use it as ``matplotlib.rc_context(theme())`` for a figure of your own.
+    """
+    import seaborn as sns
+
+    rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("paper")}
+    return {k: v for k, v in rc.items() if k not in ("font.family", "font.sans-serif")}
+
+
+def _themed(func):
+    """Run a helper under :func:`theme`, leaving the caller's rcParams as they were."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        import matplotlib as mpl
+
+        with mpl.rc_context(theme()):
+            return func(*args, **kwargs)
+    return wrapper
+
 
 def _axes(ax, func: str):
+    """``ax``, or a new 6 x 4 inch figure's Axes, styled as :func:`theme` says (also an Axes
+    made before, outside the theme)."""
+    import matplotlib.pyplot as plt
     from matplotlib.axes import Axes
 
     if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=_FIGSIZE, layout="constrained")
-        return ax
-    if not isinstance(ax, Axes):
+        _, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
+    elif not isinstance(ax, Axes):
         raise TypeError(f"The 'ax' parameter of {func} must be a matplotlib Axes or None. "
                         f"Got {type(ax).__name__} instead.")
+    rc = theme()
+    ax.set_facecolor(rc["axes.facecolor"])
+    ax.set_axisbelow(True)
+    ax.grid(True, color=rc["grid.color"], linewidth=rc["grid.linewidth"])
+    for spine in ax.spines.values():
+        spine.set(color=rc["axes.edgecolor"], linewidth=rc["axes.linewidth"])
+    ax.tick_params(labelsize=rc["xtick.labelsize"], labelcolor=rc["xtick.color"], length=0)
+    for label in (ax.xaxis.label, ax.yaxis.label):
+        label.set(fontsize=rc["axes.labelsize"], color=rc["axes.labelcolor"])
     return ax
 
 
@@ -112,7 +111,8 @@ def _require(df, columns, func: str) -> pd.DataFrame:
     return df
 
 
-def _numeric(df: pd.DataFrame, column: str, func: str, *, allow_nan=False) -> np.ndarray:
+def _numeric(df: pd.DataFrame, column: str, func: str, *, allow_nan=False,
+             positive=False) -> np.ndarray:
     try:
         values = pd.to_numeric(df[column], errors="raise").to_numpy(dtype=float, na_value=np.nan)
     except (ValueError, TypeError):
@@ -123,6 +123,9 @@ def _numeric(df: pd.DataFrame, column: str, func: str, *, allow_nan=False) -> np
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{func}: column {column!r} must be finite. Got {values[i]} in row "
                          f"{i} (index label {df.index[i]!r}).")
+    if positive and (values <= 0).any():
+        raise ValueError(f"{func}: column {column!r} must be > 0 on a log axis. Got "
+                         f"{values[values <= 0][0]}.")
     return values
 
 
@@ -134,10 +137,67 @@ def _no_duplicates(df: pd.DataFrame, keys: list[str], func: str) -> None:
                          f"pass one row per plotted point (statistics are not aggregated here).")
 
 
-def _levels(series: pd.Series) -> list:
-    """Distinct values in order of first appearance."""
-    return list(pd.unique(series))
+def _count(value, name: str, func: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1. Got {value!r}.")
+    return int(value)
 
+
+def _points(ax) -> tuple[float, float]:
+    """Width and height of ``ax`` in points."""
+    box, (w, h) = ax.get_position(), ax.figure.get_size_inches()
+    return box.width * w * 72, box.height * h * 72
+
+
+def _tick_size() -> float:
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    return FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+
+
+def _labelled(n: int, step: int = 2) -> np.ndarray:
+    """Which of ``n`` ticks get a label: all up to 8; beyond, every ``step``-th from the first,
+    and always the last (then not the labelled one less than ``step`` ticks before it)."""
+    keep = np.ones(n, dtype=bool)
+    if n > 8:
+        keep = np.arange(n) % step == 0
+        if not keep[-1]:
+            prev = np.flatnonzero(keep)[-1]
+            keep[-1] = True
+            keep[prev] = n - 1 - prev >= step
+    return keep
+
+
+def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
+    """log2 x axis with a tick at every value, labelled as :func:`_labelled` says, every other
+    one, or every fourth when even those would not fit side by side (widths estimated from the
+    number of characters). Returns which ticks are labelled."""
+    ax.set_xscale("log", base=2)
+    ticks = np.unique(xs)
+    labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]
+    need = max(len(lab) for lab in labels) * 0.64 * _tick_size() + 4
+    keep = _labelled(len(ticks), 2 if -(-len(labels) // 2) * need <= _points(ax)[0] else 4)
+    ax.set_xticks(ticks, labels=[lab if k else "" for lab, k in zip(labels, keep)])
+    ax.minorticks_off()
+    return keep
+
+
+def _categories(ax, labels) -> None:
+    """Category ticks, slanted when more than 5 would sit side by side: at 30 degrees, or at 45
+    when the ticks are too close for that (slanted neighbours then touch)."""
+    style = {}
+    if len(labels) > 5:
+        slot = _points(ax)[0] / len(labels)
+        style = {"rotation": 30 if slot >= 3 * _tick_size() else 45, "ha": "right",
+                 "rotation_mode": "anchor"}
+    ax.set_xticks(np.arange(len(labels)), labels=labels, **style)
+    ax.xaxis.grid(False)
+
+
+# ---------------------------------------------------------------------------------------------
+# colours
+# ---------------------------------------------------------------------------------------------
 
 def model_colors(labels, roles=None) -> dict:
     """The fixed colour of each model label.
@@ -174,56 +234,16 @@ def model_colors(labels, roles=None) -> dict:
     return out
 
 
-def _roles_of(df: pd.DataFrame, hue: str, func: str) -> dict | None:
-    if "role" not in df.columns:
-        return None
-    per = df.groupby(hue, sort=False)["role"].nunique(dropna=False)
-    if (per > 1).any():
-        bad = per[per > 1].index[0]
-        raise ValueError(f"{func}: model {bad!r} has several values in column 'role'.")
-    return dict(zip(df[hue], df["role"]))
-
-
-_MAX_TICK_LABELS = 8
-
-
-def _labelled(n: int, step: int = 2) -> np.ndarray:
-    """Which of ``n`` ticks get a label: all up to 8; beyond, every ``step``-th from the first,
-    and always the last (then not the labelled one less than ``step`` ticks before it)."""
-    keep = np.ones(n, dtype=bool)
-    if n > _MAX_TICK_LABELS:
-        keep = np.arange(n) % max(step, 2) == 0
-        if not keep[-1]:
-            prev = np.flatnonzero(keep)[-1]
-            keep[-1] = True
-            if n - 1 - prev < max(step, 2):
-                keep[prev] = False
-    return keep
-
-
-def _tick_step(ax, labels) -> int:
-    """2, or 4 when every other label would still not fit side by side in the panel's width
-    (k = 1..16384 in a narrow panel). Widths are estimated from the number of characters."""
-    import matplotlib as mpl
-    from matplotlib.font_manager import FontProperties
-
-    size = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
-    need = max(len(lab) for lab in labels) * 0.64 * size + 4
-    width = ax.get_position().width * ax.figure.get_size_inches()[0] * 72
-    return 2 if -(-len(labels) // 2) * need <= width else 4
-
-
-def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
-    """log2 x axis with a tick at every value; beyond 8 values only every other label is shown
-    (every fourth when even those would collide), the largest always. Returns which ticks are
-    labelled."""
-    ax.set_xscale("log", base=2)
-    ticks = np.unique(xs)
-    labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]
-    keep = _labelled(len(ticks), _tick_step(ax, labels))
-    ax.set_xticks(ticks, labels=[lab if k else "" for lab, k in zip(labels, keep)])
-    ax.minorticks_off()
-    return keep
+def _colors_of(df: pd.DataFrame, hue: str, levels, func: str) -> dict:
+    """:func:`model_colors` of ``levels``, with the roles of the frame's ``role`` column."""
+    roles = None
+    if "role" in df.columns:
+        per = df.groupby(hue, sort=False)["role"].nunique(dropna=False)
+        if (per > 1).any():
+            raise ValueError(f"{func}: model {per[per > 1].index[0]!r} has several values in "
+                             f"column 'role'.")
+        roles = dict(zip(df[hue], df["role"]))
+    return model_colors(levels, roles)
 
 
 def sequential_colors(n: int) -> list:
@@ -242,11 +262,9 @@ def sequential_colors(n: int) -> list:
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
 
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"The 'n' parameter of sequential_colors must be an int >= 1. Got {n!r}.")
-    cmap = colormaps["viridis"]
-    return [to_hex(cmap(v)) for v in np.linspace(0.85, 0.05, int(n))] if n > 1 else \
-        [to_hex(cmap(0.45))]
+    n = _count(n, "n", "sequential_colors")
+    return [to_hex(colormaps["viridis"](v)) for v in (np.linspace(0.85, 0.05, n) if n > 1
+                                                      else [0.45])]
 
 
 def shades(color, n: int) -> list:
@@ -267,10 +285,9 @@ def shades(color, n: int) -> list:
     """
     from matplotlib.colors import to_hex, to_rgb
 
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"The 'n' parameter of shades must be an int >= 1. Got {n!r}.")
+    n = _count(n, "n", "shades")
     rgb = np.array(to_rgb(color))
-    white = [*np.linspace(0.7, 0.25, int(n) - 1), 0.0] if n > 2 else [0.5, 0.0][2 - int(n):]
+    white = [*np.linspace(0.7, 0.25, n - 1), 0.0] if n > 2 else [0.5, 0.0][2 - n:]
     return [to_hex(rgb + (1 - rgb) * w) for w in white]
 
 
@@ -278,11 +295,7 @@ def shades(color, n: int) -> list:
 # multi-panel figures
 # ---------------------------------------------------------------------------------------------
 
-#: Width of a multi-panel figure in inches: 1500 pixels at 200 dpi, a page's text width.
-PAGE_WIDTH = 7.5
-_SPARE = "leash: spare panel"
-
-
+@_themed
 def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, sharey=False):
     """A figure of ``n`` panels in at most ``ncols`` columns, as wide as a page.
 
@@ -304,17 +317,14 @@ def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, 
     fig : matplotlib.figure.Figure
         With constrained layout (do not call ``tight_layout``).
     axes : list of matplotlib.axes.Axes
-        The ``n`` panels in reading order. The unused cells of the last row are switched off;
-        :func:`shared_legend` puts the legend into one of them.
+        The ``n`` panels in reading order; the unused cells of the last row are switched off
+        (:func:`shared_legend` puts the legend into one of them).
     """
     import matplotlib.pyplot as plt
 
-    for name, value, low in (("n", n, 1), ("ncols", ncols, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"The '{name}' parameter of panel_grid must be an int >= {low}. "
-                             f"Got {value!r}.")
-    cols = min(int(ncols), int(n))
-    rows = -(-int(n) // cols)
+    n, ncols = _count(n, "n", "panel_grid"), _count(ncols, "ncols", "panel_grid")
+    cols = min(ncols, n)
+    rows = -(-n // cols)
     fig, grid = plt.subplots(rows, cols, figsize=(width, panel_height * rows), squeeze=False,
                              sharex=sharex, sharey=sharey, layout="constrained")
     cells = list(grid.flat)
@@ -325,11 +335,10 @@ def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, 
 
 
 def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
-    """One legend for several panels: every entry of the panels' legends, each label once.
+    """One legend for several panels, each label once; the panels' own legends are removed.
 
-    Each panel's own legend is removed. The legend goes into an unused cell of the grid of
-    :func:`panel_grid` when there is one, else below the panels (above them it would collide
-    with the figure's suptitle).
+    It goes into an unused cell of :func:`panel_grid`'s grid when there is one, else below the
+    panels (above them it would collide with the figure's suptitle).
 
     Parameters
     ----------
@@ -348,8 +357,7 @@ def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
     axes = list(axes)
     if not axes:
         raise ValueError("shared_legend: 'axes' is empty.")
-    fig = axes[0].figure
-    handles, labels = [], []
+    entries: dict = {}
     for ax in axes:
         legend = ax.get_legend()
         if legend is not None:
@@ -358,24 +366,38 @@ def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
         else:
             hs, ls = ax.get_legend_handles_labels()
         for h, lab in zip(hs, ls):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    if not handles:
+            entries.setdefault(lab, h)
+    if not entries:
         raise ValueError("shared_legend: the panels have no labelled artist to show.")
+    fig = axes[0].figure
+    kw = {"frameon": False, "title": title, "fontsize": fontsize, "title_fontsize": fontsize}
     spare = [a for a in fig.axes if a.get_label() == _SPARE and not a.axison]
     if spare:
-        return spare[-1].legend(handles, labels, loc="center", frameon=False, title=title,
-                                fontsize=fontsize, title_fontsize=fontsize)
-    return fig.legend(handles, labels, loc="outside lower center", frameon=False, title=title,
-                      fontsize=fontsize, title_fontsize=fontsize,
-                      ncols=ncols or min(len(handles), 6))
+        return spare[-1].legend(entries.values(), entries.keys(), loc="center", **kw)
+    return fig.legend(entries.values(), entries.keys(), loc="outside lower center",
+                      ncols=ncols or min(len(entries), 6), **kw)
 
 
 # ---------------------------------------------------------------------------------------------
-# pass@k
+# lines and bars
 # ---------------------------------------------------------------------------------------------
 
+def _lines(ax, x, y, hue, levels, colors, markersize=3.5) -> list:
+    """One line per level of ``hue``, sorted by x, through seaborn's lineplot; each line
+    labelled with its level (for ``ax.legend()`` and :func:`shared_legend`)."""
+    import seaborn as sns
+
+    before = len(ax.lines)
+    sns.lineplot(x=x, y=y, hue=hue, hue_order=levels, palette=colors, estimator=None,
+                 errorbar=None, sort=True, marker="o", markersize=markersize, legend=False,
+                 ax=ax)
+    lines = ax.lines[before:]
+    for line, level in zip(lines, levels):
+        line.set_label(str(level))
+    return lines
+
+
+@_themed
 def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", annotate=False,
                           logx=True, hue_order=None, palette=None):
     """pass@k against k, one line per model (Figures 2-4 of the paper, one panel).
@@ -384,21 +406,18 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
     ----------
     df : pandas.DataFrame, shape (n_models * n_ks, ...)
         One row per (model, k): columns ``x``, ``y``, ``hue``; optional ``low`` and ``high``
-        (both or neither: a bootstrap band drawn around each curve) and ``role`` (colours).
+        (both or neither: a band around each curve) and ``role`` (colours).
     ax : matplotlib.axes.Axes, optional
     x, y, hue : str
         Column names of the budget, the value and the model.
     annotate : bool, default False
-        Write values (3 decimals) next to the points, as the paper does, where they stay
-        readable: at the budgets whose tick is labelled (every k up to 8 budgets, else every
-        other or every fourth one, and the largest), the higher curve's value above its point
-        and the lower one's below (with more than two models, only the highest and the
-        lowest); equal values (at 3 decimals) are written once, in grey. The axis gets head
-        room for them.
+        Write values (3 decimals) as the paper does, at the budgets whose tick is labelled: the
+        highest curve's value above its point, the lowest one's below; equal values (at 3
+        decimals) once, in grey. The axis gets head room for them.
     logx : bool, default True
         log2 x axis with a tick at every k (k must be > 0).
     hue_order : sequence, optional
-        Order of the models in the legend (and of drawing); default: order of appearance. It
+        Order of the models in the legend and of drawing (default: order of appearance); it
         must list every model of the frame.
     palette : dict, optional
         ``model -> colour``, overriding :func:`model_colors` for the models it names.
@@ -410,18 +429,14 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
     """
     func = "plot_pass_at_k_curves"
     _require(df, [x, y, hue], func)
-    has_low, has_high = "low" in df.columns, "high" in df.columns
-    if has_low != has_high:
+    has_band = [c for c in ("low", "high") if c in df.columns]
+    if len(has_band) == 1:
         raise ValueError(f"{func}: bands need both columns 'low' and 'high'; got only "
-                         f"{'low' if has_low else 'high'!r}.")
+                         f"{has_band[0]!r}.")
     _no_duplicates(df, [hue, x], func)
-    xs, ys = _numeric(df, x, func), _numeric(df, y, func)
-    if logx and (xs <= 0).any():
-        raise ValueError(f"{func}: column {x!r} must be > 0 on a log axis. Got "
-                         f"{xs[xs <= 0][0]}.")
-    lows = _numeric(df, "low", func) if has_low else None
-    highs = _numeric(df, "high", func) if has_high else None
-    levels = _levels(df[hue])
+    xs, ys = _numeric(df, x, func, positive=logx), _numeric(df, y, func)
+    band = [_numeric(df, c, func) for c in has_band]
+    levels = list(pd.unique(df[hue]))
     if hue_order is not None:
         wanted = list(hue_order)
         missing = [lv for lv in levels if lv not in wanted]
@@ -430,63 +445,38 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
             raise ValueError(f"The 'hue_order' parameter of {func} must list each {hue!r} of the "
                              f"frame once. Missing: {missing}; not in the frame: {extra}.")
         levels = wanted
-    colors = model_colors(levels, _roles_of(df, hue, func))
+    colors = _colors_of(df, hue, levels, func)
     colors.update({k: v for k, v in dict(palette or {}).items() if k in colors})
     ax = _axes(ax, func)
-    hue_values = df[hue].to_numpy()
-    for level in levels:
-        sel = np.flatnonzero(hue_values == level)
+    hues = df[hue].to_numpy()
+    _lines(ax, xs, ys, hues, levels, colors)
+    for level in levels if band else ():
+        sel = np.flatnonzero(hues == level)
         order = sel[np.argsort(xs[sel], kind="stable")]
-        color = colors[level]
-        ax.plot(xs[order], ys[order], marker="o", markersize=3.5, color=color,
-                label=str(level))
-        if lows is not None:
-            ax.fill_between(xs[order], lows[order], highs[order], color=color, alpha=0.2,
-                            linewidth=0)
+        ax.fill_between(xs[order], band[0][order], band[1][order], color=colors[level],
+                        alpha=0.2, linewidth=0)
     budgets = np.unique(xs)
     labelled = _log2_ticks(ax, xs) if logx else _labelled(len(budgets))
+    for xv in budgets[labelled] if annotate else ():
+        at = np.flatnonzero(xs == xv)
+        at = at[np.argsort(ys[at], kind="stable")]
+        lo, hi = at[0], at[-1]
+        same = len(at) > 1 and f"{ys[hi]:.3f}" == f"{ys[lo]:.3f}"
+        placed = [(hi, 5, "bottom", "0.3" if same else colors[hues[hi]])]
+        if len(at) > 1 and not same:
+            placed.append((lo, -5, "top", colors[hues[lo]]))
+        for i, dy, va, color in placed:
+            ax.annotate(f"{ys[i]:.3f}", (xs[i], ys[i]), textcoords="offset points",
+                        xytext=(0, dy), ha="center", va=va, fontsize=6.5, color=color)
     if annotate:
-        _annotate_values(ax, xs, ys, hue_values, colors, budgets[labelled])
+        ax.margins(y=0.16)
     ax.set_xlabel(x)
     ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
 
 
-def _annotate_values(ax, xs, ys, hue_values, colors, budgets) -> None:
-    """The value labels of :func:`plot_pass_at_k_curves` at ``budgets`` (see its
-    ``annotate``)."""
-    for xv in budgets:
-        at = np.flatnonzero(xs == xv)
-        at = at[np.argsort(ys[at], kind="stable")]
-        lo, hi = at[0], at[-1]
-        text_hi, text_lo = f"{ys[hi]:.3f}", f"{ys[lo]:.3f}"
-        if len(at) == 1 or text_hi == text_lo:
-            color = colors[hue_values[hi]] if len(at) == 1 else "0.3"
-            placed = [(hi, 5, "bottom", color)]
-        else:
-            placed = [(hi, 5, "bottom", colors[hue_values[hi]]),
-                      (lo, -5, "top", colors[hue_values[lo]])]
-        for i, dy, va, color in placed:
-            ax.annotate(f"{ys[i]:.3f}", (xs[i], ys[i]), textcoords="offset points",
-                        xytext=(0, dy), ha="center", va=va, fontsize=6.5, color=color)
-    ax.margins(y=0.16)
-
-
-def _tick_style(ax, n_labels: int) -> dict:
-    """Slanted category labels when there are too many to sit side by side: at 30 degrees, or
-    at 45 when the ticks are too close for that (slanted neighbours then touch)."""
-    import matplotlib as mpl
-    from matplotlib.font_manager import FontProperties
-
-    if n_labels <= 5:
-        return {}
-    size = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
-    slot = ax.get_position().width * ax.figure.get_size_inches()[0] * 72 / n_labels
-    return {"rotation": 30 if slot >= 3 * size else 45, "ha": "right",
-            "rotation_mode": "anchor"}
-
-
+@_themed
 def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_at_k"):
     """Grouped bars of pass@k per benchmark, base vs RLVR (Figure 1's bar panel).
 
@@ -503,38 +493,39 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
     Returns
     -------
     matplotlib.axes.Axes
-        With one bar container per model, one bar per benchmark in each.
+        With one bar container per model (seaborn's barplot), one bar per benchmark in each.
     """
+    import seaborn as sns
+
     func = "plot_passk_bars"
     _require(df, [benchmark, hue, y], func)
-    data = df
-    kmax = None
+    data, kmax = df, None
     if "k" in df.columns:
-        ks = _numeric(df, "k", func)
-        kmax = pd.Series(ks, index=df.index).groupby(df[benchmark].to_numpy()).transform("max")
-        data = df.loc[ks == kmax.to_numpy()]
+        ks = pd.Series(_numeric(df, "k", func), index=df.index)
+        kmax = ks.groupby(df[benchmark].to_numpy()).transform("max")
+        data = df.loc[ks == kmax]
         kmax = kmax.groupby(df[benchmark].to_numpy()).first()
     _no_duplicates(data, [benchmark, hue], func)
-    values = _numeric(data, y, func)
-    benches, models = _levels(df[benchmark]), _levels(df[hue])
-    table = pd.DataFrame({"b": data[benchmark].to_numpy(), "m": data[hue].to_numpy(),
-                          "v": values}).pivot(index="b", columns="m", values="v")
-    table = table.reindex(index=benches, columns=models)
+    benches, models = list(pd.unique(df[benchmark])), list(pd.unique(df[hue]))
+    long = pd.DataFrame({"b": data[benchmark].to_numpy(), "m": data[hue].to_numpy(),
+                         "v": _numeric(data, y, func)})
+    table = long.pivot(index="b", columns="m", values="v").reindex(index=benches, columns=models)
     if table.isna().any().any():
         b, m = next((b, m) for b in benches for m in models if pd.isna(table.loc[b, m]))
         at = f" at k = {int(kmax[b])}" if kmax is not None else ""
         raise ValueError(f"{func}: no value for model {m!r} on benchmark {b!r}{at}; every model "
                          f"needs one bar per benchmark.")
     ax = _axes(ax, func)
-    colors = model_colors(models, _roles_of(df, hue, func))
-    pos = np.arange(len(benches), dtype=float)
-    width = 0.8 / len(models)
-    for j, m in enumerate(models):
-        ax.bar(pos + (j - (len(models) - 1) / 2) * width, table[m].to_numpy(), width * 0.95,
-               color=colors[m], label=str(m))
-    sep = " " if len(benches) > 5 else "\n"  # slanted labels (see _tick_style) stay on one line
-    labels = [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b) for b in benches]
-    ax.set_xticks(pos, labels=labels, **_tick_style(ax, len(labels)))
+    before = len(ax.containers)
+    sns.barplot(long, x="b", y="v", hue="m", order=benches, hue_order=models,
+                palette=_colors_of(df, hue, models, func), errorbar=None, gap=0.05,
+                legend=False, ax=ax)
+    for container, m in zip(ax.containers[before:], models):
+        container.set_label(str(m))
+    sep = " " if len(benches) > 5 else "\n"  # slanted labels stay on one line
+    _categories(ax, [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b)
+                     for b in benches])
+    ax.set_xlabel("")
     ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
@@ -544,6 +535,11 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
 # support
 # ---------------------------------------------------------------------------------------------
 
+def _category_label(col: str) -> str:
+    return f"{CATEGORY_LABELS[_COUNT_COLUMNS[col]]} ({col})"
+
+
+@_themed
 def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
     """Stacked bars of the P/E/S/O counts per benchmark (or per model).
 
@@ -561,7 +557,7 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
     -------
     matplotlib.axes.Axes
         With four bar containers (Preservation, Expansion, Shrinkage, Out of Support, bottom to
-        top), one bar per row in each.
+        top), one bar per row in each; the legend right of the axes, in the order of the stack.
     """
     func = "plot_support_counts"
     _require(df, [by, *_COUNT_COLUMNS], func)
@@ -579,26 +575,21 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
                              f"be normalized.")
         counts = counts / total[:, None]
     ax = _axes(ax, func)
-    pos = np.arange(len(df), dtype=float)
+    # seaborn draws no stacked bars of given heights: matplotlib's bar with bottoms
     bottom = np.zeros(len(df))
-    for j, (col, cat) in enumerate(_COUNT_COLUMNS.items()):
-        ax.bar(pos, counts[:, j], 0.7, bottom=bottom, color=CATEGORY_COLORS[cat],
-               label=f"{CATEGORY_LABELS[cat]} ({col})")
+    for j, col in enumerate(_COUNT_COLUMNS):
+        ax.bar(np.arange(len(df)), counts[:, j], 0.7, bottom=bottom, label=_category_label(col),
+               color=CATEGORY_COLORS[_COUNT_COLUMNS[col]])
         bottom = bottom + counts[:, j]
-    ax.set_xticks(pos, labels=[str(v) for v in df[by]], **_tick_style(ax, len(df)))
+    _categories(ax, [str(v) for v in df[by]])
     ax.set_ylabel("fraction of questions" if normalize else "questions")
-    _stack_legend(ax)
-    return ax
-
-
-def _stack_legend(ax) -> None:
-    """The category legend right of the axes, clear of the bars, top to bottom in the order of
-    the stack (Out of Support on top)."""
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles[::-1], labels[::-1], frameon=False, fontsize=8, loc="upper left",
               bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    return ax
 
 
+@_themed
 def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", logx=True):
     """P/E/S/O counts against the budget k, one line per category in its fixed colour.
 
@@ -621,22 +612,18 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
     """
     func = "plot_support_curves"
     categories = [categories] if isinstance(categories, str) else list(categories)
-    unknown = [c for c in categories if c not in _COUNT_COLUMNS]
-    if not categories or unknown:
+    if not categories or any(c not in _COUNT_COLUMNS for c in categories):
         raise ValueError(f"The 'categories' parameter of {func} must name some of "
                          f"{list(_COUNT_COLUMNS)}. Got {categories}.")
     _require(df, [x, *categories], func)
     _no_duplicates(df, [x], func)
-    xs = _numeric(df, x, func)
-    if logx and (xs <= 0).any():
-        raise ValueError(f"{func}: column {x!r} must be > 0 on a log axis. Got "
-                         f"{xs[xs <= 0][0]}.")
+    xs = _numeric(df, x, func, positive=logx)
     ax = _axes(ax, func)
-    order = np.argsort(xs, kind="stable")
-    for col in categories:
-        cat = _COUNT_COLUMNS[col]
-        ax.plot(xs[order], _numeric(df, col, func)[order], marker="o", markersize=3,
-                color=CATEGORY_COLORS[cat], label=f"{CATEGORY_LABELS[cat]} ({col})")
+    labels = [_category_label(c) for c in categories]
+    _lines(ax, np.tile(xs, len(categories)),
+           np.concatenate([_numeric(df, c, func) for c in categories]),
+           np.repeat(labels, len(xs)), labels,
+           {_category_label(c): CATEGORY_COLORS[_COUNT_COLUMNS[c]] for c in categories}, 3)
     if logx:
         _log2_ticks(ax, xs)
     ax.set_xlabel(x)
@@ -645,6 +632,7 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
     return ax
 
 
+@_themed
 def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="step",
                            hue="benchmark"):
     """Support metrics against the training step, per benchmark (Table 4's companion figure).
@@ -664,10 +652,12 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     -------
     matplotlib.axes.Axes
         With ``len(metrics) * n_benchmarks`` lines (colour: benchmark, from
-        :data:`SERIES_COLORS`; style: metric), plus a dotted reference line at 0 when some value
-        is negative (NSCR). With one metric, the y axis is labelled with it and the legend lists
+        :data:`SERIES_COLORS`; style: metric), plus a dotted line at 0 when some value is
+        negative (NSCR). With one metric, the y axis is labelled with it and the legend lists
         the benchmarks only.
     """
+    from matplotlib.lines import Line2D
+
     func = "plot_metric_trajectory"
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     if not 1 <= len(metrics) <= len(_METRIC_STYLES):
@@ -678,30 +668,26 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     xs = _numeric(df, x, func)
     values = {m: _numeric(df, m, func, allow_nan=True) for m in metrics}
     ax = _axes(ax, func)
-    from matplotlib.lines import Line2D
-
-    levels = _levels(df[hue])
-    palette = SERIES_COLORS
-    hue_values = df[hue].to_numpy()
-    for j, level in enumerate(levels):
-        sel = np.flatnonzero(hue_values == level)
+    # matplotlib, not seaborn's lineplot, which drops NaN and so would bridge the gaps
+    levels, hues = list(pd.unique(df[hue])), df[hue].to_numpy()
+    colors = [SERIES_COLORS[j % len(SERIES_COLORS)] for j in range(len(levels))]
+    for level, color in zip(levels, colors):
+        sel = np.flatnonzero(hues == level)
         order = sel[np.argsort(xs[sel], kind="stable")]
-        for i, m in enumerate(metrics):
-            ax.plot(xs[order], values[m][order], linestyle=_METRIC_STYLES[i],
-                    marker=_METRIC_MARKERS[i], markersize=3,
-                    color=palette[j % len(palette)], label=f"{level} {m}")
+        for m, style, marker in zip(metrics, _METRIC_STYLES, _METRIC_MARKERS):
+            ax.plot(xs[order], values[m][order], linestyle=style, marker=marker, markersize=3,
+                    color=color, label=f"{level} {m}")
     if any((v[np.isfinite(v)] < 0).any() for v in values.values()):  # a signed metric: NSCR
         ax.axhline(0.0, color="0.6", linewidth=0.8, linestyle=":")
-    handles = [Line2D([], [], color=palette[j % len(palette)], marker=_METRIC_MARKERS[0]
-                      if len(metrics) == 1 else None, markersize=3, label=str(level))
-               for j, level in enumerate(levels)]
-    if len(metrics) > 1:
-        handles += [Line2D([], [], color="0.3", linestyle=_METRIC_STYLES[i],
-                           marker=_METRIC_MARKERS[i], markersize=3, label=m)
-                    for i, m in enumerate(metrics)]
-    ax.legend(handles=handles, frameon=False, fontsize=7, ncols=2 if len(metrics) > 1 else 1)
+    one = len(metrics) == 1
+    handles = [Line2D([], [], color=c, marker="o" if one else None, markersize=3, label=str(lv))
+               for lv, c in zip(levels, colors)]
+    handles += [] if one else [Line2D([], [], color="0.3", linestyle=s, marker=mk, markersize=3,
+                                      label=m)
+                               for m, s, mk in zip(metrics, _METRIC_STYLES, _METRIC_MARKERS)]
+    ax.legend(handles=handles, frameon=False, fontsize=7, ncols=1 if one else 2)
     ax.set_xlabel("training step" if x == "step" else x)
-    ax.set_ylabel(metrics[0] if len(metrics) == 1 else "metric value")
+    ax.set_ylabel(metrics[0] if one else "metric value")
     return ax
 
 
@@ -709,6 +695,7 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
 # entropy
 # ---------------------------------------------------------------------------------------------
 
+@_themed
 def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
                          base="base_model", labels=True):
     """Token-level vs answer-level entropy per model, with an arrow from each base to its RLVR.
@@ -721,15 +708,14 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     df : pandas.DataFrame, shape (n_models, ...)
         One row per model: columns ``model``, ``role`` ("base" or a trained role such as
         "rlvr"), ``x``, ``y``, and ``base``: for every non-base row, the ``model`` label of its
-        base (which must be a row with role "base").
+        base (a row with role "base").
     ax : matplotlib.axes.Axes, optional
     x, y : str
         Columns of the token-level and answer-level entropy.
     base : str, default "base_model"
         Column pairing each trained model with its base.
     labels : bool, default True
-        Write each model's label next to its point, on the side away from its arrows and
-        inside the axes.
+        Write each model's label next to its point, away from its arrows, inside the axes.
 
     Returns
     -------
@@ -737,6 +723,8 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
         With one scatter collection per role, one arrow patch per (base, trained) pair, and one
         text per model when ``labels``.
     """
+    from matplotlib.patches import FancyArrowPatch
+
     func = "plot_entropy_scatter"
     _require(df, ["model", "role", x, y, base], func)
     _no_duplicates(df, ["model"], func)
@@ -757,12 +745,9 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
                              f"'base' in the frame.")
         pairs.append((where[b], i))
     ax = _axes(ax, func)
-    from matplotlib.patches import FancyArrowPatch
-
     for role in [r for r in ROLE_COLORS if r in set(roles)]:
-        sel = roles == role
-        ax.scatter(xs[sel], ys[sel], color=ROLE_COLORS[role], s=28, zorder=3,
-                   label=_ROLE_LABELS[role])
+        ax.scatter(xs[roles == role], ys[roles == role], color=ROLE_COLORS[role], s=28,
+                   zorder=3, label=_ROLE_LABELS[role], edgecolor="white", linewidth=0.6)
     for b, t in pairs:
         ax.add_patch(FancyArrowPatch((xs[b], ys[b]), (xs[t], ys[t]), arrowstyle="-|>",
                                      mutation_scale=10, color="0.35", linewidth=0.9,
@@ -776,64 +761,53 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     return ax
 
 
-_ROLE_LABELS = {"base": "Base", "rlvr": "RLVR", "sft": "SFT"}
-
-
 def _label_points(ax, xs, ys, names, pairs, fontsize=7.5) -> None:
-    """Each point's name next to it, placed greedily where it overlaps nothing.
+    """Each point's name next to it, placed greedily where it overlaps least.
 
-    Candidates: the four diagonal corners around the point and straight left or right, in order
-    of preference the side away from the point's arrows first (a trained model's label continues
-    its arrow, a base's label points away from its arrows). Each candidate's box is estimated in
-    axes fractions (from the text's outline and the axes' size); the chosen one is the first with
-    the fewest collisions with the labels already placed, the other points, the arrows and the
-    edges of the axes. A label that still crosses an arrow sits on a white background.
+    Candidates: the four diagonal corners and straight left or right, the side away from the
+    point's arrows first. Each candidate's box, in axes fractions, costs 5 if it leaves the
+    axes, 3 per placed label or other point it overlaps, 1 per arrow it crosses; the first
+    cheapest wins. (No library does this for matplotlib without adding a dependency.)
     """
     from matplotlib.textpath import TextPath
 
     ax.autoscale_view()
     (x_lo, x_hi), (y_lo, y_hi) = ax.get_xlim(), ax.get_ylim()
-    fx = (xs - x_lo) / ((x_hi - x_lo) or 1.0)
-    fy = (ys - y_lo) / ((y_hi - y_lo) or 1.0)
+    fx, fy = (xs - x_lo) / ((x_hi - x_lo) or 1.0), (ys - y_lo) / ((y_hi - y_lo) or 1.0)
     away = np.zeros((len(names), 2))
     for b, t in pairs:
         d = np.array([fx[t] - fx[b], fy[t] - fy[b]])
-        d = d / (np.hypot(*d) or 1.0)
-        away[t] += d
-        away[b] -= d
-    box = ax.get_position()
-    fig_w, fig_h = ax.figure.get_size_inches()
-    w_pt, h_pt = box.width * fig_w * 72, box.height * fig_h * 72
-    gap_x, gap_y, dot = 5 / w_pt, 4 / h_pt, (5 / w_pt, 5 / h_pt)
+        away[t] += d / (np.hypot(*d) or 1.0)
+        away[b] -= d / (np.hypot(*d) or 1.0)
+    w_pt, h_pt = _points(ax)
+    gap_x, gap_y, dot_x, dot_y = 5 / w_pt, 4 / h_pt, 5 / w_pt, 5 / h_pt
     arrow_pts = []
     for b, t in pairs:  # points every 3 pt along each arrow, without its ends (under the dots)
         length = np.hypot((fx[t] - fx[b]) * w_pt, (fy[t] - fy[b]) * h_pt)
         along = np.linspace(0, 1, max(int(length / 3), 2))
         along = along[(along * length > 5) & ((1 - along) * length > 5)]
         arrow_pts.append((fx[b] + along * (fx[t] - fx[b]), fy[b] + along * (fy[t] - fy[b])))
+    dots = [(fx[j] - dot_x, fy[j] - dot_y, fx[j] + dot_x, fy[j] + dot_y)
+            for j in range(len(names))]
     placed = []
     for i, name in enumerate(names):
         tw = (1.08 * TextPath((0, 0), name, size=fontsize).get_extents().width + 3) / w_pt
         th = 1.25 * fontsize / h_pt
-        sx = 1 if away[i, 0] >= 0 else -1
-        sy = 1 if away[i, 1] >= 0 else -1
-        options = [(sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy), (sx, 0), (-sx, 0)]
+        sx, sy = (1 if away[i, 0] >= 0 else -1), (1 if away[i, 1] >= 0 else -1)
         best = None
-        for hx, hy in options:
+        for hx, hy in [(sx, sy), (-sx, sy), (sx, -sy), (-sx, -sy), (sx, 0), (-sx, 0)]:
             x0 = fx[i] + gap_x if hx > 0 else fx[i] - gap_x - tw
             y0 = (fy[i] + gap_y if hy > 0 else fy[i] - gap_y - th) if hy else fy[i] - th / 2
-            cand = (x0, y0, x0 + tw, y0 + th)
-            cost = 5 * (cand[0] < 0 or cand[2] > 1 or cand[1] < 0 or cand[3] > 1)
-            cost += 3 * sum(_boxes_overlap(cand, other) for other in placed)
-            cost += 3 * sum(_boxes_overlap(cand, (fx[j] - dot[0], fy[j] - dot[1],
-                                                  fx[j] + dot[0], fy[j] + dot[1]))
-                            for j in range(len(names)) if j != i)
-            cost += sum(bool(((px > cand[0]) & (px < cand[2]) & (py > cand[1])
-                              & (py < cand[3])).any()) for px, py in arrow_pts)
+            box = (x0, y0, x0 + tw, y0 + th)
+            cost = 5 * (box[0] < 0 or box[2] > 1 or box[1] < 0 or box[3] > 1)
+            cost += 3 * sum(_overlap(box, o) for o in placed)
+            cost += 3 * sum(_overlap(box, d) for j, d in enumerate(dots) if j != i)
+            cost += sum(bool(((px > box[0]) & (px < box[2]) & (py > box[1])
+                              & (py < box[3])).any()) for px, py in arrow_pts)
             if best is None or cost < best[0]:  # ties: the earlier (preferred) side
-                best = (cost, hx, hy, cand)
-        _, hx, hy, cand = best
-        placed.append(cand)
+                best = (cost, hx, hy, box)
+        _, hx, hy, box = best
+        placed.append(box)
         ax.annotate(name, (xs[i], ys[i]), textcoords="offset points",
                     xytext=(5 * hx, 4 * hy), ha="left" if hx > 0 else "right",
                     va={1: "bottom", -1: "top", 0: "center"}[hy], fontsize=fontsize, zorder=4,
@@ -841,7 +815,7 @@ def _label_points(ax, xs, ys, names, pairs, fontsize=7.5) -> None:
                           "alpha": 0.8})
 
 
-def _boxes_overlap(a, b) -> bool:
+def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
@@ -849,6 +823,7 @@ def _boxes_overlap(a, b) -> bool:
 # epsilon and the conceptual diagram
 # ---------------------------------------------------------------------------------------------
 
+@_themed
 def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     """The support threshold epsilon against the budget k, one line per zeta.
 
@@ -869,17 +844,15 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     """
     from .support import epsilon
 
-    func = "plot_epsilon"
     ks = np.sort(np.unique(np.atleast_1d(np.asarray(ks))))
     zetas = list(np.atleast_1d(np.asarray(zetas, dtype=float)))
     if ks.size == 0 or not zetas:
-        raise ValueError(f"{func}: 'ks' and 'zetas' must be non-empty.")
-    curves = [epsilon(ks, float(z), exact=exact) for z in zetas]  # validates ks and zetas
-    ax = _axes(ax, func)
-    palette = sequential_colors(len(zetas))
-    for j, (z, eps) in enumerate(zip(zetas, curves)):
-        ax.plot(ks, np.atleast_1d(eps), marker="o", markersize=3, color=palette[j],
-                label=f"ζ = {z:g}")
+        raise ValueError("plot_epsilon: 'ks' and 'zetas' must be non-empty.")
+    curves = [np.atleast_1d(epsilon(ks, float(z), exact=exact)) for z in zetas]  # validates
+    ax = _axes(ax, "plot_epsilon")
+    labels = [f"ζ = {z:g}" for z in zetas]
+    _lines(ax, np.tile(ks, len(zetas)), np.concatenate(curves), np.repeat(labels, ks.size),
+           labels, dict(zip(labels, sequential_colors(len(zetas)))), 3)
     _log2_ticks(ax, ks.astype(float))
     ax.set_yscale("log")
     ax.set_xlabel("k")
@@ -888,6 +861,7 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     return ax
 
 
+@_themed
 def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
     """The conceptual four-region diagram of Figure 1.
 
@@ -909,6 +883,8 @@ def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
         With four region rectangles, two threshold lines, four region labels and two "ε"
         labels (one per threshold line).
     """
+    from matplotlib.patches import Rectangle
+
     func = "plot_support_diagram"
     try:
         lo, hi = (float(v) for v in lim)
@@ -919,15 +895,12 @@ def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
         raise ValueError(f"{func} needs 0 < lim[0] < eps < lim[1] <= 1. Got eps={eps!r}, "
                          f"lim={lim!r}.")
     ax = _axes(ax, func)
-    from matplotlib.patches import Rectangle
-
+    ax.grid(False)
     ax.set_xscale("log")
     ax.set_yscale("log")
     regions = {  # (x0, x1, y0, y1) of each category in (q, pi)
-        "preservation": (eps, hi, eps, hi),
-        "expansion": (lo, eps, eps, hi),
-        "shrinkage": (eps, hi, lo, eps),
-        "out_of_support": (lo, eps, lo, eps),
+        "preservation": (eps, hi, eps, hi), "expansion": (lo, eps, eps, hi),
+        "shrinkage": (eps, hi, lo, eps), "out_of_support": (lo, eps, lo, eps),
     }
     for cat, (x0, x1, y0, y1) in regions.items():
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=CATEGORY_COLORS[cat],
