@@ -1,13 +1,12 @@
 """Plot helpers for the paper's figures: precomputed statistics in, a matplotlib Axes out.
 
-Each helper takes a tidy DataFrame of statistics the metric core computed (never raw samples),
-validates it (a missing column, a non-finite value or a duplicated point, which a plotting
-library would silently average, is a ValueError naming it), draws on ``ax`` (or a new figure),
-returns the Axes and never saves (:func:`leash.report.save_figure` does). Drawing uses seaborn's
-"whitegrid" style and "paper" context (:func:`theme`), in an ``rc_context`` and on the Axes
-drawn on, never globally. Colours are fixed once: base models blue, RLVR red, SFT green (from a
-``role`` column, or a label that is a role name), the support categories :data:`CATEGORY_COLORS`,
-other series :data:`SERIES_COLORS` (no role colour), ordered values :func:`sequential_colors`.
+Each helper takes a tidy DataFrame of statistics (never raw samples), rejects a missing column,
+a non-finite value or a duplicated point (which a plotting library would silently average),
+draws on ``ax`` or a new figure under :func:`theme` (seaborn's, in an ``rc_context``: never
+global) and returns the Axes; :func:`leash.report.save_figure` saves. Colours are fixed once:
+base blue, RLVR red, SFT green (from a ``role`` column or a role-named label), the support
+categories :data:`CATEGORY_COLORS`, other series :data:`SERIES_COLORS`, ordered values
+:func:`sequential_colors`.
 """
 
 from __future__ import annotations
@@ -44,19 +43,15 @@ PAGE_WIDTH = 7.5
 _SPARE = "leash: spare panel"
 
 
-# ---------------------------------------------------------------------------------------------
-# theme, validation, ticks
-# ---------------------------------------------------------------------------------------------
-
 def theme() -> dict:
     """The matplotlib settings every helper draws under.
 
     Returns
     -------
     dict
-        seaborn's ``axes_style("whitegrid")`` and ``plotting_context("paper")``, without their
-        font family (matplotlib's default stays, so a figure renders the same on every
-        machine). Use it as ``matplotlib.rc_context(theme())`` for a figure of your own.
+        seaborn's ``axes_style("whitegrid")`` and ``plotting_context("paper")`` without their font
+        family (so figures render alike on every machine); for a figure of your own, use
+        ``matplotlib.rc_context(theme())``.
     """
     import seaborn as sns
 
@@ -76,8 +71,7 @@ def _themed(func):
 
 
 def _axes(ax, func: str):
-    """``ax``, or a new 6 x 4 inch figure's Axes, styled as :func:`theme` says (also an Axes
-    made before, outside the theme)."""
+    """``ax`` (or a new 6 x 4 inch Axes), styled as :func:`theme` even if made outside it."""
     import matplotlib.pyplot as plt
     from matplotlib.axes import Axes
 
@@ -98,7 +92,8 @@ def _axes(ax, func: str):
     return ax
 
 
-def _require(df, columns, func: str) -> pd.DataFrame:
+def _require(df, columns, func: str, unique=None) -> pd.DataFrame:
+    """``df``, checked: a DataFrame with ``columns``, not empty, one row per ``unique`` key."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"The 'df' parameter of {func} must be a pandas DataFrame. "
                         f"Got {type(df).__name__} instead.")
@@ -108,6 +103,11 @@ def _require(df, columns, func: str) -> pd.DataFrame:
                          f"{list(columns)}; it has: {list(df.columns)}).")
     if df.empty:
         raise ValueError(f"{func}: the DataFrame is empty; nothing to plot.")
+    dup = df.duplicated(subset=unique, keep=False) if unique else np.zeros(1, bool)
+    if dup.any():
+        first = df.loc[dup, unique].iloc[0].to_dict()
+        raise ValueError(f"{func}: {int(dup.sum())} rows share the same {unique} (e.g. {first}); "
+                         f"pass one row per plotted point (statistics are not aggregated here).")
     return df
 
 
@@ -129,14 +129,6 @@ def _numeric(df: pd.DataFrame, column: str, func: str, *, allow_nan=False,
     return values
 
 
-def _no_duplicates(df: pd.DataFrame, keys: list[str], func: str) -> None:
-    dup = df.duplicated(subset=keys, keep=False)
-    if dup.any():
-        first = df.loc[dup, keys].iloc[0].to_dict()
-        raise ValueError(f"{func}: {int(dup.sum())} rows share the same {keys} (e.g. {first}); "
-                         f"pass one row per plotted point (statistics are not aggregated here).")
-
-
 def _count(value, name: str, func: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1. Got {value!r}.")
@@ -149,16 +141,9 @@ def _points(ax) -> tuple[float, float]:
     return box.width * w * 72, box.height * h * 72
 
 
-def _tick_size() -> float:
-    import matplotlib as mpl
-    from matplotlib.font_manager import FontProperties
-
-    return FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
-
-
 def _labelled(n: int, step: int = 2) -> np.ndarray:
-    """Which of ``n`` ticks get a label: all up to 8; beyond, every ``step``-th from the first,
-    and always the last (then not the labelled one less than ``step`` ticks before it)."""
+    """Which of ``n`` ticks get a label: all up to 8, else every ``step``-th and the last
+    (then not the labelled one less than ``step`` before it)."""
     keep = np.ones(n, dtype=bool)
     if n > 8:
         keep = np.arange(n) % step == 0
@@ -170,13 +155,12 @@ def _labelled(n: int, step: int = 2) -> np.ndarray:
 
 
 def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
-    """log2 x axis with a tick at every value, labelled as :func:`_labelled` says, every other
-    one, or every fourth when even those would not fit side by side (widths estimated from the
-    number of characters). Returns which ticks are labelled."""
+    """log2 x axis, a tick at every value, labelled every other one (every fourth when
+    those would not fit, widths estimated from the characters); returns which are labelled."""
     ax.set_xscale("log", base=2)
     ticks = np.unique(xs)
     labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]
-    need = max(len(lab) for lab in labels) * 0.64 * _tick_size() + 4
+    need = max(len(lab) for lab in labels) * 0.64 * theme()["xtick.labelsize"] + 4
     keep = _labelled(len(ticks), 2 if -(-len(labels) // 2) * need <= _points(ax)[0] else 4)
     ax.set_xticks(ticks, labels=[lab if k else "" for lab, k in zip(labels, keep)])
     ax.minorticks_off()
@@ -184,20 +168,15 @@ def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
 
 
 def _categories(ax, labels) -> None:
-    """Category ticks, slanted when more than 5 would sit side by side: at 30 degrees, or at 45
-    when the ticks are too close for that (slanted neighbours then touch)."""
+    """Category ticks, slanted beyond 5 labels: 30 degrees, or 45 when too close."""
     style = {}
     if len(labels) > 5:
         slot = _points(ax)[0] / len(labels)
-        style = {"rotation": 30 if slot >= 3 * _tick_size() else 45, "ha": "right",
+        style = {"rotation": 30 if slot >= 3 * theme()["xtick.labelsize"] else 45, "ha": "right",
                  "rotation_mode": "anchor"}
     ax.set_xticks(np.arange(len(labels)), labels=labels, **style)
     ax.xaxis.grid(False)
 
-
-# ---------------------------------------------------------------------------------------------
-# colours
-# ---------------------------------------------------------------------------------------------
 
 def model_colors(labels, roles=None) -> dict:
     """The fixed colour of each model label.
@@ -207,14 +186,13 @@ def model_colors(labels, roles=None) -> dict:
     labels : sequence of str
         Model labels, in order of appearance.
     roles : dict of str to str, optional
-        ``label -> role`` with roles among ``ROLE_COLORS`` ("base", "rlvr", "sft").
+        ``label -> role``, roles among ``ROLE_COLORS``; a label that is a role name (any case)
+        has that role.
 
     Returns
     -------
     dict of str to str
-        ``label -> colour``: the role's colour; a label equal to a role name (any case) gets
-        that role's colour; other labels take :data:`RLVR_COLOR` then :data:`EXTRA_COLORS`,
-        skipping colours already used.
+        The role's colour, else :data:`RLVR_COLOR` then :data:`EXTRA_COLORS`, unused ones first.
     """
     roles = dict(roles or {})
     out: dict = {}
@@ -247,17 +225,17 @@ def _colors_of(df: pd.DataFrame, hue: str, levels, func: str) -> dict:
 
 
 def sequential_colors(n: int) -> list:
-    """``n`` colours of an ordered series (budgets k, zetas), light to dark along viridis.
+    """``n`` colours of an ordered series (budgets, zetas), light to dark viridis.
 
     Parameters
     ----------
     n : int
-        Number of colours, ``n >= 1``.
+        ``n >= 1``.
 
     Returns
     -------
     list of str
-        Hex colours; none is the base blue or the RLVR red.
+        Hex colours, none a role colour.
     """
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
@@ -268,20 +246,18 @@ def sequential_colors(n: int) -> list:
 
 
 def shades(color, n: int) -> list:
-    """``n`` shades of one colour, light to full: the checkpoints of one training run, the last
-    being the final model (e.g. ``shades(RLVR_COLOR, 5)``).
+    """``n`` shades of ``color``, light to full: one run's checkpoints, the last the final model.
 
     Parameters
     ----------
     color : matplotlib colour
     n : int
-        Number of shades, ``n >= 1``: the first ``n - 1`` mix 70% down to 25% white in, so the
-        last one, ``color`` itself, stands out from the one before it.
+        ``n >= 1``; the first ``n - 1`` mix in 70% down to 25% white.
 
     Returns
     -------
     list of str
-        Hex colours, the last one ``color`` itself.
+        Hex colours, the last ``color`` itself.
     """
     from matplotlib.colors import to_hex, to_rgb
 
@@ -291,34 +267,23 @@ def shades(color, n: int) -> list:
     return [to_hex(rgb + (1 - rgb) * w) for w in white]
 
 
-# ---------------------------------------------------------------------------------------------
-# multi-panel figures
-# ---------------------------------------------------------------------------------------------
-
 @_themed
 def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, sharey=False):
-    """A figure of ``n`` panels in at most ``ncols`` columns, as wide as a page.
+    """A page-wide figure (1500 px at 200 dpi) of ``n`` panels in at most ``ncols`` columns.
 
     Parameters
     ----------
-    n : int
-        Number of panels, ``n >= 1``.
-    ncols : int, default 3
-        Maximum number of columns (fewer when ``n`` is smaller).
-    panel_height : float, default 2.3
-        Height of one row in inches.
-    width : float, default 7.5
-        Width of the figure in inches (1500 pixels at 200 dpi).
+    n, ncols : int, ncols default 3
+    panel_height, width : float, default 2.3 and :data:`PAGE_WIDTH` inches
     sharex, sharey : bool
         Passed to :func:`matplotlib.pyplot.subplots`.
 
     Returns
     -------
     fig : matplotlib.figure.Figure
-        With constrained layout (do not call ``tight_layout``).
+        With constrained layout.
     axes : list of matplotlib.axes.Axes
-        The ``n`` panels in reading order; the unused cells of the last row are switched off
-        (:func:`shared_legend` puts the legend into one of them).
+        The ``n`` panels in reading order; the spare cells are off (:func:`shared_legend` uses one).
     """
     import matplotlib.pyplot as plt
 
@@ -335,20 +300,17 @@ def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, 
 
 
 def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
-    """One legend for several panels, each label once; the panels' own legends are removed.
+    """One legend for several panels, each label once, instead of theirs.
 
-    It goes into an unused cell of :func:`panel_grid`'s grid when there is one, else below the
-    panels (above them it would collide with the figure's suptitle).
+    It goes into a spare cell of :func:`panel_grid` if there is one, else below the panels.
 
     Parameters
     ----------
     axes : sequence of matplotlib.axes.Axes
-        Panels of one figure.
     title : str, optional
-        Legend title (e.g. "domain").
     fontsize : float, default 9
     ncols : int, optional
-        Columns of a legend below the panels (default: all entries in one row, at most 6).
+        Columns below the panels (default: one row, at most 6).
 
     Returns
     -------
@@ -378,13 +340,8 @@ def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
                       ncols=ncols or min(len(entries), 6), **kw)
 
 
-# ---------------------------------------------------------------------------------------------
-# lines and bars
-# ---------------------------------------------------------------------------------------------
-
-def _lines(ax, x, y, hue, levels, colors, markersize=3.5) -> list:
-    """One line per level of ``hue``, sorted by x, through seaborn's lineplot; each line
-    labelled with its level (for ``ax.legend()`` and :func:`shared_legend`)."""
+def _lines(ax, x, y, hue, levels, colors, markersize=4.0) -> list:
+    """One seaborn line per level of ``hue``, sorted by x, labelled with its level."""
     import seaborn as sns
 
     before = len(ax.lines)
@@ -400,40 +357,37 @@ def _lines(ax, x, y, hue, levels, colors, markersize=3.5) -> list:
 @_themed
 def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", annotate=False,
                           logx=True, hue_order=None, palette=None):
-    """pass@k against k, one line per model (Figures 2-4 of the paper, one panel).
+    """pass@k against k, one line per model (a panel of the paper's Figures 2-4).
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_models * n_ks, ...)
-        One row per (model, k): columns ``x``, ``y``, ``hue``; optional ``low`` and ``high``
-        (both or neither: a band around each curve) and ``role`` (colours).
+    df : pandas.DataFrame
+        One row per (model, k): columns ``x``, ``y``, ``hue``; optional ``low`` and ``high`` (a
+        band around each curve) and ``role``.
     ax : matplotlib.axes.Axes, optional
     x, y, hue : str
-        Column names of the budget, the value and the model.
+        Columns of the budget, the value and the model.
     annotate : bool, default False
-        Write values (3 decimals) as the paper does, at the budgets whose tick is labelled: the
-        highest curve's value above its point, the lowest one's below; equal values (at 3
-        decimals) once, in grey. The axis gets head room for them.
+        Values (3 decimals) at the labelled budgets, as the paper: the highest curve's above, the
+        lowest one's below, equal ones once in grey.
     logx : bool, default True
-        log2 x axis with a tick at every k (k must be > 0).
+        log2 x axis with a tick at every k.
     hue_order : sequence, optional
-        Order of the models in the legend and of drawing (default: order of appearance); it
-        must list every model of the frame.
+        Order of the models (every model once); default: order of appearance.
     palette : dict, optional
-        ``model -> colour``, overriding :func:`model_colors` for the models it names.
+        ``model -> colour``, overriding :func:`model_colors`.
 
     Returns
     -------
     matplotlib.axes.Axes
-        With one line per model (plus one band per model when ``low``/``high`` are given).
+        One line (and band) per model.
     """
     func = "plot_pass_at_k_curves"
-    _require(df, [x, y, hue], func)
+    _require(df, [x, y, hue], func, [hue, x])
     has_band = [c for c in ("low", "high") if c in df.columns]
     if len(has_band) == 1:
         raise ValueError(f"{func}: bands need both columns 'low' and 'high'; got only "
                          f"{has_band[0]!r}.")
-    _no_duplicates(df, [hue, x], func)
     xs, ys = _numeric(df, x, func, positive=logx), _numeric(df, y, func)
     band = [_numeric(df, c, func) for c in has_band]
     levels = list(pd.unique(df[hue]))
@@ -470,30 +424,27 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
                         xytext=(0, dy), ha="center", va=va, fontsize=6.5, color=color)
     if annotate:
         ax.margins(y=0.16)
-    ax.set_xlabel(x)
-    ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
+    ax.set(xlabel=x, ylabel="Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
 
 
 @_themed
 def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_at_k"):
-    """Grouped bars of pass@k per benchmark, base vs RLVR (Figure 1's bar panel).
+    """Grouped bars (seaborn) of pass@k per benchmark, base vs RLVR (Figure 1's panel).
 
     Parameters
     ----------
     df : pandas.DataFrame
-        Columns ``benchmark``, ``hue``, ``y``; optional ``k`` (then, per benchmark, only the
-        rows at that benchmark's largest k are drawn, and the tick says ``@k``) and ``role``.
-        Every model needs exactly one row per benchmark (at the largest k).
+        Columns ``benchmark``, ``hue``, ``y``, optional ``role`` and ``k`` (then only each
+        benchmark's largest k, named on its tick); one row per model and benchmark.
     ax : matplotlib.axes.Axes, optional
     benchmark, hue, y : str
-        Column names.
 
     Returns
     -------
     matplotlib.axes.Axes
-        With one bar container per model (seaborn's barplot), one bar per benchmark in each.
+        One bar container per model, one bar per benchmark in each.
     """
     import seaborn as sns
 
@@ -505,7 +456,7 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
         kmax = ks.groupby(df[benchmark].to_numpy()).transform("max")
         data = df.loc[ks == kmax]
         kmax = kmax.groupby(df[benchmark].to_numpy()).first()
-    _no_duplicates(data, [benchmark, hue], func)
+    _require(data, [], func, [benchmark, hue])
     benches, models = list(pd.unique(df[benchmark])), list(pd.unique(df[hue]))
     long = pd.DataFrame({"b": data[benchmark].to_numpy(), "m": data[hue].to_numpy(),
                          "v": _numeric(data, y, func)})
@@ -525,15 +476,10 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
     sep = " " if len(benches) > 5 else "\n"  # slanted labels stay on one line
     _categories(ax, [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b)
                      for b in benches])
-    ax.set_xlabel("")
-    ax.set_ylabel("Pass@k" if y == "pass_at_k" else y)
+    ax.set(xlabel="", ylabel="Pass@k" if y == "pass_at_k" else y)
     ax.legend(frameon=False)
     return ax
 
-
-# ---------------------------------------------------------------------------------------------
-# support
-# ---------------------------------------------------------------------------------------------
 
 def _category_label(col: str) -> str:
     return f"{CATEGORY_LABELS[_COUNT_COLUMNS[col]]} ({col})"
@@ -545,23 +491,20 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_groups, ...)
-        One row per group: column ``by`` and the counts ``P``, ``E``, ``S``, ``O`` (non-negative).
+    df : pandas.DataFrame
+        One row per bar: column ``by`` and the non-negative counts ``P``, ``E``, ``S``, ``O``.
     ax : matplotlib.axes.Axes, optional
     by : str, default "benchmark"
-        Column naming the bars.
     normalize : bool, default False
-        Fractions of each row's total instead of counts (a row with total 0 is an error).
+        Fractions of each row's total (which must not be 0).
 
     Returns
     -------
     matplotlib.axes.Axes
-        With four bar containers (Preservation, Expansion, Shrinkage, Out of Support, bottom to
-        top), one bar per row in each; the legend right of the axes, in the order of the stack.
+        Four bar containers, P at the bottom; the legend right of the axes in stack order.
     """
     func = "plot_support_counts"
-    _require(df, [by, *_COUNT_COLUMNS], func)
-    _no_duplicates(df, [by], func)
+    _require(df, [by, *_COUNT_COLUMNS], func, [by])
     counts = np.column_stack([_numeric(df, c, func) for c in _COUNT_COLUMNS])
     if (counts < 0).any():
         i, j = np.argwhere(counts < 0)[0]
@@ -591,43 +534,38 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
 
 @_themed
 def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", logx=True):
-    """P/E/S/O counts against the budget k, one line per category in its fixed colour.
+    """P/E/S/O counts against the budget k, one line per category in its colour.
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_ks, ...)
-        One row per budget: column ``x`` and the counts named in ``categories`` (e.g. the
-        expected counts of :func:`leash.tables.expected_support_curve`).
+    df : pandas.DataFrame
+        One row per budget: column ``x`` and the ``categories`` (e.g.
+        :func:`leash.tables.expected_support_curve`).
     categories : sequence of str, default ("P", "E", "S", "O")
-        Which of P, E, S, O to draw.
     ax : matplotlib.axes.Axes, optional
     x : str, default "k"
     logx : bool, default True
-        log2 x axis with a tick at every k (k must be > 0).
 
     Returns
     -------
     matplotlib.axes.Axes
-        With one line per category, coloured as in :func:`plot_support_counts`.
     """
     func = "plot_support_curves"
     categories = [categories] if isinstance(categories, str) else list(categories)
     if not categories or any(c not in _COUNT_COLUMNS for c in categories):
         raise ValueError(f"The 'categories' parameter of {func} must name some of "
                          f"{list(_COUNT_COLUMNS)}. Got {categories}.")
-    _require(df, [x, *categories], func)
-    _no_duplicates(df, [x], func)
+    _require(df, [x, *categories], func, [x])
     xs = _numeric(df, x, func, positive=logx)
     ax = _axes(ax, func)
     labels = [_category_label(c) for c in categories]
     _lines(ax, np.tile(xs, len(categories)),
            np.concatenate([_numeric(df, c, func) for c in categories]),
            np.repeat(labels, len(xs)), labels,
-           {_category_label(c): CATEGORY_COLORS[_COUNT_COLUMNS[c]] for c in categories}, 3)
+           {_category_label(c): CATEGORY_COLORS[_COUNT_COLUMNS[c]] for c in categories}, 3.5)
     if logx:
         _log2_ticks(ax, xs)
-    ax.set_xlabel(x)
-    ax.set_ylabel("questions")
+    ax.set(xlabel=x, ylabel="questions")
     ax.legend(frameon=False, fontsize=8)
     return ax
 
@@ -635,26 +573,22 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
 @_themed
 def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="step",
                            hue="benchmark"):
-    """Support metrics against the training step, per benchmark (Table 4's companion figure).
+    """Support metrics against the training step, per benchmark (Table 4 as a figure).
 
     Parameters
     ----------
     df : pandas.DataFrame
-        One row per (benchmark, step): columns ``x``, ``hue`` and every metric. Undefined metric
-        values (NaN, e.g. NDR with no found question) are drawn as gaps.
+        One row per (benchmark, step): columns ``x``, ``hue`` and the metrics (NaN: a gap).
     metrics : sequence of str, default ("SRR", "NDR", "NSCR")
-        At most four; each gets its own line style and marker.
+        One to four, each with its line style and marker.
     ax : matplotlib.axes.Axes, optional
     x, hue : str
-        Column names of the step and of the benchmark.
 
     Returns
     -------
     matplotlib.axes.Axes
-        With ``len(metrics) * n_benchmarks`` lines (colour: benchmark, from
-        :data:`SERIES_COLORS`; style: metric), plus a dotted line at 0 when some value is
-        negative (NSCR). With one metric, the y axis is labelled with it and the legend lists
-        the benchmarks only.
+        A line per benchmark (:data:`SERIES_COLORS`) and metric, a dotted line at 0 when a value
+        is negative; with one metric, the y label is the metric and the legend the benchmarks.
     """
     from matplotlib.lines import Line2D
 
@@ -663,8 +597,7 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     if not 1 <= len(metrics) <= len(_METRIC_STYLES):
         raise ValueError(f"The 'metrics' parameter of {func} must name 1 to "
                          f"{len(_METRIC_STYLES)} columns. Got {metrics}.")
-    _require(df, [x, hue, *metrics], func)
-    _no_duplicates(df, [hue, x], func)
+    _require(df, [x, hue, *metrics], func, [hue, x])
     xs = _numeric(df, x, func)
     values = {m: _numeric(df, m, func, allow_nan=True) for m in metrics}
     ax = _axes(ax, func)
@@ -686,48 +619,37 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
                                       label=m)
                                for m, s, mk in zip(metrics, _METRIC_STYLES, _METRIC_MARKERS)]
     ax.legend(handles=handles, frameon=False, fontsize=7, ncols=1 if one else 2)
-    ax.set_xlabel("training step" if x == "step" else x)
-    ax.set_ylabel(metrics[0] if one else "metric value")
+    ax.set(xlabel="training step" if x == "step" else x,
+           ylabel=metrics[0] if one else "metric value")
     return ax
 
-
-# ---------------------------------------------------------------------------------------------
-# entropy
-# ---------------------------------------------------------------------------------------------
 
 @_themed
 def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
                          base="base_model", labels=True):
-    """Token-level vs answer-level entropy per model, with an arrow from each base to its RLVR.
+    """Token- vs answer-level entropy per model, an arrow from each base to its trained models.
 
-    The paper's point (Table 5): RLVR models can be more uncertain token by token while giving
-    fewer distinct answers, i.e. the arrows tend to go down (and often right).
+    RLVR models can be more uncertain token by token yet give fewer distinct answers (Table 5).
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_models, ...)
-        One row per model: columns ``model``, ``role`` ("base" or a trained role such as
-        "rlvr"), ``x``, ``y``, and ``base``: for every non-base row, the ``model`` label of its
-        base (a row with role "base").
+    df : pandas.DataFrame
+        One row per model: ``model``, ``role``, ``x``, ``y`` and ``base`` (each trained model's
+        base, a row with role "base").
     ax : matplotlib.axes.Axes, optional
-    x, y : str
-        Columns of the token-level and answer-level entropy.
-    base : str, default "base_model"
-        Column pairing each trained model with its base.
+    x, y, base : str
     labels : bool, default True
-        Write each model's label next to its point, away from its arrows, inside the axes.
+        Each model's label by its point, away from its arrows, inside the axes.
 
     Returns
     -------
     matplotlib.axes.Axes
-        With one scatter collection per role, one arrow patch per (base, trained) pair, and one
-        text per model when ``labels``.
+        A scatter per role, an arrow per pair, a text per model.
     """
     from matplotlib.patches import FancyArrowPatch
 
     func = "plot_entropy_scatter"
-    _require(df, ["model", "role", x, y, base], func)
-    _no_duplicates(df, ["model"], func)
+    _require(df, ["model", "role", x, y, base], func, ["model"])
     xs, ys = _numeric(df, x, func), _numeric(df, y, func)
     roles = df["role"].astype(str).to_numpy()
     unknown = sorted(set(roles) - set(ROLE_COLORS))
@@ -755,19 +677,18 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     ax.margins(x=0.08, y=0.1)
     if labels:
         _label_points(ax, xs, ys, [str(m) for m in models], pairs)
-    ax.set_xlabel("token-level entropy" if x == "token_entropy" else x)
-    ax.set_ylabel("answer-level entropy" if y == "answer_entropy" else y)
+    ax.set(xlabel="token-level entropy" if x == "token_entropy" else x,
+           ylabel="answer-level entropy" if y == "answer_entropy" else y)
     ax.legend(frameon=False)
     return ax
 
 
 def _label_points(ax, xs, ys, names, pairs, fontsize=7.5) -> None:
-    """Each point's name next to it, placed greedily where it overlaps least.
+    """Each point's name beside it, where it overlaps least (greedy).
 
-    Candidates: the four diagonal corners and straight left or right, the side away from the
-    point's arrows first. Each candidate's box, in axes fractions, costs 5 if it leaves the
-    axes, 3 per placed label or other point it overlaps, 1 per arrow it crosses; the first
-    cheapest wins. (No library does this for matplotlib without adding a dependency.)
+    Candidates: the four corners and left/right, the side away from the point's arrows first;
+    a box (in axes fractions) costs 5 outside the axes, 3 per label or point it covers, 1 per
+    arrow it crosses. adjustText would add a dependency and knows no side away from arrows.
     """
     from matplotlib.textpath import TextPath
 
@@ -819,28 +740,23 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-# ---------------------------------------------------------------------------------------------
-# epsilon and the conceptual diagram
-# ---------------------------------------------------------------------------------------------
-
 @_themed
 def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     """The support threshold epsilon against the budget k, one line per zeta.
 
     Parameters
     ----------
-    ks : array_like of int, shape (n_ks,)
+    ks : array_like of int
         Budgets, ``k >= 1``.
-    zetas : sequence of float, shape (n_zetas,)
+    zetas : sequence of float
         Miss probabilities in (0, 1).
     ax : matplotlib.axes.Axes, optional
     exact : bool, default False
-        Passed to :func:`leash.support.epsilon` (paper bound ``-ln(zeta)/k``, or exact).
+        Passed to :func:`leash.support.epsilon`.
 
     Returns
     -------
     matplotlib.axes.Axes
-        log2 k against log epsilon, one line per zeta (colours: :func:`sequential_colors`).
     """
     from .support import epsilon
 
@@ -852,36 +768,30 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     ax = _axes(ax, "plot_epsilon")
     labels = [f"ζ = {z:g}" for z in zetas]
     _lines(ax, np.tile(ks, len(zetas)), np.concatenate(curves), np.repeat(labels, ks.size),
-           labels, dict(zip(labels, sequential_colors(len(zetas)))), 3)
+           labels, dict(zip(labels, sequential_colors(len(zetas)))), 3.5)
     _log2_ticks(ax, ks.astype(float))
-    ax.set_yscale("log")
-    ax.set_xlabel("k")
-    ax.set_ylabel("ε (exact)" if exact else "ε = −ln(ζ) / k")
+    ax.set(yscale="log", xlabel="k", ylabel="ε (exact)" if exact else "ε = −ln(ζ) / k")
     ax.legend(frameon=False)
     return ax
 
 
 @_themed
 def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
-    """The conceptual four-region diagram of Figure 1.
+    """The four-region diagram of Figure 1 on log-log axes.
 
-    x: probability q(y*|x) of a correct completion under the base model; y: its probability
-    under the RLVR model. Lines at epsilon split the log-log square into Preservation (both above
-    epsilon), Expansion (only RLVR above), Shrinkage (only the base above) and Out of Support.
+    x is the base model's probability of a correct completion, y the RLVR model's; lines at
+    epsilon split Preservation, Expansion, Shrinkage and Out of Support.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes, optional
     eps : float, default 1e-3
-        Threshold drawn (illustrative), inside ``lim``.
     lim : (float, float), default (1e-6, 1.0)
-        Axis range of both probabilities, ``0 < low < eps < high <= 1``.
+        Range of both axes, ``0 < lim[0] < eps < lim[1] <= 1``.
 
     Returns
     -------
     matplotlib.axes.Axes
-        With four region rectangles, two threshold lines, four region labels and two "ε"
-        labels (one per threshold line).
     """
     from matplotlib.patches import Rectangle
 
@@ -896,8 +806,7 @@ def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
                          f"lim={lim!r}.")
     ax = _axes(ax, func)
     ax.grid(False)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log")
     regions = {  # (x0, x1, y0, y1) of each category in (q, pi)
         "preservation": (eps, hi, eps, hi), "expansion": (lo, eps, eps, hi),
         "shrinkage": (eps, hi, lo, eps), "out_of_support": (lo, eps, lo, eps),
@@ -909,11 +818,8 @@ def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
                 va="center", fontsize=9)
     ax.axvline(eps, color="0.2", linestyle="--", linewidth=1)
     ax.axhline(eps, color="0.2", linestyle="--", linewidth=1)
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-    ax.set_xlabel(r"base model $q(y^*\mid x)$")
-    ax.set_ylabel(r"RLVR model $\pi_\theta(y^*\mid x)$")
+    ax.set(xlim=(lo, hi), ylim=(lo, hi), xlabel=r"base model $q(y^*\mid x)$",
+           ylabel=r"RLVR model $\pi_\theta(y^*\mid x)$", aspect="equal")
     ax.text(eps, hi, " ε", ha="left", va="top", fontsize=10)
     ax.text(hi, eps, "ε ", ha="right", va="bottom", fontsize=10)
-    ax.set_aspect("equal")
     return ax
