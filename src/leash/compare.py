@@ -1,14 +1,11 @@
 """When two computed tables are "the same": the one rule every comparison of results uses.
 
-numpy's float64 ``exp``/``log``/``power`` kernels differ between CPUs, and BLAS sums in an order
-that depends on the CPU and its threads, so the same code on the same data differs in the last
-bits from one machine to the next. The rule: non-float values (integers, booleans, strings,
-categories) compare exactly; floats within ``rtol = 1e-12`` of the larger magnitude or ``atol =
-1e-12`` near 0 (:func:`math.isclose`'s rule, symmetric), NaN equal to NaN, an infinity only to
-itself. 1e-12 is far below anything a table prints and far above a few ulps (2e-16 relative).
-It is used by the freshness test of ``figures/``, ``leash simulate --check``, and the writers
-of :mod:`leash.report` and :func:`leash.simulate.write_demo`, which leave a file in place when
-the new content equals it (so a re-run on another CPU leaves ``git status`` clean).
+The same code on the same data differs in the last float bits between CPUs (numpy's SIMD
+kernels, BLAS summation order). So non-float values compare exactly and floats within 1e-12,
+relative or (near 0) absolute, as :func:`math.isclose` (symmetric; NaN equals NaN, an infinity
+only itself): far below anything printed, far above a few ulps. The freshness test of
+``figures/``, ``leash simulate --check`` and the writers of :mod:`leash.report` and
+:func:`leash.simulate.write_demo` (which leave an equal file in place) use it.
 """
 
 from __future__ import annotations
@@ -28,17 +25,17 @@ _INT_RE = re.compile(r"^[+-]?\d+$")  # a CSV integer (pandas writes floats with 
 
 
 def close(a, b, *, rtol=RTOL, atol=ATOL) -> np.ndarray:
-    """Elementwise "equal under the rule" of two float arrays (NaN == NaN, inf == inf only).
+    """Elementwise "equal under the rule" of two float arrays.
 
     Parameters
     ----------
-    a, b : array-like of float, broadcastable shapes
+    a, b : array-like of float, broadcastable
     rtol, atol : float
-        ``|a - b| <= max(rtol * max(|a|, |b|), atol)``, as :func:`math.isclose`.
+        ``|a - b| <= max(rtol * max(|a|, |b|), atol)``; NaN == NaN, inf == inf only.
 
     Returns
     -------
-    numpy.ndarray of bool, the broadcast shape
+    numpy.ndarray of bool
 
     Examples
     --------
@@ -55,14 +52,13 @@ def close(a, b, *, rtol=RTOL, atol=ATOL) -> np.ndarray:
 
 
 def frame_differences(a: pd.DataFrame, b: pd.DataFrame, *, rtol=RTOL, atol=ATOL) -> list[str]:
-    """What differs between two DataFrames under the rule; an empty list when they match.
-
-    Columns, their order, dtypes and the index must be identical; float columns compare with
-    :func:`close`, every other column exactly (list cells element by element).
+    """What differs between two DataFrames under the rule (empty: they match).
 
     Parameters
     ----------
     a, b : pandas.DataFrame
+        Columns, dtypes and index must be identical; float columns compare with :func:`close`,
+        the others exactly.
     rtol, atol : float
 
     Returns
@@ -107,23 +103,20 @@ def _cells_equal(x: str, y: str, rtol: float, atol: float) -> bool:
 
 
 def csv_differences(a: str, b: str, *, rtol=RTOL, atol=ATOL) -> list[str]:
-    """What differs between two CSV texts under the rule; an empty list when they match.
-
-    Cell by cell (so columns that mix text and numbers are handled): identical text matches,
-    two floats compare with :func:`close`, anything else (two integers, text, an integer against
-    a float) must be identical. The header and the shape must be identical.
+    """What differs between two CSV texts under the rule, cell by cell (empty: they match).
 
     Parameters
     ----------
     a, b : str
-        The CSV texts (e.g. a committed file and a fresh one).
+        Same header and shape; two floats compare with :func:`close`, anything else (integers,
+        text, an integer against a float) must be identical text.
     rtol, atol : float
 
     Returns
     -------
     list of str
-        At most the first 5 differing cells as ``"row 3, column 'high': 0.41 vs 0.42"`` (rows
-        counted from 1 after the header), and a count of the rest.
+        The first 5 differing cells (``"row 3, column 'high': '0.41' vs '0.42'"``, rows from 1
+        after the header), then a count of the rest.
     """
     if a == b:
         return []

@@ -86,7 +86,8 @@ def _axes(ax, func: str):
     ax.grid(True, color=rc["grid.color"], linewidth=rc["grid.linewidth"])
     for spine in ax.spines.values():
         spine.set(color=rc["axes.edgecolor"], linewidth=rc["axes.linewidth"])
-    ax.tick_params(labelsize=rc["xtick.labelsize"], labelcolor=rc["xtick.color"], length=0)
+    ax.tick_params(which="both", labelsize=rc["xtick.labelsize"], labelcolor=rc["xtick.color"],
+                   length=0)
     for label in (ax.xaxis.label, ax.yaxis.label):
         label.set(fontsize=rc["axes.labelsize"], color=rc["axes.labelcolor"])
     return ax
@@ -469,14 +470,14 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
     ax = _axes(ax, func)
     before = len(ax.containers)
     sns.barplot(long, x="b", y="v", hue="m", order=benches, hue_order=models,
-                palette=_colors_of(df, hue, models, func), errorbar=None, gap=0.05,
-                legend=False, ax=ax)
+                palette=_colors_of(df, hue, models, func), saturation=1, errorbar=None,
+                gap=0.05, legend=False, ax=ax)  # saturation 1: the colours of every figure
     for container, m in zip(ax.containers[before:], models):
         container.set_label(str(m))
     sep = " " if len(benches) > 5 else "\n"  # slanted labels stay on one line
     _categories(ax, [f"{b}{sep}@{int(kmax[b])}" if kmax is not None else str(b)
                      for b in benches])
-    ax.set(xlabel="", ylabel="Pass@k" if y == "pass_at_k" else y)
+    ax.set(xlabel="", ylabel="Pass@k" if y == "pass_at_k" else y, xlim=(-0.6, len(benches) - 0.4))
     ax.legend(frameon=False)
     return ax
 
@@ -522,7 +523,7 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
     bottom = np.zeros(len(df))
     for j, col in enumerate(_COUNT_COLUMNS):
         ax.bar(np.arange(len(df)), counts[:, j], 0.7, bottom=bottom, label=_category_label(col),
-               color=CATEGORY_COLORS[_COUNT_COLUMNS[col]])
+               color=CATEGORY_COLORS[_COUNT_COLUMNS[col]], linewidth=0)  # no edge: thin E stays
         bottom = bottom + counts[:, j]
     _categories(ax, [str(v) for v in df[by]])
     ax.set_ylabel("fraction of questions" if normalize else "questions")

@@ -1,19 +1,12 @@
 """Saving the paper's artifacts: tables and figures, byte-stable, each with its numbers.
 
-Notebooks call :func:`publish` (or :func:`save_table` / :func:`save_figure`), never ``savefig``
-or ``to_csv``. A table becomes ``<name>.csv`` (unrounded), ``.md`` and ``.tex`` (booktabs); a
-figure ``<name>.pdf`` and ``.png`` plus ``<name>.csv`` with exactly the numbers plotted (a figure
-without its numbers is an error unless ``data=False`` marks a pure diagram). :func:`publish`
-also shows a one-line note whose output metadata carries the artifact's record; the runner
-(:mod:`leash.reproduce`) reads the records from the executed notebook, keeps them per run in
-``<outdir>/.artifacts/<run>.json`` (:func:`write_records`), and :func:`write_index` renders
-``<outdir>/README.md``. ``outdir=""`` is the scratch folder ``build/figures/``, so a notebook run
-by hand never overwrites the committed ``figures/``.
-
-Every file is rendered in memory and replaced atomically, LF, UTF-8, without timestamps (PDF
-without CreationDate/ModDate, PNG without Software, fixed dpi and SVG hash salt). A CSV is left
-in place when the file there holds the same table under :mod:`leash.compare`'s rule, so a re-run
-on another CPU, whose floats differ in the last bits, leaves ``git status`` clean.
+Notebooks call :func:`publish` (never ``savefig`` or ``to_csv``): a table becomes ``.csv``
+(unrounded), ``.md`` and ``.tex``; a figure ``.pdf`` and ``.png`` plus a ``.csv`` of exactly the
+numbers plotted. The note :func:`publish` shows in a notebook carries the artifact's record,
+which the runner keeps per run (:func:`write_records`) and indexes (:func:`write_index`).
+Files are rendered in memory and replaced atomically, LF, UTF-8, without timestamps; a CSV equal
+under :mod:`leash.compare`'s rule to the file already there is left alone, so a re-run on
+another CPU leaves ``git status`` clean. ``outdir=""`` is the scratch ``build/figures/``.
 """
 
 from __future__ import annotations
@@ -64,10 +57,6 @@ _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                   "^": r"\textasciicircum{}"}
 
-
-# ---------------------------------------------------------------------------------------------
-# checks and atomic writes
-# ---------------------------------------------------------------------------------------------
 
 def _check_name(name, func: str) -> str:
     if not isinstance(name, str):
@@ -155,10 +144,6 @@ def _write_csv(path: Path, df: pd.DataFrame, index: bool) -> Path:
     return _write_text(path, text)
 
 
-# ---------------------------------------------------------------------------------------------
-# tables
-# ---------------------------------------------------------------------------------------------
-
 def _formatter(spec, column, func: str):
     if callable(spec):
         return spec
@@ -240,10 +225,6 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
                               (f"Table: {caption}\n\n" if caption else "") + body + "\n"),
             "tex": _write_text(out / f"{name}.tex", tex)}
 
-
-# ---------------------------------------------------------------------------------------------
-# figures
-# ---------------------------------------------------------------------------------------------
 
 def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
     """Write a figure as ``<name>.pdf`` and ``<name>.png``, its numbers as ``<name>.csv``.
@@ -327,10 +308,6 @@ def simulated_label(text=""):
         return text
     return f"{text.rstrip()} (simulated)" if text.strip() else "simulated"
 
-
-# ---------------------------------------------------------------------------------------------
-# provenance: records, sidecars and the index
-# ---------------------------------------------------------------------------------------------
 
 def _portable(value):
     """A JSON-safe copy without machine paths: absolute paths relative to the repository or
