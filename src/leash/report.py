@@ -1,37 +1,12 @@
 """Saving the paper's artifacts: tables and figures, byte-stable, each with its numbers.
 
-Notebooks never call ``savefig`` or ``to_csv`` themselves; they call
-
-* :func:`save_table` -> ``<name>.csv`` (unrounded numbers), ``<name>.md`` (Markdown, via
-  ``DataFrame.to_markdown``, which needs ``tabulate``) and ``<name>.tex`` (LaTeX via pandas'
-  ``Styler.to_latex``, which needs ``jinja2``; the table uses booktabs rules);
-* :func:`save_figure` -> ``<name>.pdf`` and ``<name>.png`` plus ``<name>.csv`` with exactly the
-  numbers plotted (a figure without its numbers is an error, unless ``data=False`` says that the
-  figure is a pure diagram);
-* :func:`publish` -> either of the two, plus a one-line note in the notebook ("saved ... to
-  ...") whose output metadata carries the artifact's record (name, files, inputs, description).
-  The executed notebook is thus the record of what it wrote: :mod:`leash.reproduce` reads the
-  records back, adds the notebook and the parameters it ran with, and keeps them per run in
-  ``<outdir>/.artifacts/<run>.json`` (:func:`write_records`); :func:`write_index` renders
-  ``<outdir>/README.md`` from them.
-
-Where. A relative ``outdir`` is relative to the repository; the empty string (the notebooks'
-default) is the scratch folder ``build/figures/``, so a notebook run by hand never overwrites
-the committed ``figures/``, which only the default ``make reproduce`` run writes.
-
-Determinism. Every file is rendered in memory and written only as bytes, with LF line endings,
-UTF-8, no timestamps: PDFs without CreationDate/ModDate and with a fixed Producer, PNGs without
-the Software chunk, a fixed dpi, a fixed SVG hash salt; float formatting is fixed (the CSV keeps
-pandas' shortest round-trip representation of each float, the Markdown and LaTeX files the
-``float_format`` given). Saving the same object twice gives identical bytes. Files are replaced
-atomically (temporary file + :func:`os.replace`), so an interrupted run never leaves half a file
-under an artifact's name.
-
-Across machines. Another CPU (or BLAS thread count) can change a float's last bits; that is
-invisible in the rounded Markdown, LaTeX and images but not in a CSV's full-precision numbers.
-A CSV is therefore left in place when the file already there holds the same table under
-:mod:`leash.compare`'s rule (floats within 1e-12, everything else exact), so re-running on
-another machine leaves the committed files, and ``git status``, unchanged.
+Notebooks call :func:`publish` (never ``savefig`` or ``to_csv``): a table becomes ``.csv``
+(unrounded), ``.md`` and ``.tex``; a figure ``.pdf`` and ``.png`` plus a ``.csv`` of exactly the
+numbers plotted. The note :func:`publish` shows in a notebook carries the artifact's record,
+which the runner keeps per run (:func:`write_records`) and indexes (:func:`write_index`).
+Files are rendered in memory and replaced atomically, LF, UTF-8, without timestamps; a CSV equal
+under :mod:`leash.compare`'s rule to the file already there is left alone, so a re-run on
+another CPU leaves ``git status`` clean. ``outdir=""`` is the scratch ``build/figures/``.
 """
 
 from __future__ import annotations
@@ -42,7 +17,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -52,82 +27,70 @@ from ._paths import REPO, SCRATCH, shown
 from .compare import csv_differences
 
 __all__ = [
-    "DPI",
-    "FIGURE_FORMATS",
-    "INDEX_NAME",
-    "RECORD_KEY",
-    "SIDECAR_DIR",
-    "TABLE_FORMATS",
-    "artifact_index",
-    "artifact_record",
-    "publish",
-    "resolve_outdir",
-    "save_figure",
-    "save_table",
-    "sidecar_path",
-    "simulated_label",
-    "write_index",
-    "write_records",
+    "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
+    "artifact_index", "artifact_record", "publish", "resolve_outdir", "save_figure",
+    "save_table", "sidecar_path", "simulated_label", "write_index", "write_records",
 ]
 
 #: Resolution of every PNG (PDFs are vector graphics).
 DPI = 200
-#: Files written by :func:`save_table`, in this order.
-TABLE_FORMATS = ("csv", "md", "tex")
-#: Image files written by :func:`save_figure` (plus ``csv`` with the plotted numbers).
-FIGURE_FORMATS = ("pdf", "png")
-#: Folder, inside the output folder, of the per-notebook JSON sidecars.
-SIDECAR_DIR = ".artifacts"
-#: File name of the rendered index inside the output folder.
-INDEX_NAME = "README.md"
+#: Files written by :func:`save_table`, and the images of :func:`save_figure` (plus its csv).
+TABLE_FORMATS, FIGURE_FORMATS = ("csv", "md", "tex"), ("pdf", "png")
+#: Folder of the per-run JSON sidecars, and file name of the index, in the output folder.
+SIDECAR_DIR, INDEX_NAME = ".artifacts", "README.md"
 #: Key, in the metadata of a notebook output, of the record :func:`publish` displays.
 RECORD_KEY = "leash.artifact"
-#: Environment variable of the data mirror (paths under it are recorded relative to it).
-_MIRROR_ENV = "LEASH_DATA_MIRROR"
-
-# Matplotlib settings under which every figure is saved (a context, not a global change).
-# pdf.fonttype 42 embeds TrueType subsets instead of Type 3 fonts (what publishers ask for).
-_SAVE_RC = {
-    "svg.hashsalt": "leash",
-    "pdf.compression": 6,
-    "pdf.fonttype": 42,
-    "ps.fonttype": 42,
-    "savefig.dpi": DPI,
-}
-_PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"}
-_PNG_METADATA = {"Software": None}
-
+_MIRROR_ENV = "LEASH_DATA_MIRROR"  # paths under the data mirror are recorded relative to it
+# pdf.fonttype 42 embeds TrueType subsets instead of Type 3 fonts (what publishers ask for)
+_SAVE_RC = {"svg.hashsalt": "leash", "pdf.compression": 6, "pdf.fonttype": 42,
+            "ps.fonttype": 42, "savefig.dpi": DPI}
+_METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"},
+             "png": {"Software": None}}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _SIMULATED_RE = re.compile(r"\bsimulated\b", re.IGNORECASE)
-_DEFAULT_FLOAT_FORMAT = "{:.3f}"
-_NA_REP = "--"
+_RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
+_umask = os.umask(0)
+os.umask(_umask)
+_FILE_MODE = 0o666 & ~_umask  # what open() gives (mkstemp creates files 0600)
+# LaTeX's special characters, for the caption (pandas escapes cells, not a caption string)
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
 
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
 
 def _check_name(name, func: str) -> str:
     if not isinstance(name, str):
-        raise TypeError(
-            f"The 'name' parameter of {func} must be a str. Got {name!r} of type "
-            f"{type(name).__name__} instead."
-        )
+        raise TypeError(f"The 'name' parameter of {func} must be a str. Got {name!r} of type "
+                        f"{type(name).__name__} instead.")
     if not _NAME_RE.match(name) or name.endswith((".", "-")):
-        raise ValueError(
-            f"The 'name' parameter of {func} must be a file stem of letters, digits, '_', '-' and "
-            f"'.' (no folder, no suffix such as .pdf). Got {name!r} instead."
-        )
+        raise ValueError(f"The 'name' parameter of {func} must be a file stem of letters, "
+                         f"digits, '_', '-' and '.' (no folder, no suffix such as .pdf). Got "
+                         f"{name!r} instead.")
     return name
 
 
-def resolve_outdir(outdir) -> Path:
-    """An output folder as a path: ``""`` is the scratch folder ``build/figures/``; a relative
-    path is relative to the repository root.
+def _check_frame(df, name: str, func: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"The '{name}' parameter of {func} must be a pandas DataFrame. Got "
+                        f"{type(df).__name__} instead.")
+    if df.columns.has_duplicates:
+        dup = df.columns[df.columns.duplicated()].unique().tolist()
+        raise ValueError(f"The '{name}' DataFrame of {func} has duplicated columns: {dup}.")
+    return df
 
-    So a notebook opened in JupyterLab (working directory ``notebooks/``) and one run by the
-    runner (working directory the repository) write to the same folder, and a notebook run by
-    hand never writes into the committed ``figures/`` unless told to.
+
+def resolve_outdir(outdir) -> Path:
+    """An output folder as a path.
+
+    Parameters
+    ----------
+    outdir : str or path-like
+        ``""`` is the scratch folder ``build/figures/``; a relative path is relative to the
+        repository (the same folder from ``notebooks/`` and from the runner).
+
+    Returns
+    -------
+    pathlib.Path
     """
     if isinstance(outdir, str) and not outdir.strip():
         return SCRATCH
@@ -137,10 +100,8 @@ def resolve_outdir(outdir) -> Path:
 
 def _outdir(outdir, func: str) -> Path:
     if not isinstance(outdir, (str, os.PathLike)):
-        raise TypeError(
-            f"The 'outdir' parameter of {func} must be a str or path. Got {outdir!r} of type "
-            f"{type(outdir).__name__} instead."
-        )
+        raise TypeError(f"The 'outdir' parameter of {func} must be a str or path. Got "
+                        f"{outdir!r} of type {type(outdir).__name__} instead.")
     out = resolve_outdir(outdir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file {out}.")
@@ -148,18 +109,8 @@ def _outdir(outdir, func: str) -> Path:
     return out
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Permissions of written files: what open() would give (mkstemp creates them 0600).
-_FILE_MODE = 0o666 & ~_umask()
-
-
 def _write_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file in the same folder + os.replace)."""
+    """Write ``data`` to ``path`` atomically (a temporary file beside it, then os.replace)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -173,7 +124,6 @@ def _write_bytes(path: Path, data: bytes) -> Path:
 
 
 def _lf(text: str) -> str:
-    """``text`` with LF line endings and a final newline: what every text artifact holds."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text if text.endswith("\n") else text + "\n"
 
@@ -182,11 +132,10 @@ def _write_text(path: Path, text: str) -> Path:
     return _write_bytes(path, _lf(text).encode("utf-8"))
 
 
-def _write_csv(path: Path, text: str) -> Path:
-    """Write a CSV unless the file already holds the same numbers under :mod:`leash.compare`'s
-    rule (floats within 1e-12, the rest exact): a re-run whose floats differ only in the last
-    bits (another CPU, another BLAS thread count) leaves the committed file untouched."""
-    text = _lf(text)
+def _write_csv(path: Path, df: pd.DataFrame, index: bool) -> Path:
+    """Write ``df`` as CSV (shortest round-trip floats, NA empty), unless the file there holds
+    the same numbers under :mod:`leash.compare`'s rule."""
+    text = _lf(df.to_csv(index=index, lineterminator="\n", na_rep=""))
     try:
         if not csv_differences(path.read_text(encoding="utf-8"), text):
             return path
@@ -195,134 +144,32 @@ def _write_csv(path: Path, text: str) -> Path:
     return _write_text(path, text)
 
 
-def _csv_text(df: pd.DataFrame, index: bool) -> str:
-    # float_format=None: pandas writes repr(float), the shortest string that round-trips, which
-    # is deterministic and loses nothing; the CSV is the machine-readable copy of the numbers.
-    return df.to_csv(index=index, lineterminator="\n", na_rep="")
-
-
-def _check_frame(df, name: str, func: str) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(
-            f"The '{name}' parameter of {func} must be a pandas DataFrame. Got "
-            f"{type(df).__name__} instead."
-        )
-    if df.columns.has_duplicates:
-        dup = df.columns[df.columns.duplicated()].unique().tolist()
-        raise ValueError(f"The '{name}' DataFrame of {func} has duplicated columns: {dup}.")
-    return df
-
-
-def _has_default_index(df: pd.DataFrame) -> bool:
-    idx = df.index
-    return (
-        isinstance(idx, pd.RangeIndex)
-        and idx.start == 0
-        and idx.step == 1
-        and all(n is None for n in idx.names)
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# tables
-# ---------------------------------------------------------------------------------------------
-
-def _formatter(spec, column, func: str) -> Callable[[float], str]:
+def _formatter(spec, column, func: str):
     if callable(spec):
         return spec
-    if isinstance(spec, str):
-        if "{" in spec:
-            return spec.format
-        if "%" in spec:
-            return lambda v: spec % v
-    raise TypeError(
-        f"The 'float_format' parameter of {func} must be a format string such as '{{:.3f}}' or "
-        f"'%.3f', a callable, or a dict of those keyed by column. Got {spec!r} for column "
-        f"{column!r} instead."
-    )
+    if isinstance(spec, str) and ("{" in spec or "%" in spec):
+        return spec.format if "{" in spec else (lambda v: spec % v)
+    raise TypeError(f"The 'float_format' parameter of {func} must be a format string such as "
+                    f"'{{:.3f}}' or '%.3f', a callable, or a dict of those keyed by column. Got "
+                    f"{spec!r} for column {column!r} instead.")
 
 
-def _format_cells(df: pd.DataFrame, float_format, na_rep: str, func: str) -> pd.DataFrame:
-    """Every cell as a string: floats with their column's format, NA as ``na_rep``."""
-    if isinstance(float_format, Mapping):
-        unknown = [c for c in float_format if c not in df.columns]
-        if unknown:
-            raise ValueError(
-                f"The 'float_format' dict of {func} names columns that the table does not have: "
-                f"{unknown}. Columns: {list(df.columns)}."
-            )
+def _cells(df: pd.DataFrame, float_format, func: str) -> pd.DataFrame:
+    """Every cell as a string: floats (also in object columns) formatted, missing ones ``--``."""
+    per_column = isinstance(float_format, Mapping)
+    unknown = [c for c in float_format if c not in df.columns] if per_column else []
+    if unknown:
+        raise ValueError(f"The 'float_format' dict of {func} names columns that the table does "
+                         f"not have: {unknown}. Columns: {list(df.columns)}.")
     out = {}
     for col in df.columns:
-        s = df[col]
-        if isinstance(float_format, Mapping):
-            spec = float_format.get(col, _DEFAULT_FLOAT_FORMAT)
-        else:
-            spec = _DEFAULT_FLOAT_FORMAT if float_format is None else float_format
-        # every float cell is formatted, also in object columns that mix text and numbers
-        fmt = _formatter(spec, col, func)
-        cells = []
-        for v in s.tolist():
-            if v is None or (not isinstance(v, (list, tuple, np.ndarray)) and pd.isna(v)):
-                cells.append(na_rep)
-            elif isinstance(v, (float, np.floating)):
-                cells.append(fmt(float(v)))
-            else:
-                cells.append(str(v))
-        out[col] = cells
+        spec = float_format.get(col) if per_column else float_format
+        fmt = _formatter("{:.3f}" if spec is None else spec, col, func)
+        out[col] = ["--" if v is None or (not isinstance(v, (list, tuple, np.ndarray))
+                                          and pd.isna(v))
+                    else fmt(float(v)) if isinstance(v, (float, np.floating)) else str(v)
+                    for v in df[col].tolist()]
     return pd.DataFrame(out, columns=df.columns)
-
-
-def _alignment(df: pd.DataFrame) -> list[str]:
-    return [
-        "r" if pd.api.types.is_numeric_dtype(df[c].dtype)
-        and not pd.api.types.is_bool_dtype(df[c].dtype) else "l"
-        for c in df.columns
-    ]
-
-
-def _flat_label(col) -> str:
-    if isinstance(col, tuple):
-        return " / ".join(str(c) for c in col if str(c) != "")
-    return str(col)
-
-
-def _markdown(cells: pd.DataFrame, align: list[str], caption: str | None) -> str:
-    md = cells.copy()
-    md.columns = [_flat_label(c).replace("|", r"\|") for c in md.columns]
-    md = md.apply(lambda s: s.str.replace("|", r"\|", regex=False))
-    colalign = ["right" if a == "r" else "left" for a in align]
-    body = md.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
-                          colalign=colalign)
-    head = f"Table: {caption}\n\n" if caption else ""
-    return head + body + "\n"
-
-
-# Characters LaTeX treats specially, for the caption (pandas escapes cells and headers through
-# Styler.format(escape="latex") but offers no public function for a caption string).
-_LATEX_ESCAPES = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-
-
-def _latex(cells: pd.DataFrame, align: list[str], caption: str | None, label: str) -> str:
-    styler = (
-        cells.style.hide(axis="index")
-        .format(escape="latex")
-        .format_index(escape="latex", axis=1)
-    )
-    return styler.to_latex(
-        caption=_latex_escape(caption) if caption else None,
-        label=label,
-        hrules=True,
-        position_float="centering",
-        column_format="".join(align),
-        multicol_align="c",
-    )
 
 
 def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
@@ -330,41 +177,29 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
 
     Parameters
     ----------
-    df : pandas.DataFrame, shape (n_rows, n_columns)
-        The table, one row per printed row. Columns may be a MultiIndex (grouped headers): the
-        Markdown header joins the levels with " / ", the LaTeX header keeps them.
+    df : pandas.DataFrame
+        One row per printed row; MultiIndex columns are grouped headers (joined by " / " in
+        Markdown).
     name : str
-        File stem, e.g. ``"table1"`` (letters, digits, ``_``, ``-``, ``.``; no folder).
+        File stem, e.g. ``"table1"`` (letters, digits, ``_``, ``-``, ``.``).
     outdir : str or path-like, default ""
-        Output folder, created if needed (see :func:`resolve_outdir`; ``""`` is
-        ``build/figures/``).
+        See :func:`resolve_outdir`; created if needed.
     caption : str, optional
-        Plain-text caption: a ``Table: ...`` line above the Markdown table, ``\\caption`` (with
-        LaTeX special characters escaped) in the ``.tex``. Use :func:`simulated_label` for
-        tables made from simulated data.
+        ``Table: ...`` above the Markdown, ``\\caption`` (escaped) in LaTeX; simulated data says
+        so (:func:`simulated_label`).
     float_format : str, callable or dict, optional
-        Format of float cells in ``.md`` and ``.tex``: a ``str.format`` string (``"{:.2f}"``,
-        ``"{:.1%}"``), a ``%``-string (``"%.2f"``), a callable ``float -> str``, or a dict of those
-        keyed by column (columns not in the dict get the default). Default ``"{:.3f}"``. The
-        ``.csv`` is never rounded: it holds each float's shortest round-trip representation.
-        Missing values are written as ``--`` (en dash in LaTeX) in ``.md``/``.tex`` and as an
-        empty field in ``.csv``.
+        Float cells of ``.md``/``.tex``: ``"{:.2f}"``, ``"%.2f"``, ``float -> str``, or a dict of
+        those by column; default ``"{:.3f}"``. The CSV is never rounded; NA is ``--`` (CSV: empty).
     index : bool, default False
-        Write the index as the first column(s) of every file.
+        Write the index as the first column(s).
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``{"csv": ..., "md": ..., "tex": ...}``.
-
-    Notes
-    -----
-    The LaTeX file is a floating ``table`` with booktabs rules (``\\usepackage{booktabs}``), its
-    label ``tab:<name>``; numeric columns are right-aligned, the others left-aligned.
+        ``{"csv", "md", "tex"}``; the LaTeX is a booktabs ``table`` labelled ``tab:<name>``.
     """
     func = "save_table"
-    df = _check_frame(df, "df", func)
-    name = _check_name(name, func)
+    df, name = _check_frame(df, "df", func), _check_name(name, func)
     if caption is not None and not isinstance(caption, str):
         raise TypeError(f"The 'caption' parameter of {func} must be a str or None. "
                         f"Got {type(caption).__name__} instead.")
@@ -372,105 +207,84 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
         raise TypeError(f"The 'index' parameter of {func} must be a bool. Got {index!r} instead.")
     out = _outdir(outdir, func)
     table = df.reset_index() if index else df
-    cells = _format_cells(table, float_format, _NA_REP, func)
-    align = _alignment(table)
-    paths = {
-        "csv": _write_csv(out / f"{name}.csv", _csv_text(df, index)),
-        "md": _write_text(out / f"{name}.md", _markdown(cells, align, caption)),
-        "tex": _write_text(out / f"{name}.tex", _latex(cells, align, caption, f"tab:{name}")),
-    }
-    return paths
-
-
-# ---------------------------------------------------------------------------------------------
-# figures
-# ---------------------------------------------------------------------------------------------
-
-def _render(fig, fmt: str, dpi: int) -> bytes:
-    import matplotlib
-
-    buf = io.BytesIO()
-    meta = _PDF_METADATA if fmt == "pdf" else _PNG_METADATA
-    with matplotlib.rc_context(_SAVE_RC):
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=dict(meta), bbox_inches="tight",
-                    pad_inches=0.05)
-    return buf.getvalue()
+    cells = _cells(table, float_format, func)
+    align = ["r" if pd.api.types.is_numeric_dtype(table[c].dtype)
+             and not pd.api.types.is_bool_dtype(table[c].dtype) else "l" for c in table.columns]
+    md = cells.apply(lambda s: s.str.replace("|", r"\|", regex=False))
+    md.columns = [(" / ".join(str(c) for c in col if str(c) != "") if isinstance(col, tuple)
+                   else str(col)).replace("|", r"\|") for col in md.columns]
+    body = md.to_markdown(index=False, tablefmt="pipe", disable_numparse=True,
+                          colalign=["right" if a == "r" else "left" for a in align])
+    tex = cells.style.hide(axis="index").format(escape="latex").format_index(
+        escape="latex", axis=1).to_latex(
+        caption="".join(_LATEX_ESCAPES.get(ch, ch) for ch in caption) if caption else None,
+        label=f"tab:{name}", hrules=True, position_float="centering",
+        column_format="".join(align), multicol_align="c")
+    return {"csv": _write_csv(out / f"{name}.csv", df, index),
+            "md": _write_text(out / f"{name}.md",
+                              (f"Table: {caption}\n\n" if caption else "") + body + "\n"),
+            "tex": _write_text(out / f"{name}.tex", tex)}
 
 
 def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
-    """Write a figure as ``<name>.pdf`` and ``<name>.png``, and its numbers as ``<name>.csv``.
+    """Write a figure as ``<name>.pdf`` and ``<name>.png``, its numbers as ``<name>.csv``.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
-        The figure (``ax.figure`` for an Axes returned by :mod:`leash.plots`). It is not closed.
+        ``ax.figure`` for an Axes of :mod:`leash.plots`; it is not closed.
     name : str
-        File stem, e.g. ``"figure4_rg_shrinkage"``.
+        File stem.
     outdir : str or path-like, default ""
-        Output folder, created if needed (see :func:`resolve_outdir`; ``""`` is
-        ``build/figures/``).
+        See :func:`resolve_outdir`.
     data : pandas.DataFrame or False
-        Exactly the numbers plotted, one row per plotted point/bar (tidy form), written to
-        ``<name>.csv`` at full precision. Required: omitting it raises ValueError. Pass
-        ``data=False`` only for a pure diagram with no data (no CSV is written, and a stale
-        ``<name>.csv`` from an earlier run is removed). A non-default index (named, or not
-        0..n-1) is written as leading column(s).
+        Required: exactly the numbers plotted, a row per point or bar, at full precision (a
+        non-default index as leading columns); ``False`` for a pure diagram (a stale CSV goes).
     dpi : int, default 200
-        Resolution of the PNG.
 
     Returns
     -------
     dict of str to pathlib.Path
-        ``{"pdf": ..., "png": ...[, "csv": ...]}``.
-
-    Notes
-    -----
-    Byte-stable: PDF without CreationDate/ModDate and with a fixed Producer, PNG without the
-    Software chunk, fixed dpi, ``svg.hashsalt`` fixed, TrueType (Type 42) fonts in the PDF,
-    ``bbox_inches="tight"``. Saving the same figure twice gives identical bytes.
+        ``{"pdf", "png"[, "csv"]}``, the same bytes for the same figure (no timestamps, fixed
+        Producer, TrueType fonts).
     """
+    import matplotlib
     from matplotlib.figure import Figure
 
     func = "save_figure"
     if not isinstance(fig, Figure):
-        raise TypeError(
-            f"The 'fig' parameter of {func} must be a matplotlib Figure (use ax.figure for an "
-            f"Axes). Got {type(fig).__name__} instead."
-        )
+        raise TypeError(f"The 'fig' parameter of {func} must be a matplotlib Figure (use "
+                        f"ax.figure for an Axes). Got {type(fig).__name__} instead.")
     name = _check_name(name, func)
     if data is None:
-        raise ValueError(
-            f"{func}({name!r}) needs the plotted numbers: pass data=<DataFrame> with exactly the "
-            f"values drawn (written to {name}.csv), or data=False for a pure diagram."
-        )
-    if data is not False:
-        _check_frame(data, "data", func)
-        if data.empty:
-            raise ValueError(f"The 'data' DataFrame of {func}({name!r}) is empty; a figure's "
-                             f"data must hold the plotted numbers.")
+        raise ValueError(f"{func}({name!r}) needs the plotted numbers: pass data=<DataFrame> "
+                         f"with exactly the values drawn (written to {name}.csv), or data=False "
+                         f"for a pure diagram.")
+    if data is not False and _check_frame(data, "data", func).empty:
+        raise ValueError(f"The 'data' DataFrame of {func}({name!r}) is empty; a figure's data "
+                         f"must hold the plotted numbers.")
     if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or dpi < 10:
         raise ValueError(f"The 'dpi' parameter of {func} must be an int >= 10. Got {dpi!r}.")
     out = _outdir(outdir, func)
-    paths = {fmt: _write_bytes(out / f"{name}.{fmt}", _render(fig, fmt, int(dpi)))
-             for fmt in FIGURE_FORMATS}
-    csv = out / f"{name}.csv"
+    paths = {}
+    for fmt in FIGURE_FORMATS:
+        buf = io.BytesIO()
+        with matplotlib.rc_context(_SAVE_RC):
+            fig.savefig(buf, format=fmt, dpi=int(dpi), metadata=dict(_METADATA[fmt]),
+                        bbox_inches="tight", pad_inches=0.05)
+        paths[fmt] = _write_bytes(out / f"{name}.{fmt}", buf.getvalue())
     if data is False:
-        csv.unlink(missing_ok=True)
+        (out / f"{name}.csv").unlink(missing_ok=True)
     else:
-        paths["csv"] = _write_csv(csv, _csv_text(data, not _has_default_index(data)))
+        idx = data.index
+        default = (isinstance(idx, pd.RangeIndex) and idx.start == 0 and idx.step == 1
+                   and all(n is None for n in idx.names))
+        paths["csv"] = _write_csv(out / f"{name}.csv", data, not default)
     return paths
 
 
-# ---------------------------------------------------------------------------------------------
-# labels
-# ---------------------------------------------------------------------------------------------
-
 def simulated_label(text=""):
-    """Return ``text`` guaranteed to contain the word "simulated".
-
-    Titles and captions of artifacts made from the simulated demo must say so. Text that already
-    contains the word (any case) is returned unchanged; otherwise " (simulated)" is appended, or
-    "simulated" returned for empty text.
+    """``text`` with the word "simulated" (appended as " (simulated)" if missing, any case).
 
     Parameters
     ----------
@@ -492,21 +306,12 @@ def simulated_label(text=""):
                         f"{type(text).__name__} instead.")
     if _SIMULATED_RE.search(text):
         return text
-    stripped = text.rstrip()
-    return f"{stripped} (simulated)" if stripped else "simulated"
+    return f"{text.rstrip()} (simulated)" if text.strip() else "simulated"
 
-
-# ---------------------------------------------------------------------------------------------
-# provenance: sidecars and the index
-# ---------------------------------------------------------------------------------------------
 
 def _portable(value):
-    """A JSON-safe copy of ``value`` with no machine paths.
-
-    Absolute paths inside the repository become repository-relative; under the data mirror
-    (env LEASH_DATA_MIRROR) they become ``$LEASH_DATA_MIRROR/<relative>``; other absolute paths
-    keep only their file name (a study of the user's own, say), since an index may be shared.
-    """
+    """A JSON-safe copy without machine paths: absolute paths relative to the repository or
+    ``$LEASH_DATA_MIRROR/``, else only their file name."""
     if isinstance(value, Mapping):
         return {str(k): _portable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -520,10 +325,8 @@ def _portable(value):
         if os.environ.get(_MIRROR_ENV):
             roots.insert(0, (Path(os.path.abspath(os.environ[_MIRROR_ENV])), f"${_MIRROR_ENV}/"))
         for root, prefix in roots:
-            try:
+            if p.is_relative_to(root):
                 return prefix + p.relative_to(root).as_posix()
-            except ValueError:
-                continue
         return p.name  # a path of this machine does not belong in an index
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
@@ -534,111 +337,86 @@ def _portable(value):
 
 
 def sidecar_path(outdir, run) -> Path:
-    """``<outdir>/.artifacts/<run>.json``, the records of one notebook run."""
+    """``<outdir>/.artifacts/<run>.json``, the records of one notebook run.
+
+    Parameters
+    ----------
+    outdir : str or path-like
+    run : str
+
+    Returns
+    -------
+    pathlib.Path
+    """
     return resolve_outdir(outdir) / SIDECAR_DIR / f"{run}.json"
 
 
-def _dump(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def artifact_record(name, files, *, inputs, description) -> dict:
-    """The record of one artifact: its name, files, input data and a one-line description.
+    """The record of one artifact: name, files, input data and a one-line description.
 
     Parameters
     ----------
     name : str
-        Artifact name (file stem), e.g. ``"table1"``.
+        Artifact name (file stem).
     files : dict of str to path, or iterable of path
-        What :func:`save_table` / :func:`save_figure` returned. They must exist and share one
-        folder.
+        What :func:`save_table` / :func:`save_figure` returned: existing files of one folder.
     inputs : str or list of str
-        The input data: dataset names of the manifest, study files, ``"data/paper/"``...
-        Absolute paths are recorded relative to the repository or the data mirror.
+        Dataset names, study files, ``"data/paper/"``... (paths made portable).
     description : str
-        One line saying what the artifact shows.
 
     Returns
     -------
     dict
-        ``{"name", "files", "inputs", "description"}``, JSON-safe, with no machine paths.
+        ``{"name", "files", "inputs", "description"}``, JSON-safe.
     """
     func = "artifact_record"
     name = _check_name(name, func)
-    if isinstance(files, Mapping):
-        file_list = list(files.values())
-    elif isinstance(files, (str, os.PathLike)):
-        file_list = [files]
-    else:
-        file_list = list(files)
-    if not file_list:
+    paths = [Path(f) for f in (files.values() if isinstance(files, Mapping) else
+                               [files] if isinstance(files, (str, os.PathLike)) else files)]
+    if not paths:
         raise ValueError(f"The 'files' parameter of {func}({name!r}) is empty.")
-    paths = [Path(f) for f in file_list]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ValueError(f"The 'files' of {func}({name!r}) do not exist: {missing}.")
     if len({Path(os.path.abspath(p.parent)) for p in paths}) != 1:
         raise ValueError(f"The 'files' of {func}({name!r}) lie in several folders; an "
                          f"artifact's files share the output folder.")
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
     if not isinstance(description, str) or not description.strip():
         raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a non-empty "
                          f"str. Got {description!r} instead.")
-    return {"name": name, "files": sorted(p.name for p in paths),
-            "inputs": _portable(list(inputs)), "description": " ".join(description.split())}
+    inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    return {"name": name, "files": sorted(p.name for p in paths), "inputs": _portable(inputs),
+            "description": " ".join(description.split())}
 
 
 def write_records(outdir, run, notebook, parameters, records) -> Path:
-    """Keep the records of one notebook run: ``<outdir>/.artifacts/<run>.json``.
+    """Keep the records of one notebook run in ``<outdir>/.artifacts/<run>.json``.
 
     Parameters
     ----------
     outdir : str or path-like
-        The output folder the run wrote to.
     run : str
-        The run's name: the notebook's stem, with the study it ran on for notebooks run once
-        per source (``"01_table1_support.demo"``).
+        The notebook's stem, with the study when run once per source (``"01_x.demo"``).
     notebook : str
-        The notebook's stem.
     parameters : dict
-        The parameters it ran with (JSON-serializable); ``outdir`` is left out.
+        The parameters it ran with (``outdir`` left out).
     records : list of dict
-        :func:`artifact_record` of each artifact, as read from the executed notebook.
+        :func:`artifact_record` of each artifact.
 
     Returns
     -------
     pathlib.Path
     """
-    params = {k: v for k, v in dict(parameters).items() if k != "outdir"}
-    out = [{**r, "notebook": notebook, "parameters": _portable(params)} for r in records]
-    out.sort(key=lambda r: r["name"])
+    params = _portable({k: v for k, v in dict(parameters).items() if k != "outdir"})
+    out = sorted(({**r, "notebook": notebook, "parameters": params} for r in records),
+                 key=lambda r: r["name"])
     side = sidecar_path(outdir, run)
     side.parent.mkdir(parents=True, exist_ok=True)
-    return _write_text(side, _dump(out))
-
-
-_RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
-
-
-def _read_sidecar(path: Path) -> list[dict]:
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"Artifact sidecar {path} is not valid JSON: line {exc.lineno}, "
-                         f"column {exc.colno}: {exc.msg}.") from None
-    if not isinstance(records, list):
-        raise ValueError(f"Artifact sidecar {path} must hold a JSON list of records.")
-    for i, r in enumerate(records):
-        if not isinstance(r, dict) or sorted(r) != list(_RECORD_KEYS):
-            got = sorted(r) if isinstance(r, dict) else type(r).__name__
-            raise ValueError(f"Artifact sidecar {path}, record {i}: expected the keys "
-                             f"{list(_RECORD_KEYS)}, got {got}.")
-    return records
+    return _write_text(side, json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def artifact_index(outdir="figures"):
-    """All artifact records of an output folder, sorted by artifact name.
+    """All artifact records of an output folder, sorted by name.
 
     Parameters
     ----------
@@ -647,110 +425,85 @@ def artifact_index(outdir="figures"):
     Returns
     -------
     list of dict
-        One record per artifact (keys: name, files, notebook, parameters, inputs, description).
+        Keys: name, files, notebook, parameters, inputs, description.
 
     Raises
     ------
     ValueError
-        If two notebooks registered the same artifact name (one would overwrite the other's
-        files), or a sidecar is malformed.
+        If two runs registered the same name, or a sidecar is malformed.
     """
-    side_dir = resolve_outdir(outdir) / SIDECAR_DIR
-    records: list[dict] = []
-    owner: dict[str, str] = {}
-    for path in sorted(side_dir.glob("*.json")):
-        for r in _read_sidecar(path):
+    records, owner = [], {}
+    for path in sorted((resolve_outdir(outdir) / SIDECAR_DIR).glob("*.json")):
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"Artifact sidecar {path} is not valid JSON: line {exc.lineno}, "
+                             f"column {exc.colno}: {exc.msg}.") from None
+        if not isinstance(found, list):
+            raise ValueError(f"Artifact sidecar {path} must hold a JSON list of records.")
+        for i, r in enumerate(found):
+            if not isinstance(r, dict) or sorted(r) != list(_RECORD_KEYS):
+                got = sorted(r) if isinstance(r, dict) else type(r).__name__
+                raise ValueError(f"Artifact sidecar {path}, record {i}: expected the keys "
+                                 f"{list(_RECORD_KEYS)}, got {got}.")
             if r["name"] in owner:
-                raise ValueError(
-                    f"Artifact {r['name']!r} is written by two notebook runs: "
-                    f"{owner[r['name']]} and {path.stem}; their files would overwrite each "
-                    f"other."
-                )
+                raise ValueError(f"Artifact {r['name']!r} is written by two notebook runs: "
+                                 f"{owner[r['name']]} and {path.stem}; their files would "
+                                 f"overwrite each other.")
             owner[r["name"]] = path.stem
             records.append(r)
-    records.sort(key=lambda r: r["name"])
-    return records
-
-
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", r"\|")
-
-
-def _fmt_value(v) -> str:
-    if isinstance(v, str):
-        return v if v else '""'  # an empty string stays visible
-    return json.dumps(v, sort_keys=True, ensure_ascii=False)
+    return sorted(records, key=lambda r: r["name"])
 
 
 def write_index(records, path="figures/README.md"):
-    """Render the artifact index as Markdown (deterministic: sorted, no timestamps).
+    """Render the artifact index as Markdown (sorted, no timestamps).
 
     Parameters
     ----------
     records : list of dict
         From :func:`artifact_index`.
     path : str or path-like, default "figures/README.md"
-        Output file. Files in its folder that no record lists are named in a final section, so
-        stale artifacts are visible.
+        Files of its folder that no record lists get a final section and a warning.
 
     Returns
     -------
     pathlib.Path
     """
+    def cell(text) -> str:
+        return " ".join(str(text).split()).replace("|", r"\|")
+
+    def value(v) -> str:  # an empty string stays visible
+        return (v or '""') if isinstance(v, str) else json.dumps(v, sort_keys=True,
+                                                                  ensure_ascii=False)
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = sorted(records, key=lambda r: r["name"])
-    lines = [
-        "# Artifacts",
-        "",
-        "Generated by `make reproduce` (`python -m leash.reproduce`) from the records the "
-        f"executed notebooks hold (kept per run in `{SIDECAR_DIR}/`); do not edit by hand. Each "
-        "artifact names the notebook that wrote it, the parameters it ran with and its input "
-        "data.",
-        "",
-        "| artifact | files | notebook | parameters | inputs | description |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = ["# Artifacts", "",
+             "Generated by `make reproduce` (`python -m leash.reproduce`) from the records the "
+             f"executed notebooks hold (kept per run in `{SIDECAR_DIR}/`); do not edit by hand. "
+             "Each artifact names the notebook that wrote it, the parameters it ran with and "
+             "its input data.", "",
+             "| artifact | files | notebook | parameters | inputs | description |",
+             "|---|---|---|---|---|---|"]
     listed: set[str] = set()
-    for r in records:
+    for r in sorted(records, key=lambda r: r["name"]):
         listed.update(r["files"])
-        params = ", ".join(f"{k}={_fmt_value(v)}" for k, v in sorted(r["parameters"].items()))
+        params = ", ".join(f"{k}={value(v)}" for k, v in sorted(r["parameters"].items()))
         lines.append("| " + " | ".join([
-            f"`{_cell(r['name'])}`",
-            ", ".join(f"[{_cell(f)}]({f})" for f in r["files"]),
-            f"`notebooks/{_cell(r['notebook'])}.ipynb`",
-            _cell(params) or "(defaults)",
-            _cell(", ".join(_fmt_value(i) for i in r["inputs"])) or "(none)",
-            _cell(r["description"]),
+            f"`{cell(r['name'])}`", ", ".join(f"[{cell(f)}]({f})" for f in r["files"]),
+            f"`notebooks/{cell(r['notebook'])}.ipynb`", cell(params) or "(defaults)",
+            cell(", ".join(value(i) for i in r["inputs"])) or "(none)", cell(r["description"]),
         ]) + " |")
-    unlisted = sorted(
-        p.name for p in path.parent.iterdir()
-        if p.is_file() and not p.name.startswith(".") and p.name != path.name
-        and p.name not in listed
-    )
+    unlisted = sorted(p.name for p in path.parent.iterdir()
+                      if p.is_file() and not p.name.startswith(".") and p.name != path.name
+                      and p.name not in listed)
     if unlisted:
         warnings.warn(f"{len(unlisted)} file(s) in {path.parent.name}/ are not registered by any "
                       f"notebook: {', '.join(unlisted)}.", stacklevel=2)
         lines += ["", "## Files without a record", "",
-                  "No notebook registered these files (stale output of an earlier run?):", ""]
-        lines += [f"- {_cell(n)}" for n in unlisted]
+                  "No notebook registered these files (stale output of an earlier run?):", "",
+                  *(f"- {cell(n)}" for n in unlisted)]
     return _write_text(path, "\n".join(lines) + "\n")
-
-
-def _show(record: dict, folder: Path) -> None:
-    """In a notebook, one line saying what was saved where, carrying the record."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with ipykernel
-        return
-    shell = get_ipython()
-    if shell is None or getattr(shell, "kernel", None) is None:
-        return  # a script or a test: nothing to show
-    from IPython.display import Markdown, display
-
-    kinds = ", ".join(Path(f).suffix.lstrip(".") for f in record["files"])
-    display(Markdown(f"<small>saved `{record['name']}` ({kinds}) to `{shown(folder)}/`</small>"),
-            metadata={RECORD_KEY: record})
 
 
 def publish(obj, name, outdir="", *, inputs, description, data=None, caption=None,
@@ -760,30 +513,21 @@ def publish(obj, name, outdir="", *, inputs, description, data=None, caption=Non
     Parameters
     ----------
     obj : pandas.DataFrame or matplotlib.figure.Figure
-        A table (saved by :func:`save_table`) or a figure (saved by :func:`save_figure`, which
-        needs ``data``, the numbers plotted).
-    name : str
-        Artifact name (file stem).
-    outdir : str or path-like, default ""
-        See :func:`resolve_outdir` (``""``: ``build/figures/``).
+        Saved by :func:`save_table` or :func:`save_figure` (which needs ``data``).
+    name, outdir
+        As in :func:`save_table`.
     inputs, description
         As in :func:`artifact_record`.
-    data : pandas.DataFrame, optional
-        For a figure: exactly the numbers plotted (``False`` for a pure diagram).
+    data : pandas.DataFrame or False, optional
+        For a figure, as in :func:`save_figure`.
     caption, float_format, index
         For a table, as in :func:`save_table`.
 
     Returns
     -------
     dict of str to pathlib.Path
-        The files written.
-
-    Notes
-    -----
-    In a notebook, a one-line note says what was saved where; its output metadata (key
-    :data:`RECORD_KEY`) holds the :func:`artifact_record`, which :mod:`leash.reproduce` reads
-    from the executed notebook to build the index. A figure stays open, so that the notebook
-    shows it inline.
+        The files written. In a notebook, a one-line note says where, its output metadata
+        (:data:`RECORD_KEY`) the :func:`artifact_record` that :mod:`leash.reproduce` reads back.
     """
     if isinstance(obj, pd.DataFrame):
         if data is not None:
@@ -792,12 +536,23 @@ def publish(obj, name, outdir="", *, inputs, description, data=None, caption=Non
         files = save_table(obj, name, outdir, caption=caption, float_format=float_format,
                            index=index)
     else:
-        unused = [k for k, v in (("caption", caption), ("float_format", float_format))
-                  if v is not None] + (["index"] if index else [])
+        unused = [k for k, v in (("caption", caption), ("float_format", float_format),
+                                 ("index", index or None)) if v is not None]
         if unused:
             raise ValueError(f"publish({name!r}): {', '.join(unused)} apply to tables only; "
                              f"a figure's title and labels are set on its Axes.")
         files = save_figure(obj, name, outdir, data=data)
     record = artifact_record(name, files, inputs=inputs, description=description)
-    _show(record, resolve_outdir(outdir))
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return files
+    shell = get_ipython()
+    if shell is not None and getattr(shell, "kernel", None) is not None:  # not a script/test
+        from IPython.display import Markdown, display
+
+        kinds = ", ".join(Path(f).suffix.lstrip(".") for f in record["files"])
+        display(Markdown(f"<small>saved `{name}` ({kinds}) to "
+                         f"`{shown(resolve_outdir(outdir))}/`</small>"),
+                metadata={RECORD_KEY: record})
     return files
