@@ -219,7 +219,7 @@ class Interval(Constraint):
         return (lo + hi) / 2
 
     def invalid_values(self):
-        out = [(True, "True"), ("1", "'1'")]
+        out = [(True, "True"), (np.bool_(False), "False"), ("1", "'1'")]
         if self.left is not None:
             bad = self.left - (0 if self.closed in ("right", "neither") else 1)
             out.append((bad, shown(bad)))
@@ -500,13 +500,16 @@ class Counts(Constraint):
 
     def invalid_values(self):
         m = self.minimum
-        out = [(True, "True"), ("1", "'1'"), (None, "None"), (np.array([True, False]),
-                                                                  "array([ True, False])"),
+        out = [(True, "True"), (np.bool_(True), "True"), ("1", "'1'"), (None, "None"),
+               (np.array([True, False]), "array([ True, False])"), ([True], "[True]"),
+               (["1"], "['1']"),
                ([[m + 1]], "an array of shape (1, 1)"), ([m + 1, m - 1], f"{m - 1} at index 1"),
                ([m + 1.5], f"{m + 1.5} at index 0"), ([np.nan], "nan at index 0"),
                ([m + 1, 2**70], f"{2**70} at index 1"),
                (np.array([2**63], dtype=np.uint64), f"{2**63} at index 0")]
-        if not self.scalar:
+        if self.scalar:
+            out.append((m - 1, f"{m - 1}"))
+        else:
             out.append((m + 1, f"an array of shape {()}"))
         if self.nonempty:
             out.append(([], "an empty array"))
@@ -573,8 +576,8 @@ class Floats(Constraint):
 
     def invalid_values(self):
         r = self.range
-        out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"),
-               (np.array([True, False]), "array([ True, False])"),
+        out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"), ([True, True], "[True, True]"),
+               (np.array([True, False]), "array([ True, False])"), (["1"], "['1']"),
                ([np.inf], "inf at index 0")]
         if not self.nan:
             out.append(([np.nan], "nan at index 0"))
@@ -622,7 +625,7 @@ class SequenceOf(Constraint):
     def invalid_values(self):
         out = [("ab", "'ab'"), (3, "3")]
         out += [([self.item.valid_value(), v], f"{got} ({self.noun} 1)")
-                for v, got in self.item.invalid_values() if got is not None and v is not None]
+                for v, got in self.item.invalid_values() if got is not None]
         if self.nonempty:
             out.append(([], "an empty sequence"))
         return out
