@@ -764,5 +764,5 @@ def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks"
     bad = (ks < 1) if not n.size else (ks < 1) | (ks > n.min())
     if bad.any():
         where = f" ({_smallest_n(n, n_name)})" if n.size else ""
-        raise invalid(name, func, f"budgets in the range [1, {n_name}] for every question"
+        raise invalid(name, func, f"a grid of budgets in the range [1, {n_name}] for every question"
                       f"{where}", _at(ks, _first(bad)))

@@ -194,7 +194,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             raise ValueError("pair_counts: questions are not shared; " + "; ".join(msg)
                              + ". Pass restrict_to_shared=True to drop them.")
         warnings.warn("pair_counts: dropping unshared questions; " + "; ".join(msg),
-                      stacklevel=2)
+                      stacklevel=3)
         pairing["dropped_base_only"] = len(only_b)
         pairing["dropped_rl_only"] = len(only_r)
     left = b_rows[key + ["n", "c", "first_correct"]].astype({"benchmark": str,
@@ -247,7 +247,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             f"{' or the budget given for its benchmark' if budget is not None else ''} "
             f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
             f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
-            stacklevel=2)
+            stacklevel=3)
     out = pd.DataFrame({
         "benchmark": m["benchmark"].astype("string"),
         "question_id": m["question_id"].astype("string"),

@@ -325,16 +325,16 @@ def _check_n_boot(n_boot, level, func):
             f"{func}: with n_boot={n_boot} at level={level}, no bootstrap replicate lies beyond "
             f"the ends of the percentile interval, which are then the extreme replicates; use "
             f"n_boot >= {min_n_boot(level)} (1000 or more for stable ends).",
-            TooFewReplicatesWarning, stacklevel=3)
+            TooFewReplicatesWarning, stacklevel=4)  # 4: the decorator adds a frame
     return n_boot
 
 
-def _resampling_groups(n_items, strata, func, stacklevel=3):
+def _resampling_groups(n_items, strata, func, stacklevel=4):
     """The strata of a bootstrap (:func:`_strata_groups`) and whether it is degenerate: True
     (with a RuntimeWarning) when every replicate must equal the data; 0 items: error."""
     if n_items == 0:
         raise invalid("c_base" if func == "bootstrap_support" else "n_base", func,
-                      "at least one question to resample", "0 questions")
+                      "the counts of at least one question to resample", "an empty array")
     groups = _strata_groups(n_items, strata, func)
     if max(g.size for g in groups) >= 2:
         return groups, False
@@ -434,7 +434,7 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     same_length(func, n_base=n_base, n_rl=n_rl)
     check_ks_in_range(ks, n_base, func, n_name="n_base")
     check_ks_in_range(ks, n_rl, func, n_name="n_rl")
-    groups, degenerate = _resampling_groups(n_base.size, strata, func, stacklevel=4)
+    groups, degenerate = _resampling_groups(n_base.size, strata, func, stacklevel=5)
     mb = _curve(n_base, c_base, ks, fc_base)
     mr = _curve(n_rl, c_rl, ks, fc_rl)
     # Questions with the same counts (and first correct samples) have the same curves: the

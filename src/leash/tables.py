@@ -560,7 +560,7 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     unmatched = len(traces) - len(t)
     if unmatched:
         warnings.warn(f"{where}: {unmatched} of {len(traces)} traces have no category (their "
-                      "question is not in 'categories') and are left out.", stacklevel=2)
+                      "question is not in 'categories') and are left out.", stacklevel=3)
     t = t.assign(_ppl=np.exp(-t["sum_logprob"] / t["n_tokens"]))
     g = t.groupby(["category", "reference", "model", "benchmark"], observed=True, sort=True)
     if how == "trace-mean":
