@@ -102,6 +102,16 @@ def _first(mask) -> int:
 
 # ---- constraints ---------------------------------------------------------------------------------
 
+class _Opaque:
+    """A value of no kind a constraint accepts (for the generic test), with a stable repr."""
+
+    def __repr__(self):
+        return "<an opaque object>"
+
+
+OPAQUE = _Opaque()
+
+
 class _Violation(Exception):
     """Raised by :meth:`Constraint.check`: what the value must be and what it was.
 
@@ -137,7 +147,7 @@ class Constraint:
         raise NotImplementedError
 
     def invalid_values(self) -> list:
-        return [(object(), None)]
+        return [(OPAQUE, "<an opaque object>")]
 
 
 class _NoneConstraint(Constraint):
@@ -317,7 +327,7 @@ class InstancesOf(Constraint):
         return self.example() if self.example else self.type()
 
     def invalid_values(self):
-        return [(object(), None)]
+        return [(OPAQUE, "<an opaque object>")]
 
 
 class Generator(InstancesOf):
@@ -328,7 +338,7 @@ class Generator(InstancesOf):
                          "numpy.random.default_rng(0))", lambda: np.random.default_rng(0))
 
     def invalid_values(self):
-        return [(0, "0"), (object(), None)]
+        return [(0, "0"), (OPAQUE, "<an opaque object>")]
 
 
 class Callables(Constraint):
