@@ -471,6 +471,12 @@ class Counts(Constraint):
                 + (f" ({self.note})" if self.note else ""))
 
     def check(self, value):
+        if type(value) is int and self.scalar:  # the common scalar, without numpy's overhead
+            if value > INT64_MAX:
+                raise _Violation(_AT_MOST_INT64, shown(value))
+            if value < self.minimum:
+                raise _Violation(str(self), shown(value))
+            return np.asarray(value, dtype=np.int64)
         arr = _as_numeric_array(value, self)
         if arr.ndim > 1 or (arr.ndim == 0 and not self.scalar):
             raise _Violation(str(self), f"an array of shape {arr.shape}")
@@ -560,6 +566,10 @@ class Floats(Constraint):
         return text + (f" ({self.note})" if self.note else "")
 
     def check(self, value):
+        if type(value) in (int, float) and self.ndim in ((0, 1), None):  # a Python scalar
+            if value in self.range or (self.nan and value != value):
+                return np.asarray(value, dtype=np.float64)
+            raise _Violation(str(self), shown(value))
         arr = _as_numeric_array(value, self).astype(np.float64)
         dims_ok = (self.ndim is None or (arr.ndim >= 1 if self.ndim == "1+"
                                          else arr.ndim in self.ndim))
@@ -569,11 +579,11 @@ class Floats(Constraint):
         if self.nonempty and arr.size == 0:
             raise _Violation(str(self), "an empty array")
         r = self.range
-        lo = -np.inf if r.left is None else r.left
-        hi = np.inf if r.right is None else r.right
-        with np.errstate(invalid="ignore"):
-            ok = (arr >= lo if r.closed in ("left", "both") else arr > lo) & (
-                arr <= hi if r.closed in ("right", "both") else arr < hi) & np.isfinite(arr)
+        ok = np.isfinite(arr)  # comparisons with NaN are False (and warn of nothing)
+        if r.left is not None:
+            ok &= arr >= r.left if r.closed in ("left", "both") else arr > r.left
+        if r.right is not None:
+            ok &= arr <= r.right if r.closed in ("right", "both") else arr < r.right
         if self.nan:
             ok |= np.isnan(arr)
         if not ok.all():
