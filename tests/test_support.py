@@ -156,7 +156,7 @@ def test_support_errors():
         support_counts([1], [-1])
     with pytest.raises(ValueError, match=r"'S' parameter of support_metrics must be a float in "
                                          r"the range \[0, inf\) or a 1-D array of such floats\. "
-                                         r"Got -1\.0 instead"):
+                                         r"Got -1 instead"):
         support_metrics(1, 1, -1, 0)
     with pytest.raises(TypeError, match="'P' parameter of support_metrics .* Got 'a' instead"):
         support_metrics("a", 1, 1, 1)
