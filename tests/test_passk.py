@@ -166,14 +166,19 @@ def test_avg_at_n():
 @pytest.mark.parametrize(
     "args, match",
     [
-        ((5, 1, 0), r"'k' parameter of pass_at_k must be an int in the range \[1, n\]\. Got k=0"),
-        ((5, 1, 6), r"Got k=6, but the smallest n is 5 \(question index 0\)"),
-        (([8, 3, 9], [1, 1, 1], 4), r"k=4, but the smallest n is 3 \(question index 1\)"),
-        ((5, 6, 1), r"c <= n .* Got c=6 > n=5 at index 0"),
-        ((5, -1, 1), r"'c' parameter of pass_at_k must be non-negative\. Got -1 at index 0"),
-        ((5, 2.5, 1), r"'c' parameter of pass_at_k must hold whole numbers\. Got 2\.5"),
-        ((-5, 0, 1), r"'n' parameter of pass_at_k must be non-negative"),
-        (([5, 5], [1, 1, 1], 1), r"must have the same length\. Got n: 2, c: 3"),
+        # one parameter alone (k = 0, c = -1, ...): tests/test_validation.py walks them all
+        ((5, 1, 6), r"'k' parameter of pass_at_k must be an int in the range \[1, n\] for every "
+                    r"question \(the smallest n is 5, at question index 0\)\. Got 6 instead\."),
+        (([8, 3, 9], [1, 1, 1], 4), r"\(the smallest n is 3, at question index 1\)\. Got 4 at "
+                                    r"index 1 instead"),
+        ((5, 6, 1), r"'c' parameter of pass_at_k must be at most 'n' for every question\. Got "
+                    r"c=6 > n=5 instead"),
+        (([5, 5], [5, 6], 1), r"Got c=6 > n=5 at index 1 instead"),
+        ((5, 2.5, 1), r"'c' parameter of pass_at_k must be an int in the range \[0, inf\) or a "
+                      r"1-D array of such ints\. Got 2\.5 instead"),
+        ((-5, 0, 1), r"'n' parameter of pass_at_k .* Got -5 instead"),
+        (([5, 5], [1, 1, 1], 1), r"'c' parameter of pass_at_k must be a scalar or an array of the "
+                                 r"length of 'n', 2\. Got an array of length 3 instead"),
     ],
 )
 def test_pass_at_k_errors(args, match):
@@ -188,9 +193,10 @@ def test_type_errors_and_whole_floats():
 
 
 def test_curve_errors():
-    with pytest.raises(ValueError, match="'estimator' parameter of pass_at_k_curve must be one of"):
+    with pytest.raises(ValueError, match=r"'estimator' parameter of pass_at_k_curve must be a "
+                                         r"str among \{'unbiased', 'first-k'\}\. Got 'biased'"):
         pass_at_k_curve([4], [1], [1], estimator="biased")
-    with pytest.raises(ValueError, match="'first_correct' parameter .* required"):
+    with pytest.raises(ValueError, match="'first_correct' parameter .* when estimator='first-k'"):
         pass_at_k_curve([4], [1], [1], estimator="first-k")
     with pytest.raises(ValueError, match=r"-1 exactly when c == 0\. Got first_correct=2 with c=0"):
         pass_at_k_curve([4], [0], [1], estimator="first-k", first_correct=[2])

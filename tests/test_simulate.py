@@ -173,7 +173,7 @@ def test_validation_messages():
                             eps_expand=0.1)
     with pytest.raises(ValueError, match="'p_base' parameter of simulate_pair.*1.5 at index 1"):
         S.simulate_pair([0.1, 1.5], [0.1, 0.1], 8, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="'c' parameter of draw_first_correct must satisfy"):
+    with pytest.raises(ValueError, match="'c' parameter of draw_first_correct must be at most 'n'"):
         S.draw_first_correct(4, [5], rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="'passk' parameter of calibrate_logit_normal"):
         calibrate_logit_normal(0.5, 0.4, 8)

@@ -272,7 +272,7 @@ def test_one_na_rule_from_summary_to_table(tmp_path):
     # without truncated samples every rule selects the same samples
     none = cls.assign(n_truncated=pd.array([0], dtype="Int64"))
     assert entropy_table(none, na="truncated").answer_entropy.iat[0] == pytest.approx(h["class"])
-    with pytest.raises(ValueError, match=r"The 'na' parameter of entropy_table must be one of"):
+    with pytest.raises(ValueError, match=r"'na' parameter of entropy_table must be a str among"):
         entropy_table(cls, na="keep")
 
 

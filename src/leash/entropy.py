@@ -33,14 +33,23 @@ asked for. The functions of this module take the NA samples as given (``None`` a
 from __future__ import annotations
 
 import math
-import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_count_array, as_float_array, check_choice, refuse_values
+from ._validation import (
+    Counts,
+    Floats,
+    Interval,
+    Iterables,
+    SequenceOf,
+    StrOptions,
+    invalid,
+    validate_params,
+)
 
 __all__ = [
     "AnswerEntropy",
@@ -60,6 +69,13 @@ NA_CHOICES = ("class", "drop")
 NA_RULES = ("truncated", "class", "drop")
 PAPER_NA = "truncated"
 CORRECTIONS = (None, "miller-madow")
+
+# The declared kinds of the parameters (leash._validation).
+BASE = [Interval(Real, 0, None, closed="neither", exclude=(1,)), None]  # None: natural log
+CORRECTION = [StrOptions("miller-madow"), None]
+NA = [StrOptions(*NA_CHOICES)]
+HISTOGRAM = Floats(0, None, closed="left", ndim=None)
+LOGPROBS = Floats(None, 0, closed="right", ndim=(1,), nonempty=True)
 
 
 class AnswerEntropy(NamedTuple):
@@ -83,32 +99,13 @@ def is_missing_answer(a) -> bool:
         return False
 
 
-def _log_factor(base, func):
-    if base is None:
-        return 1.0
-    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
-        raise TypeError(
-            f"The 'base' parameter of {func} must be a number (None for natural log). "
-            f"Got {base!r} of type {type(base).__name__} instead."
-        )
-    # NaN and inf used to pass (NaN entropies; inf turned every entropy into 0)
-    if not math.isfinite(base) or base <= 0 or base == 1:
-        raise ValueError(
-            f"The 'base' parameter of {func} must be a finite positive number other than 1 "
-            f"(None for natural log). Got {base!r} instead."
-        )
-    return 1.0 / math.log(base)
+def _log_factor(base):
+    """1 / log(base) of a declared base (None: natural log)."""
+    return 1.0 if base is None else 1.0 / math.log(base)
 
 
-def _as_histogram(h, name, func, index=None):
-    """Answer counts as float64; bools are not counts (a mask is not a histogram)."""
-    where = "" if index is None else f" (histogram {index})"
-    arr = as_float_array(h, name, func, must="hold numeric counts", where=where)
-    refuse_values(arr, ~np.isfinite(arr) | (arr < 0), name, func,
-                  "hold non-negative finite counts", where=where)
-    return arr
-
-
+@validate_params({"counts": [Floats(0, None, closed="left", ndim=(1,))], "base": BASE,
+                  "correction": CORRECTION})
 def entropy_from_counts(counts, *, base=None, correction=None):
     """Shannon entropy of an empirical distribution given by class counts.
 
@@ -127,19 +124,14 @@ def entropy_from_counts(counts, *, base=None, correction=None):
     float
         The entropy; NaN for an empty distribution (N = 0).
     """
-    func = "entropy_from_counts"
-    check_choice(correction, "correction", func, CORRECTIONS)
-    _log_factor(base, func)  # checked here so that the message names this function
-    c = _as_histogram(counts, "counts", func)
-    if c.ndim != 1:
-        raise ValueError(
-            f"The 'counts' parameter of {func} must be a 1-D array of non-negative finite "
-            f"numbers. Got an array of shape {c.shape} instead."
-        )
-    out = answer_entropy_from_histograms([c], base=base, correction=correction)
+    out = _from_histograms([counts], None, "class", base, correction, "entropy_from_counts")
     return float(out.entropy[0])
 
 
+@validate_params({
+    "histograms": [SequenceOf(HISTOGRAM, "arrays of counts (floats in the range [0, inf))",
+                              "histogram")],
+    "n_na": [Counts(), None], "na": NA, "base": BASE, "correction": CORRECTION})
 def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=None,
                                    correction=None):
     """Answer-level entropy from per-question answer histograms (vectorized over questions).
@@ -162,19 +154,20 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
     AnswerEntropy
         entropy (NaN for a question with no usable sample), n_distinct, n_used, n_na.
     """
-    func = "answer_entropy_from_histograms"
-    check_choice(na, "na", func, NA_CHOICES)
-    check_choice(correction, "correction", func, CORRECTIONS)
-    factor = _log_factor(base, func)
-    hists = [_as_histogram(h, "histograms", func, i).ravel() for i, h in enumerate(histograms)]
+    return _from_histograms(histograms, n_na, na, base, correction,
+                            "answer_entropy_from_histograms")
+
+
+def _from_histograms(hists, n_na, na, base, correction, func):
+    """The kernel of :func:`answer_entropy_from_histograms`, for declared (normalised)
+    histograms and options; ``func`` is the public caller, for the message on ``n_na``."""
+    factor = _log_factor(base)
+    hists = [h.ravel() for h in hists]
     q = len(hists)
-    n_na = (np.zeros(q, dtype=np.int64) if n_na is None
-            else np.atleast_1d(as_count_array(n_na, "n_na", func)))
+    n_na = np.zeros(q, dtype=np.int64) if n_na is None else np.atleast_1d(n_na)
     if n_na.shape != (q,):
-        raise ValueError(
-            f"The 'n_na' parameter of {func} must have shape ({q},), one entry per question. "
-            f"Got shape {n_na.shape} instead."
-        )
+        raise invalid("n_na", func, f"an array of shape ({q},), one entry per question",
+                      f"an array of shape {n_na.shape}")
     if na == "class":
         hists = [np.append(h, n) if n > 0 else h for h, n in zip(hists, n_na)]
     lengths = np.fromiter((h.size for h in hists), dtype=np.int64, count=q)
@@ -194,6 +187,8 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
     return AnswerEntropy(h, distinct, totals.astype(np.int64), n_na)
 
 
+@validate_params({"answers_per_question": [Iterables()], "base": BASE, "na": NA,
+                  "correction": CORRECTION, "classes": [callable, None]})
 def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="class",
                    correction=None, classes=None):
     """Answer-level entropy per question from the extracted answers of its samples.
@@ -227,32 +222,29 @@ def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="c
     (1.0397, 3)
     """
     func = "answer_entropy"
-    check_choice(na, "na", func, NA_CHOICES)
-    check_choice(correction, "correction", func, CORRECTIONS)
-    _log_factor(base, func)  # checked here so that messages name this function
     hists, n_na = [], []
-    for answers in answers_per_question:
+    for j, answers in enumerate(answers_per_question):
         if isinstance(answers, (str, bytes)):
-            raise TypeError(
-                "The 'answers_per_question' parameter of answer_entropy must hold one sequence "
-                f"of answers per question. Got the string {answers!r} instead."
-            )
+            raise invalid("answers_per_question", func, "an iterable of sequences of answers, "
+                          "one per question", f"the string {answers!r} (question {j})")
         present = [a for a in answers if not is_missing_answer(a)]
         n_na.append(len(answers) - len(present))
         if classes is not None:
             labels = list(classes(present))
             if len(labels) != len(present):
-                raise ValueError(
-                    "The 'classes' callable of answer_entropy must return one label per answer. "
-                    f"Got {len(labels)} labels for {len(present)} answers."
-                )
+                raise invalid("classes", func, "a callable that returns one label per answer",
+                              f"{len(labels)} labels for {len(present)} answers (question {j})")
             present = labels
         hists.append(np.fromiter(Counter(present).values(), dtype=np.float64))
-    return answer_entropy_from_histograms(
-        hists, n_na=np.asarray(n_na, dtype=np.int64), na=na, base=base, correction=correction
-    )
+    return _from_histograms(hists, np.asarray(n_na, dtype=np.int64), na, base, correction,
+                            func)
 
 
+@validate_params({
+    "sequence_means": [Floats(0, None, closed="left", ndim=(1,), nonempty=True), None],
+    "per_token": [SequenceOf(Floats(0, None, closed="left", ndim=(1,), nonempty=True),
+                             "non-empty 1-D arrays of token entropies (floats in the range "
+                             "[0, inf))", "sequence", nonempty=True), None]})
 def token_entropy(sequence_means, *, per_token=None):
     """The paper's token-level entropy: mean over sequences of per-sequence mean token entropy.
 
@@ -274,33 +266,16 @@ def token_entropy(sequence_means, *, per_token=None):
     func = "token_entropy"
     if per_token is not None:
         if sequence_means is not None:
-            raise ValueError(f"Pass either 'sequence_means' or 'per_token' to {func}, not both.")
-        means = []
-        for i, t in enumerate(per_token):
-            t = np.asarray(t, dtype=np.float64)
-            if t.size == 0:
-                raise ValueError(
-                    f"The 'per_token' parameter of {func} has an empty sequence at index {i}; "
-                    "a sequence with no generated tokens has no mean entropy."
-                )
-            means.append(t.mean())
-        sequence_means = means
-    m = np.asarray(sequence_means, dtype=np.float64)
-    if m.ndim != 1 or m.size == 0:
-        raise ValueError(
-            f"The 'sequence_means' parameter of {func} must be a non-empty 1-D array. "
-            f"Got shape {m.shape} instead."
-        )
-    bad = ~np.isfinite(m) | (m < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"The 'sequence_means' parameter of {func} must hold finite non-negative entropies. "
-            f"Got {m[i].item()!r} at index {i} instead."
-        )
-    return float(m.mean())
+            raise invalid("per_token", func, "None when 'sequence_means' is given (pass one "
+                          "of them)", f"a sequence of {len(per_token)} sequences")
+        return float(np.mean([t.mean() for t in per_token]))
+    if sequence_means is None:
+        raise invalid("sequence_means", func, "a non-empty 1-D array when 'per_token' is not "
+                      "given", "None")
+    return float(sequence_means.mean())
 
 
+@validate_params({"token_logprobs": [LOGPROBS]})
 def perplexity(token_logprobs):
     """Perplexity of one trace from its token log-probabilities (natural log).
 
@@ -315,25 +290,16 @@ def perplexity(token_logprobs):
         ``exp(-mean(token_logprobs))``. The paper gives no formula for Table 2's perplexity; this
         standard one is leash's assumption.
     """
-    lp = np.asarray(token_logprobs, dtype=np.float64)
-    if lp.ndim != 1 or lp.size == 0:
-        raise ValueError(
-            "The 'token_logprobs' parameter of perplexity must be a non-empty 1-D array. "
-            f"Got shape {lp.shape} instead."
-        )
-    bad = ~np.isfinite(lp) | (lp > 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            "The 'token_logprobs' parameter of perplexity must hold finite log-probabilities "
-            f"(<= 0). Got {lp[i].item()!r} at index {i} instead."
-        )
-    return float(np.exp(-lp.mean()))
+    return float(np.exp(-token_logprobs.mean()))
 
 
 AGGREGATIONS = ("trace-mean", "token-pooled")
 
 
+@validate_params({
+    "traces": [SequenceOf(LOGPROBS, "non-empty 1-D arrays of token log-probabilities (floats "
+                          "in the range (-inf, 0])", "trace", nonempty=True)],
+    "how": [StrOptions(*AGGREGATIONS)]})
 def aggregate_perplexity(traces, *, how="trace-mean"):
     """Aggregate perplexity over several traces.
 
@@ -350,12 +316,6 @@ def aggregate_perplexity(traces, *, how="trace-mean"):
     -------
     float
     """
-    check_choice(how, "how", "aggregate_perplexity", AGGREGATIONS)
-    traces = list(traces)
-    if not traces:
-        raise ValueError("The 'traces' parameter of aggregate_perplexity must not be empty.")
     if how == "trace-mean":
-        return float(np.mean([perplexity(t) for t in traces]))
-    for t in traces:
-        perplexity(t)  # validates each trace
-    return float(np.exp(-np.concatenate([np.asarray(t, float) for t in traces]).mean()))
+        return float(np.mean([np.exp(-t.mean()) for t in traces]))
+    return float(np.exp(-np.concatenate(traces).mean()))

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
+
+from ._validation import Boolean, InstancesOf, Interval, ModelSide, StrOptions, validate_params
 
 __all__ = ["pair_counts", "SUBSAMPLE"]
 
@@ -43,13 +46,7 @@ _SHOW = 5
 
 
 def _select(summary: pd.DataFrame, side, name: str) -> tuple[pd.DataFrame, str]:
-    if isinstance(side, tuple) and len(side) == 2:
-        model, step = side
-    elif isinstance(side, str):
-        model, step = side, None
-    else:
-        raise TypeError(f"The '{name}' parameter must be a model label (str) or a "
-                        f"(model, step) tuple. Got {side!r} instead.")
+    model, step = _spec(side)  # a declared side: a str or a (model, step) tuple
     sel = summary["model"] == model
     if step is not None:
         sel &= summary["step"] == step
@@ -110,6 +107,12 @@ def _at_budget(n, c, first, b, subsample, side):
     return c_out, fb, found_out
 
 
+@validate_params({
+    "summary": [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)],
+    "base": [ModelSide()], "rl": [ModelSide()], "restrict_to_shared": [Boolean()],
+    "budget": [Interval(Integral, 1, None, closed="left"),
+               InstancesOf(Mapping, "a mapping of benchmark to budget", dict), None],
+    "subsample": [StrOptions(*SUBSAMPLE)]})
 def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
                 budget=None, subsample: str = "first") -> pd.DataFrame:
     """Pair base and RLVR per-question counts.
@@ -148,15 +151,9 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
         n, undeterminable found-ness.
     """
     need = ["model", "benchmark", "question_id", "step", "n", "c", "first_correct"]
-    if not isinstance(summary, pd.DataFrame):
-        raise TypeError("The 'summary' parameter must be a pandas DataFrame. "
-                        f"Got {type(summary).__name__} instead.")
     missing = [c for c in need if c not in summary.columns]
     if missing:
         raise ValueError(f"The 'summary' parameter lacks columns {missing}.")
-    if subsample not in SUBSAMPLE:
-        raise ValueError(f"The 'subsample' parameter must be one of {SUBSAMPLE}. "
-                         f"Got {subsample!r} instead.")
     if _spec(base) == _spec(rl):
         # refused rather than warned: the table would look like a result (SRR = 1, NDR = 0)
         raise ValueError(
@@ -197,7 +194,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             raise ValueError("pair_counts: questions are not shared; " + "; ".join(msg)
                              + ". Pass restrict_to_shared=True to drop them.")
         warnings.warn("pair_counts: dropping unshared questions; " + "; ".join(msg),
-                      stacklevel=2)
+                      stacklevel=3)
         pairing["dropped_base_only"] = len(only_b)
         pairing["dropped_rl_only"] = len(only_r)
     left = b_rows[key + ["n", "c", "first_correct"]].astype({"benchmark": str,
@@ -231,8 +228,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
         # budgets (8192 for math, 2048 for non-math in the paper) keep their own.
         b = np.minimum(n_b, n_r)
     else:
-        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not (
-                1 <= budget <= nmin):
+        if budget > nmin:
             raise ValueError(f"The 'budget' parameter must be an int in the range [1, {nmin}] "
                              f"(the smallest n of the paired questions). Got {budget!r}.")
         b = np.full(len(m), int(budget), dtype=np.int64)
@@ -251,7 +247,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             f"{' or the budget given for its benchmark' if budget is not None else ''} "
             f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
             f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
-            stacklevel=2)
+            stacklevel=3)
     out = pd.DataFrame({
         "benchmark": m["benchmark"].astype("string"),
         "question_id": m["question_id"].astype("string"),

@@ -33,17 +33,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (
-    as_budgets,
-    as_count_array,
-    check_choice,
+from ._validation import (
+    Counts,
+    StrOptions,
+    check_c_le_n,
     check_k_in_range,
     check_ks_in_range,
-    check_n_c,
+    invalid,
     same_length,
+    validate_params,
 )
 
 ESTIMATORS = ("unbiased", "first-k")
+
+# The declared kinds of the parameters (leash._validation): counts, budgets, sample indices.
+COUNTS = Counts()
+BUDGETS = Counts(minimum=1)
+BUDGET_GRID = Counts(minimum=1, nonempty=True)
+FIRST_CORRECT = Counts(minimum=-1, note="-1: no correct sample")
 
 # Log terms materialised at once by the kernels below. A term costs about five 8-byte temporaries
 # at its peak, so 2**19 terms keep the working set near 20 MiB (benchmarks/bench_core.py).
@@ -52,6 +59,7 @@ _CHUNK_TERMS = 1 << 19
 __all__ = ["ESTIMATORS", "pass_at_k", "pass_at_k_first", "pass_at_k_curve", "avg_at_n"]
 
 
+@validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
 def pass_at_k(n, c, k):
     """Unbiased pass@k estimator of Chen et al. (2021), vectorized over questions.
 
@@ -85,9 +93,8 @@ def pass_at_k(n, c, k):
     0.5333333333333333
     """
     func = "pass_at_k"
-    n, c = check_n_c(n, c, func)
-    k = as_count_array(k, "k", func)
     same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
     check_k_in_range(k, n, func)
     scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
     out = _pass_at_k(n, c, k)
@@ -141,6 +148,7 @@ def _log_ratio(n, c, k):
     return log_r
 
 
+@validate_params({"first_correct": [FIRST_CORRECT], "n": [COUNTS], "k": [BUDGETS]})
 def pass_at_k_first(first_correct, n, k):
     """The "first k samples" pass@k: 1 if a correct sample is among the first k, else 0.
 
@@ -163,9 +171,7 @@ def pass_at_k_first(first_correct, n, k):
         1.0 where ``0 <= first_correct < k``, else 0.0.
     """
     func = "pass_at_k_first"
-    fc = _as_first_correct(first_correct, func)
-    n = as_count_array(n, "n", func)
-    k = as_count_array(k, "k", func)
+    fc = first_correct
     same_length(func, first_correct=fc, n=n, k=k)
     check_k_in_range(k, n, func)
     _check_first_lt_n(fc, n, func)
@@ -173,6 +179,8 @@ def pass_at_k_first(first_correct, n, k):
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"n": [COUNTS], "c": [COUNTS], "ks": [BUDGET_GRID, None],
+                  "estimator": [StrOptions(*ESTIMATORS)], "first_correct": [FIRST_CORRECT, None]})
 def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     """pass@k for many budgets at once, per question.
 
@@ -205,43 +213,41 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         fits it).
     """
     func = "pass_at_k_curve"
-    check_choice(estimator, "estimator", func, ESTIMATORS)
     n, c, fc = _curve_inputs(n, c, first_correct, estimator, func)
     if ks is None:
         if n.size == 0:
             return np.zeros((0, 0))
         if (n < 1).any():
             i = int(np.flatnonzero(n < 1)[0])
-            raise ValueError(
-                f"The 'n' parameter of {func} must be >= 1 for every question when 'ks' is not "
-                f"given (the default budgets are 1 to min(n)). Got 0 at index {i} instead."
-            )
+            raise invalid("n", func, "an int in the range [1, inf) for every question when 'ks' "
+                          "is not given (the default budgets are 1 to min(n))",
+                          f"0 at index {i}")
         ks = np.arange(1, int(n.min()) + 1)
-    ks = as_budgets(ks, "ks", func)
+    ks = np.atleast_1d(ks)
     check_ks_in_range(ks, n, func)  # one array check for all budgets
     return _curve(n, c, ks, fc)
 
 
 def _curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
                  fc_name="first_correct"):
-    """One model's validated inputs of :func:`_curve`: 1-D int64 ``n``, ``c`` of equal length
-    with c <= n, and ``first_correct`` (required and checked for "first-k", else None).
+    """One model's inputs of :func:`_curve`, checked against each other: 1-D int64 ``n``,
+    ``c`` of equal length with c <= n, and ``first_correct`` (required and checked for
+    "first-k", else None).
 
-    ``func`` and the names are the public caller's, so that messages name what the user
-    called; ``estimator`` must already be one of ``ESTIMATORS``.
+    The arguments are those the public caller's declaration normalised (int64 arrays);
+    ``func`` and the names are the caller's, so that messages name what the user called.
     """
-    n, c = check_n_c(n, c, func, n_name, c_name)
+    same_length(func, **{n_name: n, c_name: c})
+    check_c_le_n(n, c, func, n_name, c_name)
     n, c = np.broadcast_arrays(np.atleast_1d(n), np.atleast_1d(c))
     if estimator != "first-k":
         return n, c, None
     if first_correct is None:
-        raise ValueError(
-            f"The '{fc_name}' parameter of {func} is required when estimator='first-k' (the "
-            "index of each question's first correct sample, -1 if none). Got None instead."
-        )
-    fc = np.atleast_1d(_as_first_correct(first_correct, func, fc_name))
+        raise invalid(fc_name, func, "the index of each question's first correct sample (-1 if "
+                      "none) when estimator='first-k'", "None")
+    fc = np.atleast_1d(first_correct)
     same_length(func, **{n_name: n, fc_name: fc})
-    _check_first_lt_n(fc, n, func, fc_name)
+    _check_first_lt_n(fc, n, func, fc_name, n_name)
     _check_first_consistent(fc, c, func, fc_name, c_name)
     return n, c, fc
 
@@ -317,6 +323,7 @@ def _curve_dense(pn, pc, ks):
     return out
 
 
+@validate_params({"n": [Counts(minimum=1)], "c": [COUNTS]})
 def avg_at_n(n, c):
     """Mean accuracy over all samples of each question (avg@n), ``c / n``.
 
@@ -333,43 +340,25 @@ def avg_at_n(n, c):
         Per-question accuracy; the paper's avg@32 of a benchmark is the mean over questions.
     """
     func = "avg_at_n"
-    n, c = check_n_c(n, c, func)
-    if (np.asarray(n) < 1).any():
-        i = int(np.flatnonzero(np.atleast_1d(n) < 1)[0])
-        raise ValueError(
-            f"The 'n' parameter of {func} must be >= 1 for every question. Got 0 at index {i}."
-        )
+    same_length(func, n=n, c=c)
+    check_c_le_n(n, c, func)
     out = c / n
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _as_first_correct(first_correct, func, name="first_correct"):
-    arr = np.asarray(first_correct)
-    if arr.dtype.kind not in "iuf" or arr.ndim > 1:
-        raise TypeError(
-            f"The '{name}' parameter of {func} must be an int or a 1-D array of ints "
-            f"(-1 for no correct sample). Got dtype {arr.dtype}, shape {arr.shape} instead."
-        )
-    shifted = as_count_array(arr + 1 if arr.dtype.kind != "u" else arr, f"{name} + 1", func)
-    return shifted - 1 if arr.dtype.kind != "u" else shifted
-
-
-def _check_first_lt_n(fc, n, func, name="first_correct"):
+def _check_first_lt_n(fc, n, func, name="first_correct", n_name="n"):
     fc_b, n_b = np.broadcast_arrays(fc, n)
     bad = fc_b >= n_b
     if bad.any():
         i = int(np.flatnonzero(np.ravel(bad))[0])
-        raise ValueError(
-            f"The '{name}' parameter of {func} must be < n (a sample index). "
-            f"Got {name}={fc_b.flat[i]} with n={n_b.flat[i]} at index {i}."
-        )
+        where = f" at index {i}" if fc_b.ndim else ""
+        raise invalid(name, func, f"a sample index below '{n_name}'",
+                      f"{name}={fc_b.flat[i]} with {n_name}={n_b.flat[i]}{where}")
 
 
 def _check_first_consistent(fc, c, func, name="first_correct", c_name="c"):
     bad = (fc < 0) != (c == 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"The '{name}' parameter of {func} must be -1 exactly when {c_name} == 0. "
-            f"Got {name}={fc[i]} with {c_name}={c[i]} at index {i}."
-        )
+        raise invalid(name, func, f"-1 exactly when {c_name} == 0",
+                      f"{name}={fc[i]} with {c_name}={c[i]} at index {i}")

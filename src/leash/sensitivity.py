@@ -18,20 +18,23 @@ k-subsets of the n samples (hypergeometric), which is defined for every min_coun
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
-from ._checks import check_probability
+from ._validation import Counts, Floats, Interval, validate_params
 from .stats import holm
-from .support import epsilon
-from .tables import _groups, require_columns, support_table
+from .support import ZETA, _epsilon
+from .tables import BY, DOMAINS, FRAME, POOL, _groups, require_columns, support_table
 
 __all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
 
 RULES = ("count", "rate")
 
 
+@validate_params({"k": [Interval(Integral, 1, None, closed="left")], "zeta": [ZETA],
+                  "exact": ["boolean"]})
 def rate_rule_min_count(k, zeta=0.05, *, exact=False):
     """The smallest correct count c with c / k > epsilon(k, zeta).
 
@@ -53,10 +56,13 @@ def rate_rule_min_count(k, zeta=0.05, *, exact=False):
     >>> rate_rule_min_count(8192), rate_rule_min_count(32, 0.5)
     (3, 1)
     """
-    zeta = check_probability(zeta, "zeta", "rate_rule_min_count")
-    return int(math.floor(k * epsilon(k, zeta, exact=exact) + 1e-12)) + 1
+    return int(math.floor(k * _epsilon(k, zeta, exact) + 1e-12)) + 1
 
 
+@validate_params({
+    "paired": FRAME, "ks": [Counts(minimum=1, scalar=False, nonempty=True), None],
+    "zetas": [Floats(0, 1, closed="neither", ndim=(1,))],
+    "min_counts": [Counts(minimum=1, scalar=False)], "domains": DOMAINS, "by": BY, "pool": POOL})
 def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 0.2),
                       min_counts=(1, 2, 3, 5), domains=None, by=(), pool=True):
     """Support counts and metrics over a grid of budgets, thresholds and both rules.
@@ -119,6 +125,7 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     return pd.concat(frames, ignore_index=True)
 
 
+@validate_params({"support": FRAME, "by": BY})
 def significance_table(support: pd.DataFrame, *, by=()):
     """McNemar p-values of expansion vs shrinkage with a Holm correction across benchmarks.
 

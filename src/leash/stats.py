@@ -44,25 +44,26 @@ from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ._checks import (
-    as_budgets,
-    as_count,
-    as_float_array,
-    check_at_least,
-    check_choice,
+from ._validation import (
+    ArrayLike,
+    Counts,
+    Floats,
+    Generator,
+    Interval,
+    StrOptions,
     check_ks_in_range,
-    check_positive_int,
-    check_probability,
-    refuse_values,
+    invalid,
     same_length,
+    validate_params,
 )
-from .passk import ESTIMATORS, _curve, _curve_inputs
-from .support import _codes, _found_pair, _metrics
+from .passk import BUDGET_GRID, COUNTS, ESTIMATORS, FIRST_CORRECT, _curve, _curve_inputs
+from .support import MIN_COUNT, _codes, _found_pair, _metrics
 
 __all__ = [
     "MIN_N_BOOT",
@@ -82,6 +83,17 @@ __all__ = [
 SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
 MIN_N_BOOT = 2  # fewer replicates are not a distribution (see the module docstring)
 
+# The declared kinds of the parameters (leash._validation).
+LEVEL = Interval(Real, 0, 1, closed="neither")
+N_BOOT = Interval(Integral, MIN_N_BOOT, None, closed="left")
+STRATA = [ArrayLike(), None]
+_CURVE_PARAMS = {
+    "n_base": [COUNTS], "c_base": [COUNTS], "n_rl": [COUNTS], "c_rl": [COUNTS],
+    "ks": [BUDGET_GRID], "rng": [Generator()], "n_boot": [N_BOOT], "strata": STRATA,
+    "level": [LEVEL], "estimator": [StrOptions(*ESTIMATORS)],
+    "first_correct_base": [FIRST_CORRECT, None], "first_correct_rl": [FIRST_CORRECT, None],
+}
+
 
 class TooFewReplicatesWarning(RuntimeWarning):
     """No bootstrap replicate lies beyond the ends of the percentile interval (see
@@ -93,6 +105,7 @@ class DegenerateBootstrapWarning(RuntimeWarning):
     the interval bounds are NaN."""
 
 
+@validate_params({"level": [LEVEL]})
 def min_n_boot(level=0.95):
     """The fewest replicates that leave one beyond each end of a percentile interval.
 
@@ -108,7 +121,6 @@ def min_n_boot(level=0.95):
         Fewer replicates give a :class:`TooFewReplicatesWarning` (not an error: small n_boot is
         useful for smoke tests).
     """
-    level = check_probability(level, "level", "min_n_boot")
     return math.ceil(1 + 2 / (1 - level) - 1e-9)
 
 
@@ -121,6 +133,8 @@ class McNemarResult(NamedTuple):
     ci_high: float
 
 
+@validate_params({"E": [Interval(Integral, 0, None, closed="left")],
+                  "S": [Interval(Integral, 0, None, closed="left")], "level": [LEVEL]})
 def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
     """Exact McNemar test: are expansions and shrinkages equally likely?
 
@@ -141,10 +155,7 @@ def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
         ``p_value`` (1.0 when E + S = 0), ``proportion`` = E/(E+S) and its interval (NaN when
         E + S = 0).
     """
-    func = "mcnemar_exact"
-    e = as_count(E, "E", func)
-    s = as_count(S, "S", func)
-    level = check_probability(level, "level", func)
+    e, s = E, S
     if e + s == 0:
         return McNemarResult(1.0, float("nan"), float("nan"), float("nan"))
     from scipy import stats as _st  # here, not at import: scipy.stats costs ~0.8 s
@@ -154,6 +165,8 @@ def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
     return McNemarResult(float(res.pvalue), e / (e + s), float(ci.low), float(ci.high))
 
 
+@validate_params({"n_items": [Interval(Integral, 1, None, closed="left")], "rng": [Generator()],
+                  "n_boot": [Interval(Integral, 1, None, closed="left")], "strata": STRATA})
 def resampling_weights(n_items, *, rng, n_boot, strata=None):
     """How often each question appears in each bootstrap replicate.
 
@@ -180,9 +193,6 @@ def resampling_weights(n_items, *, rng, n_boot, strata=None):
         (and to each stratum's size within it).
     """
     func = "resampling_weights"
-    _check_rng(rng, func)
-    n_boot = check_positive_int(n_boot, "n_boot", func)
-    n_items = check_positive_int(n_items, "n_items", func)
     w = _replicate_array((n_boot, n_items), func, np.int64)
     for members in _strata_groups(n_items, strata, func):
         for b0, b1, draw in _draw_blocks(members.size, rng, n_boot, 1):
@@ -203,10 +213,8 @@ def _strata_groups(n_items, strata, func):
         return [np.arange(n_items)]
     strata = np.asarray(strata)
     if strata.shape != (n_items,):
-        raise ValueError(
-            f"The 'strata' parameter of {func} must have shape ({n_items},). "
-            f"Got {strata.shape} instead."
-        )
+        raise invalid("strata", func, f"an array of shape ({n_items},), one label per question",
+                      f"an array of shape {strata.shape}")
     _, inv, counts = np.unique(strata, return_inverse=True, return_counts=True)
     order = np.argsort(np.ravel(inv), kind="stable")
     return np.split(order, np.cumsum(counts)[:-1])
@@ -310,31 +318,23 @@ def _replicate_sums(table, keys, groups, rng, n_boot, out, func):
         out[b0 : b0 + step] = value
 
 
-def _check_rng(rng, func):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"The 'rng' parameter of {func} must be a numpy.random.Generator (for example "
-            f"numpy.random.default_rng(0)). Got {type(rng).__name__} instead."
-        )
-
-
 def _check_n_boot(n_boot, level, func):
-    """n_boot >= MIN_N_BOOT (an error) and enough replicates beyond each end (a warning)."""
-    n_boot = check_positive_int(n_boot, "n_boot", func, minimum=MIN_N_BOOT)
+    """Enough replicates beyond each end of the interval (a warning) for a declared n_boot."""
     if (n_boot - 1) * (1 - level) / 2 < 1:
         warnings.warn(
             f"{func}: with n_boot={n_boot} at level={level}, no bootstrap replicate lies beyond "
             f"the ends of the percentile interval, which are then the extreme replicates; use "
             f"n_boot >= {min_n_boot(level)} (1000 or more for stable ends).",
-            TooFewReplicatesWarning, stacklevel=3)
+            TooFewReplicatesWarning, stacklevel=4)  # 4: the decorator adds a frame
     return n_boot
 
 
-def _resampling_groups(n_items, strata, func, stacklevel=3):
+def _resampling_groups(n_items, strata, func, stacklevel=4):
     """The strata of a bootstrap (:func:`_strata_groups`) and whether it is degenerate: True
     (with a RuntimeWarning) when every replicate must equal the data; 0 items: error."""
     if n_items == 0:
-        raise ValueError(f"{func} needs at least one question to resample. Got 0 questions.")
+        raise invalid("c_base" if func == "bootstrap_support" else "n_base", func,
+                      "the counts of at least one question to resample", "an empty array")
     groups = _strata_groups(n_items, strata, func)
     if max(g.size for g in groups) >= 2:
         return groups, False
@@ -357,6 +357,9 @@ def _interval(rep, level, method="linear"):
     return lo, hi
 
 
+@validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "rng": [Generator()], "n_boot": [N_BOOT],
+                  "strata": STRATA, "min_count": [MIN_COUNT], "level": [LEVEL],
+                  "return_replicates": ["boolean"]})
 def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=1, level=0.95,
                       return_replicates=False):
     """Point estimates and paired bootstrap intervals for P, E, S, O, SRR, NDR, SDS, NSCR.
@@ -394,9 +397,7 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
         :class:`TooFewReplicatesWarning`).
     """
     func = "bootstrap_support"
-    level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
-    _check_rng(rng, func)
     codes = _codes(*_found_pair(c_base, c_rl, min_count, func))
     groups, degenerate = _resampling_groups(codes.size, strata, func)
     rep = _replicate_array((n_boot, len(SUPPORT_COLUMNS)), func)
@@ -421,19 +422,19 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     ``rep`` of shape (n_boot, 3 n_ks) holding the replicate means of base, rlvr and
     rlvr - base (with ``crossover``: (n_boot, 2 n_ks), base and rlvr).
     """
-    check_choice(estimator, "estimator", func, ESTIMATORS)
-    _check_rng(rng, func)
-    ks = as_budgets(ks, "ks", func)
+    ks = np.atleast_1d(ks)
     if crossover and np.any(np.diff(ks) <= 0):
-        raise ValueError(f"The 'ks' parameter of {func} must increase. Got {ks}.")
+        i = int(np.flatnonzero(np.diff(ks) <= 0)[0]) + 1
+        raise invalid("ks", func, str(BUDGET_GRID) + ", strictly increasing",
+                      f"{ks[i]} after {ks[i - 1]} at index {i}")
     n_base, c_base, fc_base = _curve_inputs(n_base, c_base, first_correct_base, estimator, func,
                                             "n_base", "c_base", "first_correct_base")
     n_rl, c_rl, fc_rl = _curve_inputs(n_rl, c_rl, first_correct_rl, estimator, func, "n_rl",
                                       "c_rl", "first_correct_rl")
-    same_length(func, c_base=c_base, c_rl=c_rl)
+    same_length(func, n_base=n_base, n_rl=n_rl)
     check_ks_in_range(ks, n_base, func, n_name="n_base")
     check_ks_in_range(ks, n_rl, func, n_name="n_rl")
-    groups, degenerate = _resampling_groups(n_base.size, strata, func, stacklevel=4)
+    groups, degenerate = _resampling_groups(n_base.size, strata, func, stacklevel=5)
     mb = _curve(n_base, c_base, ks, fc_base)
     mr = _curve(n_rl, c_rl, ks, fc_rl)
     # Questions with the same counts (and first correct samples) have the same curves: the
@@ -448,6 +449,7 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     return mb, mr, rep, degenerate, ks
 
 
+@validate_params(_CURVE_PARAMS)
 def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
                         level=0.95, estimator="unbiased", first_correct_base=None,
                         first_correct_rl=None):
@@ -482,7 +484,6 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         As :func:`bootstrap_support` (NaN bounds with fewer than two questions).
     """
     func = "bootstrap_pass_at_k"
-    level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
     mb, mr, rep, degenerate, ks = _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng,
                                                  n_boot, strata, estimator, first_correct_base,
@@ -497,6 +498,8 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     return pd.concat(frames, ignore_index=True)
 
 
+@validate_params({"curve_base": [Floats(ndim="1+")], "curve_rl": [Floats(ndim="1+")],
+                  "ks": [Counts(minimum=1, nonempty=True, increasing=True)]})
 def crossover_budget(curve_base, curve_rl, ks):
     """Smallest budget at which the base model's pass@k reaches the RLVR model's.
 
@@ -516,20 +519,14 @@ def crossover_budget(curve_base, curve_rl, ks):
         k, that k is returned.
     """
     func = "crossover_budget"
-    b = as_float_array(curve_base, "curve_base", func)
-    r = as_float_array(curve_rl, "curve_rl", func)
-    for name, x in (("curve_base", b), ("curve_rl", r)):
-        # NaN would silently read as "not reached" (NaN >= x is False)
-        refuse_values(x, ~np.isfinite(x), name, func, "hold finite pass@k values", flat=True)
-    ks = as_budgets(ks, "ks", func)
-    check_at_least(ks, "ks", func)
-    if b.shape != r.shape or b.ndim == 0 or b.shape[-1] != ks.size:
-        raise ValueError(
-            f"The curves passed to {func} must have the same shape, 1-D or more, with last axis "
-            f"len(ks)={ks.size}. Got {b.shape} and {r.shape}."
-        )
-    if np.any(np.diff(ks) <= 0):
-        raise ValueError(f"The 'ks' parameter of {func} must increase. Got {ks}.")
+    # NaN curves are refused by the declaration: NaN would silently read as "not reached"
+    b, r, ks = curve_base, curve_rl, np.atleast_1d(ks)
+    if b.shape[-1] != ks.size:
+        raise invalid("curve_base", func, f"an array whose last axis has len(ks) = {ks.size}",
+                      f"an array of shape {b.shape}")
+    if r.shape != b.shape:
+        raise invalid("curve_rl", func, f"an array of the shape of 'curve_base', {b.shape}",
+                      f"an array of shape {r.shape}")
     out = _crossover(b, r, ks)
     return float(out) if out.ndim == 0 else out
 
@@ -541,6 +538,7 @@ def _crossover(b, r, ks):
     return np.where(reached.any(axis=-1), ks.astype(np.float64)[first], np.nan)
 
 
+@validate_params(_CURVE_PARAMS)
 def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
                         level=0.95, estimator="unbiased", first_correct_base=None,
                         first_correct_rl=None):
@@ -573,7 +571,6 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
         As :func:`bootstrap_support` (``low``/``high`` NaN with fewer than two questions).
     """
     func = "bootstrap_crossover"
-    level = check_probability(level, "level", func)
     n_boot = _check_n_boot(n_boot, level, func)
     mb, mr, curves, degenerate, ks = _paired_curves(
         func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, estimator,
@@ -594,6 +591,7 @@ def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
     }
 
 
+@validate_params({"pvalues": [Floats(0, 1, ndim=(1,), nan=True, note="NaN for no test")]})
 def holm(pvalues):
     """Holm's step-down adjustment of p-values for multiple comparisons.
 
@@ -611,13 +609,8 @@ def holm(pvalues):
     ndarray of float, shape (m,)
         Adjusted p-values ``max_{j<=i} min(1, (m - j + 1) p_(j))`` in the original order.
     """
-    p = as_float_array(pvalues, "pvalues", "holm")
-    if p.ndim != 1:
-        raise ValueError(f"The 'pvalues' parameter of holm must be 1-D. Got shape {p.shape}.")
+    p = pvalues  # +-inf refused by the declaration: only NaN means "no test"
     ok = ~np.isnan(p)
-    # +-inf included: only NaN means "no test"
-    refuse_values(p, ok & ((p < 0) | (p > 1)), "pvalues", "holm",
-                  "lie in [0, 1] (NaN for no test)")
     out = np.full_like(p, np.nan)
     idx = np.flatnonzero(ok)
     m = idx.size

@@ -28,23 +28,22 @@ prints it; it is NaN when either input is NaN.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ._checks import (
-    as_count_array,
-    as_float_array,
-    check_at_least,
+from ._validation import (
+    Floats,
+    Interval,
+    check_c_le_n,
     check_k_in_range,
-    check_n_c,
-    check_positive_int,
-    check_probability,
-    refuse_values,
+    invalid,
     same_length,
+    validate_params,
 )
-from .passk import _pass_at_k
+from .passk import BUDGETS, COUNTS, _pass_at_k
 
 CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
 CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
@@ -67,6 +66,13 @@ __all__ = [
 ]
 
 
+# The declared kinds of the parameters (leash._validation) besides counts and budgets.
+MIN_COUNT = Interval(Integral, 1, None, closed="left")
+ZETA = Interval(Real, 0, 1, closed="neither")
+CATEGORY_COUNTS = Floats(0, None, closed="left")  # expected counts are floats
+PROBABILITIES = Floats(0, 1, ndim=None)
+
+
 class SupportCounts(NamedTuple):
     """Counts of questions per support category (ints, floats for expectations, or arrays)."""
 
@@ -85,6 +91,7 @@ class SupportMetrics(NamedTuple):
     NSCR: object
 
 
+@validate_params({"k": [BUDGETS], "zeta": [ZETA], "exact": ["boolean"]})
 def epsilon(k, zeta=0.05, *, exact=False):
     """Empirical-support threshold for a budget of ``k`` samples (arXiv 2507.14843v4, App. C.4).
 
@@ -110,10 +117,6 @@ def epsilon(k, zeta=0.05, *, exact=False):
     >>> round(epsilon(8192), 7)  # the paper's 3.66e-4
     0.0003657
     """
-    func = "epsilon"
-    zeta = check_probability(zeta, "zeta", func)
-    k = as_count_array(k, "k", func)
-    check_at_least(k, "k", func)
     out = _epsilon(k, zeta, exact)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -123,6 +126,7 @@ def _epsilon(k, zeta, exact=False):
     return -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
 
 
+@validate_params({"c": [COUNTS], "min_count": [MIN_COUNT]})
 def found(c, min_count=1):
     """Whether a model "found" each question: at least ``min_count`` correct samples.
 
@@ -137,18 +141,15 @@ def found(c, min_count=1):
     -------
     bool or ndarray of bool, shape (n_questions,)
     """
-    c = as_count_array(c, "c", "found")
-    min_count = check_positive_int(min_count, "min_count", "found")
     out = c >= min_count
     return bool(out) if out.ndim == 0 else out
 
 
 def _found_pair(c_base, c_rl, min_count, func):
-    """Validated found masks of both models (1-D, one length); ``func`` is the public caller."""
-    c_base = np.atleast_1d(as_count_array(c_base, "c_base", func))
-    c_rl = np.atleast_1d(as_count_array(c_rl, "c_rl", func))
+    """Found masks of both models (1-D, one length) from the counts the public caller
+    ``func`` declared (int64 arrays)."""
+    c_base, c_rl = np.atleast_1d(c_base), np.atleast_1d(c_rl)
     same_length(func, c_base=c_base, c_rl=c_rl)
-    min_count = check_positive_int(min_count, "min_count", func)
     return c_base >= min_count, c_rl >= min_count
 
 
@@ -159,6 +160,7 @@ def _codes(found_base, found_rl):
         np.int8)
 
 
+@validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
 def support_codes(c_base, c_rl, *, min_count=1):
     """Category codes 0..3 (index into ``CATEGORIES``), vectorized.
 
@@ -177,6 +179,7 @@ def support_codes(c_base, c_rl, *, min_count=1):
     return _codes(*_found_pair(c_base, c_rl, min_count, "support_codes"))
 
 
+@validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
 def support_status(c_base, c_rl, *, min_count=1):
     """Per-question support category as an ordered ``pandas.Categorical``.
 
@@ -196,6 +199,7 @@ def support_status(c_base, c_rl, *, min_count=1):
     return pd.Categorical.from_codes(codes, dtype=CATEGORY_DTYPE)
 
 
+@validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
 def support_counts(c_base, c_rl, *, min_count=1):
     """Counts P, E, S, O of questions per support category.
 
@@ -214,6 +218,8 @@ def support_counts(c_base, c_rl, *, min_count=1):
     return SupportCounts(*(int(x) for x in counts))
 
 
+@validate_params({"P": [CATEGORY_COUNTS], "E": [CATEGORY_COUNTS], "S": [CATEGORY_COUNTS],
+                  "O": [CATEGORY_COUNTS]})
 def support_metrics(P, E, S, O):  # noqa: E741, N803
     """SRR, NDR, SDS and NSCR from category counts (Def. 3.3), vectorized over rows.
 
@@ -237,19 +243,8 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
     >>> round(m.SRR, 4), round(m.NDR, 4), round(m.NSCR, 3)
     (0.9603, 0.0037, -0.036)
     """
-    func = "support_metrics"
-    arrs = []
-    for name, x in (("P", P), ("E", E), ("S", S), ("O", O)):
-        # Bools are not counts (True would count as 1 question); strings are not numbers.
-        a = as_float_array(x, name, func, must="be numeric")
-        if a.ndim > 1:
-            raise ValueError(
-                f"The '{name}' parameter of {func} must be a scalar or 1-D. Got shape {a.shape}."
-            )
-        refuse_values(a, ~np.isfinite(a) | (a < 0), name, func, "be finite and non-negative")
-        arrs.append(a)
-    same_length(func, P=arrs[0], E=arrs[1], S=arrs[2], O=arrs[3])
-    p, e, s, _ = np.broadcast_arrays(*arrs)
+    same_length("support_metrics", P=P, E=E, S=S, O=O)
+    p, e, s, _ = np.broadcast_arrays(P, E, S, O)
     out = _metrics(p, e, s)
     if p.ndim == 0:
         return SupportMetrics(*(float(x) for x in out))
@@ -268,6 +263,7 @@ def _metrics(p, e, s):
     return srr, ndr, sds, nscr
 
 
+@validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS], "min_count": [MIN_COUNT]})
 def found_probability(n, c, k, *, min_count=1):
     """Probability that a random k-subset of a question's n samples holds >= min_count correct.
 
@@ -286,11 +282,9 @@ def found_probability(n, c, k, *, min_count=1):
     ndarray of float, shape (n_questions,)
     """
     func = "found_probability"
-    min_count = check_positive_int(min_count, "min_count", func)
-    n, c = check_n_c(n, c, func)
-    n, c = np.atleast_1d(n), np.atleast_1d(c)
-    k = as_count_array(k, "k", func)
     same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
+    n, c = np.atleast_1d(n), np.atleast_1d(c)
     check_k_in_range(k, n, func)
     return _found_probability(n, c, k, min_count)
 
@@ -305,6 +299,8 @@ def _found_probability(n, c, k, min_count):
     return _st.hypergeom.sf(min_count - 1, n, c, k)
 
 
+@validate_params({"n_base": [COUNTS], "c_base": [COUNTS], "n_rl": [COUNTS], "c_rl": [COUNTS],
+                  "k": [BUDGETS], "min_count": [MIN_COUNT]})
 def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
     """Expected P, E, S, O at a budget ``k`` below the number of samples, computed exactly.
 
@@ -326,14 +322,12 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
         Named tuple of floats summing to n_questions.
     """
     func = "expected_support_counts"
-    n_base, c_base = check_n_c(n_base, c_base, func, "n_base", "c_base")
-    n_rl, c_rl = check_n_c(n_rl, c_rl, func, "n_rl", "c_rl")
+    same_length(func, n_base=n_base, c_base=c_base, n_rl=n_rl, c_rl=c_rl, k=k)
+    check_c_le_n(n_base, c_base, func, "n_base", "c_base")
+    check_c_le_n(n_rl, c_rl, func, "n_rl", "c_rl")
     n_base, c_base, n_rl, c_rl = (np.atleast_1d(a) for a in (n_base, c_base, n_rl, c_rl))
-    k = as_count_array(k, "k", func)
-    same_length(func, c_base=c_base, c_rl=c_rl, k=k)
     check_k_in_range(k, n_base, func, "n_base")
     check_k_in_range(k, n_rl, func, "n_rl")
-    min_count = check_positive_int(min_count, "min_count", func)
     fb = _found_probability(n_base, c_base, k, min_count)
     fr = _found_probability(n_rl, c_rl, k, min_count)
     return SupportCounts(
@@ -344,13 +338,7 @@ def expected_support_counts(n_base, c_base, n_rl, c_rl, k, *, min_count=1):
     )
 
 
-def _check_p(p, func):
-    p = as_float_array(p, "p", func)
-    refuse_values(p, ~np.isfinite(p) | (p < 0) | (p > 1), "p", func,
-                  "hold probabilities in [0, 1]")
-    return p
-
-
+@validate_params({"p": [PROBABILITIES], "k": [BUDGETS]})
 def population_pass_at_k(p, k):
     """pass@k of a model whose per-sample success probability is ``p`` (Cor. C.2).
 
@@ -375,25 +363,18 @@ def population_pass_at_k(p, k):
     TypeError
         If ``p`` or ``k`` is a bool, a string or otherwise not numeric.
     """
-    func = "population_pass_at_k"
-    p, k = _p_and_k(p, k, func)
+    _check_broadcast(p, k, "population_pass_at_k")
     out = _population_pass_at_k(p, k)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _p_and_k(p, k, func):
-    """Validated probabilities ``p`` and budgets ``k`` >= 1 of broadcastable shapes."""
-    p = _check_p(p, func)
-    k = as_count_array(k, "k", func)
-    check_at_least(k, "k", func)
+def _check_broadcast(p, k, func):
+    """Refuse budgets ``k`` whose shape does not broadcast with that of ``p``."""
     try:
         np.broadcast_shapes(p.shape, k.shape)
     except ValueError:
-        raise ValueError(
-            f"The 'p' and 'k' parameters of {func} must have broadcastable shapes. "
-            f"Got {p.shape} and {k.shape}."
-        ) from None
-    return p, k
+        raise invalid("k", func, f"broadcastable with the shape of 'p', {p.shape}",
+                      f"an array of shape {k.shape}") from None
 
 
 def _population_pass_at_k(p, k):
@@ -402,6 +383,7 @@ def _population_pass_at_k(p, k):
         return -np.expm1(k * np.log1p(-p)) + 0.0
 
 
+@validate_params({"p": [PROBABILITIES], "k": [BUDGETS], "zeta": [ZETA]})
 def misclassification_probability(p, k, zeta=0.05):
     """Probability that the empirical rule (>= 1 correct in k samples) contradicts the truth.
 
@@ -424,9 +406,7 @@ def misclassification_probability(p, k, zeta=0.05):
     -------
     float or ndarray of float, shape (n,)
     """
-    func = "misclassification_probability"
-    p, k = _p_and_k(p, k, func)
-    zeta = check_probability(zeta, "zeta", func)
+    _check_broadcast(p, k, "misclassification_probability")
     found = _population_pass_at_k(p, k)
     out = np.where(p > _epsilon(k, zeta), 1.0 - found, found)
     return float(out) if np.ndim(out) == 0 else out

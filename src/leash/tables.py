@@ -16,15 +16,25 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
-from ._checks import check_choice, check_positive_int
-from .entropy import answer_entropy_from_histograms
-from .passk import ESTIMATORS, pass_at_k_curve
-from .stats import bootstrap_support, mcnemar_exact
-from .support import expected_support_counts, support_codes, support_metrics
+from ._validation import (
+    Boolean,
+    Generator,
+    InstancesOf,
+    Interval,
+    Options,
+    StrOptions,
+    StrSequence,
+    validate_params,
+)
+from .entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
+from .passk import BUDGET_GRID, ESTIMATORS, pass_at_k_curve
+from .stats import LEVEL, N_BOOT, bootstrap_support, mcnemar_exact
+from .support import MIN_COUNT, expected_support_counts, support_codes, support_metrics
 
 __all__ = [
     "BUDGET_RULES",
@@ -46,6 +56,12 @@ COUNTS = ("P", "E", "S", "O")
 BUDGET_RULES = ("first-k", "expected")
 POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
 
+# The declared kinds of the parameters (leash._validation).
+FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
+BY = [StrSequence()]
+DOMAINS = [InstancesOf(Mapping, "a mapping of benchmark to domain", dict), None]
+POOL = [Boolean()]
+
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
     """Raise ValueError naming every column of ``columns`` missing from ``df``."""
@@ -58,9 +74,20 @@ def require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> Non
         )
 
 
+@validate_params({"n_max": [Interval(Integral, 1, None, closed="left")]})
 def default_ks(n_max: int) -> np.ndarray:
-    """Powers of two up to ``n_max``, plus ``n_max`` itself: 1, 2, 4, ..., n_max."""
-    n_max = check_positive_int(n_max, "n_max", "default_ks")
+    """Powers of two up to ``n_max``, plus ``n_max`` itself: 1, 2, 4, ..., n_max.
+
+    Parameters
+    ----------
+    n_max : int
+        The largest budget, at least 1.
+
+    Returns
+    -------
+    ndarray of int64
+        The budgets, increasing.
+    """
     ks = 2 ** np.arange(int(np.floor(np.log2(n_max))) + 1)
     return np.unique(np.append(ks, n_max)).astype(np.int64)
 
@@ -135,6 +162,12 @@ def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: boo
         yield "overall", "Overall", "", df
 
 
+@validate_params({
+    "paired": FRAME, "k": [Interval(Integral, 1, None, closed="left"), None],
+    "min_count": [MIN_COUNT], "domains": DOMAINS, "by": BY, "pool": POOL,
+    "budget_rule": [StrOptions(*BUDGET_RULES)], "n_boot": [N_BOOT, Options(Integral, 0)],
+    "rng": [Generator(), None],
+    "level": [LEVEL]})
 def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by=(),
                   pool=True, budget_rule="first-k", n_boot=0, rng=None, level=0.95):
     """Support dynamics per benchmark and pooled: the layout of the paper's Tables 1, 3, 4, 6-12.
@@ -176,8 +209,6 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
     where = "support_table"
     by = list(by)
     require_columns(paired, ["benchmark", "n_base", "c_base", "n_rl", "c_rl", *by], where)
-    check_choice(budget_rule, "budget_rule", where, BUDGET_RULES)
-    min_count = check_positive_int(min_count, "min_count", where)
     if n_boot and not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"{where} needs rng=numpy.random.default_rng(seed) when n_boot > 0. "
@@ -192,8 +223,6 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
                 f"n_base={paired['n_base'].iat[i]}, n_rl={paired['n_rl'].iat[i]}); pass a common "
                 "budget k (leash.pairing reports one)."
             )
-    else:
-        k = check_positive_int(k, "k", where)
 
     expected = k is not None and budget_rule == "expected"
     if k is None and min_count == 1 and {"found_base", "found_rl"} <= set(paired.columns):
@@ -259,6 +288,7 @@ def _budget_label(n: pd.Series):
     return lo if lo == hi else f"{lo}-{hi}"
 
 
+@validate_params({"counts": FRAME, "by": BY, "domains": DOMAINS, "pool": POOL})
 def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True):
     """Support metrics from P/E/S/O counts (e.g. the paper's printed counts), with pooled rows.
 
@@ -291,6 +321,8 @@ def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True)
     return pd.DataFrame(rows)
 
 
+@validate_params({"summary": FRAME, "ks": [BUDGET_GRID, None],
+                  "estimator": [StrOptions(*ESTIMATORS)], "by": BY})
 def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
                 by=("model", "benchmark")):
     """Benchmark-level pass@k per group, long format.
@@ -315,7 +347,6 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
     """
     where = "passk_table"
     by = list(by)
-    check_choice(estimator, "estimator", where, ESTIMATORS)
     need = ["n", "c", *by] + (["first_correct"] if estimator == "first-k" else [])
     require_columns(summary, need, where)
     frames = []
@@ -344,6 +375,8 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
+@validate_params({"summary": FRAME, "by": BY, "na": [StrOptions(*NA_RULES)], "base": BASE,
+                  "correction": CORRECTION})
 def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class",
                   base=None, correction=None):
     """Table 5's quantities per group: avg@n accuracy, response length, token and answer entropy.
@@ -413,10 +446,8 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
 def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
     """Check that ``summary``'s NA samples follow the rule ``na``; return how they enter the
     answer distribution ("class" or "drop", for :mod:`leash.entropy`)."""
-    from .entropy import NA_RULES
     from .summarize import summary_na
 
-    check_choice(na, "na", where, NA_RULES)
     made_as = "truncated" if na == "truncated" else "class"
     trunc = (summary["n_truncated"].astype("Float64").fillna(0).to_numpy(dtype=np.float64)
              if "n_truncated" in summary else np.zeros(len(summary)))
@@ -447,6 +478,8 @@ def _has_items(x) -> bool:
         return False
 
 
+@validate_params({"df": FRAME, "value": [str], "index": [str], "columns": [str],
+                  "column_order": [StrSequence(), None], "average": [str]})
 def wide_with_average(df: pd.DataFrame, value: str, *, index="model", columns="benchmark",
                       column_order=None, average="Avg"):
     """Pivot to a wide table (e.g. models x benchmarks) and add the unweighted mean column.
@@ -482,6 +515,7 @@ def wide_with_average(df: pd.DataFrame, value: str, *, index="model", columns="b
 PPL_AGGREGATIONS = ("trace-mean", "token-pooled")
 
 
+@validate_params({"traces": FRAME, "categories": FRAME, "how": [StrOptions(*PPL_AGGREGATIONS)]})
 def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="trace-mean"):
     """Table 2: perplexity of reference traces under each model, by support category.
 
@@ -507,7 +541,6 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
         no trace are absent (the paper prints "-" there).
     """
     where = "perplexity_table"
-    check_choice(how, "how", where, PPL_AGGREGATIONS)
     require_columns(traces, ["benchmark", "question_id", "reference", "model", "n_tokens",
                              "sum_logprob"], where)
     require_columns(categories, ["benchmark", "question_id", "category"], where)
@@ -527,7 +560,7 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     unmatched = len(traces) - len(t)
     if unmatched:
         warnings.warn(f"{where}: {unmatched} of {len(traces)} traces have no category (their "
-                      "question is not in 'categories') and are left out.", stacklevel=2)
+                      "question is not in 'categories') and are left out.", stacklevel=3)
     t = t.assign(_ppl=np.exp(-t["sum_logprob"] / t["n_tokens"]))
     g = t.groupby(["category", "reference", "model", "benchmark"], observed=True, sort=True)
     if how == "trace-mean":
@@ -538,6 +571,7 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     return out
 
 
+@validate_params({"paired": FRAME, "ks": [BUDGET_GRID], "min_count": [MIN_COUNT]})
 def expected_support_curve(paired: pd.DataFrame, ks, *, min_count=1):
     """Exact expected P, E, S, O and metrics as smooth functions of the budget k.
 
@@ -566,6 +600,8 @@ def expected_support_curve(paired: pd.DataFrame, ks, *, min_count=1):
     return pd.DataFrame(rows)
 
 
+@validate_params({"summary": FRAME, "na": [StrOptions(*NA_RULES)], "base": BASE,
+                  "correction": CORRECTION})
 def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
                                 correction=None):
     """Answer-level entropy of every question (the per-question values Table 5 averages).

@@ -1,0 +1,788 @@
+"""Parameter validation declared once per public function, in the style of scikit-learn.
+
+Each public function states what each of its parameters may be, once, in a decorator::
+
+    @validate_params({"n": [Counts()], "k": [Counts(minimum=1)], "estimator": [StrOptions(*E)]})
+    def f(n, k, estimator="unbiased"): ...
+
+as scikit-learn's ``validate_params`` does (``sklearn/utils/_param_validation.py``: constraint
+objects ``Interval``, ``StrOptions``, ``None``, types, ...; the declarations are an attribute of
+the function, so one generic test walks them, ``tests/test_validation.py``). Written here rather
+than imported because scikit-learn's is private API, and because two rules of this project differ
+from it: a satisfied constraint also *normalises* the value the body receives (an
+``Interval(Integral, ...)`` gives an int and accepts a whole float such as 3.0; :class:`Counts`
+gives an int64 array), so the body never converts or re-checks; and bools are never numbers
+(``True`` would silently count as 1).
+
+A constraint checks one parameter alone, element by element for arrays (a negative count, NaN,
+a non-whole budget: the message names the first bad index). Checks that relate two parameters
+(``c <= n``, ``k <= n``, equal lengths) stay in the functions, through :func:`invalid` and the
+helpers below, so that every message reads from one template, :data:`TEMPLATE`::
+
+    The 'k' parameter of pass_at_k must be an int in the range [1, inf) or a 1-D array of such
+    ints. Got 0 instead.
+
+Every error is an :class:`InvalidParameterError`, both a ValueError and a TypeError (as
+scikit-learn's), so callers catching either keep working. numpy only.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+import reprlib
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+INT64_MAX = int(np.iinfo(np.int64).max)
+TOO_LARGE = "too large (beyond the 64-bit integer range)"
+TEMPLATE = "The {name!r} parameter of {func} must be {constraint}. Got {value} instead."
+_AT_MOST_INT64 = f"at most {INT64_MAX} (the 64-bit integer range)"
+
+__all__ = [
+    "INT64_MAX", "TEMPLATE", "InvalidParameterError", "validate_params", "check_param",
+    "invalid", "shown",
+    "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
+    "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
+    "same_length", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
+]
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter outside its declared constraints (a ValueError and a TypeError)."""
+
+
+# ---- the one template ---------------------------------------------------------------------------
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxtuple = 40, 40, 6, 6
+_REPR.maxdict, _REPR.maxset, _REPR.maxlong = 4, 6, 60
+_SHOWN_MAX = 80
+
+
+def shown(value) -> str:
+    """A short repr of ``value`` for a message: long values are cut (``...``), one line."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return shown(value.item())
+        text = "array(" + np.array2string(value, threshold=6, edgeitems=3, separator=", ",
+                                          max_line_width=10**6) + ")"
+    elif hasattr(value, "shape") and not isinstance(value, (int, float, str)):
+        text = f"a {type(value).__name__} of shape {tuple(value.shape)}"  # DataFrame, Series
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = repr(value)  # ints are shown whole (2**70 is the point of a message)
+    else:
+        text = _REPR.repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 3] + "..."
+
+
+def invalid(name: str, func: str, constraint: str, got: str) -> InvalidParameterError:
+    """The error of :data:`TEMPLATE`: parameter ``name`` of ``func`` must be ``constraint``;
+    ``got`` is the bad value as text (:func:`shown`, with "at index i" for an element)."""
+    return InvalidParameterError(
+        TEMPLATE.format(name=name, func=func, constraint=constraint, value=got))
+
+
+def _at(arr: np.ndarray, i: int, flat: bool = False) -> str:
+    """The element ``i`` (flat index) of ``arr`` and where it is, for a message."""
+    if arr.ndim == 0:
+        return shown(arr.item())
+    return f"{shown(np.ravel(arr)[i])} at {'flat ' if flat else ''}index {i}"
+
+
+def _first(mask) -> int:
+    return int(np.flatnonzero(np.ravel(mask))[0])
+
+
+# ---- constraints ---------------------------------------------------------------------------------
+
+class _Opaque:
+    """A value of no kind a constraint accepts (for the generic test), with a stable repr."""
+
+    def __repr__(self):
+        return "<an opaque object>"
+
+
+OPAQUE = _Opaque()
+
+
+class _Violation(Exception):
+    """Raised by :meth:`Constraint.check`: what the value must be and what it was.
+
+    ``typed`` says the value had the constraint's kind (a number for an interval, an array for
+    counts), so that its specific message wins over the list of all the constraints.
+    """
+
+    def __init__(self, must: str, got: str, typed: bool = True):
+        super().__init__(must, got)
+        self.must, self.got, self.typed = must, got, typed
+
+
+class Constraint:
+    """One allowed kind of value. ``check`` returns the value normalised, or raises
+    :class:`_Violation`; ``__str__`` says what is allowed ("an int in the range [1, inf)");
+    ``valid_value`` and ``invalid_values`` feed the generic test (pairs of a value and the
+    "Got ..." text its message shows)."""
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def is_satisfied_by(self, value) -> bool:
+        try:
+            self.check(value)
+        except _Violation:
+            return False
+        return True
+
+    def _refuse(self, value, typed=False):
+        raise _Violation(str(self), shown(value), typed)
+
+    def valid_value(self):
+        raise NotImplementedError
+
+    def invalid_values(self) -> list:
+        return [(OPAQUE, "<an opaque object>")]
+
+
+class _NoneConstraint(Constraint):
+    def check(self, value):
+        if value is not None:
+            self._refuse(value)
+        return None
+
+    def __str__(self):
+        return "None"
+
+    def valid_value(self):
+        return None
+
+    def invalid_values(self):
+        return []
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+class Interval(Constraint):
+    """A number in an interval (scikit-learn's ``Interval``): ``type`` is ``numbers.Integral``
+    (an int; a whole float such as 3.0 is accepted and given as an int) or ``numbers.Real``
+    (given as a float). ``closed`` is "left", "right", "both" or "neither"; a bound of None is
+    infinite; ``exclude`` lists values that are not allowed (a log base of 1). Bools are not
+    numbers; ints beyond int64 are refused as too large."""
+
+    def __init__(self, type, left, right, *, closed, exclude=()):
+        if type not in (numbers.Integral, numbers.Real):
+            raise TypeError("Interval type must be numbers.Integral or numbers.Real")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"Interval closed must be left, right, both or neither: {closed}")
+        self.type, self.left, self.right, self.closed = type, left, right, closed
+        self.exclude = tuple(exclude)
+
+    def __contains__(self, x) -> bool:
+        if x != x:  # NaN
+            return False
+        lo = -math.inf if self.left is None else self.left
+        hi = math.inf if self.right is None else self.right
+        left_ok = x >= lo if self.closed in ("left", "both") else x > lo
+        right_ok = x <= hi if self.closed in ("right", "both") else x < hi
+        return left_ok and right_ok and x not in self.exclude
+
+    def check(self, value):
+        given = value  # messages show the value as given (0, not 0.0)
+        if _is_bool(value) or not isinstance(value, numbers.Real):
+            self._refuse(value)
+        if self.type is numbers.Integral:
+            if not isinstance(value, numbers.Integral) and (
+                    not math.isfinite(value) or not float(value).is_integer()):
+                self._refuse(value, typed=True)
+            value = int(value)
+            if value > INT64_MAX:
+                raise _Violation(_AT_MOST_INT64, shown(given))
+        else:
+            value = float(value)
+        if value not in self:
+            self._refuse(given, typed=True)
+        return value
+
+    def __str__(self):
+        kind = "an int" if self.type is numbers.Integral else "a float"
+        lb = "[" if self.closed in ("left", "both") else "("
+        rb = "]" if self.closed in ("right", "both") else ")"
+        lo = "-inf" if self.left is None else self.left
+        hi = "inf" if self.right is None else self.right
+        other = (" other than " + ", ".join(map(str, self.exclude))) if self.exclude else ""
+        return f"{kind} in the range {lb}{lo}, {hi}{rb}{other}"
+
+    def valid_value(self):
+        if self.type is numbers.Integral:
+            lo = 0 if self.left is None else self.left
+            return lo if self.closed in ("left", "both") else lo + 1
+        lo = -1.0 if self.left is None else self.left
+        hi = lo + 2.0 if self.right is None else self.right
+        return (lo + hi) / 2
+
+    def invalid_values(self):
+        out = [(True, "True"), (np.bool_(False), "False"), ("1", "'1'")]
+        if self.left is not None:
+            bad = self.left - (0 if self.closed in ("right", "neither") else 1)
+            out.append((bad, shown(bad)))
+        if self.right is not None:
+            bad = self.right + (0 if self.closed in ("left", "neither") else 1)
+            out.append((bad, shown(bad)))
+        out += [(x, shown(x)) for x in self.exclude]
+        if self.type is numbers.Integral:
+            out.append((2.5, "2.5"))
+            if self.right is None:
+                out.append((2**70, str(2**70)))
+        else:
+            out.append((math.nan, "nan"))
+        return out
+
+
+class StrOptions(Constraint):
+    """One of the given strings (scikit-learn's ``StrOptions``; the order is kept)."""
+
+    def __init__(self, *options: str):
+        self.options = tuple(options)
+
+    def check(self, value):
+        if not isinstance(value, str) or value not in self.options:
+            self._refuse(value, typed=isinstance(value, str))
+        return value
+
+    def __str__(self):
+        return "a str among {" + ", ".join(map(repr, self.options)) + "}"
+
+    def valid_value(self):
+        return self.options[0]
+
+    def invalid_values(self):
+        return [("bogus", "'bogus'"), (1, "1")]
+
+
+class Options(Constraint):
+    """One of a few values of a type (scikit-learn's ``Options``), e.g. ``Options(int, 0)``."""
+
+    def __init__(self, type, *options):
+        self.type, self.options = type, tuple(options)
+
+    def check(self, value):
+        if _is_bool(value) or not isinstance(value, self.type) or value not in self.options:
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        kind = {int: "an int", numbers.Integral: "an int", float: "a float",
+                str: "a str"}.get(self.type, "a value")
+        return f"{kind} among {{{', '.join(map(repr, self.options))}}}"
+
+    def valid_value(self):
+        return self.options[0]
+
+    def invalid_values(self):
+        return [("bogus", "'bogus'")]
+
+
+class Boolean(Constraint):
+    """A bool (Python or numpy), given as a Python bool; 0 and 1 are not bools here."""
+
+    def check(self, value):
+        if not _is_bool(value):
+            self._refuse(value)
+        return bool(value)
+
+    def __str__(self):
+        return "a bool"
+
+    def valid_value(self):
+        return False
+
+    def invalid_values(self):
+        return [("yes", "'yes'"), (1, "1")]
+
+
+class InstancesOf(Constraint):
+    """An instance of ``type`` (scikit-learn's ``_InstancesOf``); ``name`` is how a message
+    calls it ("a pandas DataFrame") and ``example`` makes a valid one for the generic test."""
+
+    def __init__(self, type, name: str, example=None):
+        self.type, self.name, self.example = type, name, example
+
+    def check(self, value):
+        if not isinstance(value, self.type):
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        return self.name
+
+    def valid_value(self):
+        return self.example() if self.example else self.type()
+
+    def invalid_values(self):
+        return [(OPAQUE, "<an opaque object>")]
+
+
+class Generator(InstancesOf):
+    """A ``numpy.random.Generator``: randomness comes only from the caller's generator."""
+
+    def __init__(self):
+        super().__init__(np.random.Generator, "a numpy.random.Generator (for example "
+                         "numpy.random.default_rng(0))", lambda: np.random.default_rng(0))
+
+    def invalid_values(self):
+        return [(0, "0"), (OPAQUE, "<an opaque object>")]
+
+
+class Callables(Constraint):
+    """A callable."""
+
+    def check(self, value):
+        if not callable(value):
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        return "a callable"
+
+    def valid_value(self):
+        return lambda x: x
+
+    def invalid_values(self):
+        return [("f", "'f'")]
+
+
+class ArrayLike(Constraint):
+    """An array-like that is not a scalar or a string (not converted: read once, by the body)."""
+
+    def check(self, value):
+        if isinstance(value, (str, bytes)) or not (hasattr(value, "__len__")
+                                                    or hasattr(value, "__array__")):
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        return "an array-like"
+
+    def valid_value(self):
+        return [0]
+
+    def invalid_values(self):
+        return [(3, "3"), ("ab", "'ab'")]
+
+
+class Iterables(Constraint):
+    """An iterable that is not a string (not consumed: a generator stays usable)."""
+
+    def check(self, value):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        return "an iterable (not a str)"
+
+    def valid_value(self):
+        return []
+
+    def invalid_values(self):
+        return [(3, "3"), ("ab", "'ab'")]
+
+
+class StrSequence(Constraint):
+    """A list or tuple of str (column names); a str alone is refused (it is not a list of its
+    characters). Given as a list."""
+
+    def check(self, value):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            self._refuse(value)
+        return list(value)
+
+    def __str__(self):
+        return "a list or tuple of str"
+
+    def valid_value(self):
+        return ()
+
+    def invalid_values(self):
+        return [("step", "'step'"), ([1], "[1]")]
+
+
+class ModelSide(Constraint):
+    """A model label (str) or a (model, step) tuple."""
+
+    def check(self, value):
+        ok = isinstance(value, str) or (isinstance(value, tuple) and len(value) == 2
+                                        and isinstance(value[0], str))
+        if not ok:
+            self._refuse(value)
+        return value
+
+    def __str__(self):
+        return "a model label (str) or a (model, step) tuple"
+
+    def valid_value(self):
+        return "m"
+
+    def invalid_values(self):
+        return [(3, "3"), (("m", 1, 2), "('m', 1, 2)")]
+
+
+def _as_numeric_array(value, constraint):
+    """``value`` as an ndarray of a numeric dtype (not bool), or a violation of ``constraint``."""
+    if value is None or isinstance(value, (str, bytes)) or _is_bool(value):
+        constraint._refuse(value)
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):  # ragged nested lists
+        constraint._refuse(value)
+    if arr.dtype.kind not in "iuf" and not (arr.dtype == object and arr.size and all(
+            isinstance(v, numbers.Integral) and not _is_bool(v) for v in arr.ravel())):
+        constraint._refuse(value)
+    return arr
+
+
+class Counts(Constraint):
+    """A count (a whole number >= ``minimum``) or a 1-D array of them, given as int64.
+
+    Floats holding whole numbers (3.0) are counts; 2.5, NaN, inf, bools (a found mask passed
+    where counts belong), strings and values beyond int64 (1e20, a uint64 2**63, a Python int
+    2**70, which a cast would wrap) are refused, naming the first bad index. ``scalar=False``
+    refuses a scalar, ``nonempty`` an empty array, ``increasing`` a grid that does not increase
+    strictly; ``note`` is added to the description ("-1: no correct sample").
+    """
+
+    def __init__(self, minimum=0, *, scalar=True, nonempty=False, increasing=False, note=""):
+        self.minimum, self.scalar, self.nonempty = minimum, scalar, nonempty
+        self.increasing, self.note = increasing, note
+
+    def __str__(self):
+        grid = ("a non-empty " if self.nonempty else "a ") + "1-D array of "
+        text = (f"an int in the range [{self.minimum}, inf) or {grid}such ints" if self.scalar
+                else f"{grid}ints in the range [{self.minimum}, inf)")
+        return (text + (", strictly increasing" if self.increasing else "")
+                + (f" ({self.note})" if self.note else ""))
+
+    def check(self, value):
+        if type(value) is int and self.scalar:  # the common scalar, without numpy's overhead
+            if value > INT64_MAX:
+                raise _Violation(_AT_MOST_INT64, shown(value))
+            if value < self.minimum:
+                raise _Violation(str(self), shown(value))
+            return np.asarray(value, dtype=np.int64)
+        arr = _as_numeric_array(value, self)
+        if arr.ndim > 1 or (arr.ndim == 0 and not self.scalar):
+            raise _Violation(str(self), f"an array of shape {arr.shape}")
+        if self.nonempty and arr.size == 0:
+            raise _Violation(str(self), "an empty array")
+        if arr.dtype == object:  # Python ints, some beyond int64
+            bad = [i for i, v in enumerate(arr.ravel()) if v < self.minimum or v > INT64_MAX]
+            if bad:
+                v = arr.ravel()[bad[0]]
+                raise _Violation(_AT_MOST_INT64 if v > INT64_MAX else str(self),
+                                 _at(arr, bad[0]))
+        elif arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < self.minimum)
+            if bad.any():
+                raise _Violation(str(self), _at(arr, _first(bad)))
+            big = arr >= 2.0**63  # before the cast, which would turn 1e20 into -2**63
+            if big.any():
+                raise _Violation(_AT_MOST_INT64, _at(arr, _first(big)))
+        elif arr.dtype.kind == "u":
+            big = arr > np.uint64(INT64_MAX)
+            if big.any():
+                raise _Violation(_AT_MOST_INT64, _at(arr, _first(big)))
+        out = arr.astype(np.int64)
+        if arr.dtype.kind != "f":
+            low = out < self.minimum
+            if low.any():
+                raise _Violation(str(self), _at(out, _first(low)))
+        if self.increasing and out.ndim and out.size > 1:
+            down = np.diff(out) <= 0
+            if down.any():
+                i = _first(down) + 1
+                raise _Violation(str(self), f"{out[i]} after {out[i - 1]} at index {i}")
+        return out
+
+    def valid_value(self):
+        return np.array([max(self.minimum, 1)])
+
+    def invalid_values(self):
+        m = self.minimum
+        out = [(True, "True"), (np.bool_(True), "True"), ("1", "'1'"), (None, "None"),
+               (np.array([True, False]), "array([ True, False])"), ([True], "[True]"),
+               (["1"], "['1']"),
+               ([[m + 1]], "an array of shape (1, 1)"), ([m + 1, m - 1], f"{m - 1} at index 1"),
+               ([m + 1.5], f"{m + 1.5} at index 0"), ([np.nan], "nan at index 0"),
+               ([m + 1, 2**70], f"{2**70} at index 1"),
+               (np.array([2**63], dtype=np.uint64), f"{2**63} at index 0")]
+        if self.scalar:
+            out.append((m - 1, f"{m - 1}"))
+        else:
+            out.append((m + 1, f"an array of shape {()}"))
+        if self.nonempty:
+            out.append(([], "an empty array"))
+        if self.increasing:
+            out.append(([m + 2, m + 1], f"{m + 1} after {m + 2} at index 1"))
+        return out
+
+
+class Floats(Constraint):
+    """Floats in an interval, as a float64 array (0-d for a scalar).
+
+    ``ndim`` is the tuple of allowed dimensions (None: any; "1+": one or more); ``nan=True``
+    lets NaN through (a missing value), ``nonempty`` refuses an empty array; ``note`` says
+    what they are ("NaN for no test"). Every other non-finite value, and any value outside
+    ``[low, high]`` (``closed`` as for :class:`Interval`), is refused, naming its index.
+    """
+
+    def __init__(self, low=None, high=None, *, closed="both", ndim=(0, 1), nan=False,
+                 nonempty=False, note=""):
+        self.range = Interval(numbers.Real, low, high, closed=closed)
+        self.ndim, self.nan, self.nonempty, self.note = ndim, nan, nonempty, note
+
+    def __str__(self):
+        r = self.range
+        if r.left is None and r.right is None:
+            one, many = "a finite float", "finite floats"
+        else:
+            cond = str(r).removeprefix("a float ")
+            one, many = f"a float {cond}", f"floats {cond}"
+        if self.ndim == (0, 1):
+            text = f"{one} or a 1-D array of such floats"
+        elif self.ndim == (1,):
+            text = ("a non-empty " if self.nonempty else "a ") + f"1-D array of {many}"
+        elif self.ndim == "1+":
+            text = f"an array (1-D or more) of {many}"
+        else:
+            text = f"{one} or an array of such floats"
+        return text + (f" ({self.note})" if self.note else "")
+
+    def check(self, value):
+        if type(value) in (int, float) and self.ndim in ((0, 1), None):  # a Python scalar
+            if value in self.range or (self.nan and value != value):
+                return np.asarray(value, dtype=np.float64)
+            raise _Violation(str(self), shown(value))
+        arr = _as_numeric_array(value, self).astype(np.float64)
+        dims_ok = (self.ndim is None or (arr.ndim >= 1 if self.ndim == "1+"
+                                         else arr.ndim in self.ndim))
+        if not dims_ok:
+            raise _Violation(str(self), f"an array of shape {arr.shape}" if arr.ndim
+                             else shown(arr.item()))
+        if self.nonempty and arr.size == 0:
+            raise _Violation(str(self), "an empty array")
+        r = self.range
+        ok = np.isfinite(arr)  # comparisons with NaN are False (and warn of nothing)
+        if r.left is not None:
+            ok &= arr >= r.left if r.closed in ("left", "both") else arr > r.left
+        if r.right is not None:
+            ok &= arr <= r.right if r.closed in ("right", "both") else arr < r.right
+        if self.nan:
+            ok |= np.isnan(arr)
+        if not ok.all():
+            raise _Violation(str(self), _at(arr, _first(~ok), flat=arr.ndim > 1))
+        return arr
+
+    def valid_value(self):
+        return np.full((1,) * (1 if self.ndim in ((1,), "1+") else 0),
+                       self.range.valid_value())
+
+    def invalid_values(self):
+        r = self.range
+        out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"), ([True, True], "[True, True]"),
+               (np.array([True, False]), "array([ True, False])"), (["1"], "['1']"),
+               ([np.inf], "inf at index 0")]
+        if not self.nan:
+            out.append(([np.nan], "nan at index 0"))
+        if r.left is not None:
+            out.append(([r.left - 1.0], f"{r.left - 1.0} at index 0"))
+        if r.right is not None:
+            out.append(([r.right + 1.0], f"{r.right + 1.0} at index 0"))
+        if self.ndim in ((0, 1), (1,)):
+            out.append(([[r.valid_value()]], "an array of shape (1, 1)"))
+        if self.ndim in ((1,), "1+"):
+            out.append((r.valid_value(), shown(r.valid_value())))
+        if self.nonempty:
+            out.append(([], "an empty array"))
+        return out
+
+
+class SequenceOf(Constraint):
+    """A sequence (not a str) whose every item satisfies ``item`` (a :class:`Floats`), given
+    as a list of the items' normalised values; ``what`` describes the items, ``noun`` names
+    one in a message ("nan at index 0 (histogram 1)"). ``nonempty`` refuses an empty one."""
+
+    def __init__(self, item: Constraint, what: str, noun: str, *, nonempty=False):
+        self.item, self.what, self.noun, self.nonempty = item, what, noun, nonempty
+
+    def __str__(self):
+        return ("a non-empty " if self.nonempty else "a ") + f"sequence of {self.what}"
+
+    def check(self, value):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or isinstance(
+                value, Mapping):
+            self._refuse(value)
+        items = []
+        for j, x in enumerate(value):
+            try:
+                items.append(self.item.check(x))
+            except _Violation as v:
+                raise _Violation(str(self), f"{v.got} ({self.noun} {j})") from None
+        if self.nonempty and not items:
+            raise _Violation(str(self), "an empty sequence")
+        return items
+
+    def valid_value(self):
+        return [self.item.valid_value()]
+
+    def invalid_values(self):
+        out = [("ab", "'ab'"), (3, "3")]
+        out += [([self.item.valid_value(), v], f"{got} ({self.noun} 1)")
+                for v, got in self.item.invalid_values() if got is not None]
+        if self.nonempty:
+            out.append(([], "an empty sequence"))
+        return out
+
+
+def _make(constraint) -> Constraint:
+    if constraint is None:
+        return _NoneConstraint()
+    if isinstance(constraint, Constraint):
+        return constraint
+    if constraint == "boolean":
+        return Boolean()
+    if constraint == "array-like":
+        return ArrayLike()
+    if constraint is callable:
+        return Callables()
+    if isinstance(constraint, type):
+        name = {str: "a str", int: "an int", float: "a float"}.get(
+            constraint, f"an instance of {constraint.__module__}.{constraint.__qualname__}")
+        return InstancesOf(constraint, name)
+    raise TypeError(f"unknown constraint {constraint!r}")
+
+
+def _describe(constraints) -> str:
+    texts = [str(c) for c in constraints]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " or " + texts[-1]
+
+
+def _validate(constraints, value, name, func):
+    """The value of parameter ``name`` normalised by the first constraint it satisfies."""
+    violations = []
+    for c in constraints:
+        try:
+            return c.check(value)
+        except _Violation as v:
+            violations.append(v)
+    typed = [v for v in violations if v.typed]
+    if typed:
+        raise invalid(name, func, typed[0].must, typed[0].got)
+    raise invalid(name, func, _describe(constraints), shown(value))
+
+
+def check_param(value, constraints: list, name: str, func: str):
+    """``value`` normalised by the first of ``constraints`` it satisfies (as declared with
+    :func:`validate_params`), else the :data:`TEMPLATE` error naming ``name`` and ``func``: for
+    the few values checked outside a declaration (a field of a configuration)."""
+    return _validate([_make(c) for c in constraints], value, name, func)
+
+
+def validate_params(parameter_constraints: dict):
+    """Decorator: validate (and normalise) the parameters of a function before its body runs.
+
+    Parameters
+    ----------
+    parameter_constraints : dict
+        ``{name: [constraint, ...]}``; a parameter is valid when it satisfies one of its
+        constraints: a :class:`Constraint` object, None (the value None), "boolean",
+        "array-like", ``callable`` or a type (an instance of it). Every parameter of the
+        function should be declared (``tests/test_validation.py`` checks it).
+
+    Returns
+    -------
+    callable
+        The decorator. The decorated function has the declarations, as constraint objects,
+        in its attribute ``_parameter_constraints``; its body receives the normalised values.
+    """
+    made = {k: [_make(c) for c in (v if isinstance(v, list) else [v])]
+            for k, v in parameter_constraints.items()}
+
+    def decorator(func):
+        sig = inspect.signature(func)
+        name = func.__name__
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = bound.arguments
+            for param, value in arguments.items():
+                constraints = made.get(param)
+                if constraints is not None:
+                    arguments[param] = _validate(constraints, value, param, name)
+            return func(*bound.args, **bound.kwargs)
+
+        wrapper._parameter_constraints = made
+        return wrapper
+
+    return decorator
+
+
+# ---- checks between parameters (the same template) -------------------------------------------
+
+def same_length(func: str, **arrays: np.ndarray) -> int:
+    """The common length of 1-D (or scalar) arrays; the first one whose length differs from
+    the first sized one is an error naming both."""
+    sized = [(k, v.shape[0]) for k, v in arrays.items() if v.ndim]
+    for name, length in sized[1:]:
+        if length != sized[0][1]:
+            first, n = sized[0]
+            raise invalid(name, func, f"a scalar or an array of the length of '{first}', {n}",
+                          f"an array of length {length}")
+    return sized[0][1] if sized else 1
+
+
+def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c") -> None:
+    """Refuse any ``c > n`` (after broadcasting), naming the first question."""
+    n_b, c_b = np.broadcast_arrays(n, c)
+    bad = c_b > n_b
+    if bad.any():
+        i = _first(bad)
+        where = f" at index {i}" if c_b.ndim else ""
+        raise invalid(c_name, func, f"at most '{n_name}' for every question",
+                      f"{c_name}={c_b.flat[i]} > {n_name}={n_b.flat[i]}{where}")
+
+
+def _smallest_n(n: np.ndarray, n_name: str) -> str:
+    j = int(np.argmin(n)) if n.ndim else 0
+    return f"the smallest {n_name} is {n.flat[j]}, at question index {j}"
+
+
+def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str, n_name: str = "n",
+                     name: str = "k") -> None:
+    """Refuse a budget ``k`` outside ``[1, n]`` at some question (after broadcasting); the
+    message names the first bad k and the smallest n with its question index."""
+    k_b, n_b = np.broadcast_arrays(k, n)
+    bad = (k_b < 1) | (k_b > n_b)
+    if bad.any():
+        raise invalid(name, func, f"an int in the range [1, {n_name}] for every question "
+                      f"({_smallest_n(n_b, n_name)})", _at(k_b, _first(bad)))
+
+
+def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks",
+                      n_name: str = "n") -> None:
+    """Refuse any budget of the grid ``ks`` outside ``[1, min(n)]``: one pass over ``ks`` and
+    one over ``n`` (a grid applies to every question), O(len(ks) + len(n))."""
+    bad = (ks < 1) if not n.size else (ks < 1) | (ks > n.min())
+    if bad.any():
+        where = f" ({_smallest_n(n, n_name)})" if n.size else ""
+        raise invalid(name, func, f"a grid of budgets in the range [1, {n_name}] for every question"
+                      f"{where}", _at(ks, _first(bad)))
