@@ -73,6 +73,7 @@ from .answers import (
     last_boxed,
     normalize_answer,
 )
+from .answers import _math_verify as _answers_math_verify
 
 __all__ = ["SCORERS", "EXTRACTORS", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
            "MissingGoldError", "RescoreReport", "RescoreResult", "default_jobs", "gold_from_frame",
@@ -296,12 +297,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
 
 
 def _math_verify():
-    try:
-        import math_verify
-    except ImportError:
-        raise ImportError("scorer='math-verify' needs the math-verify package: "
-                          "pip install math-verify (or pip install 'leash[verify]').") from None
-    return math_verify
+    return _answers_math_verify("scorer='math-verify'")
 
 
 def _as_latex(s: str) -> str:
@@ -589,14 +585,17 @@ def _progress(progress: bool, desc: str, total: int | None = None):
                 disable=None if progress else True, leave=False)
 
 
-def _check_at_least_one(x, name: str, func: str, *, or_none: bool = False) -> int:
-    """``x`` as an int >= 1 (``jobs``, ``batch_size``); ``or_none``: None means every core."""
-    if x is None and or_none:
-        return default_jobs()
-    if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
-        raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1"
-                         f"{' or None' if or_none else ''}. Got {x!r}.")
-    return int(x)
+def _jobs_and_batch(jobs, batch_size, func: str) -> tuple[int, int]:
+    """``jobs`` (None: every core) and ``batch_size`` as ints >= 1."""
+    out = []
+    for name, x, or_none in (("jobs", jobs, " or None"), ("batch_size", batch_size, "")):
+        if x is None and or_none:
+            x = default_jobs()
+        if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
+            raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1{or_none}. "
+                             f"Got {x!r}.")
+        out.append(int(x))
+    return out[0], out[1]
 
 
 def _spec(func: str, scorer, extract, task, gold_map) -> _Spec:
@@ -693,8 +692,7 @@ def rescore(
             raise ValueError(f"The 'samples' frame of {func} lacks the column {col!r}; it has "
                              f"{list(samples.columns)}. Pass question_col=/response_col=.")
     gold_map = _gold_map(gold, func)
-    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
-    batch_size = _check_at_least_one(batch_size, "batch_size", func)
+    jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
     missing = sorted(set(qids) - set(gold_map))
     if missing:
@@ -872,8 +870,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
             func="rescore_file") -> RescoreReport:
     """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
     gold_map = None if gold is None else _gold_map(gold, func)
-    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
-    batch_size = _check_at_least_one(batch_size, "batch_size", func)
+    jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     spec = _spec(func, scorer, extract, task, gold_map)
     writer = _Writer(Path(out)) if out is not None else None
     tally = _Tally()
