@@ -228,12 +228,23 @@ def default_dest() -> Path:
     return _REPO_ROOT / "data" / "raw"
 
 
+def _pooch():
+    """pooch, imported without the warning that tqdm.auto (which pooch imports) gives in a
+    Jupyter kernel without ipywidgets: a notebook's cells must stay free of warnings."""
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        import pooch
+    return pooch
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes, read every time: a cache keyed on (size, mtime) would
     pass a file edited in place, and hashing (about 1 GB/s) is cheap next to parsing it."""
-    import pooch
-
-    return pooch.file_hash(str(path), alg="sha256")
+    return _pooch().file_hash(str(path), alg="sha256")
 
 
 class _ChecksumMismatch(ValueError):
@@ -289,8 +300,7 @@ def _copy_file(url: str, output_file: str, _pooch: object) -> None:
 
 def _downloader(url: str, bar: object, timeout: float):
     """pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
-    import pooch
-
+    pooch = _pooch()
     scheme = url.split("://")[0].lower()
     if scheme in ("http", "https"):
         return pooch.HTTPDownloader(progressbar=bar, chunk_size=1 << 16, timeout=timeout)
@@ -298,8 +308,9 @@ def _downloader(url: str, bar: object, timeout: float):
 
 
 def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: float) -> Path:
-    import pooch
     from tqdm import tqdm
+
+    pooch = _pooch()
 
     class Bar(tqdm):  # pooch tests `if progressbar`: true also before it sets the total
         def __bool__(self) -> bool:
