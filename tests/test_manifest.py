@@ -1,19 +1,21 @@
 """Tests of leash.manifest: manifest validity, mirror use, download, checksum, atomicity, offline.
 
-No test contacts the network: downloads come from a local fake upstream (file:// URLs or a
-substituted opener).
+No test contacts the network: downloads come from a local fake upstream (file:// URLs, an HTTP
+server on 127.0.0.1, or a substituted downloader).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import io
+import http.server
 import os
 import re
-import urllib.error
+import threading
 from pathlib import Path
 
 import pytest
+import requests
 
 from leash import manifest as mf
 
@@ -165,10 +167,10 @@ def test_download_from_file_url_then_cached(tmp_path, monkeypatch, capsys):
     assert [p.name for p in path.parent.iterdir()] == ["toy.jsonl"]  # no temp file left
 
     # Second call: served from the cache without opening any URL.
-    def no_network(url, timeout):
+    def no_network(url, bar, timeout):
         raise AssertionError("network used although the cache is valid")
 
-    monkeypatch.setattr(mf, "_urlopen", no_network)
+    monkeypatch.setattr(mf, "_downloader", no_network)
     assert mf.fetch("toys", dest=dest, manifest=m, progress=False) == {"toy": path}
     assert mf.locate("toy", dest=dest, manifest=m) == path
 
@@ -179,9 +181,9 @@ def test_force_downloads_again(tmp_path, monkeypatch):
     dest = tmp_path / "raw"
     path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
     opened = []
-    real = mf._urlopen
-    monkeypatch.setattr(mf, "_urlopen", lambda url, timeout: opened.append(url) or real(
-        url, timeout))
+    real = mf._downloader
+    monkeypatch.setattr(mf, "_downloader", lambda url, bar, timeout: opened.append(url) or real(
+        url, bar, timeout))
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False) == path
     assert opened == []
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False, force=True) == path
@@ -197,31 +199,71 @@ def test_download_checksum_mismatch_leaves_nothing(tmp_path, monkeypatch):
     assert not any((tmp_path / "raw" / "sub").iterdir())
 
 
-class _Breaking(io.RawIOBase):
-    """A response that yields some bytes and then fails."""
+def _breaking(exc: BaseException):
+    """A substitute for ``mf._downloader``: its downloader writes some bytes and then fails."""
 
-    def __init__(self, exc: BaseException):
-        self.exc, self.sent = exc, False
-        self.headers = {"Content-Length": "1000000"}
+    def download(url, output_file, pooch):
+        Path(output_file).write_bytes(b"x" * 100)
+        raise exc
 
-    def read(self, n=-1):
-        if not self.sent:
-            self.sent = True
-            return b"x" * 100
-        raise self.exc
+    return lambda url, bar, timeout: download
 
 
 @pytest.mark.parametrize("exc", [ConnectionResetError("reset"), KeyboardInterrupt()])
 def test_interrupted_download_leaves_no_partial_file(tmp_path, monkeypatch, exc):
     m = _fake_manifest(tmp_path, b"payload")
     monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
-    monkeypatch.setattr(mf, "_urlopen", lambda url, timeout: _Breaking(exc))
+    monkeypatch.setattr(mf, "_downloader", _breaking(exc))
     dest = tmp_path / "raw"
     expected = mf.DatasetUnavailableError if isinstance(exc, OSError) else KeyboardInterrupt
     with pytest.raises(expected):
         mf.fetch("toy", dest=dest, manifest=m, progress=False)
     assert not (dest / "sub" / "toy.jsonl").exists()
     assert list((dest / "sub").iterdir()) == []
+
+
+@pytest.fixture
+def http_upstream(tmp_path):
+    """An HTTP server on 127.0.0.1 serving ``tmp_path / "upstream"``: (base URL, paths asked)."""
+    folder, asked = tmp_path / "upstream", []
+    folder.mkdir(exist_ok=True)
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", asked
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_over_http_reports_progress_and_http_errors(tmp_path, monkeypatch, capsys,
+                                                             http_upstream):
+    base, asked = http_upstream
+    payload = b'{"qid": 1}\n' * 1000  # 11,000 bytes
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    m = _fake_manifest(tmp_path, payload, urls=[f"{base}/missing.jsonl", f"{base}/file.jsonl"])
+    dest = tmp_path / "raw"
+    path = mf.fetch("toy", dest=dest, manifest=m, progress=True)
+    assert path == dest / "sub" / "toy.jsonl" and path.read_bytes() == payload
+    assert asked == ["/missing.jsonl", "/file.jsonl"]  # the 404 first, then the next URL
+    err = capsys.readouterr().err
+    assert "fetch toy" in err and "11.0k" in err  # tqdm's bar, scaled from the 11,000 bytes
+    assert [p.name for p in path.parent.iterdir()] == ["toy.jsonl"]
+
+    only_missing = _fake_manifest(tmp_path, payload, urls=[f"{base}/missing.jsonl"])
+    with pytest.raises(mf.DatasetUnavailableError) as info:
+        mf.fetch("toy", dest=tmp_path / "raw2", manifest=only_missing, progress=False)
+    assert f"download failed from {base}/missing.jsonl (HTTP 404 " in str(info.value)
+    assert "\n" not in str(info.value) and capsys.readouterr().err == ""  # quiet: no pooch log
+    assert list((tmp_path / "raw2" / "sub").iterdir()) == []
 
 
 def test_stale_cache_file_is_replaced(tmp_path, monkeypatch):
@@ -241,10 +283,8 @@ def test_offline_without_mirror_explains_how_to_provide_the_file(tmp_path, monke
     m = _fake_manifest(tmp_path, b"payload", urls=[url])
     monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
 
-    def offline(u, timeout):
-        raise urllib.error.URLError("Name or service not known")
-
-    monkeypatch.setattr(mf, "_urlopen", offline)
+    monkeypatch.setattr(mf, "_downloader", _breaking(
+        requests.exceptions.ConnectionError("Name or service not known")))
     dest = tmp_path / "raw"
     with pytest.raises(FileNotFoundError) as info:
         mf.fetch("toy", dest=dest, manifest=m, progress=False)

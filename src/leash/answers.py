@@ -92,20 +92,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = [
-    "EQUIVALENCES",
-    "MATH_METHODS",
-    "METHODS",
-    "REASONING_GYM_METHODS",
-    "Extracted",
-    "answer_classes",
-    "canonical_answers",
-    "equivalent",
-    "extract",
-    "extract_answer",
-    "last_boxed",
-    "normalize_answer",
-]
+__all__ = ["EQUIVALENCES", "MATH_METHODS", "METHODS", "REASONING_GYM_METHODS", "Extracted",
+           "answer_classes", "canonical_answers", "equivalent", "extract", "extract_answer",
+           "last_boxed", "normalize_answer"]
 
 #: Every extraction step, by name (see the module docstring).
 METHODS = ("answer_tag", "boxed", "gsm8k", "answer_is", "think", "last_number")
@@ -394,14 +383,13 @@ def _normalize_once(s: str) -> str:
 # ----------------------------------------------------------------------------- equivalence
 
 
-def _math_verify():
+def _math_verify(need: str = "equivalence='math-verify'"):
+    """The math_verify module, or an ImportError saying what ``need`` s it and how to install."""
     try:
         import math_verify
     except ImportError:
-        raise ImportError(
-            "equivalence='math-verify' needs the math-verify package: "
-            "pip install math-verify (or pip install 'leash[verify]')."
-        ) from None
+        raise ImportError(f"{need} needs the math-verify package: pip install math-verify (or "
+                          "pip install 'leash[verify]').") from None
     return math_verify
 
 

@@ -1,42 +1,32 @@
 """The data manifest: which external files the project reads, and how to get verified copies.
 
-``data/manifest.yaml`` lists every external dataset (real public generations, benchmark question
-files) with its upstream URL(s), its sha256, and ``path``, its place relative to a *mirror root*
-and relative to the download cache ``data/raw/`` (ignored by git). Datasets are grouped (e.g.
-``gsm8k-probe``) so that one name fetches a family of files; the implicit group ``all`` names
-every dataset.
+``data/manifest.yaml`` lists each external dataset (public generations, benchmark question files)
+with its upstream URL(s), sha256 and ``path`` below a *mirror root* and below the download cache
+``data/raw/`` (ignored by git). Groups (e.g. ``gsm8k-probe``) name families; ``all`` names every
+dataset. A verified file comes, in order (each check hashes the bytes again), from:
 
-Where a verified file comes from, in order:
+1. the download cache ``dest / path``, if its sha256 matches;
+2. the mirror ``mirror / path`` (argument, else env ``LEASH_DATA_MIRROR``), returned in place, not
+   copied (the mirror is typically a read-only shared folder). A wrong sha256 there is an error;
+3. the upstream URL(s), in order, by :func:`pooch.retrieve`: into a temporary file beside
+   ``dest / path``, moved into place only once its sha256 matches, removed on any failure
+   (``KeyboardInterrupt`` included). Wrong bytes are discarded and the next URL is tried.
 
-1. the download cache ``dest / path`` (default ``data/raw/`` under the repository), if present
-   and its sha256 matches;
-2. the mirror folder ``mirror / path`` (argument, else env ``LEASH_DATA_MIRROR``), if present.
-   A verified mirror file is returned **in place, not copied**: the sha256 pins the bytes, so a
-   copy adds nothing but disk use and a second file that could drift; the mirror is typically a
-   read-only shared folder and CI reads it directly. A mirror file with the wrong sha256 is an
-   error (the mirror is supposed to be exact), not a reason to go to the network;
-3. the upstream URL(s), downloaded with :mod:`urllib` into ``dest / path``: streamed into a
-   temporary file in the same folder, sha256-checked, then moved into place with
-   :func:`os.replace`. No partial file ever carries the final name, also on errors and
-   ``KeyboardInterrupt`` (the temporary file is removed). A download with the wrong sha256 is
-   discarded and the next URL is tried.
-
-Every verification hashes the file's bytes again (nothing trusts a file's size or mtime).
-
-Without network and without a mirror, :func:`fetch` raises :class:`DatasetUnavailableError`
-(a :class:`FileNotFoundError`) naming the dataset, the URL(s) tried and how to provide the file.
+Without network and mirror, :func:`fetch` raises :class:`DatasetUnavailableError` (a
+:class:`FileNotFoundError`) naming the dataset, the URL(s) tried and how to provide the file.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+import shutil
 import sys
 import tempfile
-import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -44,21 +34,9 @@ import yaml
 
 from ._config import one_line_yaml_error
 
-__all__ = [
-    "FORMATS",
-    "GENERATION_FORMATS",
-    "MIRROR_ENV",
-    "Dataset",
-    "DatasetUnavailableError",
-    "Manifest",
-    "dataset",
-    "default_dest",
-    "fetch",
-    "load_manifest",
-    "locate",
-    "resolve",
-    "sha256_file",
-]
+__all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
+           "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
+           "sha256_file"]
 
 #: Generation formats (readers of :mod:`leash.formats`) a manifest entry may name.
 GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
@@ -70,10 +48,9 @@ MIRROR_ENV = "LEASH_DATA_MIRROR"
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _MANIFEST_PATH = _REPO_ROOT / "data" / "manifest.yaml"
-_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
-_CHUNK = 1 << 16
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
 _OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step")
+_SCHEMES = ("http", "https", "ftp", "sftp", "file")  # pooch's downloaders, and file:// (copied)
 
 
 class DatasetUnavailableError(FileNotFoundError):
@@ -82,27 +59,11 @@ class DatasetUnavailableError(FileNotFoundError):
 
 @dataclass(frozen=True)
 class Dataset:
-    """One external file of the manifest.
-
-    Attributes
-    ----------
-    name : str
-        Manifest key, e.g. ``"gsm8k-probe-sft"``.
-    urls : tuple of str
-        Upstream URLs serving the exact bytes, tried in order.
-    sha256 : str
-        Lower-case hex sha256 of the bytes.
-    path : str
-        POSIX path relative to the mirror root and to the download cache.
-    format : str
-        One of :data:`FORMATS`: a generations reader name, "benchmark" or "csv".
-    license, description : str
-        Provenance notes.
-    mapping, model, model_id, benchmark : str or None
-        Reader preset and labels for the summary frame, where meaningful.
-    step : int or None
-        Training checkpoint, where meaningful.
-    """
+    """One external file of the manifest: its key ``name`` (e.g. ``"gsm8k-probe-sft"``), the
+    upstream ``urls`` tried in order, the lower-case hex ``sha256`` of its bytes, its POSIX
+    ``path`` below the mirror root and the cache, its ``format`` (one of :data:`FORMATS`),
+    provenance notes (``license``, ``description``) and, where meaningful, the reader preset
+    ``mapping``, the labels ``model``, ``model_id``, ``benchmark`` and the checkpoint ``step``."""
 
     name: str
     urls: tuple[str, ...]
@@ -145,19 +106,16 @@ class Manifest:
         """Dataset names for a dataset or group name (``"all"`` = every dataset)."""
         if not isinstance(name_or_group, str):
             raise TypeError(
-                f"The dataset or group name must be a str. Got {type(name_or_group).__name__}."
-            )
+                f"The dataset or group name must be a str. Got {type(name_or_group).__name__}.")
         if name_or_group in self.datasets:
             return [name_or_group]
         if name_or_group in self.groups:
             return list(self.groups[name_or_group])
         if name_or_group == "all":
             return list(self.datasets)
-        raise ValueError(
-            f"Unknown dataset or group {name_or_group!r} in {self.source}. "
-            f"Datasets: {', '.join(self.datasets)}. "
-            f"Groups: {', '.join([*self.groups, 'all'])}."
-        )
+        raise ValueError(f"Unknown dataset or group {name_or_group!r} in {self.source}. "
+                         f"Datasets: {', '.join(self.datasets)}. "
+                         f"Groups: {', '.join([*self.groups, 'all'])}.")
 
 
 def _is_relative_file_path(path: object) -> bool:
@@ -170,6 +128,24 @@ def _is_relative_file_path(path: object) -> bool:
     if posix.is_absolute() or windows.anchor or ".." in posix.parts or ".." in windows.parts:
         return False
     return any(part != "." for part in posix.parts)
+
+
+def _is_url_list(urls: object) -> bool:
+    urls = [urls] if isinstance(urls, str) else urls
+    return isinstance(urls, list) and bool(urls) and all(
+        isinstance(u, str) and "://" in u and u.split("://")[0].lower() in _SCHEMES for u in urls)
+
+
+#: Each checked key of a dataset entry: (test, rule the message states).
+_RULES = {
+    "urls": (_is_url_list, f"must be a non-empty list of URLs ({', '.join(_SCHEMES)})"),
+    "sha256": (lambda v: re.fullmatch(r"[0-9a-f]{64}", str(v).lower()), "must be 64 hex digits"),
+    "path": (_is_relative_file_path,
+             "must be a relative file path without '..' (e.g. folder/file.jsonl)"),
+    "format": (lambda v: v in FORMATS, f"must be one of {FORMATS}"),
+    "step": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+             "must be an int"),
+}
 
 
 def _parse_manifest(raw: object, source: str) -> Manifest:
@@ -186,44 +162,26 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
         unknown = sorted(set(entry) - set(_REQUIRED) - set(_OPTIONAL))
         if unknown:
             raise ValueError(f"The {where} has unknown key(s) {unknown}.")
+        for key, (ok, rule) in _RULES.items():
+            if not ok(entry.get(key)):
+                raise ValueError(f"The {key!r} of the {where} {rule}. Got {entry[key]!r}.")
         urls = entry["urls"]
-        if isinstance(urls, str):
-            urls = [urls]
-        if not urls or not all(isinstance(u, str) and "://" in u for u in urls):
-            raise ValueError(f"The 'urls' of the {where} must be a non-empty list of URLs. "
-                             f"Got {entry['urls']!r}.")
-        sha = str(entry["sha256"]).lower()
-        if not _SHA_RE.match(sha):
-            raise ValueError(f"The 'sha256' of the {where} must be 64 hex digits. "
-                             f"Got {entry['sha256']!r}.")
-        path = entry["path"]
-        if not _is_relative_file_path(path):
-            raise ValueError(f"The 'path' of the {where} must be a relative file path without "
-                             f"'..' (e.g. folder/file.jsonl). Got {path!r}.")
-        if entry["format"] not in FORMATS:
-            raise ValueError(f"The 'format' of the {where} must be one of {FORMATS}. "
-                             f"Got {entry['format']!r}.")
-        step = entry.get("step")
-        if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-            raise ValueError(f"The 'step' of the {where} must be an int. Got {step!r}.")
         datasets[name] = Dataset(
-            name=name, urls=tuple(urls), sha256=sha, path=path, format=entry["format"],
+            name=name, urls=(urls,) if isinstance(urls, str) else tuple(urls),
+            sha256=str(entry["sha256"]).lower(), path=entry["path"], format=entry["format"],
             license=str(entry["license"]).strip(), description=str(entry["description"]).strip(),
-            mapping=entry.get("mapping"), model=entry.get("model"),
-            model_id=entry.get("model_id"), benchmark=entry.get("benchmark"), step=step,
-        )
+            **{k: entry.get(k) for k in _OPTIONAL})
     groups: dict[str, tuple[str, ...]] = {}
     for gname, members in (raw.get("groups") or {}).items():
+        what = f"group {gname!r} of the manifest {source}"
         if gname in datasets or gname == "all":
             raise ValueError(f"The group name {gname!r} of the manifest {source} clashes with a "
                              "dataset name or the implicit group 'all'.")
         if not isinstance(members, list) or not members:
-            raise ValueError(f"The group {gname!r} of the manifest {source} must be a "
-                             f"non-empty list. Got {members!r}.")
+            raise ValueError(f"The {what} must be a non-empty list. Got {members!r}.")
         unknown = [m for m in members if m not in datasets]
         if unknown:
-            raise ValueError(f"The group {gname!r} of the manifest {source} names unknown "
-                             f"dataset(s) {unknown}.")
+            raise ValueError(f"The {what} names unknown dataset(s) {unknown}.")
         groups[gname] = tuple(members)
     return Manifest(datasets=datasets, groups=groups, source=source)
 
@@ -234,17 +192,7 @@ _MANIFEST_CACHE: dict[Path, tuple[bytes, Manifest]] = {}
 
 
 def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
-    """Read and validate a manifest file.
-
-    Parameters
-    ----------
-    path : path-like, optional
-        Manifest YAML; default ``data/manifest.yaml`` of the repository.
-
-    Returns
-    -------
-    Manifest
-    """
+    """Read and validate a manifest file (default ``data/manifest.yaml`` of the repository)."""
     p = Path(path) if path is not None else _MANIFEST_PATH
     if not p.is_file():
         raise FileNotFoundError(f"The manifest file {p} does not exist.")
@@ -280,164 +228,132 @@ def default_dest() -> Path:
     return _REPO_ROOT / "data" / "raw"
 
 
-def _mirror_root(mirror: str | os.PathLike | None) -> Path | None:
-    if mirror is not None:
-        return Path(mirror)
-    env = os.environ.get(MIRROR_ENV)
-    return Path(env) if env else None
+def _pooch():
+    """pooch, imported without the warning that tqdm.auto (which pooch imports) gives in a
+    Jupyter kernel without ipywidgets: a notebook's cells must stay free of warnings."""
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        import pooch
+    return pooch
 
 
-# No cache: a file is hashed each time it is verified. A cache keyed on (size, mtime) returned
-# a file edited in place as verified; hashing is cheap next to reading the file at all (the
-# largest mirror file, 2.2 MB, takes 3 ms, at about 1.1 GB/s, while parsing runs below
-# 0.2 GB/s), and only the bytes themselves can say that they are the pinned ones.
 def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's bytes (read every time: nothing is cached)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """Hex sha256 of a file's bytes, read every time: a cache keyed on (size, mtime) would
+    pass a file edited in place, and hashing (about 1 GB/s) is cheap next to parsing it."""
+    return _pooch().file_hash(str(path), alg="sha256")
 
 
 class _ChecksumMismatch(ValueError):
     """Bytes whose sha256 is not the manifest's (``got`` holds theirs)."""
 
-    def __init__(self, message: str, got: str):
-        super().__init__(message)
-        self.got = got
+    @classmethod
+    def check(cls, ds: Dataset, path: Path, where: str) -> Path:
+        if (got := sha256_file(path)) != ds.sha256:
+            err = cls(f"Checksum mismatch for dataset {ds.name!r} ({where}): expected sha256 "
+                      f"{ds.sha256}, got {got}.")
+            err.got = got
+            raise err
+        return path
 
 
-def _checksum_error(ds: Dataset, where: str, got: str) -> ValueError:
-    return _ChecksumMismatch(
-        f"Checksum mismatch for dataset {ds.name!r} ({where}): expected sha256 {ds.sha256}, "
-        f"got {got}.", got
-    )
+def _local(ds: Dataset, cache: Path, mirror, *, force: bool = False) -> Path | None:
+    """The verified cached file, else the verified mirror file (an error if wrong), else None."""
+    if not force and (cache / ds.path).is_file() and sha256_file(cache / ds.path) == ds.sha256:
+        return cache / ds.path
+    root = os.environ.get(MIRROR_ENV) if mirror is None else mirror
+    if root and (Path(root) / ds.path).is_file():
+        return _ChecksumMismatch.check(ds, Path(root) / ds.path,
+                                       f"mirror file {Path(root) / ds.path}")
+    return None
 
 
-def locate(
-    name: str,
-    *,
-    dest: str | os.PathLike | None = None,
-    mirror: str | os.PathLike | None = None,
-    manifest: Manifest | None = None,
-) -> Path | None:
+def locate(name: str, *, dest: str | os.PathLike | None = None,
+           mirror: str | os.PathLike | None = None,
+           manifest: Manifest | None = None) -> Path | None:
     """Local verified path of a dataset, without any network access.
-
-    Looks in the download cache (``dest / path``), then in the mirror (``mirror / path``,
-    default env ``LEASH_DATA_MIRROR``). A file whose sha256 differs is ignored in the cache
-    (:func:`fetch` replaces it) and an error in the mirror.
 
     Parameters
     ----------
     name : str
         Dataset name of the manifest.
-    dest : path-like, optional
-        Download cache; default ``data/raw/`` of the repository.
-    mirror : path-like, optional
-        Mirror root; default the environment variable ``LEASH_DATA_MIRROR``.
-    manifest : Manifest, optional
-        Default: ``data/manifest.yaml``.
+    dest, mirror, manifest : optional
+        As in :func:`fetch`. A cached file with the wrong sha256 is ignored (:func:`fetch`
+        replaces it); a mirror file with the wrong sha256 is a ValueError.
 
     Returns
     -------
     pathlib.Path or None
-        None when no verified local copy exists.
+        The cached file, else the mirror file; None when no verified local copy exists.
     """
-    ds = dataset(name, manifest=manifest)
-    cache = Path(dest) if dest is not None else default_dest()
-    local = cache / ds.path
-    if local.is_file() and sha256_file(local) == ds.sha256:
-        return local
-    root = _mirror_root(mirror)
-    if root is not None:
-        candidate = root / ds.path
-        if candidate.is_file():
-            got = sha256_file(candidate)
-            if got != ds.sha256:
-                raise _checksum_error(ds, f"mirror file {candidate}", got)
-            return candidate
-    return None
+    return _local(dataset(name, manifest=manifest),
+                  Path(dest) if dest is not None else default_dest(), mirror)
 
 
-def _urlopen(url: str, timeout: float):
-    # Indirection so that tests can substitute a fake upstream without any network.
-    return urllib.request.urlopen(url, timeout=timeout)  # noqa: S310 (URLs come from the manifest)
+def _copy_file(url: str, output_file: str, _pooch: object) -> None:
+    # pooch has no downloader for file:// URLs (a mounted upstream, or a test's fake one).
+    shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlsplit(url).path), output_file)
 
 
-class _Progress:
-    """A one-line progress bar on stderr (hand-written: avoids a dependency for ~20 lines)."""
-
-    def __init__(self, label: str, total: int | None, enabled: bool):
-        self.label, self.total, self.enabled, self.done = label, total, enabled, 0
-
-    def update(self, n: int) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        mb = self.done / 1e6
-        if self.total:
-            frac = min(self.done / self.total, 1.0)
-            bar = "#" * int(30 * frac)
-            total = self.total / 1e6
-            msg = f"\r{self.label}: [{bar:<30}] {100 * frac:5.1f}% {mb:.1f}/{total:.1f} MB"
-        else:
-            msg = f"\r{self.label}: {mb:.1f} MB"
-        sys.stderr.write(msg)
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+def _downloader(url: str, bar: object, timeout: float):
+    """pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
+    pooch = _pooch()
+    scheme = url.split("://")[0].lower()
+    if scheme in ("http", "https"):
+        return pooch.HTTPDownloader(progressbar=bar, chunk_size=1 << 16, timeout=timeout)
+    return _copy_file if scheme == "file" else pooch.choose_downloader(url, progressbar=bar)
 
 
-def _download(ds: Dataset, url: str, target: Path, *, progress: bool, timeout: float) -> Path:
-    """Stream ``url`` into ``target`` atomically, verifying the sha256 before the final rename."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
-    h = hashlib.sha256()
+def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: float) -> Path:
+    from tqdm import tqdm
+
+    pooch = _pooch()
+
+    class Bar(tqdm):  # pooch tests `if progressbar`: true also before it sets the total
+        def __bool__(self) -> bool:
+            return True
+
+    bar = progress and Bar(desc=f"fetch {ds.name}", unit="B", unit_scale=True, file=sys.stderr)
+
+    def download(url: str, output_file: str, pup: object) -> None:
+        # Checked here, on pooch's temporary file, so that the message can give the bytes' hash.
+        _downloader(url, bar, timeout)(url, output_file, pup)
+        _ChecksumMismatch.check(ds, Path(output_file), f"download from {url}")
+
+    # Not setLevel: a logger outside logging's registry keeps the answer cached from its first use.
+    pooch.get_logger().disabled = not progress  # its "Downloading data from ... to ..." line
+    local.parent.mkdir(parents=True, exist_ok=True)
+    # pooch keeps a file whose sha256 matches (a forced fetch): a download over an existing
+    # file goes to a folder beside it first and replaces the file only once verified.
+    stage = tempfile.TemporaryDirectory(dir=local.parent) if local.is_file() else nullcontext()
     try:
-        with os.fdopen(fd, "wb") as out, _urlopen(url, timeout) as resp:
-            length = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
-            bar = _Progress(f"fetch {ds.name}", int(length) if length else None, progress)
-            try:
-                for chunk in iter(lambda: resp.read(_CHUNK), b""):
-                    out.write(chunk)
-                    h.update(chunk)
-                    bar.update(len(chunk))
-            finally:
-                bar.close()
-        got = h.hexdigest()
-        if got != ds.sha256:
-            raise _checksum_error(ds, f"download from {url}", got)
-        os.replace(tmp, target)
+        with stage as folder:
+            where = Path(folder or local.parent)
+            pooch.retrieve(url, f"sha256:{ds.sha256}", fname=local.name, path=where,
+                           downloader=download)
+            os.replace(where / local.name, local)
     finally:
-        # Reached with the temporary file still present only on failure (including
-        # KeyboardInterrupt): never leave a partial file behind.
-        if tmp.exists():
-            tmp.unlink()
-    return target
+        if bar:
+            bar.close()
+    return local
 
 
-def _fetch_one(ds: Dataset, cache: Path, mirror: Path | None, *, force: bool, progress: bool,
+def _reason(exc: OSError) -> str:
+    """Why a download failed, in a few words (requests wraps urllib3's reason)."""
+    if (response := getattr(exc, "response", None)) is not None:
+        return f"HTTP {response.status_code} {response.reason}"
+    inner = exc.args[0] if exc.args else None
+    return str(getattr(inner, "reason", None) or getattr(exc, "reason", None) or exc)
+
+
+def _fetch_one(ds: Dataset, cache: Path, mirror, *, force: bool, progress: bool,
                timeout: float) -> Path:
-    local = cache / ds.path
-    if local.is_file() and not force:
-        if sha256_file(local) == ds.sha256:
-            return local
-        if progress:
-            sys.stderr.write(f"fetch {ds.name}: cached file {local} has a wrong sha256; "
-                             "fetching it again\n")
-    if mirror is not None:
-        candidate = mirror / ds.path
-        if candidate.is_file():
-            got = sha256_file(candidate)
-            if got != ds.sha256:
-                raise _checksum_error(ds, f"mirror file {candidate}", got)
-            return candidate
-    errors, mismatch = [], False
+    if (found := _local(ds, cache, mirror, force=force)) is not None:
+        return found
+    local, errors, mismatch = cache / ds.path, [], False
     for url in ds.urls:
         try:
             return _download(ds, url, local, progress=progress, timeout=timeout)
@@ -446,36 +362,25 @@ def _fetch_one(ds: Dataset, cache: Path, mirror: Path | None, *, force: bool, pr
             # download is discarded and the next URL may still serve the pinned bytes.
             errors.append(f"{url} (expected sha256 {ds.sha256}, got {exc.got}; discarded)")
             mismatch = True
-        except (urllib.error.URLError, OSError) as exc:
-            # URLError is an OSError; HTTP errors, DNS failures, refused connections, timeouts.
-            http = isinstance(exc, urllib.error.HTTPError)  # its reason lacks the status
-            errors.append(f"{url} ({exc if http else getattr(exc, 'reason', exc)})")
-    if mismatch:
-        # Not a DatasetUnavailableError (which notebooks report as a skip): bytes that differ
-        # from the pinned ones are an error to look at.
+        except OSError as exc:  # requests' errors are OSErrors: HTTP status, DNS, refused, timeout
+            errors.append(f"{url} ({_reason(exc)})")
+    if mismatch:  # an error to look at, not a DatasetUnavailableError (which notebooks skip)
         raise ValueError(
             f"Checksum mismatch for dataset {ds.name!r}: no URL served the expected bytes: "
             f"{'; '.join(errors)}. Provide a verified copy at {local} or in the mirror "
             f"({MIRROR_ENV}) as {ds.path}.")
-    mirror_note = (f"the mirror {mirror} has no file {ds.path}" if mirror is not None
+    root = os.environ.get(MIRROR_ENV) if mirror is None else mirror
+    mirror_note = (f"the mirror {root} has no file {ds.path}" if root
                    else f"no mirror is set (env {MIRROR_ENV})")
     raise DatasetUnavailableError(
         f"Cannot fetch dataset {ds.name!r}: download failed from {'; '.join(errors)} and "
         f"{mirror_note}. Provide the file by setting {MIRROR_ENV} to a folder that contains "
-        f"{ds.path}, or place the file at {local} (sha256 {ds.sha256})."
-    )
+        f"{ds.path}, or place the file at {local} (sha256 {ds.sha256}).")
 
 
-def fetch(
-    name_or_group: str,
-    *,
-    dest: str | os.PathLike | None = None,
-    mirror: str | os.PathLike | None = None,
-    force: bool = False,
-    progress: bool = True,
-    timeout: float = 60.0,
-    manifest: Manifest | None = None,
-) -> Path | dict[str, Path]:
+def fetch(name_or_group: str, *, dest: str | os.PathLike | None = None,
+          mirror: str | os.PathLike | None = None, force: bool = False, progress: bool = True,
+          timeout: float = 60.0, manifest: Manifest | None = None) -> Path | dict[str, Path]:
     """Verified local path(s) of a dataset or a group, downloading what is missing.
 
     Parameters
@@ -485,12 +390,11 @@ def fetch(
     dest : path-like, optional
         Download cache; default ``data/raw/`` of the repository. Files go to ``dest / path``.
     mirror : path-like, optional
-        Mirror root; default env ``LEASH_DATA_MIRROR``. Verified mirror files are returned in
-        place (not copied).
+        Mirror root; default env ``LEASH_DATA_MIRROR``. Verified files are returned in place.
     force : bool, default False
         Ignore the download cache and fetch again.
     progress : bool, default True
-        Show a download progress bar on stderr.
+        Show a download progress bar (tqdm) on stderr.
     timeout : float, default 60.0
         Network timeout in seconds per request.
     manifest : Manifest, optional
@@ -504,42 +408,29 @@ def fetch(
     Raises
     ------
     ValueError
-        Unknown name, a mirror file with the wrong sha256, or no cached or mirrored copy and
-        at least one URL served bytes with the wrong sha256 (the message names the dataset,
-        the expected sha256, and each URL with why it failed). A download with the wrong
-        sha256 is discarded and the next URL is tried.
+        Unknown name, a mirror file with the wrong sha256, or no local copy and at least one
+        URL served bytes with the wrong sha256 (each URL named, with why it failed).
     DatasetUnavailableError
-        No cached or mirrored copy and every URL failed to download (each named, with why).
+        No local copy and every URL failed to download (each named, with why).
     """
     m = manifest if manifest is not None else load_manifest()
-    names = m.names(name_or_group)
     cache = Path(dest) if dest is not None else default_dest()
-    root = _mirror_root(mirror)
-    out = {n: _fetch_one(m.datasets[n], cache, root, force=force, progress=progress,
-                         timeout=timeout) for n in names}
-    if name_or_group in m.datasets:
-        return out[name_or_group]
-    return out
+    out = {n: _fetch_one(m.datasets[n], cache, mirror, force=force, progress=progress,
+                         timeout=timeout) for n in m.names(name_or_group)}
+    return out[name_or_group] if name_or_group in m.datasets else out
 
 
 def resolve(name_or_path: str | os.PathLike, **fetch_kwargs) -> list[tuple[Path, Dataset | None]]:
-    """An existing file path as is, or the fetched file(s) of a manifest dataset or group name.
-
-    Returns a list of ``(path, dataset or None)`` pairs, so that readers can take labels
-    (format, model, benchmark, step) from the manifest entry.
-    """
-    p = Path(name_or_path)
-    if p.exists():
+    """An existing file path as is, else the fetched file(s) of a manifest dataset or group, as
+    ``(path, dataset or None)`` pairs: readers take labels (format, model, ...) from the entry."""
+    if (p := Path(name_or_path)).exists():
         return [(p, None)]
     m = fetch_kwargs.pop("manifest", None) or load_manifest()
-    name = str(name_or_path)
     try:
-        names = m.names(name)
+        names = m.names(name := str(name_or_path))
     except ValueError:
-        raise FileNotFoundError(
-            f"{name!r} is neither an existing file nor a dataset or group of the manifest "
-            f"{m.source}."
-        ) from None
+        raise FileNotFoundError(f"{name!r} is neither an existing file nor a dataset or group "
+                                f"of the manifest {m.source}.") from None
     got = fetch(name, manifest=m, **fetch_kwargs)
     paths = {name: got} if isinstance(got, Path) else got
     return [(paths[n], m.datasets[n]) for n in names]

@@ -21,30 +21,26 @@ Two scorers:
     The paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization
     ``x``, palindromes, ...) are not applied here.
 
-A response from which the grading extractor gets no answer (math-verify's ``parse`` finds
-nothing, or leash's extraction gives None) is wrong and is counted: ``n_no_answer`` of the
-results, and a note of ``leash rescore``. So is a math-verify parse or comparison that hits its
-time limit (``n_timeouts``; math-verify's own warning, which prints the whole response, is kept
-off the terminal). The ``answer`` column of the rescored samples is leash's extraction,
-normalized (:func:`leash.answers.normalize_answer`), with either extractor: the answer as the
-model wrote it, which answer entropy (Table 5) counts.
+A response from which the grading extractor gets no answer is wrong and counted
+(``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit
+(``n_timeouts``; math-verify's warning, which prints the whole response, is kept off the
+terminal). The ``answer`` column is leash's extraction, normalized
+(:func:`leash.answers.normalize_answer`), with either extractor: the answer as the model wrote
+it, which answer entropy (Table 5) counts.
 
-Sizes and processes. :func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and
-``leash rescore``) reads a file in batches (:func:`leash.formats.response_batches`) and writes
-the rescored samples batch by batch, so memory is bounded by the batch size times the number of
-worker processes, never by the file. Both grade with one per-batch function, in this process
-(``jobs=1``) or in ``jobs`` worker processes with at most ``2 * jobs`` batches in flight; results
-come back in input order, so the output does not depend on ``jobs``. math-verify times a parse
-out with ``signal.alarm`` (POSIX; its default), which works only in the main thread of a
-process: each worker runs its tasks in its main thread, and a caller outside the main thread is
-served by a worker process. Workers start from a fork server that imported math-verify once, and
-ignore Ctrl-C: the parent stops them and ``leash rescore`` says "interrupted" (exit 130).
-:func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files (a
-source's ``rescore: math-verify``, :mod:`leash.study`).
+:func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and ``leash rescore``) reads
+a file in batches (:func:`leash.formats.response_batches`) and writes the rescored samples batch
+by batch. Both grade with one per-batch function, here (``jobs=1``) or in ``jobs`` worker
+processes with at most ``2 * jobs`` batches in flight, so memory is bounded by the batch size
+times the jobs, never by the file; results come back in input order, so the output does not
+depend on ``jobs``. math-verify times a parse out with ``signal.alarm``, which works only in the
+main thread of a process: workers grade in their main thread, and a caller outside the main
+thread is served by a worker. Workers start from a fork server that imported math-verify once
+and ignore Ctrl-C: the parent stops them (``leash rescore`` says "interrupted", exit 130).
+:func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files.
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question
-ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field if it has one, else the 0-based
-row position (so they match the ``idx`` of evaluator outputs).
+ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field, else the 0-based row position.
 """
 
 from __future__ import annotations
@@ -59,7 +55,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Mapping
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -77,27 +73,12 @@ from .answers import (
     last_boxed,
     normalize_answer,
 )
+from .answers import _math_verify as _answers_math_verify
 
-__all__ = [
-    "SCORERS",
-    "EXTRACTORS",
-    "BENCHMARK_GOLD",
-    "CACHE_DIR",
-    "OUTPUT_SCHEMA",
-    "MissingGoldError",
-    "RescoreReport",
-    "RescoreResult",
-    "default_jobs",
-    "gold_from_frame",
-    "load_benchmark",
-    "question_dataset",
-    "read_benchmark",
-    "read_responses",
-    "rescore",
-    "rescore_file",
-    "rescored_path",
-    "verify_response",
-]
+__all__ = ["SCORERS", "EXTRACTORS", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
+           "MissingGoldError", "RescoreReport", "RescoreResult", "default_jobs", "gold_from_frame",
+           "load_benchmark", "question_dataset", "read_benchmark", "read_responses", "rescore",
+           "rescore_file", "rescored_path", "verify_response"]
 
 SCORERS = ("math-verify", "reasoning-gym")
 EXTRACTORS = ("math-verify", "leash")
@@ -114,21 +95,10 @@ BENCHMARK_GOLD = {
 
 
 class RescoreResult(NamedTuple):
-    """Output of :func:`rescore`.
-
-    Attributes
-    ----------
-    samples : pandas.DataFrame
-        A copy of the input with ``correct`` (bool) recomputed.
-    n_changed : int
-        Samples whose verdict differs from the input's ``correct`` (0 if it had none).
-    changed : ndarray of bool, shape (n_samples,)
-        Which samples changed.
-    n_no_answer : int
-        Responses without an extractable answer (counted as wrong).
-    n_timeouts : int
-        math-verify parses or comparisons that hit its time limit (counted as wrong).
-    """
+    """Output of :func:`rescore`: ``samples`` (a copy of the input with ``correct`` and
+    ``answer`` recomputed), ``n_changed`` and ``changed`` (which verdicts differ from the input's
+    ``correct``; none if it had none), ``n_no_answer`` (responses without an extractable answer)
+    and ``n_timeouts`` (math-verify parses or comparisons that timed out), both counted wrong."""
 
     samples: pd.DataFrame
     n_changed: int
@@ -270,15 +240,12 @@ def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:
     from . import manifest as mf
 
     m = fetch_kwargs.pop("manifest", None) or mf.load_manifest()
-    if name not in _RULES:
-        by_label = [n for n in _RULES if n in m.datasets and m.datasets[n].benchmark == name]
-        if len(by_label) != 1:
-            raise ValueError(f"The 'name' parameter of load_benchmark must be one of "
-                             f"{sorted(_RULES)} or their benchmark labels. Got {name!r}.")
-        name = by_label[0]
+    ds = question_dataset(name, manifest=m)
+    if ds is None:
+        raise ValueError(f"The 'name' parameter of load_benchmark must be one of "
+                         f"{sorted(_RULES)} or their benchmark labels. Got {name!r}.")
     fetch_kwargs.setdefault("progress", False)
-    path = mf.fetch(name, manifest=m, **fetch_kwargs)
-    return read_benchmark(path, _RULES[name])
+    return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), _RULES[ds])
 
 
 def gold_from_frame(frame: pd.DataFrame, *, question_col: str = "question_id",
@@ -293,19 +260,14 @@ def gold_from_frame(frame: pd.DataFrame, *, question_col: str = "question_id",
 
 # ----------------------------------------------------------------------------- responses
 
-#: Top-level gold-answer field of the shipped nested mappings (evaluator: ``gt``; GSM8K probe:
-#: ``gold``), used when the caller gives no gold answers.
-GOLD_FIELDS = {"evaluator": "gt", "rollouts": "gold"}
 _RESPONSE_COLUMNS = ["model", "benchmark", "question_id", "step", "sample_idx", "response",
                      "correct", "gold"]
 
 
 def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
                    step=None, reader_options=None) -> pd.DataFrame:
-    """Per-sample rows *with response texts* from one generations file, as one frame.
-
-    A thin wrapper over :func:`leash.formats.response_batches` (the one reader of every layout
-    that holds responses), for callers that want the whole file in memory.
+    """Per-sample rows *with response texts* from one generations file, as one frame (the
+    batches of :func:`leash.formats.response_batches`, for callers that want them in memory).
 
     Parameters
     ----------
@@ -320,15 +282,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
     pandas.DataFrame, shape (n_samples, 8)
         ``model, benchmark, question_id (str), step (Int64), sample_idx, response, correct
         (boolean, NA when the file has none), gold`` (the file's own gold answer, NA if none).
-
-    Raises
-    ------
-    ValueError
-        Undetectable format, malformed JSON, missing or ragged fields (file, line and field
-        named).
     """
-    import pyarrow as pa
-
     from . import formats as F
 
     batches = list(F.response_batches(path, fmt=fmt, mapping=mapping, model=model,
@@ -343,12 +297,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
 
 
 def _math_verify():
-    try:
-        import math_verify
-    except ImportError:
-        raise ImportError("scorer='math-verify' needs the math-verify package: "
-                          "pip install math-verify (or pip install 'leash[verify]').") from None
-    return math_verify
+    return _answers_math_verify("scorer='math-verify'")
 
 
 def _as_latex(s: str) -> str:
@@ -361,23 +310,16 @@ def _parsed_gold(gold: str) -> tuple:
 
 
 class _TimeoutCount(logging.Filter):
-    """Counts math-verify's timeout warnings and keeps them off the terminal.
+    """Counts math-verify's "Timeout during ...: <the whole response>" warnings (a wrong answer:
+    it returns ``[]`` / False) and keeps them off the terminal, where each would print the whole
+    response in the middle of the progress bar."""
 
-    math-verify logs ``Timeout during parsing: <the whole response>`` at WARNING level, which
-    Python prints to stderr when no logging is configured: tens of thousands of characters per
-    timeout in the middle of a progress bar. A timed-out parse or comparison is a wrong answer
-    (math-verify returns ``[]`` / False); the count is reported instead.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.n = 0
+    n = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str) and record.msg.startswith("Timeout during"):
-            self.n += 1
-            return False
-        return True
+        timeout = isinstance(record.msg, str) and record.msg.startswith("Timeout during")
+        self.n += timeout
+        return not timeout
 
 
 @contextmanager
@@ -593,15 +535,9 @@ def _stop_workers(executor) -> None:
 
 
 def _graded(tasks, spec: _Spec, jobs: int):
-    """Yield ``(meta, _Graded)`` for each ``(meta, args)`` of ``tasks``, in input order.
-
-    With ``jobs == 1`` (or a single batch) the batches are graded here; otherwise by ``jobs``
-    worker processes, with at most ``2 * jobs`` batches in flight (read ahead of the writer), so
-    memory is bounded by the batch size times the number of jobs. The output does not depend on
-    ``jobs``. math-verify's timeouts use ``signal.alarm``, which works only in the main thread of
-    a process: a worker runs its tasks in its main thread, and a caller outside the main thread
-    is always served by a worker process.
-    """
+    """Yield ``(meta, _Graded)`` for each ``(meta, args)`` of ``tasks``, in input order: here
+    with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes with
+    at most ``2 * jobs`` batches in flight (see the module docstring)."""
     from concurrent.futures import ProcessPoolExecutor
 
     state = _prepare(spec)  # here first: a missing package or bad task fails before any worker
@@ -649,14 +585,17 @@ def _progress(progress: bool, desc: str, total: int | None = None):
                 disable=None if progress else True, leave=False)
 
 
-def _check_at_least_one(x, name: str, func: str, *, or_none: bool = False) -> int:
-    """``x`` as an int >= 1 (``jobs``, ``batch_size``); ``or_none``: None means every core."""
-    if x is None and or_none:
-        return default_jobs()
-    if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
-        raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1"
-                         f"{' or None' if or_none else ''}. Got {x!r}.")
-    return int(x)
+def _jobs_and_batch(jobs, batch_size, func: str) -> tuple[int, int]:
+    """``jobs`` (None: every core) and ``batch_size`` as ints >= 1."""
+    out = []
+    for name, x, or_none in (("jobs", jobs, " or None"), ("batch_size", batch_size, "")):
+        if x is None and or_none:
+            x = default_jobs()
+        if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
+            raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1{or_none}. "
+                             f"Got {x!r}.")
+        out.append(int(x))
+    return out[0], out[1]
 
 
 def _spec(func: str, scorer, extract, task, gold_map) -> _Spec:
@@ -707,10 +646,8 @@ def rescore(
     batch_size: int = 1000,
     progress: bool = False,
 ) -> RescoreResult:
-    """Recompute ``correct`` (and ``answer``) for every sample from its response and the gold.
-
-    The in-memory form, for frames that fit in memory (notebooks, tests); files of any size go
-    through :func:`rescore_file`, which streams. Both grade with the same per-batch function.
+    """Recompute ``correct`` (and ``answer``) for every sample from its response and the gold,
+    in memory (files of any size go through :func:`rescore_file`, which streams).
 
     Parameters
     ----------
@@ -735,14 +672,13 @@ def rescore(
     batch_size : int, default 1000
         Samples per task given to a worker.
     progress : bool, default False
-        A progress bar on stderr (shown only when stderr is a terminal).
+        A tqdm progress bar on stderr (shown only when stderr is a terminal).
 
     Returns
     -------
     RescoreResult
-        ``(samples, n_changed, changed, n_no_answer, n_timeouts)``; ``samples`` is a copy with
-        ``correct`` (bool) and ``answer`` (normalized extracted answer, None when there is
-        none) recomputed.
+        ``samples`` is a copy with ``correct`` (bool) and ``answer`` (normalized extracted
+        answer, None when there is none) recomputed.
     """
     func = "rescore"
     if scorer not in SCORERS:
@@ -756,8 +692,7 @@ def rescore(
             raise ValueError(f"The 'samples' frame of {func} lacks the column {col!r}; it has "
                              f"{list(samples.columns)}. Pass question_col=/response_col=.")
     gold_map = _gold_map(gold, func)
-    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
-    batch_size = _check_at_least_one(batch_size, "batch_size", func)
+    jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
     missing = sorted(set(qids) - set(gold_map))
     if missing:
@@ -813,23 +748,11 @@ class MissingGoldError(ValueError):
 
 
 class RescoreReport(NamedTuple):
-    """Output of :func:`rescore_file`.
-
-    Attributes
-    ----------
-    out : pathlib.Path or None
-        The rescored samples file (None when none was asked for).
-    n_samples, n_changed : int
-        Samples graded; samples whose verdict differs from the input's ``correct`` (a missing
-        verdict counts as False).
-    n_no_answer : int
-        Responses without an extractable answer (counted as wrong).
-    n_timeouts : int
-        math-verify parses or comparisons that hit its time limit (counted as wrong).
-    table : pandas.DataFrame
-        One row per (model, benchmark, step): ``samples, questions, accuracy_before,
-        accuracy_after, changed, agreement, no_answer``.
-    """
+    """Output of :func:`rescore_file`: ``out`` (the rescored samples file, or None),
+    ``n_samples``, ``n_changed`` (verdicts that differ from the input's ``correct``; a missing
+    one counts as False), ``n_no_answer`` and ``n_timeouts`` (as in :class:`RescoreResult`) and
+    ``table``, one row per (model, benchmark, step): ``samples, questions, accuracy_before,
+    accuracy_after, changed, agreement, no_answer``."""
 
     out: Path | None
     n_samples: int
@@ -853,43 +776,33 @@ class _Writer:
         if not out.parent.is_dir():
             raise FileNotFoundError(f"The folder of {out} does not exist.")
         self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        self.schema = None
-        self._pq = None
-        self._fh = None
+        self.schema = self._pq = self._fh = None
 
     def write(self, table: pa.Table) -> None:
         import pyarrow.parquet as pq
 
         if self.parquet:
-            if self._pq is None:
-                self._pq = pq.ParquetWriter(self.tmp, table.schema)
+            self._pq = self._pq or pq.ParquetWriter(self.tmp, table.schema)
             self._pq.write_table(table)
         else:
-            if self._fh is None:
-                self._fh = open(self.tmp, "w", encoding="utf-8")
+            self._fh = self._fh or open(self.tmp, "w", encoding="utf-8")
             self._fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n"
                                    for r in table.to_pylist()))
 
     def close(self) -> None:
         import pyarrow.parquet as pq
 
-        if self.parquet:
-            if self._pq is None:  # no rows: still a valid (empty) file with the columns
-                self._pq = pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)
-            self._pq.close()
+        if self.parquet:  # no rows: still a valid (empty) file with the columns
+            (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
         else:
-            if self._fh is None:
-                self._fh = open(self.tmp, "w", encoding="utf-8")
-            self._fh.close()
+            (self._fh or open(self.tmp, "w", encoding="utf-8")).close()
         os.replace(self.tmp, self.out)
 
     def abort(self) -> None:
         for h in (self._pq, self._fh):
             if h is not None:
-                try:
+                with suppress(Exception):  # already failing; the file is removed anyway
                     h.close()
-                except Exception:  # noqa: BLE001 - already failing; the file is removed anyway
-                    pass
         self.tmp.unlink(missing_ok=True)
 
 
@@ -957,8 +870,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
             func="rescore_file") -> RescoreReport:
     """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
     gold_map = None if gold is None else _gold_map(gold, func)
-    jobs = _check_at_least_one(jobs, "jobs", func, or_none=True)
-    batch_size = _check_at_least_one(batch_size, "batch_size", func)
+    jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     spec = _spec(func, scorer, extract, task, gold_map)
     writer = _Writer(Path(out)) if out is not None else None
     tally = _Tally()
@@ -989,12 +901,12 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                                            "benchmark.")
                 counts["gold_seen"] = True
             responses = _column(batch, "response", path).to_pylist()
-            yield (path, batch), (responses, golds, qids, offset)
+            yield (path, batch, qids), (responses, golds, qids, offset)
 
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
         with _progress(progress, "rescore") as bar, closing(_graded(tasks(), spec, jobs)) as gr:
-            for (path, batch), g in gr:
+            for (path, batch, qids), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
                           else pd.Series(pd.NA, index=range(len(g.correct)), dtype="boolean"))
@@ -1004,7 +916,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                     "benchmark": _column(batch, "benchmark", path).cast(pa.string()).to_pandas(),
                     "step": _column(batch, "step", path).cast(pa.int64()).to_pandas(
                         types_mapper={pa.int64(): pd.Int64Dtype()}.get),
-                    "question_id": _qid_series(batch, path),
+                    "question_id": qids,
                     "before": before.array,
                     "after": g.correct, "changed": changed, "no_answer": g.no_answer}))
                 n += len(g.correct)
@@ -1026,10 +938,6 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
         raise
     return RescoreReport(writer.out if writer is not None else None, n, n_changed, n_no_answer,
                          n_timeouts, tally.table())
-
-
-def _qid_series(batch: pa.RecordBatch, path: Path) -> pd.Series:
-    return _column(batch, "question_id", path).cast(pa.string()).to_pandas()
 
 
 def _output_table(batch: pa.RecordBatch, g: _Graded, schema: pa.Schema, extras: list,
@@ -1073,12 +981,8 @@ def rescore_file(
     batch_size: int = 1000,
     progress: bool = False,
 ) -> RescoreReport:
-    """Rescore a generations file in bounded memory and write the rescored samples.
-
-    The file is read in batches (:func:`leash.formats.response_batches`), each batch is graded
-    (by ``jobs`` worker processes, with at most ``2 * jobs`` batches in flight) and written at
-    once, in input order: memory is bounded by ``batch_size`` times ``jobs``, never by the
-    file, and the output does not depend on ``jobs``.
+    """Rescore a generations file batch by batch, in memory bounded by ``batch_size`` times
+    ``jobs`` (see the module docstring), and write the rescored samples in input order.
 
     Parameters
     ----------
@@ -1093,17 +997,13 @@ def rescore_file(
         (the report still counts).
     gold : mapping or pandas.DataFrame or pandas.Series, optional
         As in :func:`rescore`; None uses each row's own gold answer (the file's gold field).
-    scorer, extract, task
+    scorer, extract, task, batch_size, progress
         As in :func:`rescore`.
     fmt, mapping, model, benchmark, step, reader_options
         Reader options, as in :func:`leash.summarize.summarize` (``reader_options``: the
         evaluator readers' own, e.g. ``{"filter": "strict-match"}`` for lm-eval files).
     jobs : int or None, default None
         Worker processes; None: every usable core (:func:`default_jobs`).
-    batch_size : int, default 1000
-        Samples per batch.
-    progress : bool, default False
-        A tqdm progress bar on stderr (only when stderr is a terminal).
 
     Returns
     -------
@@ -1113,8 +1013,6 @@ def rescore_file(
     ------
     MissingGoldError
         A sample has no gold answer (the message names the file and the question).
-    ValueError, TypeError, OSError
-        Bad parameters or input (file and line named); an unknown ``out`` suffix.
     """
     paths = [path] if isinstance(path, str | os.PathLike) else list(path)
     kw = {k: v for k, v in {"fmt": fmt, "mapping": mapping, "model": model,
@@ -1136,12 +1034,10 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
                   gold: str | None = None, reader: Mapping | None = None,
                   cache_dir=None, jobs: int | None = None, progress: bool = False,
                   **fetch_kwargs) -> Path:
-    """The rescored samples file of one generations file, made once and then reused.
-
-    The file is cached as Parquet under ``cache_dir`` (default :data:`CACHE_DIR`, ``build/
-    rescored/``), named by a sha256 over the input's bytes (hashed every time, like the data
-    manifest's files), the scorer, the extractor, the gold source, the reader options and the
-    math-verify version; a second call with the same input returns the file at once.
+    """The rescored samples file of one generations file, made once and then reused: a Parquet
+    file under ``cache_dir`` (default :data:`CACHE_DIR`) named by a sha256 over the input's bytes
+    (hashed every time), the scorer, extractor, gold source, reader options and math-verify
+    version.
 
     Parameters
     ----------
@@ -1156,10 +1052,8 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
         see :func:`question_dataset`); None: the file's own gold answers.
     reader : mapping, optional
         Reader options of the file (``fmt, mapping, model, benchmark, step``).
-    cache_dir : path-like, optional
-    jobs : int or None
-        Worker processes (None: every usable core).
-    progress : bool, default False
+    cache_dir, jobs, progress : optional
+        The cache folder; as in :func:`rescore_file`.
     **fetch_kwargs
         Passed to :func:`load_benchmark` (``mirror``, ``dest``).
 
