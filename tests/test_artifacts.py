@@ -18,7 +18,7 @@ def paper_long():
 
 def test_table1_from_appendix_counts_matches_printed_within_001(paper_long):
     t1 = A.table1(paper_long)
-    printed = paper.load_table1()
+    printed = paper.load("table1")
     printed = printed.assign(Domain=printed["domain"].map(
         {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}))
     m = t1.merge(printed, left_on=["Model", "Domain"], right_on=["model", "Domain"],
@@ -31,7 +31,7 @@ def test_table1_from_appendix_counts_matches_printed_within_001(paper_long):
 
 
 def test_appendix_rows_match_printed_metrics(paper_long):
-    sc = paper.load_support_counts()
+    sc = paper.load("support_counts")
     sc = sc[sc["table"].astype(int).between(6, 12)]
     t = paper_long[paper_long.scope == "benchmark"].merge(
         sc, on=["pair", "benchmark"], suffixes=("", "_printed"))
@@ -55,7 +55,7 @@ def test_appendix_table_layout(paper_long):
 
 def test_figure1_is_table6_pass_at_k(paper_long):
     f = A.figure1_data(paper_long, "ProRL-1.5B-v1")
-    printed = paper.load_figure1_passk().set_index("benchmark")
+    printed = paper.load("figure1_passk").set_index("benchmark")
     for b, row in printed.iterrows():
         got = f[(f.benchmark == b)].set_index("role")["pass_at_k"]
         assert 100 * got["base"] == pytest.approx(row.pass_base_percent, abs=0.05)
@@ -115,7 +115,7 @@ def test_gym_curves_reach_each_task_budget():
 def test_entropy_paper_layout_and_average():
     e = A.entropy_long("paper")
     w = A.entropy_wide(e, "answer_entropy")
-    printed = paper.load_table5_entropy()
+    printed = paper.load("table5_entropy")
     avg = printed[(printed.metric == "answer_entropy") & (printed.benchmark == "Avg")]
     avg = avg.set_index("model")["value"]
     # the unweighted mean of the printed (rounded) values lands within a unit of the printed Avg

@@ -247,7 +247,7 @@ def budget_text(ks) -> str:
 
 
 def _paper_domains() -> dict:
-    b = _paper.load_benchmarks()
+    b = _paper.load("benchmarks")
     return dict(zip(b["benchmark"], b["domain"]))
 
 
@@ -263,7 +263,7 @@ def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def _paper_support(tables, *, by=("pair",)) -> pd.DataFrame:
-    sc = _paper.load_support_counts()
+    sc = _paper.load("support_counts")
     sc = sc[sc["table"].astype(int).isin(tables)]
     t = support_from_counts(sc, by=list(by), domains=_paper_domains())
     k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
@@ -301,7 +301,7 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
         t = _paper_support(table)
         if section == "support":
             # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
-            t1 = _paper.load_table1()
+            t1 = _paper.load("table1")
             v2 = t1[t1["model"] == "ProRL-1.5B-v2"].rename(columns={"model": "pair"})
             v2 = v2.assign(scope=np.where(v2["domain"] == "overall", "overall", "domain"),
                            benchmark=v2["domain"].map({"math": "Math", "non-math": "Non-Math",
@@ -313,7 +313,7 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
                 v2[name] = values
             v2 = _with_pass_and_tests(v2[["pair", "scope", "benchmark", "domain", "N", *COUNTS,
                                           *METRICS]])
-            order = list(dict.fromkeys(_paper.load_pairs()["pair"]))
+            order = list(dict.fromkeys(_paper.load("pairs")["pair"]))
             t = pd.concat([t, v2], ignore_index=True)
             t["_o"] = t["pair"].map({p: i for i, p in enumerate(order)})
             t = t.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
@@ -492,7 +492,7 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     """
     src = open_study(study)
     if src == PAPER:
-        f = _paper.load_rg_figure4()
+        f = _paper.load("rg_figure4")
         return pd.DataFrame({"task": f["task"], "model": f["series"],
                              "role": np.where(f["series"] == "Base", "base", "rlvr"),
                              "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
@@ -571,7 +571,7 @@ def sft_passk(study=PAPER, *, ks=None, estimator=None):
     """
     src = open_study(study)
     if src == PAPER:
-        t = _paper.load_table14_passk()
+        t = _paper.load("table14_passk")
         if ks:
             printed = sorted(set(t["k"].astype(int)))
             missing = sorted(set(int(k) for k in ks) - set(printed))
@@ -618,7 +618,7 @@ def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95
     """
     src = open_study(study)
     if src == PAPER:
-        sc = _paper.load_support_counts()
+        sc = _paper.load("support_counts")
         sc = sc[sc["table"].astype(int) == 4]
         t = support_from_counts(sc, by=["pair", "step"], domains=_paper_domains(), pool=False)
         t["k"] = 256
@@ -706,7 +706,7 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
     """
     src = open_study(study)
     if src == PAPER:
-        t = _paper.load_table5_entropy()
+        t = _paper.load("table5_entropy")
         t = t[t["benchmark"] != "Avg"]
         names = {"avg32_accuracy_percent": "avg@n (%)", "response_length_tokens": "response_length",
                  "token_entropy": "token_entropy", "answer_entropy": "answer_entropy"}
@@ -815,7 +815,7 @@ def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-m
     """
     src = open_study(study)
     if src == PAPER:
-        t = _paper.load_table2_perplexity().dropna(subset=["ppl"])
+        t = _paper.load("table2_perplexity").dropna(subset=["ppl"])
         return pd.DataFrame({"category": t["category"], "reference": t["reference"],
                              "role": np.where(t["target"] == "Base", "base", "rlvr"),
                              "model": t["target"], "benchmark": t["benchmark"],

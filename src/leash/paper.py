@@ -1,20 +1,23 @@
 """The paper's printed numbers as reference data, and an audit of them.
 
 ``data/paper/`` holds every number the paper (arXiv 2507.14843, v4) prints in its tables, as
-tidy CSV files transcribed from its Tables 1-14 (see ``data/paper/README.md``). This module
+tidy CSV files transcribed from its Tables 1-14 and Figures 1 and 4 (``data/paper/README.md``
+says where in the paper each comes from). This module
 
-* loads them (``load_support_counts()``, ``load_table1()``, ...) as pandas DataFrames with fixed
-  dtypes, validating every file at the boundary;
+* loads them with one loader over a schema table (:func:`load`, :data:`SCHEMAS`), fixing the
+  dtypes and validating every file at the boundary;
 * rebuilds Table 1 from the per-benchmark appendix counts (``rebuild_table1()``), rounded by the
   rule that fits 79 of its 80 printed metric cells (``round_half_up``, double rounding of the
   pooled metric, 3 dp -> 2 dp: derived here by comparing Table 1 with the appendix Tables 6-12,
   whose printed aggregates have 3 or 4 dp and are not what Table 1 rounds);
 * recomputes every derived number in the paper from the paper's own printed counts and compares
-  it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree.
+  it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree;
+* gives the printed numbers the artifact functions' interface (:class:`PaperSource`, the
+  counterpart of :class:`leash.artifacts.StudySource`).
 
 Nothing is hard-coded about which rows disagree: the audit computes, and explanations are looked
-up afterwards in ``KNOWN_EXPLANATIONS``; a disagreement that has no known explanation is labelled
-``"UNEXPLAINED"`` so that a transcription error shows up.
+up afterwards in ``discrepancies.csv`` (:func:`known_explanations`); a disagreement that has no
+known explanation is labelled ``"UNEXPLAINED"`` so that a transcription error shows up.
 
 The metric formulas live only in :func:`leash.support.support_metrics`.
 """
@@ -32,24 +35,8 @@ import pandas as pd
 from .support import support_metrics
 
 __all__ = [
-    "DATA_DIR",
-    "METRICS",
-    "KNOWN_EXPLANATIONS",
-    "round_half_up",
-    "load_support_counts",
-    "load_support_aggregates",
-    "load_table1",
-    "load_table2_perplexity",
-    "load_table4_step0",
-    "load_table5_entropy",
-    "load_table14_passk",
-    "load_rg_figure4",
-    "load_figure1_passk",
-    "load_benchmarks",
-    "load_pairs",
-    "rebuild_table1",
-    "audit",
-    "discrepancies",
+    "DATA_DIR", "METRICS", "SCHEMAS", "round_half_up", "load", "known_explanations",
+    "rebuild_table1", "audit", "discrepancies",
 ]
 
 #: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
@@ -150,283 +137,149 @@ def round_half_up(x, decimals):
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading
+# Loading: one loader over a schema table
 # ---------------------------------------------------------------------------------------------
 
-_STR, _INT, _F = "str", "int64", "float64"
-_METRIC_COLS = {m: _F for m in METRICS} | {m + "_decimals": _INT for m in METRICS}
-_COUNT_COLS = {c: _INT for c in COUNTS}
+_METRIC_SPEC = " ".join([*(f"{m}:f" for m in METRICS), *(f"{m}_decimals:i" for m in METRICS)])
+_COUNT_SPEC = "P:i+ E:i+ S:i+ O:i+"
 
-# file -> (column -> dtype, columns that may be empty)
-_SCHEMAS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
-    "support_counts.csv": (
-        {
-            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
-            "benchmark": _STR, "benchmark_printed": _STR, "domain": _STR, "k": _INT,
-            "step": "Int64", **_COUNT_COLS, "pass_base_percent": _F, "pass_rl_percent": _F,
-            "pass_decimals": _INT, **_METRIC_COLS,
-        },
-        ("step", "pass_base_percent", "pass_rl_percent"),
-    ),
-    "support_aggregates.csv": (
-        {
-            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
-            "aggregate": _STR, "domain": _STR, **_COUNT_COLS, **_METRIC_COLS,
-        },
-        (),
-    ),
-    "table1.csv": (
-        {
-            "model": _STR, "appendix_table": _STR, "domain": _STR,
-            **{m: _F for m in METRICS}, "decimals": _INT, **_COUNT_COLS,
-        },
-        ("appendix_table",),
-    ),
-    "table2_perplexity.csv": (
-        {
-            "category": _STR, "category_printed": _STR, "correctness": _STR, "reference": _STR,
-            "target": _STR, "benchmark": _STR, "benchmark_printed": _STR, "ppl": _F,
-            "decimals": "Int64", "note": _STR,
-        },
-        ("ppl", "decimals", "note"),
-    ),
-    "table4_step0.csv": (
-        {
-            "table": _STR, "pair": _STR, "model": _STR, "benchmark": _STR,
-            "benchmark_printed": _STR, "domain": _STR, "k": _INT, "step": _INT,
-            "pass_base_percent": _F, "pass_decimals": _INT,
-        },
-        (),
-    ),
-    "table5_entropy.csv": (
-        {
-            "metric": _STR, "model": _STR, "role": _STR, "base_of_pair": _STR,
-            "row_marker": _STR, "benchmark": _STR, "benchmark_printed": _STR, "value": _F,
-            "decimals": _INT,
-        },
-        ("base_of_pair", "row_marker"),
-    ),
-    "table14_passk.csv": (
-        {
-            "benchmark": _STR, "benchmark_printed": _STR, "model": _STR, "pair": _STR,
-            "k": _INT, "pass_at_k_percent": _F, "decimals": _INT,
-        },
-        (),
-    ),
-    "rg_figure4.csv": (
-        {
-            "figure": _STR, "task": _STR, "series": _STR, "k": _INT, "pass_at_k": _F,
-            "decimals": _INT, "approximate": "boolean", "note": _STR,
-        },
-        ("note",),
-    ),
-    "figure1_passk.csv": (
-        {
-            "figure": _STR, "task_printed": _STR, "benchmark": _STR, "domain": _STR, "k": _INT,
-            "pass_base_percent": _F, "pass_rl_percent": _F, "pair": _STR, "source": _STR,
-        },
-        (),
-    ),
-    "benchmarks.csv": (
-        {
-            "benchmark": _STR, "domain": _STR, "N": _INT, "suite": _STR,
-            "printed_aliases": _STR, "note": _STR,
-        },
-        ("printed_aliases", "note"),
-    ),
-    "pairs.csv": (
-        {
-            "pair": _STR, "base_model": _STR, "rl_model": _STR, "table": _STR,
-            "k_math": _INT, "k_non_math": "Int64", "base_hf_id_inferred": _STR,
-            "rl_hf_id_inferred": _STR, "note": _STR,
-        },
-        ("k_non_math", "base_hf_id_inferred", "rl_hf_id_inferred", "note"),
-    ),
+#: The schema table: file stem -> its columns, in order, as ``name[:type][?][+]``. Types: ``s``
+#: text (the default), ``i`` whole number (``Int64`` when it may be empty, else ``int64``), ``f``
+#: number (``float64``), ``b`` True/False (``boolean``). ``?``: the cell may be empty (NA);
+#: ``+``: the value must be non-negative. What each file holds: ``data/paper/README.md``.
+SCHEMAS: dict[str, str] = {
+    "support_counts": "table pair base_model rl_model benchmark benchmark_printed domain k:i "
+                      f"step:i? {_COUNT_SPEC} pass_base_percent:f? pass_rl_percent:f? "
+                      f"pass_decimals:i {_METRIC_SPEC}",
+    "support_aggregates": f"table pair base_model rl_model aggregate domain {_COUNT_SPEC} "
+                          f"{_METRIC_SPEC}",
+    "table1": f"model appendix_table? domain SRR:f NDR:f SDS:f NSCR:f decimals:i {_COUNT_SPEC}",
+    "table2_perplexity": "category category_printed correctness reference target benchmark "
+                         "benchmark_printed ppl:f? decimals:i? note?",
+    "table4_step0": "table pair model benchmark benchmark_printed domain k:i step:i "
+                    "pass_base_percent:f pass_decimals:i",
+    "table5_entropy": "metric model role base_of_pair? row_marker? benchmark benchmark_printed "
+                      "value:f decimals:i",
+    "table14_passk": "benchmark benchmark_printed model pair k:i pass_at_k_percent:f decimals:i",
+    "rg_figure4": "figure task series k:i pass_at_k:f decimals:i approximate:b note?",
+    "figure1_passk": "figure task_printed benchmark domain k:i pass_base_percent:f "
+                     "pass_rl_percent:f pair source",
+    "benchmarks": "benchmark domain N:i+ suite printed_aliases? note?",
+    "pairs": "pair base_model rl_model table k_math:i k_non_math:i? base_hf_id_inferred? "
+             "rl_hf_id_inferred? note?",
+    "discrepancies": "table row quantity explanation",
 }
 
 
-def _load(name: str, data_dir=None) -> pd.DataFrame:
-    """Read one reference CSV with its fixed dtypes, validating columns and values."""
-    schema, nullable = _SCHEMAS[name]
-    path = Path(data_dir) / name if data_dir is not None else DATA_DIR / name
+def _columns(spec: str):
+    """``(name, type, may_be_empty, non_negative)`` of each column of a schema entry."""
+    for item in spec.split():
+        name, _, kind = item.rstrip("?+").partition(":")
+        yield name, kind or "s", "?" in item, "+" in item
+
+
+def _fail(name: str, bad, s: pd.Series, what: str):
+    """Raise the error of the first bad cell: file, line (the header is line 1), column, value."""
+    i = int(np.flatnonzero(np.asarray(bad))[0])
+    raise ValueError(f"{name}, line {i + 2}: {what.format(value=s.iloc[i])}")
+
+
+def load(table: str, data_dir=None) -> pd.DataFrame:
+    """Read one of the paper's reference CSVs with its fixed dtypes, validated at the boundary.
+
+    Parameters
+    ----------
+    table : str
+        A key of :data:`SCHEMAS`: ``"support_counts"`` (Tables 3, 4, 6-12 per benchmark),
+        ``"support_aggregates"``, ``"table1"``, ``"table2_perplexity"``, ``"table4_step0"``,
+        ``"table5_entropy"``, ``"table14_passk"``, ``"rg_figure4"``, ``"figure1_passk"``,
+        ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's known disagreements).
+    data_dir : path-like, optional
+        Folder holding the CSVs; default :data:`DATA_DIR`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The schema's columns in its order; empty cells as NA.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file is missing.
+    ValueError
+        Naming the file, line, column and value: columns other than the schema's, an empty
+        cell where none may be, a value that is not a number / whole number / True or False,
+        a negative count.
+
+    Examples
+    --------
+    >>> load("benchmarks").set_index("benchmark").loc["AIME2024", "N"]
+    30
+    """
+    if table not in SCHEMAS:
+        raise ValueError(f"The 'table' parameter of load must be one of {sorted(SCHEMAS)}. "
+                         f"Got {table!r} instead.")
+    name = f"{table}.csv"
+    path = Path(data_dir if data_dir is not None else DATA_DIR) / name
     if not path.is_file():
         raise FileNotFoundError(f"Reference file {name} not found at {path}.")
     raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in schema if c not in raw.columns]
-    extra = [c for c in raw.columns if c not in schema]
+    columns = list(_columns(SCHEMAS[table]))
+    missing = [c for c, *_ in columns if c not in raw.columns]
+    extra = [c for c in raw.columns if c not in {c for c, *_ in columns}]
     if missing or extra:
         raise ValueError(
-            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}."
-        )
+            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}.")
     out = {}
-    for col, dtype in schema.items():
+    for col, kind, nullable, non_negative in columns:
         s = raw[col].str.strip()
         empty = s == ""
-        if empty.any() and col not in nullable:
-            line = int(np.flatnonzero(empty.to_numpy())[0]) + 2  # header is line 1
-            raise ValueError(f"{name}, line {line}: column '{col}' must not be empty.")
-        if dtype == _STR:
+        if empty.any() and not nullable:
+            _fail(name, empty, s, f"column '{col}' must not be empty.")
+        if kind == "s":
             out[col] = s.mask(empty).astype("str")
-            continue
-        if dtype == "boolean":
+        elif kind == "b":
             ok = s.isin(["True", "False"]) | empty
             if not ok.all():
-                line = int(np.flatnonzero(~ok.to_numpy())[0]) + 2
-                raise ValueError(
-                    f"{name}, line {line}: column '{col}' must be True or False. "
-                    f"Got {s[~ok].iloc[0]!r}."
-                )
+                _fail(name, ~ok, s, f"column '{col}' must be True or False. Got {{value!r}}.")
             out[col] = s.map({"True": True, "False": False}).astype("boolean")
-            continue
-        num = pd.to_numeric(s.mask(empty), errors="coerce")
-        bad = num.isna() & ~empty
-        if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-            raise ValueError(
-                f"{name}, line {line}: column '{col}' must be numeric. Got {s[bad].iloc[0]!r}."
-            )
-        if dtype in (_INT, "Int64"):
-            notint = num.notna() & (num != np.round(num))
-            if notint.any():
-                line = int(np.flatnonzero(notint.to_numpy())[0]) + 2
-                raise ValueError(
-                    f"{name}, line {line}: column '{col}' must hold whole numbers. "
-                    f"Got {s[notint].iloc[0]!r}."
-                )
-        out[col] = num.astype(dtype)
-    df = pd.DataFrame(out)
-    for col in [c for c in COUNTS if c in df.columns] + ["N"] * ("N" in df.columns):
-        neg = df[col] < 0
-        if neg.any():
-            line = int(np.flatnonzero(neg.to_numpy())[0]) + 2
-            raise ValueError(
-                f"{name}, line {line}: column '{col}' must be non-negative. "
-                f"Got {df[col][neg].iloc[0]}."
-            )
-    return df
+        else:
+            num = pd.to_numeric(s.mask(empty), errors="coerce")
+            if (num.isna() & ~empty).any():
+                _fail(name, num.isna() & ~empty, s,
+                      f"column '{col}' must be numeric. Got {{value!r}}.")
+            if kind == "i" and (num.notna() & (num != np.round(num))).any():
+                _fail(name, num.notna() & (num != np.round(num)), s,
+                      f"column '{col}' must hold whole numbers. Got {{value!r}}.")
+            if non_negative and (num < 0).any():
+                _fail(name, num < 0, num.astype("Int64" if kind == "i" else "float64"),
+                      f"column '{col}' must be non-negative. Got {{value}}.")
+            out[col] = num.astype({"f": "float64", "i": "Int64" if nullable else "int64"}[kind])
+    return pd.DataFrame(out)
 
 
-def load_support_counts(data_dir=None) -> pd.DataFrame:
-    """Per-benchmark rows of Tables 3, 4 (each DAPO step vs step 0) and 6-12.
+def known_explanations(data_dir=None) -> dict[tuple[str, str, str], str]:
+    """The audit's known disagreements, ``(table, row, quantity) -> explanation``.
 
-    One row per (table, pair, benchmark[, step]) with the printed P, E, S, O, the printed pass@k
-    of base and RLVR in percent (NaN where not printed: Table 4 prints the base only at step 0,
-    see :func:`load_table4_step0`), the printed SRR, NDR, SDS, NSCR and the number of decimals
-    each was printed with.
+    They are data (``discrepancies.csv``), each explanation citing the paper's table; the audit
+    labels a disagreement missing here ``"UNEXPLAINED"``.
 
     Parameters
     ----------
     data_dir : path-like, optional
-        Folder holding the CSVs; default ``DATA_DIR``.
+        Folder holding the CSVs; default :data:`DATA_DIR`.
 
     Returns
     -------
-    pandas.DataFrame, shape (141, 24)
+    dict
     """
-    return _load("support_counts.csv", data_dir)
-
-
-def load_support_aggregates(data_dir=None) -> pd.DataFrame:
-    """The printed "Agg Math / Non-Math / Overall" rows of Tables 6-12 (pooled counts).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (17, 18)
-    """
-    return _load("support_aggregates.csv", data_dir)
-
-
-def load_table1(data_dir=None) -> pd.DataFrame:
-    """Table 1 as printed: model, domain, SRR/NDR/SDS/NSCR at 2 dp, P, E, S, O.
-
-    ``appendix_table`` names the appendix table holding the per-benchmark rows of the model
-    (empty for ProRL-1.5B-v2, which has none in v4).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (20, 12)
-    """
-    return _load("table1.csv", data_dir)
-
-
-def load_table2_perplexity(data_dir=None) -> pd.DataFrame:
-    """Table 2: perplexity of external reasoning traces, one row per printed cell (NaN for "–").
-
-    Returns
-    -------
-    pandas.DataFrame, shape (36, 10)
-    """
-    return _load("table2_perplexity.csv", data_dir)
-
-
-def load_table4_step0(data_dir=None) -> pd.DataFrame:
-    """Table 4, step 0: the base model's printed pass@256 per benchmark.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (6, 10)
-    """
-    return _load("table4_step0.csv", data_dir)
-
-
-def load_table5_entropy(data_dir=None) -> pd.DataFrame:
-    """Table 5 (avg@32, response length, token and answer entropy), long format incl. "Avg".
-
-    Returns
-    -------
-    pandas.DataFrame, shape (216, 9)
-    """
-    return _load("table5_entropy.csv", data_dir)
-
-
-def load_table14_passk(data_dir=None) -> pd.DataFrame:
-    """Table 14: pass@k (percent) of the SFT and DAPO models, k = 1, 2, 4, ..., 256.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (90, 7)
-    """
-    return _load("table14_passk.csv", data_dir)
-
-
-def load_rg_figure4(data_dir=None) -> pd.DataFrame:
-    """Figure 4 pass@k series decoded from the PDF text layer (approximate, see README).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (66, 8)
-    """
-    return _load("rg_figure4.csv", data_dir)
-
-
-def load_figure1_passk(data_dir=None) -> pd.DataFrame:
-    """Figure 1 bar/radar values: Table 6's pass@k (the figure prints no numbers; leash's reading).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (10, 9)
-    """
-    return _load("figure1_passk.csv", data_dir)
-
-
-def load_benchmarks(data_dir=None) -> pd.DataFrame:
-    """Benchmarks with domain, number of questions N (= P+E+S+O in Tables 6-12) and suite.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (15, 6)
-    """
-    return _load("benchmarks.csv", data_dir)
-
-
-def load_pairs(data_dir=None) -> pd.DataFrame:
-    """Model pairs as the captions of Tables 1, 3, 4 and 6-12 name them, with their budgets.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (11, 9)
-    """
-    return _load("pairs.csv", data_dir)
+    d = load("discrepancies", data_dir)
+    keys = list(zip(d["table"], d["row"], d["quantity"]))
+    if len(set(keys)) != len(keys):
+        dup = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise ValueError(f"discrepancies.csv, line {keys.index(dup, keys.index(dup) + 1) + 2}: "
+                         f"(table, row, quantity) {dup} is listed twice.")
+    return dict(zip(keys, d["explanation"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,8 +334,8 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
         O, SRR, NDR, SDS, NSCR (raw floats), SRR_display, NDR_display, SDS_display,
         NSCR_display (double-rounded); rows in the order of the printed Table 1.
     """
-    t1 = load_table1(data_dir)
-    counts = load_support_counts(data_dir)
+    t1 = load("table1", data_dir)
+    counts = load("support_counts", data_dir)
     pieces = []
     for model, g in t1.groupby("model", sort=False):
         table = g["appendix_table"].iloc[0]
@@ -530,53 +383,6 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 # Audit
 # ---------------------------------------------------------------------------------------------
-
-_T4_TYPO = (
-    "Table 4 typo: the printed metrics 0.864/0.095/0.172/-0.042 are "
-    "those of P=19, E=2, S=3 (SRR 19/22, NDR 2/21, NSCR -1/24), while the printed counts "
-    "18/2/3/7 give 0.857/0.100/0.179/-0.043; the counts are the consistent ones (their pass@256 "
-    "20/30 = 66.67 and base (P+S)/N = 21/30 = 70.00 match the printed values)."
-)
-
-#: Explanations of known disagreements, keyed by (table, row, quantity) as in ``audit()``.
-KNOWN_EXPLANATIONS: dict[tuple[str, str, str], str] = {
-    **{("4", "DeepSeek-1.5B-DAPO | AIME2025 | step 300", q): _T4_TYPO for q in METRICS},
-    ("1", "Phi4-Reason-Plus-14B | non-math", "SDS"): (
-        "Table 1 rounding exception: raw SDS 0.01477 (Table 10 prints 0.0148) rounds "
-        "to 0.015 then 0.02 under the double rounding that every other Table 1 cell follows; "
-        "the paper prints 0.01, the single rounding of the raw value."
-    ),
-    # Four aggregate cells that do not recompute from their counts (a misprint in the paper or in
-    # leash's transcription of it; the paper PDF was not available to tell which).
-    ("7", "Nemotron-1-7B | Agg Overall", "SRR"): (
-        "Found by this audit: pooled (and printed) counts give SRR 2715/2771 = 0.97979 -> "
-        "0.980, printed 0.981. The other Overall metrics recompute; no shrinkage count fits "
-        "both SRR 0.981 (S = 52 or 53) and the printed NSCR -0.010 (S = 55..57): an isolated "
-        "misprint."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Math", "NSCR"): (
-        "Found by this audit: pooled (and printed) counts give (2-34)/1442 = -0.02219 -> "
-        "-0.022, printed -0.023. The printed Math SRR/NDR/SDS/NSCR all fit S = 35 "
-        "((2-35)/1443 = -0.0229), one more shrinkage than the per-benchmark rows and the "
-        "printed aggregate count (S = 34)."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Overall", "NSCR"): (
-        "Found by this audit: pooled (and printed) counts give (26-86)/2797 = -0.02145 -> "
-        "-0.021, printed -0.022, which fits S = 87 (-61/2798 = -0.0218): the same "
-        "one-shrinkage offset as the Math aggregate of this table."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Overall", "SDS"): (
-        "Found by this audit: pooled counts give SDS 0.01899 -> 0.019 (0.019 also with S = 87), "
-        "printed 0.020. It equals the harmonic mean of the printed, rounded SRR 0.969 and NDR "
-        "0.010 (0.0198), but that is not how the paper computes SDS elsewhere (about 40 other "
-        "rows contradict it)."
-    ),
-    ("2", "expansion | AIME2025", "cell_present"): (
-        "Table 2 prints '-' for the AIME25 expansion cells although Table 6 (ProRL-1.5B-v1 "
-        "@8192) has E=2 on AIME2025; the paper does not state the model or budget behind "
-        "Table 2."
-    ),
-}
 
 _AUDIT_COLUMNS = [
     "table", "row", "quantity", "printed", "recomputed", "tolerance", "agrees", "explanation",
@@ -852,21 +658,22 @@ def audit(data_dir=None) -> pd.DataFrame:
         followed by the identifiers ``pair, benchmark, domain, step``, the unrounded value
         ``recomputed_unrounded`` and a description ``check``. ``agrees`` is
         ``|printed - recomputed| <= tolerance`` (plus 1e-9 of float slack). ``explanation`` is
-        the known explanation of ``KNOWN_EXPLANATIONS`` for a disagreement, ``"UNEXPLAINED"``
-        for a disagreement without one, and otherwise a computed note or missing.
+        the known explanation (``discrepancies.csv``, :func:`known_explanations`) for a
+        disagreement, ``"UNEXPLAINED"`` for a disagreement without one, and otherwise a
+        computed note or missing.
     """
-    sc = load_support_counts(data_dir)
-    ag = load_support_aggregates(data_dir)
-    t1 = load_table1(data_dir)
-    bench = load_benchmarks(data_dir)
+    sc = load("support_counts", data_dir)
+    ag = load("support_aggregates", data_dir)
+    t1 = load("table1", data_dir)
+    bench = load("benchmarks", data_dir)
     parts = [
         *_check_per_benchmark(sc, bench),
-        _check_table4_step0(sc, load_table4_step0(data_dir)),
+        _check_table4_step0(sc, load("table4_step0", data_dir)),
         *_check_aggregates(sc, ag),
         *_check_table1(t1, rebuild_table1(data_dir), sc, bench),
-        _check_table2(load_table2_perplexity(data_dir), sc),
-        _check_table5(load_table5_entropy(data_dir)),
-        *_check_table14(load_table14_passk(data_dir), sc, bench),
+        _check_table2(load("table2_perplexity", data_dir), sc),
+        _check_table5(load("table5_entropy", data_dir)),
+        *_check_table14(load("table14_passk", data_dir), sc, bench),
     ]
     out = pd.concat([p[_AUDIT_COLUMNS] for p in parts], ignore_index=True)
     for c in ("printed", "recomputed", "tolerance", "recomputed_unrounded"):
@@ -877,10 +684,8 @@ def audit(data_dir=None) -> pd.DataFrame:
     diff = (out["printed"] - out["recomputed"]).abs()
     both_nan = out["printed"].isna() & out["recomputed"].isna()
     out["agrees"] = ((diff <= out["tolerance"] + _SLACK) | both_nan).astype(bool)
-    known = [
-        KNOWN_EXPLANATIONS.get((t, r, q))
-        for t, r, q in zip(out["table"], out["row"], out["quantity"])
-    ]
+    known_ = known_explanations(data_dir)
+    known = [known_.get(key) for key in zip(out["table"], out["row"], out["quantity"])]
     expl = out["explanation"].astype(object).where(out["explanation"].notna(), None)
     expl = [k if k is not None else e for k, e in zip(known, expl)]
     expl = ["UNEXPLAINED" if (not a and e is None) else e for a, e in zip(out["agrees"], expl)]
@@ -902,7 +707,7 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
     -------
     pandas.DataFrame, shape (n_disagreements, 14)
         Same columns as :func:`audit`; ``explanation`` is ``"UNEXPLAINED"`` for a disagreement
-        that ``KNOWN_EXPLANATIONS`` does not cover.
+        that ``discrepancies.csv`` does not cover.
     """
     if audit_frame is None:
         audit_frame = audit(data_dir)
