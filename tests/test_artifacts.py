@@ -200,3 +200,34 @@ def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwi
     with pytest.raises(ValueError, match=r"`sections.entropy.na` must be one of truncated, class, "
                                          r"drop"):
         load_study(tmp_path / "s.yaml")
+
+
+def test_the_paper_and_a_study_are_sources_with_one_interface():
+    import inspect
+
+    from leash.notebook import SkipNotebook
+
+    paper_src, demo = A.open_study("paper"), A.open_study(DEMO)
+    assert isinstance(paper_src, paper.PaperSource) and isinstance(demo, A.StudySource)
+    assert A.open_study(demo) is demo and A.open_study(demo.study).study is demo.study
+    protocol = {n for n, v in vars(A.ArtifactSource).items() if inspect.isfunction(v)}
+    assert {"support_counts", "checkpoint_counts", "passk", "gym_curves", "entropy",
+            "perplexity"} <= protocol
+    for src in (paper_src, demo):
+        assert all(callable(getattr(src, n)) for n in protocol), src
+    assert (paper_src.is_paper, demo.is_paper) == (True, False)
+    # the study's own attributes stay reachable through its source
+    assert demo.name == "demo" and demo.section("support").pairs
+    assert A.artifact_name("table1", paper_src) == "table1"
+    assert A.artifact_name("table1", demo) == "table1_demo"
+    assert A.inputs(paper_src) == "data/paper/" and A.inputs(demo) == DEMO
+    assert A.caption("T", paper_src) == "T (the paper's printed numbers)"
+    assert "simulated" in A.caption("T", demo).lower()
+    with pytest.raises(SkipNotebook, match="the paper prints no per-question data"):
+        A.source("paper", paper=False)
+    with pytest.raises(SkipNotebook, match="its section 'nope' is missing"):
+        A.source(DEMO, section="nope")
+    with pytest.raises(ValueError, match="no per-question data"):
+        A.answer_cases("paper")
+    assert "does not apply" in A.estimator_note(paper_src, "sft")
+    assert "does not apply" in A.na_note(paper_src)

@@ -32,15 +32,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._paths import REPO
 from .support import support_metrics
 
 __all__ = [
     "DATA_DIR", "METRICS", "SCHEMAS", "round_half_up", "load", "known_explanations",
-    "rebuild_table1", "audit", "discrepancies",
+    "rebuild_table1", "audit", "discrepancies", "PaperSource",
 ]
 
 #: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "paper"
+DATA_DIR = REPO / "data" / "paper"
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
 COUNTS = ("P", "E", "S", "O")
@@ -717,3 +718,158 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
             f"audit(). Got {type(audit_frame).__name__} instead."
         )
     return audit_frame[~audit_frame["agrees"]].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The printed numbers as an artifact source
+# ---------------------------------------------------------------------------------------------
+
+
+def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
+    """Add pass@k of both models ((P+S)/N, (P+E)/N) and the exact McNemar test of E vs S."""
+    from .stats import mcnemar_exact
+
+    tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
+    return t.assign(**{"pass@k base": (t["P"] + t["S"]) / t["N"],
+                       "pass@k rl": (t["P"] + t["E"]) / t["N"],
+                       "mcnemar_p": [r.p_value for r in tests],
+                       "E/(E+S) low": [r.ci_low for r in tests],
+                       "E/(E+S) high": [r.ci_high for r in tests]})
+
+
+class PaperSource:
+    """The paper's printed numbers with the interface of a study (``leash.artifacts``).
+
+    One method per artifact input, as :class:`leash.artifacts.StudySource`; each returns what
+    the paper prints, in the columns a study gives. Arguments that only per-question data can
+    honour (``min_count``, ``k``, bootstrap, ``estimator``, ``na``...) are accepted and do not
+    apply: the printed numbers are what they are.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        Folder holding the CSVs; default :data:`DATA_DIR`.
+    """
+
+    name = "paper"
+    title = "the paper's printed numbers"
+    simulated = False
+    is_paper = True
+
+    def __init__(self, data_dir=None):
+        self.data_dir = data_dir
+
+    def __repr__(self) -> str:
+        return "PaperSource()"
+
+    def inputs(self) -> str:
+        """What an artifact records as its input data."""
+        return "data/paper/"
+
+    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None:
+        """Why a notebook cannot run on the printed numbers (None: it can)."""
+        return None if printed else ("the paper prints no per-question data for this artifact; "
+                                     "run it with study='demo' or a study file")
+
+    def caption(self, text: str, paper: str = "the paper's printed numbers") -> str:
+        """``"Table 1 (the paper's printed numbers)"``."""
+        return f"{text} ({paper})"
+
+    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]:
+        """The pass@k estimator the printed values fit, and where that comes from."""
+        return "first-k", ("the paper's printed values, which fit it (the paper states none; "
+                           "the `estimator` parameter does not apply)")
+
+    def na_rule(self, given: str | None = None) -> tuple[str, str]:
+        """The NA rule of answer entropy behind Table 5, and where that comes from."""
+        from .entropy import PAPER_NA
+
+        return PAPER_NA, "the paper's printed values (the `na` parameter does not apply)"
+
+    def section(self, name: str):
+        """The paper has no study sections: per-question data are not printed."""
+        raise ValueError(f"The paper's printed numbers have no per-question data (section "
+                         f"{name!r}); use study='demo' or a study file.")
+
+    def _counts(self, tables, *, by=("pair",), pool=True) -> pd.DataFrame:
+        from .tables import support_from_counts
+
+        b = load("benchmarks", self.data_dir)
+        sc = load("support_counts", self.data_dir)
+        sc = sc[sc["table"].astype(int).isin(tables)]
+        t = support_from_counts(sc, by=list(by), domains=dict(zip(b["benchmark"], b["domain"])),
+                                pool=pool)
+        k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
+        t["k"] = [k.get((p, b), np.nan) for p, b in zip(t["pair"], t["benchmark"])]
+        return _with_pass_and_tests(t)
+
+    def support_counts(self, section: str = "support", **_) -> pd.DataFrame:
+        """Tables 6-12 (``"support"``, with ProRL-1.5B-v2's Table 1 rows) or Table 3 (``"sft"``):
+        per benchmark and pooled, in the layout of :func:`leash.tables.support_table`."""
+        if section == "sft":
+            return self._counts([3])
+        t = self._counts([6, 7, 8, 9, 10, 11, 12])
+        # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
+        v2 = load("table1", self.data_dir)
+        v2 = v2[v2["model"] == "ProRL-1.5B-v2"]
+        overall = v2["domain"] == "overall"
+        v2 = pd.DataFrame({"pair": v2["model"], "scope": np.where(overall, "overall", "domain"),
+                           "benchmark": v2["domain"].map(_DOMAIN_LABEL),
+                           "domain": np.where(overall, "", v2["domain"]),
+                           "N": v2[list(COUNTS)].sum(axis=1), **{c: v2[c] for c in COUNTS}})
+        m = support_metrics(*(v2[c].to_numpy(float) for c in COUNTS))
+        v2 = _with_pass_and_tests(v2.assign(**dict(zip(METRICS, m))))
+        order = {p: i for i, p in enumerate(dict.fromkeys(load("pairs", self.data_dir)["pair"]))}
+        t = pd.concat([t, v2], ignore_index=True)
+        return t.iloc[np.argsort(t["pair"].map(order).to_numpy(), kind="stable")].reset_index(
+            drop=True)
+
+    def checkpoint_counts(self, **_) -> pd.DataFrame:
+        """Table 4: each DAPO step against step 0, per benchmark (pass@256)."""
+        t = self._counts([4], by=("pair", "step"), pool=False)
+        return t.assign(k=256)
+
+    def passk(self, *, ks=None, **_) -> pd.DataFrame:
+        """Table 14's pass@k (fractions) at the printed budgets, or at ``ks`` among them."""
+        t = load("table14_passk", self.data_dir)
+        if ks:
+            printed = sorted(set(t["k"].astype(int)))
+            missing = sorted(set(int(k) for k in ks) - set(printed))
+            if missing:
+                raise ValueError(f"sft_passk: the paper prints Table 14 at k = {printed}; "
+                                 f"no values for k = {missing}.")
+            t = t[t["k"].isin([int(k) for k in ks])]
+        return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
+                             "pass_at_k": t["pass_at_k_percent"] / 100.0,
+                             "estimator": "first-k"}).reset_index(drop=True)
+
+    def gym_curves(self, **_) -> pd.DataFrame:
+        """Figure 4's series as decoded from the PDF (approximate; Figures 2-3 print none)."""
+        f = load("rg_figure4", self.data_dir)
+        return pd.DataFrame({"task": f["task"], "model": f["series"],
+                             "role": np.where(f["series"] == "Base", "base", "rlvr"),
+                             "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
+                             "approximate": f["approximate"].astype(bool)})
+
+    def entropy(self, **_) -> pd.DataFrame:
+        """Table 5 per model and benchmark (without its Avg column), wide per metric."""
+        t = load("table5_entropy", self.data_dir)
+        t = t[t["benchmark"] != "Avg"]
+        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length_tokens": "response_length"}
+        t = t.assign(metric=t["metric"].replace(names))
+        w = t.pivot_table(index=["model", "role", "benchmark"], columns="metric",
+                          values="value", sort=False).reset_index()
+        bases = t.drop_duplicates("model").set_index("model")["base_of_pair"]
+        w.insert(2, "base_model", w["model"].map(bases))
+        w["distinct_answers"] = np.nan
+        w["na"] = self.na_rule()[0]
+        w.columns.name = None
+        return w
+
+    def perplexity(self, **_) -> pd.DataFrame:
+        """Table 2's printed cells (a "–" cell is left out)."""
+        t = load("table2_perplexity", self.data_dir).dropna(subset=["ppl"])
+        return pd.DataFrame({"category": t["category"], "reference": t["reference"],
+                             "role": np.where(t["target"] == "Base", "base", "rlvr"),
+                             "model": t["target"], "benchmark": t["benchmark"],
+                             "ppl": t["ppl"], "n_traces": np.nan})
