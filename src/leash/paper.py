@@ -395,174 +395,111 @@ def _half_unit(decimals) -> np.ndarray:
     return 0.5 * np.power(10.0, -np.asarray(decimals, dtype=np.float64))
 
 
-def _frame(**cols) -> pd.DataFrame:
-    df = pd.DataFrame(cols)
-    for c in _AUDIT_COLUMNS:
-        if c not in df.columns:
-            df[c] = pd.NA
-    return df
+def _frame(ids: dict, quantity, printed, recomputed, check, *, tolerance=0.0, unrounded=None,
+           sel=None, **extra) -> pd.DataFrame:
+    """Audit rows, one per printed value (``sel``: a mask of the rows to keep)."""
+    cols = {**ids, "quantity": quantity, "printed": printed, "recomputed": recomputed,
+            "recomputed_unrounded": recomputed if unrounded is None else unrounded,
+            "tolerance": tolerance, "check": check, **extra}
+    if sel is not None:
+        cols = {c: np.asarray(v)[sel] if np.ndim(v) else v for c, v in cols.items()}
+    return pd.DataFrame(cols).reindex(columns=_AUDIT_COLUMNS)
 
 
-def _row_key(df: pd.DataFrame) -> pd.Series:
-    key = df["pair"].astype(str) + " | " + df["benchmark"].astype(str)
-    has_step = df["step"].notna()
-    key[has_step] = key[has_step] + " | step " + df.loc[has_step, "step"].astype(str)
-    return key
+def _ids(df: pd.DataFrame, table, row) -> dict:
+    return {"table": table, "row": row,
+            **{c: df[c] for c in ("pair", "benchmark", "domain", "step") if c in df.columns}}
 
 
-def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame) -> list[pd.DataFrame]:
-    out = []
-    row = _row_key(sc)
-    ids = dict(
-        table=sc["table"], row=row, pair=sc["pair"], benchmark=sc["benchmark"],
-        domain=sc["domain"], step=sc["step"],
-    )
-    m = support_metrics(sc["P"], sc["E"], sc["S"], sc["O"])
-    for name in METRICS:
-        val = np.asarray(getattr(m, name))
-        out.append(_frame(
-            **ids, quantity=name, printed=sc[name], recomputed=val,
-            recomputed_unrounded=val, tolerance=_half_unit(sc[name + "_decimals"]),
-            check="metric from printed P/E/S/O, within half a unit of the last printed digit",
-        ))
+def _metric_checks(ids: dict, printed: pd.DataFrame, counts, what: str) -> list[pd.DataFrame]:
+    m = support_metrics(*counts)
+    return [_frame(ids, name, printed[name], np.asarray(getattr(m, name)),
+                   f"metric from {what}, within half a unit of the last printed digit",
+                   tolerance=_half_unit(printed[name + "_decimals"])) for name in METRICS]
+
+
+def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame, step0: pd.DataFrame) -> list:
+    row = sc["pair"].astype(str) + " | " + sc["benchmark"].astype(str)
+    row = row.where(sc["step"].isna(), row + " | step " + sc["step"].astype(str))
+    ids = _ids(sc, sc["table"], row)
+    out = _metric_checks(ids, sc, (sc["P"], sc["E"], sc["S"], sc["O"]), "printed P/E/S/O")
     n_row = (sc["P"] + sc["E"] + sc["S"] + sc["O"]).to_numpy()
     n_size = sc["benchmark"].map(bench.set_index("benchmark")["N"])
     if n_size.isna().any():
         b = sc.loc[n_size.isna(), "benchmark"].iloc[0]
         raise ValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.")
-    out.append(_frame(
-        **ids, quantity="N", printed=n_row.astype(float), recomputed=n_size.astype(float),
-        recomputed_unrounded=n_size.astype(float), tolerance=0.0,
-        check="N = P+E+S+O equals the benchmark size of benchmarks.csv",
-    ))
-    for q, found, col in (("pass_base_percent", sc["P"] + sc["S"], "pass_base_percent"),
-                          ("pass_rl_percent", sc["P"] + sc["E"], "pass_rl_percent")):
-        val = (100.0 * found / n_row).to_numpy()
-        sel = sc[col].notna().to_numpy()
-        out.append(_frame(
-            **{k: v[sel] for k, v in ids.items()}, quantity=q, printed=sc[col][sel],
-            recomputed=val[sel], recomputed_unrounded=val[sel],
-            tolerance=_half_unit(sc["pass_decimals"][sel]),
-            check="pass@k = 100 (P+S)/N (base) or 100 (P+E)/N (RLVR)",
-        ))
+    out.append(_frame(ids, "N", n_row.astype(float), n_size.astype(float),
+                      "N = P+E+S+O equals the benchmark size of benchmarks.csv"))
+    for col, found in (("pass_base_percent", sc["P"] + sc["S"]),
+                       ("pass_rl_percent", sc["P"] + sc["E"])):
+        out.append(_frame(ids, col, sc[col], (100.0 * found / n_row).to_numpy(),
+                          "pass@k = 100 (P+S)/N (base) or 100 (P+E)/N (RLVR)",
+                          tolerance=_half_unit(sc["pass_decimals"]),
+                          sel=sc[col].notna().to_numpy()))
     # Pairs sharing a base model and budget must find the same questions with the base model:
     # P+S must be the same in every row of the group (Tables 7/8, Table 3 SFT/DAPO, Table 4).
     base_found = (sc["P"] + sc["S"]).astype(float)
-    ref = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("first")
-    size = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("size")
-    sel = (size > 1).to_numpy()
-    out.append(_frame(
-        **{k: v[sel] for k, v in ids.items()}, quantity="P+S (shared base)",
-        printed=base_found[sel], recomputed=ref[sel], recomputed_unrounded=ref[sel],
-        tolerance=0.0,
-        check="rows with the same base model, benchmark and budget have the same P+S",
-    ))
+    group = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]])
+    out.append(_frame(ids, "P+S (shared base)", base_found, group.transform("first"),
+                      "rows with the same base model, benchmark and budget have the same P+S",
+                      sel=(group.transform("size") > 1).to_numpy()))
+    # Table 4 prints the base pass@256 once, at step 0: it is (P+S)/N of every step's row.
+    t4, s0 = (sc["table"] == "4").to_numpy(), step0.set_index("benchmark")
+    out.append(_frame(ids, "pass_base_percent (step 0)",
+                      sc["benchmark"].map(s0["pass_base_percent"]),
+                      (100.0 * base_found / n_row).to_numpy(),
+                      "step-0 base pass@256 = 100 (P+S)/N of every step's row",
+                      tolerance=_half_unit(sc["benchmark"].map(s0["pass_decimals"])),
+                      sel=t4))
     return out
-
-
-def _check_table4_step0(sc: pd.DataFrame, step0: pd.DataFrame) -> pd.DataFrame:
-    t4 = sc[sc["table"] == "4"]
-    base = t4["benchmark"].map(step0.set_index("benchmark")["pass_base_percent"])
-    dec = t4["benchmark"].map(step0.set_index("benchmark")["pass_decimals"])
-    val = (100.0 * (t4["P"] + t4["S"]) / (t4["P"] + t4["E"] + t4["S"] + t4["O"])).to_numpy()
-    return _frame(
-        table="4", row=_row_key(t4), pair=t4["pair"], benchmark=t4["benchmark"],
-        domain=t4["domain"], step=t4["step"], quantity="pass_base_percent (step 0)",
-        printed=base, recomputed=val, recomputed_unrounded=val, tolerance=_half_unit(dec),
-        check="step-0 base pass@256 = 100 (P+S)/N of every step's row",
-    )
 
 
 def _check_aggregates(sc: pd.DataFrame, ag: pd.DataFrame) -> list[pd.DataFrame]:
     pooled = _pool(sc[sc["table"].isin(ag["table"].unique())], ["table", "pair"])
-    merged = ag.merge(pooled, on=["table", "pair", "domain"], how="left",
-                      suffixes=("", "_pooled"), validate="one_to_one")
-    if merged["P_pooled"].isna().any():
-        r = merged[merged["P_pooled"].isna()].iloc[0]
-        raise ValueError(
-            f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table {r['table']} has no "
-            "per-benchmark rows to pool."
-        )
-    ids = dict(
-        table=merged["table"], row=merged["pair"] + " | " + merged["aggregate"],
-        pair=merged["pair"], domain=merged["domain"],
-    )
-    out = []
-    for c in COUNTS:
-        out.append(_frame(
-            **ids, quantity=c, printed=merged[c].astype(float),
-            recomputed=merged[c + "_pooled"].astype(float),
-            recomputed_unrounded=merged[c + "_pooled"].astype(float), tolerance=0.0,
-            check="aggregate count = sum of the per-benchmark counts",
-        ))
-    m = support_metrics(merged["P_pooled"], merged["E_pooled"], merged["S_pooled"],
-                        merged["O_pooled"])
-    for name in METRICS:
-        val = np.asarray(getattr(m, name))
-        out.append(_frame(
-            **ids, quantity=name, printed=merged[name], recomputed=val,
-            recomputed_unrounded=val, tolerance=_half_unit(merged[name + "_decimals"]),
-            check="metric from pooled counts, within half a unit of the last printed digit",
-        ))
-    return out
+    m = ag.merge(pooled, on=["table", "pair", "domain"], how="left", suffixes=("", "_pooled"),
+                 validate="one_to_one")
+    if m["P_pooled"].isna().any():
+        r = m[m["P_pooled"].isna()].iloc[0]
+        raise ValueError(f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table "
+                         f"{r['table']} has no per-benchmark rows to pool.")
+    ids = _ids(m, m["table"], m["pair"] + " | " + m["aggregate"])
+    out = [_frame(ids, c, m[c].astype(float), m[c + "_pooled"].astype(float),
+                  "aggregate count = sum of the per-benchmark counts") for c in COUNTS]
+    return out + _metric_checks(ids, m, [m[c + "_pooled"] for c in COUNTS], "pooled counts")
 
 
 def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
                   bench: pd.DataFrame) -> list[pd.DataFrame]:
-    merged = t1.merge(rebuilt, on=["model", "domain"], how="left", suffixes=("", "_rebuilt"),
-                      validate="one_to_one")
-    ids = dict(
-        table="1", row=merged["model"] + " | " + merged["domain"], pair=merged["model"],
-        domain=merged["domain"],
-    )
-    out = []
-    for c in COUNTS:
-        out.append(_frame(
-            **ids, quantity=c, printed=merged[c].astype(float),
-            recomputed=merged[c + "_rebuilt"].astype(float),
-            recomputed_unrounded=merged[c + "_rebuilt"].astype(float), tolerance=0.0,
-            check=np.where(merged["appendix_table"].isna(),
+    m = t1.merge(rebuilt, on=["model", "domain"], how="left", suffixes=("", "_rebuilt"),
+                 validate="one_to_one")
+    ids = {"table": "1", "row": m["model"] + " | " + m["domain"], "pair": m["model"],
+           "domain": m["domain"]}
+    out = [_frame(ids, c, m[c].astype(float), m[c + "_rebuilt"].astype(float),
+                  np.where(m["appendix_table"].isna(),
                            "overall = math + non-math of the printed Table 1 counts",
-                           "Table 1 count = appendix counts pooled per domain"),
-        ))
+                           "Table 1 count = appendix counts pooled per domain"))
+           for c in COUNTS]
     for name in METRICS:
-        raw = merged[name + "_rebuilt"].to_numpy()
-        double = merged[name + "_display"].to_numpy()
+        raw, double = m[name + "_rebuilt"].to_numpy(), m[name + "_display"].to_numpy()
         single = round_half_up(raw, 2)
-        expl = np.where(
-            single != double,
-            [f"printed value needs the double rounding (3 dp then 2 dp): raw {r:.5f} -> "
-             f"{round_half_up(r, 3):.3f} -> {d:.2f}; single rounding gives {s:.2f}"
-             for r, d, s in zip(raw, double, single)],
-            None,
-        )
-        out.append(_frame(
-            **ids, quantity=name, printed=merged[name], recomputed=double,
-            recomputed_unrounded=raw, tolerance=0.0, explanation=expl,
-            check="metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
-        ))
+        expl = [None if s == d else
+                f"printed value needs the double rounding (3 dp then 2 dp): raw {r:.5f} -> "
+                f"{round_half_up(r, 3):.3f} -> {d:.2f}; single rounding gives {s:.2f}"
+                for r, d, s in zip(raw, double, single)]
+        out.append(_frame(ids, name, m[name], double,
+                          "metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
+                          unrounded=raw, explanation=expl))
     # N per domain: the benchmark sizes of the pair's appendix table (ProRL-v2, which has none:
     # the v1 set, inferred here because its Table 1 N of 1547 math, 1857 non-math fits it).
-    n_bench = bench.set_index("benchmark")["N"]
-    sizes = (
-        sc.assign(N=sc["benchmark"].map(n_bench))
-        .drop_duplicates(["table", "benchmark"])
-        .groupby(["table", "domain"])["N"].sum()
-    )
+    sizes = (sc.assign(N=sc["benchmark"].map(bench.set_index("benchmark")["N"]))
+             .drop_duplicates(["table", "benchmark"]).groupby(["table", "domain"])["N"].sum())
     v1_table = t1.loc[t1["model"] == "ProRL-1.5B-v1", "appendix_table"].iloc[0]
-    table_of = merged["appendix_table"].fillna(v1_table)
-    expected = []
-    for tab, dom in zip(table_of, merged["domain"]):
-        if dom == "overall":
-            expected.append(float(sizes.loc[tab].sum()))
-        else:
-            expected.append(float(sizes.get((tab, dom), np.nan)))
-    n_printed = (merged["P"] + merged["E"] + merged["S"] + merged["O"]).astype(float)
-    out.append(_frame(
-        **ids, quantity="N", printed=n_printed, recomputed=expected,
-        recomputed_unrounded=expected, tolerance=0.0,
-        check="P+E+S+O = total benchmark size of the domain (ProRL-v2: benchmarks of Table 6)",
-    ))
+    expected = [float(sizes.loc[tab].sum()) if dom == "overall"
+                else float(sizes.get((tab, dom), np.nan))
+                for tab, dom in zip(m["appendix_table"].fillna(v1_table), m["domain"])]
+    out.append(_frame(ids, "N", (m["P"] + m["E"] + m["S"] + m["O"]).astype(float), expected,
+                      "P+E+S+O = total benchmark size of the domain (ProRL-v2: benchmarks of "
+                      "Table 6)"))
     return out
 
 
@@ -570,62 +507,45 @@ def _check_table2(t2: pd.DataFrame, sc: pd.DataFrame) -> pd.DataFrame:
     """A Table 2 cell can only exist if the category is non-empty on that benchmark (Table 6)."""
     v1 = sc[(sc["table"] == "6")].set_index("benchmark")
     count_of = {"shrinkage": "S", "expansion": "E", "out_of_support": "O"}
-    present = t2.assign(p=t2["ppl"].notna()).groupby(["category", "benchmark"], sort=False)["p"]
-    present = present.any().reset_index()
-    expected = [
-        float(v1.loc[b, count_of[c]] > 0) for c, b in zip(present["category"], present["benchmark"])
-    ]
-    return _frame(
-        table="2", row=present["category"] + " | " + present["benchmark"], quantity="cell_present",
-        benchmark=present["benchmark"], domain="math", printed=present["p"].astype(float),
-        recomputed=expected, recomputed_unrounded=expected, tolerance=0.0,
-        check="perplexity printed iff Table 6 (ProRL-1.5B-v1) has a question in that category",
-    )
+    p = t2.assign(p=t2["ppl"].notna()).groupby(["category", "benchmark"], sort=False)["p"]
+    p = p.any().reset_index()
+    expected = [float(v1.loc[b, count_of[c]] > 0) for c, b in zip(p["category"], p["benchmark"])]
+    return _frame({"table": "2", "row": p["category"] + " | " + p["benchmark"],
+                   "benchmark": p["benchmark"], "domain": "math"}, "cell_present",
+                  p["p"].astype(float), expected,
+                  "perplexity printed iff Table 6 (ProRL-1.5B-v1) has a question in that category")
 
 
 def _check_table5(t5: pd.DataFrame) -> pd.DataFrame:
     is_avg = t5["benchmark"] == "Avg"
-    body = t5[~is_avg]
-    mean = body.groupby(["metric", "model"], sort=False)["value"].mean()
-    in_dec = body.groupby(["metric", "model"], sort=False)["decimals"].max()
+    body = t5[~is_avg].groupby(["metric", "model"], sort=False)
     avg = t5[is_avg].set_index(["metric", "model"])
-    if len(avg) != len(mean) or (body.groupby(["metric", "model"]).size() != 5).any():
+    if len(avg) != body.ngroups or (body.size() != 5).any():
         raise ValueError("table5_entropy.csv: every (metric, model) needs 5 benchmarks and Avg.")
-    mean = mean.reindex(avg.index)
+    mean = body["value"].mean().reindex(avg.index).to_numpy()
     # The printed Avg is rounded (half a unit) and so are its 5 inputs (their mean is off by at
     # most half a unit of their last digit): both bounds add up.
-    tol = _half_unit(avg["decimals"]) + _half_unit(in_dec.reindex(avg.index))
-    return _frame(
-        table="5", row=avg.index.get_level_values(0) + " | " + avg.index.get_level_values(1),
-        quantity="Avg", printed=avg["value"].to_numpy(), recomputed=mean.to_numpy(),
-        recomputed_unrounded=mean.to_numpy(), tolerance=np.asarray(tol),
-        check="Avg = unweighted mean of the 5 printed benchmark values (rounding of Avg and "
-              "of the inputs both allowed)",
-    )
+    tol = _half_unit(avg["decimals"]) + _half_unit(body["decimals"].max().reindex(avg.index))
+    row = avg.index.get_level_values(0) + " | " + avg.index.get_level_values(1)
+    return _frame({"table": "5", "row": row}, "Avg", avg["value"].to_numpy(), mean,
+                  "Avg = unweighted mean of the 5 printed benchmark values (rounding of Avg and "
+                  "of the inputs both allowed)", tolerance=np.asarray(tol))
 
 
 def _check_table14(t14: pd.DataFrame, sc: pd.DataFrame, bench: pd.DataFrame) -> list:
     t3 = sc[sc["table"] == "3"].set_index(["pair", "benchmark"])["pass_rl_percent"]
-    at256 = t14[t14["k"] == 256]
-    target = [t3.get((p, b), np.nan) for p, b in zip(at256["pair"], at256["benchmark"])]
-    ids256 = dict(table="14", row=at256["model"] + " | " + at256["benchmark"],
-                  pair=at256["pair"], benchmark=at256["benchmark"], domain="math")
-    out = [_frame(
-        **ids256, quantity="pass@256 = Table 3 Target", printed=at256["pass_at_k_percent"],
-        recomputed=target, recomputed_unrounded=target, tolerance=_half_unit(at256["decimals"]),
-        check="Table 14 @256 equals Table 3's printed RLVR pass@256",
-    )]
+    target = [t3.get((p, b), np.nan) for p, b in zip(t14["pair"], t14["benchmark"])]
+    ids = {"table": "14", "row": t14["model"] + " | " + t14["benchmark"],
+           "pair": t14["pair"], "benchmark": t14["benchmark"], "domain": "math"}
     n = t14["benchmark"].map(bench.set_index("benchmark")["N"]).astype(float)
-    exact = t14["pass_at_k_percent"] * n / 100.0
-    nearest = 100.0 * np.round(exact) / n
-    out.append(_frame(
-        table="14", row=t14["model"] + " | " + t14["benchmark"] + " | k=" + t14["k"].astype(str),
-        pair=t14["pair"], benchmark=t14["benchmark"], domain="math",
-        quantity="multiple of 1/N", printed=t14["pass_at_k_percent"], recomputed=nearest,
-        recomputed_unrounded=nearest, tolerance=_half_unit(t14["decimals"]),
-        check="printed pass@k is a whole number of questions out of N",
-    ))
-    return out
+    nearest = 100.0 * np.round(t14["pass_at_k_percent"] * n / 100.0) / n
+    return [_frame(ids, "pass@256 = Table 3 Target", t14["pass_at_k_percent"], target,
+                   "Table 14 @256 equals Table 3's printed RLVR pass@256",
+                   tolerance=_half_unit(t14["decimals"]), sel=(t14["k"] == 256).to_numpy()),
+            _frame({**ids, "row": ids["row"] + " | k=" + t14["k"].astype(str)},
+                   "multiple of 1/N", t14["pass_at_k_percent"], nearest,
+                   "printed pass@k is a whole number of questions out of N",
+                   tolerance=_half_unit(t14["decimals"]))]
 
 
 def audit(data_dir=None) -> pd.DataFrame:
@@ -668,15 +588,14 @@ def audit(data_dir=None) -> pd.DataFrame:
     t1 = load("table1", data_dir)
     bench = load("benchmarks", data_dir)
     parts = [
-        *_check_per_benchmark(sc, bench),
-        _check_table4_step0(sc, load("table4_step0", data_dir)),
+        *_check_per_benchmark(sc, bench, load("table4_step0", data_dir)),
         *_check_aggregates(sc, ag),
         *_check_table1(t1, rebuild_table1(data_dir), sc, bench),
         _check_table2(load("table2_perplexity", data_dir), sc),
         _check_table5(load("table5_entropy", data_dir)),
         *_check_table14(load("table14_passk", data_dir), sc, bench),
     ]
-    out = pd.concat([p[_AUDIT_COLUMNS] for p in parts], ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
     for c in ("printed", "recomputed", "tolerance", "recomputed_unrounded"):
         out[c] = out[c].astype("float64")
     out["step"] = out["step"].astype("Int64")
