@@ -34,8 +34,8 @@ from .tables import passk_table, support_table
 
 __all__ = [
     "PAPER", "ArtifactSource", "StudySource", "open_study", "source", "artifact_name", "slug",
-    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "resolve_estimator",
-    "estimator_note", "budget_text", "resolve_na", "na_note", "support_long", "table1",
+    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_note", "budget_text",
+    "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
     "sft_support", "sft_passk", "checkpoint_support", "entropy_long", "entropy_wide",
     "entropy_pairs", "table2", "table2_wide", "answer_cases",
@@ -381,30 +381,15 @@ def is_simulated(src) -> bool:
     return bool(open_study(src).simulated)
 
 
-def resolve_estimator(src, section: str, estimator: str | None = None) -> tuple[str, str]:
-    """The pass@k estimator a run uses and where it comes from: the notebook's ``estimator``
-    when given, else the study section's, else :data:`DEFAULT_ESTIMATOR` ("first-k", as the
-    paper's tables); for ``"paper"``, the printed values, which fit "first-k"."""
-    return open_study(src).estimator(section, estimator)
-
-
 def estimator_note(src, section: str, estimator: str | None = None) -> str:
     """One line for a notebook: which pass@k estimator its run uses, and why."""
-    value, origin = resolve_estimator(src, section, estimator)
+    value, origin = open_study(src).estimator(section, estimator)
     return f"pass@k estimator: {value} ({_ESTIMATOR_TEXT[value]}), from {origin}."
-
-
-def resolve_na(src, na: str | None = None) -> tuple[str, str]:
-    """The NA rule of answer entropy a Table 5 run uses and where it comes from: the notebook's
-    ``na`` when given, else the study's (``entropy`` section, ``na``), else the paper's
-    :data:`leash.entropy.PAPER_NA` ("truncated": a truncated or incomplete output is NA, App.
-    B.4); for ``"paper"``, the printed values, made under the paper's rule."""
-    return open_study(src).na_rule(na)
 
 
 def na_note(src, na: str | None = None) -> str:
     """One line for a notebook: which NA rule its answer entropy uses, and why."""
-    rule, origin = resolve_na(src, na)
+    rule, origin = open_study(src).na_rule(na)
     return f"Answer entropy: NA rule \"{rule}\" ({_NA_TEXT[rule]}), from {origin}."
 
 
@@ -576,12 +561,11 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
         t = t[t["benchmark"].isin(benchmarks)]
     if leave_out and not t["benchmark"].isin(leave_out).all():
         t = t[~t["benchmark"].isin(leave_out)]
-    rows = []
-    for _, r in t.iterrows():
-        for role, col, name in (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR")):
-            rows.append({"benchmark": r["benchmark"], "domain": r["domain"], "k": r["k"],
-                         "model": name, "role": role, "pass_at_k": r[col]})
-    return pd.DataFrame(rows)
+    parts = [t.assign(model=name, role=role, pass_at_k=t[col]) for role, col, name in
+             (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR"))]
+    out = pd.concat(parts).sort_index(kind="stable")
+    cols = ["benchmark", "domain", "k", "model", "role", "pass_at_k"]
+    return out[cols].infer_objects().reset_index(drop=True)  # k: numeric on benchmark rows
 
 
 def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
@@ -677,8 +661,8 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
     study : str, Study or ArtifactSource, default "paper"
     na : {"truncated", "class", "drop"}, optional
         The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`). Default: the study's
-        (``entropy`` section, ``na``), else the paper's "truncated" (:func:`resolve_na`). The
-        generations are summarized under it.
+        (``entropy`` section, ``na``), else the paper's "truncated"; :func:`na_note` says
+        which. The generations are summarized under it.
     base, correction
         As in :func:`leash.tables.entropy_table`.
 

@@ -729,15 +729,14 @@ class PaperSource:
             return self._counts([3])
         t = self._counts([6, 7, 8, 9, 10, 11, 12])
         # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
-        v2 = load("table1", self.data_dir)
-        v2 = v2[v2["model"] == "ProRL-1.5B-v2"]
+        v2 = rebuild_table1(self.data_dir)
+        v2 = v2[v2["appendix_table"].isna()]
         overall = v2["domain"] == "overall"
-        v2 = pd.DataFrame({"pair": v2["model"], "scope": np.where(overall, "overall", "domain"),
-                           "benchmark": v2["domain"].map(_DOMAIN_LABEL),
-                           "domain": np.where(overall, "", v2["domain"]),
-                           "N": v2[list(COUNTS)].sum(axis=1), **{c: v2[c] for c in COUNTS}})
-        m = support_metrics(*(v2[c].to_numpy(float) for c in COUNTS))
-        v2 = _with_pass_and_tests(v2.assign(**dict(zip(METRICS, m))))
+        v2 = _with_pass_and_tests(pd.DataFrame({
+            "pair": v2["model"], "scope": np.where(overall, "overall", "domain"),
+            "benchmark": v2["domain"].map(_DOMAIN_LABEL),
+            "domain": np.where(overall, "", v2["domain"]), "N": v2[list(COUNTS)].sum(axis=1),
+            **{c: v2[c] for c in [*COUNTS, *METRICS]}}))
         order = {p: i for i, p in enumerate(dict.fromkeys(load("pairs", self.data_dir)["pair"]))}
         t = pd.concat([t, v2], ignore_index=True)
         return t.iloc[np.argsort(t["pair"].map(order).to_numpy(), kind="stable")].reset_index(
