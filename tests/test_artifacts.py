@@ -18,7 +18,7 @@ def paper_long():
 
 def test_table1_from_appendix_counts_matches_printed_within_001(paper_long):
     t1 = A.table1(paper_long)
-    printed = paper.load_table1()
+    printed = paper.load("table1")
     printed = printed.assign(Domain=printed["domain"].map(
         {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}))
     m = t1.merge(printed, left_on=["Model", "Domain"], right_on=["model", "Domain"],
@@ -31,7 +31,7 @@ def test_table1_from_appendix_counts_matches_printed_within_001(paper_long):
 
 
 def test_appendix_rows_match_printed_metrics(paper_long):
-    sc = paper.load_support_counts()
+    sc = paper.load("support_counts")
     sc = sc[sc["table"].astype(int).between(6, 12)]
     t = paper_long[paper_long.scope == "benchmark"].merge(
         sc, on=["pair", "benchmark"], suffixes=("", "_printed"))
@@ -55,7 +55,7 @@ def test_appendix_table_layout(paper_long):
 
 def test_figure1_is_table6_pass_at_k(paper_long):
     f = A.figure1_data(paper_long, "ProRL-1.5B-v1")
-    printed = paper.load_figure1_passk().set_index("benchmark")
+    printed = paper.load("figure1_passk").set_index("benchmark")
     for b, row in printed.iterrows():
         got = f[(f.benchmark == b)].set_index("role")["pass_at_k"]
         assert 100 * got["base"] == pytest.approx(row.pass_base_percent, abs=0.05)
@@ -115,7 +115,7 @@ def test_gym_curves_reach_each_task_budget():
 def test_entropy_paper_layout_and_average():
     e = A.entropy_long("paper")
     w = A.entropy_wide(e, "answer_entropy")
-    printed = paper.load_table5_entropy()
+    printed = paper.load("table5_entropy")
     avg = printed[(printed.metric == "answer_entropy") & (printed.benchmark == "Avg")]
     avg = avg.set_index("model")["value"]
     # the unweighted mean of the printed (rounded) values lands within a unit of the printed Avg
@@ -200,3 +200,34 @@ def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwi
     with pytest.raises(ValueError, match=r"`sections.entropy.na` must be one of truncated, class, "
                                          r"drop"):
         load_study(tmp_path / "s.yaml")
+
+
+def test_the_paper_and_a_study_are_sources_with_one_interface():
+    import inspect
+
+    from leash.notebook import SkipNotebook
+
+    paper_src, demo = A.open_study("paper"), A.open_study(DEMO)
+    assert isinstance(paper_src, paper.PaperSource) and isinstance(demo, A.StudySource)
+    assert A.open_study(demo) is demo and A.open_study(demo.study).study is demo.study
+    protocol = {n for n, v in vars(A.ArtifactSource).items() if inspect.isfunction(v)}
+    assert {"support_counts", "checkpoint_counts", "passk", "gym_curves", "entropy",
+            "perplexity"} <= protocol
+    for src in (paper_src, demo):
+        assert all(callable(getattr(src, n)) for n in protocol), src
+    assert (paper_src.is_paper, demo.is_paper) == (True, False)
+    # the study's own attributes stay reachable through its source
+    assert demo.name == "demo" and demo.section("support").pairs
+    assert A.artifact_name("table1", paper_src) == "table1"
+    assert A.artifact_name("table1", demo) == "table1_demo"
+    assert A.inputs(paper_src) == "data/paper/" and A.inputs(demo) == DEMO
+    assert A.caption("T", paper_src) == "T (the paper's printed numbers)"
+    assert "simulated" in A.caption("T", demo).lower()
+    with pytest.raises(SkipNotebook, match="the paper prints no per-question data"):
+        A.source("paper", paper=False)
+    with pytest.raises(SkipNotebook, match="its section 'nope' is missing"):
+        A.source(DEMO, section="nope")
+    with pytest.raises(ValueError, match="no per-question data"):
+        A.answer_cases("paper")
+    assert "does not apply" in A.estimator_note(paper_src, "sft")
+    assert "does not apply" in A.na_note(paper_src)

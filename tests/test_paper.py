@@ -65,12 +65,12 @@ def within_half_unit(printed, exact, decimals):
 
 @pytest.fixture(scope="module")
 def counts():
-    return paper.load_support_counts()
+    return paper.load("support_counts")
 
 
 @pytest.fixture(scope="module")
 def aggregates():
-    return paper.load_support_aggregates()
+    return paper.load("support_aggregates")
 
 
 @pytest.fixture(scope="module")
@@ -164,14 +164,16 @@ def test_round_half_up_exact_ties_go_away_from_zero(n, decimals):
 
 def test_loaders_shapes_and_dtypes(counts, aggregates):
     shapes = {
-        "load_support_counts": (141, 24), "load_support_aggregates": (17, 18),
-        "load_table1": (20, 12), "load_table2_perplexity": (36, 10),
-        "load_table4_step0": (6, 10), "load_table5_entropy": (216, 9),
-        "load_table14_passk": (90, 7), "load_rg_figure4": (66, 8),
-        "load_figure1_passk": (10, 9), "load_benchmarks": (15, 6), "load_pairs": (11, 9),
+        "support_counts": (141, 24), "support_aggregates": (17, 18),
+        "table1": (20, 12), "table2_perplexity": (36, 10),
+        "table4_step0": (6, 10), "table5_entropy": (216, 9),
+        "table14_passk": (90, 7), "rg_figure4": (66, 8),
+        "figure1_passk": (10, 9), "benchmarks": (15, 6), "pairs": (11, 9),
+        "discrepancies": (10, 4),
     }
+    assert set(shapes) == set(paper.SCHEMAS)  # one schema per file, every file loaded here
     for name, shape in shapes.items():
-        assert getattr(paper, name)().shape == shape, name
+        assert paper.load(name).shape == shape, name
     for c in ("P", "E", "S", "O", "k"):
         assert counts[c].dtype == np.int64
     assert counts["step"].dtype == "Int64"
@@ -187,7 +189,7 @@ def test_loaders_shapes_and_dtypes(counts, aggregates):
 
 
 def test_n_per_benchmark_matches_paper_sizes(counts):
-    bench = paper.load_benchmarks().set_index("benchmark")["N"].to_dict()
+    bench = paper.load("benchmarks").set_index("benchmark")["N"].to_dict()
     assert bench == PAPER_N
     n = counts["P"] + counts["E"] + counts["S"] + counts["O"]
     assert (n.to_numpy() == counts["benchmark"].map(PAPER_N).to_numpy()).all()
@@ -239,7 +241,7 @@ def test_pass_at_k_percentages_follow_from_counts(counts):
 
 
 def test_table4_step0_base_equals_every_step(counts):
-    step0 = paper.load_table4_step0().set_index("benchmark")["pass_base_percent"]
+    step0 = paper.load("table4_step0").set_index("benchmark")["pass_base_percent"]
     t4 = counts[counts["table"] == "4"]
     for r in t4.itertuples():
         exact = Fraction(100 * (r.P + r.S), r.P + r.E + r.S + r.O)
@@ -277,7 +279,7 @@ def test_hand_value_prorl_v1_math():
 
 
 def test_rebuilt_table1_agrees_with_printed():
-    printed = paper.load_table1()
+    printed = paper.load("table1")
     rebuilt = paper.rebuild_table1()
     assert len(rebuilt) == len(printed) == 20
     m = printed.merge(rebuilt, on=["model", "domain"], suffixes=("", "_r"), validate="1:1")
@@ -317,7 +319,7 @@ def test_discrepancies_are_exactly_the_known_set(audit_frame):
     d = paper.discrepancies(audit_frame)
     found = set(zip(d["table"], d["row"], d["quantity"]))
     assert found == EXPECTED_DISCREPANCIES
-    assert set(paper.KNOWN_EXPLANATIONS) == EXPECTED_DISCREPANCIES  # no stale explanations
+    assert set(paper.known_explanations()) == EXPECTED_DISCREPANCIES  # no stale explanations
     assert not (d["explanation"] == "UNEXPLAINED").any()
     assert d["explanation"].str.len().gt(40).all()
     assert (audit_frame["explanation"] == "UNEXPLAINED").sum() == 0
@@ -374,14 +376,51 @@ def test_loader_rejects_corrupt_files(tmp_path, old, new, match):
     src = (paper.DATA_DIR / "support_counts.csv").read_text()
     (tmp_path / "support_counts.csv").write_text(src.replace(old, new, 1))
     with pytest.raises(ValueError, match=match):
-        paper.load_support_counts(tmp_path)
+        paper.load("support_counts", tmp_path)
 
 
 def test_loader_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="table1.csv"):
-        paper.load_table1(tmp_path)
+        paper.load("table1", tmp_path)
 
 
 def test_discrepancies_rejects_non_audit_input():
     with pytest.raises(TypeError, match="'audit_frame'"):
         paper.discrepancies(pd.DataFrame({"x": [1]}))
+
+
+def test_known_discrepancies_are_data_citing_the_paper(tmp_path):
+    d = paper.load("discrepancies")
+    # each explanation names the table of the paper it is about (Appendix A for Tables 6-12)
+    for r in d.itertuples():
+        assert f"Table {r.table}" in r.explanation, (r.table, r.row)
+    for f in paper.DATA_DIR.glob("*.csv"):
+        shutil.copy(f, tmp_path / f.name)
+    path = tmp_path / "discrepancies.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([ln for ln in lines if ",cell_present," not in ln]) + "\n")
+    d = paper.discrepancies(data_dir=tmp_path)  # an explanation removed: its row is unexplained
+    assert d.loc[d["explanation"] == "UNEXPLAINED", "row"].tolist() == ["expansion | AIME2025"]
+    path.write_text("\n".join([*lines, lines[-1]]) + "\n")
+    with pytest.raises(ValueError, match=r"discrepancies.csv, line 12: .*'expansion \| AIME2025'"
+                                         r".* is listed twice"):
+        paper.known_explanations(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "match"),
+    [
+        ("rg_figure4.csv", ",True,", ",yes,", "rg_figure4.csv, line 2: column 'approximate' must "
+                                              "be True or False. Got 'yes'"),
+        ("benchmarks.csv", ",30,", ",-30,", "benchmarks.csv, line .*: column 'N' must be "
+                                            "non-negative. Got -30"),
+    ],
+)
+def test_loader_checks_of_other_columns(tmp_path, name, old, new, match):
+    src = (paper.DATA_DIR / name).read_text()
+    assert old in src
+    (tmp_path / name).write_text(src.replace(old, new, 1))
+    with pytest.raises(ValueError, match=match):
+        paper.load(name.removesuffix(".csv"), tmp_path)
+    with pytest.raises(ValueError, match=r"'table' parameter of load must be one of \["):
+        paper.load("table99")

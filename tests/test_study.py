@@ -23,9 +23,9 @@ def test_shipped_studies_parse():
 
 
 def test_paper_study_matches_paper_benchmark_sizes():
-    from leash.paper import load_benchmarks
+    from leash.paper import load
 
-    bench = load_benchmarks().set_index("benchmark")
+    bench = load("benchmarks").set_index("benchmark")
     study = load_study("paper").benchmarks.set_index("benchmark")
     for name, row in study.iterrows():
         assert int(row.N) == int(bench.loc[name, "N"]), name

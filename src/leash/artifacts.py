@@ -1,111 +1,321 @@
 """One function per paper artifact: the tables and plotted numbers the notebooks show and save.
 
 Each function takes a ``study`` and returns DataFrames; notebooks only lay them out and save
-them. Each notebook run has one source, its ``study`` parameter:
+them. A notebook run has one source, its ``study`` parameter, opened by :func:`open_study` into
+an :class:`ArtifactSource`, which has one method per artifact input:
 
-* ``"paper"`` (the default): the paper's printed counts and values (``data/paper/``, via
-  :mod:`leash.paper`), for every artifact the paper prints numbers for;
+* ``"paper"`` (the default): the paper's printed counts and values (``data/paper/``),
+  :class:`leash.paper.PaperSource`, for every artifact the paper prints numbers for;
 * ``"demo"``: the SIMULATED demo study (``data/studies/demo.yaml``), per-question data shaped
   like the paper's study, which adds what printed counts cannot give (bootstrap intervals,
   entropies, checkpoint trajectories);
 * any study file (``data/studies/*.yaml``, :mod:`leash.study`): per-question summaries of real
-  generations, paired per model pair, then the same tables.
+  generations, paired per model pair, then the same tables (:class:`StudySource`).
 
-Whatever the input, the result has the same columns, so a notebook never branches on it beyond
-choosing titles ("simulated" is said whenever the data are). ``make reproduce`` runs each
-artifact notebook once on the paper's numbers and once on the demo (``notebooks/runs.yaml``).
+Whatever the input, the result has the same columns, so neither a notebook nor an artifact
+function branches on it beyond choosing titles ("simulated" is said whenever the data are).
+``make reproduce`` runs each artifact notebook once on the paper's numbers and once on the demo
+(``notebooks/runs.yaml``).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
-from . import paper as _paper
-from .stats import mcnemar_exact
+from ._paths import REPO
+from .paper import PaperSource
 from .study import Study, load_study
-from .support import support_metrics
-from .tables import entropy_table, passk_table, support_from_counts, support_table
+from .tables import passk_table, support_table
 
 __all__ = [
-    "PAPER",
-    "open_study",
-    "source",
-    "has_section_data",
-    "artifact_name",
-    "slug",
-    "caption",
-    "inputs",
-    "describe_source",
-    "is_simulated",
-    "DEFAULT_ESTIMATOR",
-    "resolve_estimator",
-    "estimator_note",
-    "budget_text",
-    "resolve_na",
-    "na_note",
-    "support_long",
-    "table1",
-    "table1_caption",
-    "appendix_table",
-    "float_formats",
-    "figure1_data",
-    "gym_curves",
-    "sft_support",
-    "sft_passk",
-    "checkpoint_support",
-    "entropy_long",
-    "entropy_wide",
-    "entropy_pairs",
-    "table2",
-    "table2_wide",
-    "answer_cases",
+    "PAPER", "ArtifactSource", "StudySource", "open_study", "source", "artifact_name", "slug",
+    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_note", "budget_text",
+    "na_note", "support_long", "table1",
+    "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
+    "sft_support", "sft_passk", "checkpoint_support", "entropy_long", "entropy_wide",
+    "entropy_pairs", "table2", "table2_wide", "answer_cases",
 ]
 
-_REPO = Path(__file__).resolve().parents[2]
 PAPER = "paper"
 METRICS = ["SRR", "NDR", "SDS", "NSCR"]
 COUNTS = ["P", "E", "S", "O"]
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base", "pass@k rl",
                 *COUNTS, *METRICS, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
+TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 #: The pass@k estimator of the artifacts when neither the caller nor the study names one: the
 #: first k samples, which the paper's printed pass@k tables use (``leash.passk``).
 DEFAULT_ESTIMATOR = "first-k"
 
 
-def open_study(study: str | Study = PAPER):
-    """Resolve a notebook's ``study`` parameter.
+class ArtifactSource(Protocol):
+    """What the artifact functions read: one method per artifact input, same columns whatever
+    the source (:class:`leash.paper.PaperSource`, :class:`StudySource`). The artifact function
+    of the same name documents each argument and the columns returned."""
+
+    name: str  # "paper", or the study's name
+    title: str
+    simulated: bool  # its artifacts must say "simulated"
+    is_paper: bool  # the paper's printed numbers (artifact files keep their bare name)
+
+    def inputs(self) -> str: ...  # what an artifact records as its input data
+    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None: ...
+    def caption(self, text: str, paper: str = ...) -> str: ...
+    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]: ...
+    def na_rule(self, given: str | None = None) -> tuple[str, str]: ...
+    def support_counts(self, section: str = "support", **kw) -> pd.DataFrame: ...  # Tab. 1-3, 6-12
+    def checkpoint_counts(self, **kw) -> pd.DataFrame: ...  # Table 4
+    def passk(self, *, ks=None, estimator=None) -> pd.DataFrame: ...  # Table 14
+    def gym_curves(self, **kw) -> pd.DataFrame: ...  # Figures 2-4
+    def entropy(self, **kw) -> pd.DataFrame: ...  # Table 5
+    def perplexity(self, **kw) -> pd.DataFrame: ...  # Table 2
+
+
+_NA_TEXT = {
+    "truncated": "a sample without an extracted answer, or truncated (finish_reason \"length\"), "
+                 "counts as one answer class NA",
+    "class": "a sample without an extracted answer counts as one answer class NA; a truncated "
+             "one keeps its answer",
+    "drop": "samples without an extracted answer are left out; a truncated one keeps its answer",
+}
+_ESTIMATOR_TEXT = {"first-k": "the first k samples in generation order, as the paper's tables",
+                   "unbiased": "Chen et al.'s unbiased estimator, from all n samples"}
+
+
+class StudySource:
+    """A study (:class:`leash.study.Study`) as an artifact source: per-question data, paired per
+    model pair of a section, then the tables. Every other attribute is the study's own
+    (``summaries``, ``section``, ``paired``, ``domains``...).
 
     Parameters
     ----------
-    study : str or Study
-        ``"paper"``, a shipped study name (``"demo"``, ``"gsm8k-probe"``...) or the path of a
-        study file.
+    study : Study
+    """
+
+    is_paper = False
+
+    def __init__(self, study: Study):
+        self.study = study
+
+    def __getattr__(self, name):  # only called for names the source does not define
+        if name == "study":
+            raise AttributeError(name)
+        return getattr(self.study, name)
+
+    def __repr__(self) -> str:
+        return f"StudySource({self.study!r})"
+
+    def inputs(self) -> str:
+        """The study file, relative to the repository when inside it."""
+        s = self.study.source
+        if s is None:
+            return self.name
+        return str(s.relative_to(REPO)) if s.is_relative_to(REPO) else str(s)
+
+    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None:
+        """Why a notebook cannot run on this study: its section is missing or empty."""
+        sec = self.sections.get(section)
+        if section is None or (sec is not None and (sec.sources or sec.options.get("simulated"))):
+            return None
+        return (f"study {self.name!r} has no data for this artifact: its section {section!r} is "
+                f"missing or lists no sources (sections: {sorted(self.sections)})")
+
+    def caption(self, text: str, paper: str = "") -> str:
+        """``"Table 1 – <title>"`` (a dash: the title may have parentheses of its own)."""
+        from .report import simulated_label
+
+        out = f"{text} – {self.title}"
+        return simulated_label(out) if self.simulated else out
+
+    def _option(self, section: str, key: str, given, default):
+        if given:
+            return given, f"the notebook's `{key}` parameter"
+        sec = self.sections.get(section)
+        if sec is not None and sec.options.get(key):
+            return sec.options[key], f"the study's `{section}` section"
+        return default
+
+    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]:
+        """The given estimator, else the section's, else :data:`DEFAULT_ESTIMATOR`."""
+        return self._option(section, "estimator", given,
+                            (DEFAULT_ESTIMATOR, "the default (the paper's tables use it)"))
+
+    def na_rule(self, given: str | None = None) -> tuple[str, str]:
+        """The given NA rule, else the ``entropy`` section's, else the paper's."""
+        from .entropy import NA_RULES, PAPER_NA
+
+        if given and given not in NA_RULES:
+            raise ValueError(f"The 'na' parameter must be one of {NA_RULES}. Got {given!r}.")
+        return self._option("entropy", "na", given, (PAPER_NA, "the paper's rule (the default)"))
+
+    def _support(self, section, *, by=(), pool=True, min_count=1, k=None, n_boot=0, seed=0,
+                 level=0.95) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        frames = []
+        for p in self.section(section).pairs:
+            f = support_table(self.paired(section, p), by=list(by), k=k, min_count=min_count,
+                              domains=self.domains, pool=pool, n_boot=n_boot,
+                              rng=rng if n_boot else None, level=level)
+            f.insert(0, "pair", p.label)
+            frames.append(f)
+        return pd.concat(frames, ignore_index=True)
+
+    def support_counts(self, section: str = "support", **kw) -> pd.DataFrame:
+        """Support dynamics of every pair of ``section``, per benchmark and pooled."""
+        return self._support(section, **kw)
+
+    def checkpoint_counts(self, **kw) -> pd.DataFrame:
+        """Each checkpoint (``step``) against the base, per benchmark."""
+        return self._support("checkpoints", by=("step",), pool=False, **kw)
+
+    def passk(self, *, ks=None, estimator=None) -> pd.DataFrame:
+        """pass@k of the ``sft`` section's models (the base with the first pair's budgets)."""
+        from .tables import default_ks
+
+        sec = self.section("sft")
+        ks = ks or sec.options.get("ks")
+        estimator = self.estimator("sft", estimator)[0]
+        s = self.summaries("sft")
+        models = {sec.pairs[0].base: sec.pairs[0], **{p.rl: p for p in sec.pairs}}
+        labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
+        frames = []
+        for model, p in models.items():
+            budgets = self.budgets("sft", p)
+            rows = s[s["model"] == model]
+            for bench, g in rows.groupby(rows["benchmark"].astype(str), sort=True):
+                top = budgets.get(bench)
+                if ks and top is not None and max(ks) > top:
+                    raise ValueError(f"sft_passk: k = {max(ks)} exceeds the study's budget {top} "
+                                     f"of benchmark {bench!r} for model {model!r}.")
+                kk = ks or default_ks(top if top is not None else int(g["n"].min()))
+                frames.append(passk_table(g, kk, estimator=estimator))
+        t = pd.concat(frames, ignore_index=True).sort_values(["model", "benchmark"],
+                                                             kind="stable")
+        return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
+                             "k": t["k"], "pass_at_k": t["pass_at_k"], "estimator": estimator})
+
+    def gym_curves(self, *, estimator=None, n_boot=0, seed=0, level=0.95) -> pd.DataFrame:
+        """pass@k at k = 1, 2, 4, ... up to each task's budget, per pair of the ``gym`` section."""
+        from .stats import bootstrap_pass_at_k
+        from .tables import default_ks
+
+        estimator = self.estimator("gym", estimator)[0]
+        summary = self.summaries("gym")
+        rng = np.random.default_rng(seed)
+        frames = []
+        for p in self.section("gym").pairs:
+            budgets = self.budgets("gym", p)
+            paired = self.paired("gym", p, at_budgets=False)  # the curve stops at the budget
+            for task, g in paired.groupby("benchmark", sort=True):
+                ks = default_ks(budgets.get(task, int(g["n_base"].min())))
+                if n_boot:
+                    b = bootstrap_pass_at_k(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"], ks,
+                                            rng=rng, n_boot=n_boot, level=level,
+                                            estimator=estimator,
+                                            first_correct_base=g["first_correct_base"],
+                                            first_correct_rl=g["first_correct_rl"])
+                    b = b[b["series"] != "rlvr - base"]
+                    base = (b["series"] == "base").to_numpy()
+                    frames.append(pd.DataFrame({
+                        "task": task, "k": b["k"], "pass_at_k": b["estimate"], "low": b["low"],
+                        "high": b["high"], "model": np.where(base, p.base, p.rl),
+                        "role": np.where(base, "base", "rlvr")}))
+                    continue
+                for role, model in (("base", p.base), ("rlvr", p.rl)):
+                    s = summary[(summary["model"] == model) & (summary["benchmark"] == task)]
+                    pk = passk_table(s, ks, estimator=estimator)
+                    frames.append(pd.DataFrame({"task": task, "k": pk["k"],
+                                                "pass_at_k": pk["pass_at_k"], "model": model,
+                                                "role": role}))
+        cols = ["task", "model", "role", "k", "pass_at_k", *(["low", "high"] if n_boot else [])]
+        return pd.concat(frames, ignore_index=True)[cols].assign(estimator=estimator,
+                                                                 approximate=False)
+
+    def entropy(self, *, na=None, base=None, correction=None) -> pd.DataFrame:
+        """Table 5's quantities per model and benchmark of the ``entropy`` section."""
+        from .tables import entropy_table
+
+        rule = self.na_rule(na)[0]
+        s = self.summaries("entropy", na="truncated" if rule == "truncated" else "class")
+        e = entropy_table(s, na=rule, base=base, correction=correction)
+        e["na"] = rule
+        roles = {}
+        for p in self.section("entropy").pairs:
+            roles.setdefault(p.base, ("base", None))
+            roles[p.rl] = ("rlvr", p.base)
+        e.insert(1, "role", e["model"].map(lambda m: roles.get(m, ("model", None))[0]))
+        e.insert(2, "base_model", e["model"].map(lambda m: roles.get(m, (None, None))[1]))
+        return e
+
+    def perplexity(self, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
+                   seed=0) -> pd.DataFrame:
+        """Perplexity of the ``perplexity`` section's traces by support category (``support``)."""
+        from .simulate import simulate_traces
+        from .tables import perplexity_table
+
+        sec = self.section("perplexity")
+        p = sec.pair(pair)
+        paired = self.paired("support", p)
+        paired = paired[paired["benchmark"].isin(list(benchmarks))]
+        cats = paired[["benchmark", "question_id"]].assign(category=_categories(paired))
+        if sec.sources:
+            traces = self._read_traces()
+        elif sec.options.get("simulated"):
+            traces = simulate_traces(cats, rng=np.random.default_rng(seed), models=(p.base, p.rl))
+        else:
+            raise ValueError(
+                f"Study {self.name!r} has no 'perplexity' section with trace log-probabilities "
+                "(columns benchmark, question_id, reference, model, n_tokens, sum_logprob).")
+        t = perplexity_table(traces, cats, how=how)
+        t.insert(2, "role", np.where(t["model"] == p.base, "base", "rlvr"))
+        return t[t["category"] != "preservation"].reset_index(drop=True)
+
+    def _read_traces(self) -> pd.DataFrame:
+        """Trace log-probabilities from the files of the ``perplexity`` section."""
+        read = {".parquet": pd.read_parquet, ".pq": pd.read_parquet, ".csv": pd.read_csv}
+        return pd.concat([read.get(Path(path).suffix, lambda f: pd.read_json(f, lines=True))(path)
+                          for s in self.section("perplexity").sources
+                          for path, _ in self.study._resolve(s)], ignore_index=True)
+
+
+def _categories(paired: pd.DataFrame) -> np.ndarray:
+    """Support category of each paired question (from pairing's exact found columns)."""
+    from .support import CATEGORIES, support_codes
+
+    fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
+    return np.asarray(CATEGORIES)[support_codes(fb, fr)]
+
+
+def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
+    """Resolve a notebook's ``study`` parameter into its source.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        ``"paper"``, a shipped study name (``"demo"``, ``"gsm8k-probe"``...), the path of a
+        study file, a loaded study, or a source (returned as it is).
 
     Returns
     -------
-    "paper" or Study
+    ArtifactSource
+        :class:`leash.paper.PaperSource` for ``"paper"``, else a :class:`StudySource`.
     """
-    if isinstance(study, Study):
+    if isinstance(study, (PaperSource, StudySource)):
         return study
+    if isinstance(study, Study):
+        return StudySource(study)
     if study == PAPER:
-        return PAPER
+        return PaperSource()
     if study == "embedded":
         raise ValueError("study='embedded' is gone: a notebook runs on one source, 'paper' (the "
                          "paper's printed numbers), 'demo' (the simulated study) or a study "
                          "file; `make reproduce` runs both 'paper' and 'demo'.")
-    return load_study(study)
-
-
-def has_section_data(src, section: str) -> bool:
-    """Whether a study can feed a section: it lists sources there, or simulates it."""
-    if src == PAPER or section not in src.sections:
-        return False
-    sec = src.sections[section]
-    return bool(sec.sources) or bool(sec.options.get("simulated"))
+    return StudySource(load_study(study))
 
 
 def source(study: str | Study = PAPER, *, section: str | None = None, paper: bool = True):
@@ -122,7 +332,7 @@ def source(study: str | Study = PAPER, *, section: str | None = None, paper: boo
 
     Returns
     -------
-    "paper" or Study
+    ArtifactSource
 
     Raises
     ------
@@ -133,34 +343,21 @@ def source(study: str | Study = PAPER, *, section: str | None = None, paper: boo
     from .notebook import SkipNotebook
 
     src = open_study(study)
-    if src == PAPER:
-        if not paper:
-            raise SkipNotebook("the paper prints no per-question data for this artifact; run it "
-                               "with study='demo' or a study file")
-        return src
-    if section is not None and not has_section_data(src, section):
-        raise SkipNotebook(
-            f"study {src.name!r} has no data for this artifact: its section {section!r} is "
-            f"missing or lists no sources (sections: {sorted(src.sections)})")
+    reason = src.skip_reason(section, printed=paper)
+    if reason:
+        raise SkipNotebook(reason)
     return src
-
-
-def label(src) -> str:
-    """The short name of a source: ``"paper"``, or the study's name (``"demo"``...)."""
-    return PAPER if src == PAPER else src.name
 
 
 def artifact_name(stem: str, src) -> str:
     """File stem of an artifact: ``stem`` for the paper's numbers, ``stem_<source>`` otherwise
     (``table1_demo``), so runs on different sources can share an output folder."""
-    name = src if isinstance(src, str) else label(src)
+    name = src if isinstance(src, str) else open_study(src).name
     return stem if name == PAPER else f"{stem}_{slug(name)}"
 
 
 def slug(label: str) -> str:
     """A file-name-safe form of a label: "SFT -> PPO (final)" -> "sft-ppo-final"."""
-    import re
-
     out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
     return out or "x"
 
@@ -171,66 +368,29 @@ def caption(text: str, src, *, paper: str = "the paper's printed numbers") -> st
     ``"Table 1 (the paper's printed numbers)"``, ``"Table 1 – SIMULATED demo, not the
     paper's data"``: a dash before a study's title, which may have parentheses of its own.
     """
-    from .report import simulated_label
-
-    if src == PAPER:
-        return f"{text} ({paper})"
-    out = f"{text} – {src.title}"
-    return simulated_label(out) if src.simulated else out
+    return open_study(src).caption(text, paper)
 
 
 def inputs(src) -> str:
     """What to record as an artifact's input data."""
-    if src == PAPER:
-        return "data/paper/"
-    return str(src.source.relative_to(_REPO)) if src.source and src.source.is_relative_to(
-        _REPO) else (str(src.source) if src.source else src.name)
+    return open_study(src).inputs()
 
 
 def is_simulated(src) -> bool:
     """Whether the source is simulated data (its artifacts must say so)."""
-    return isinstance(src, Study) and src.simulated
-
-
-def describe_source(src) -> str:
-    """A one-line description of the data behind an artifact, for captions and the index."""
-    if src == PAPER:
-        return "the paper's printed counts (data/paper/)"
-    label = "SIMULATED demo data, not the paper's" if src.simulated else "generations"
-    return f"{src.title} [{label}; study file {src.source.name if src.source else src.name}]"
-
-
-def resolve_estimator(src, section: str, estimator: str | None = None) -> tuple[str, str]:
-    """The pass@k estimator a run uses, and where it comes from.
-
-    The notebook's ``estimator`` when given, else the study section's ``estimator``, else
-    :data:`DEFAULT_ESTIMATOR` ("first-k", as the paper's tables). For ``"paper"``: the printed
-    values, which fit "first-k".
-
-    Returns
-    -------
-    (str, str)
-        The estimator and a phrase saying where it comes from.
-    """
-    if src == PAPER:
-        return DEFAULT_ESTIMATOR, "the paper's printed values (they fit it; the paper names none)"
-    if estimator:
-        return estimator, "the notebook's `estimator` parameter"
-    sec = src.sections.get(section)
-    if sec is not None and sec.options.get("estimator"):
-        return sec.options["estimator"], f"the study's `{section}` section"
-    return DEFAULT_ESTIMATOR, "the default (the paper's tables use it)"
+    return bool(open_study(src).simulated)
 
 
 def estimator_note(src, section: str, estimator: str | None = None) -> str:
     """One line for a notebook: which pass@k estimator its run uses, and why."""
-    if src == PAPER:
-        return ("pass@k: the paper's printed values, which fit the first-k estimator (the paper "
-                "states none); the `estimator` parameter does not apply.")
-    value, origin = resolve_estimator(src, section, estimator)
-    what = {"first-k": "the first k samples in generation order, as the paper's tables",
-            "unbiased": "Chen et al.'s unbiased estimator, from all n samples"}[value]
-    return f"pass@k estimator: {value} ({what}), from {origin}."
+    value, origin = open_study(src).estimator(section, estimator)
+    return f"pass@k estimator: {value} ({_ESTIMATOR_TEXT[value]}), from {origin}."
+
+
+def na_note(src, na: str | None = None) -> str:
+    """One line for a notebook: which NA rule its answer entropy uses, and why."""
+    rule, origin = open_study(src).na_rule(na)
+    return f"Answer entropy: NA rule \"{rule}\" ({_NA_TEXT[rule]}), from {origin}."
 
 
 def budget_text(ks) -> str:
@@ -246,38 +406,13 @@ def budget_text(ks) -> str:
     return "/".join(out)
 
 
-def _paper_domains() -> dict:
-    b = _paper.load_benchmarks()
-    return dict(zip(b["benchmark"], b["domain"]))
-
-
-def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
-    t = t.copy()
-    t["pass@k base"] = (t["P"] + t["S"]) / t["N"]
-    t["pass@k rl"] = (t["P"] + t["E"]) / t["N"]
-    tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
-    t["mcnemar_p"] = [r.p_value for r in tests]
-    t["E/(E+S) low"] = [r.ci_low for r in tests]
-    t["E/(E+S) high"] = [r.ci_high for r in tests]
-    return t
-
-
-def _paper_support(tables, *, by=("pair",)) -> pd.DataFrame:
-    sc = _paper.load_support_counts()
-    sc = sc[sc["table"].astype(int).isin(tables)]
-    t = support_from_counts(sc, by=list(by), domains=_paper_domains())
-    k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
-    t["k"] = [k.get((p, b), np.nan) for p, b in zip(t["pair"], t["benchmark"])]
-    return _with_pass_and_tests(t)
-
-
 def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=None,
                  n_boot=0, seed=0, level=0.95):
     """Support dynamics of every pair, per benchmark and pooled (Tables 1 and 6-12, long form).
 
     Parameters
     ----------
-    study : str or Study, default "paper" (the paper's printed counts)
+    study : str, Study or ArtifactSource, default "paper" (the paper's printed counts)
     section : str, default "support"
         Study section (``"support"``; ``"sft"`` for Table 3).
     pairs : list of str, optional
@@ -295,39 +430,8 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
         Columns ``pair, scope, benchmark, domain, N, k, pass@k base, pass@k rl, P, E, S, O,
         SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI columns).
     """
-    src = open_study(study)
-    if src == PAPER:
-        table = {"support": [6, 7, 8, 9, 10, 11, 12], "sft": [3]}[section]
-        t = _paper_support(table)
-        if section == "support":
-            # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
-            t1 = _paper.load_table1()
-            v2 = t1[t1["model"] == "ProRL-1.5B-v2"].rename(columns={"model": "pair"})
-            v2 = v2.assign(scope=np.where(v2["domain"] == "overall", "overall", "domain"),
-                           benchmark=v2["domain"].map({"math": "Math", "non-math": "Non-Math",
-                                                       "overall": "Overall"}),
-                           domain=np.where(v2["domain"] == "overall", "", v2["domain"]))
-            v2["N"] = v2[COUNTS].sum(axis=1)
-            m = support_metrics(*(v2[c].to_numpy(float) for c in COUNTS))
-            for name, values in zip(METRICS, m):
-                v2[name] = values
-            v2 = _with_pass_and_tests(v2[["pair", "scope", "benchmark", "domain", "N", *COUNTS,
-                                          *METRICS]])
-            order = list(dict.fromkeys(_paper.load_pairs()["pair"]))
-            t = pd.concat([t, v2], ignore_index=True)
-            t["_o"] = t["pair"].map({p: i for i, p in enumerate(order)})
-            t = t.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
-    else:
-        sec = src.section(section)
-        rng = np.random.default_rng(seed)
-        frames = []
-        for p in sec.pairs:
-            paired = src.paired(section, p)
-            f = support_table(paired, k=k, min_count=min_count, domains=src.domains,
-                              n_boot=n_boot, rng=rng if n_boot else None, level=level)
-            f.insert(0, "pair", p.label)
-            frames.append(f)
-        t = pd.concat(frames, ignore_index=True)
+    t = open_study(study).support_counts(section, min_count=min_count, k=k, n_boot=n_boot,
+                                          seed=seed, level=level)
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
     if pairs:
         unknown = sorted(set(pairs) - set(t["pair"]))
@@ -457,12 +561,11 @@ def figure1_data(long: pd.DataFrame, pair: str | None = None, *, benchmarks=None
         t = t[t["benchmark"].isin(benchmarks)]
     if leave_out and not t["benchmark"].isin(leave_out).all():
         t = t[~t["benchmark"].isin(leave_out)]
-    rows = []
-    for _, r in t.iterrows():
-        for role, col, name in (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR")):
-            rows.append({"benchmark": r["benchmark"], "domain": r["domain"], "k": r["k"],
-                         "model": name, "role": role, "pass_at_k": r[col]})
-    return pd.DataFrame(rows)
+    parts = [t.assign(model=name, role=role, pass_at_k=t[col]) for role, col, name in
+             (("base", "pass@k base", "Base"), ("rlvr", "pass@k rl", "RLVR"))]
+    out = pd.concat(parts).sort_index(kind="stable")
+    cols = ["benchmark", "domain", "k", "model", "role", "pass_at_k"]
+    return out[cols].infer_objects().reset_index(drop=True)  # k: numeric on benchmark rows
 
 
 def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
@@ -476,7 +579,7 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
 
     Parameters
     ----------
-    study : str or Study, default "paper"
+    study : str, Study or ArtifactSource, default "paper"
     estimator : {"first-k", "unbiased"}, optional
         Generations only. Default: the ``gym`` section's ``estimator``, else "first-k" (the
         decoded values of Figure 4 fit it: multiples of 1/N that repeat from one k to the
@@ -490,53 +593,8 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
         ``task, model, role, k, pass_at_k`` (+ ``low, high`` with ``n_boot``), ``estimator``
         and ``approximate`` (True for the paper's decoded series).
     """
-    src = open_study(study)
-    if src == PAPER:
-        f = _paper.load_rg_figure4()
-        return pd.DataFrame({"task": f["task"], "model": f["series"],
-                             "role": np.where(f["series"] == "Base", "base", "rlvr"),
-                             "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
-                             "approximate": f["approximate"].astype(bool)})
-    from .tables import default_ks
-
-    sec = src.section("gym")
-    estimator = resolve_estimator(src, "gym", estimator)[0]
-    summary = src.summaries("gym")
-    rng = np.random.default_rng(seed)
-    frames = []
-    for p in sec.pairs:
-        budgets = src.budgets("gym", p)
-        paired = src.paired("gym", p, at_budgets=False)  # the curve stops at the budget
-        for task, g in paired.groupby("benchmark", sort=True):
-            ks = default_ks(budgets.get(task, int(g["n_base"].min())))
-            if n_boot:
-                from .stats import bootstrap_pass_at_k
-
-                b = bootstrap_pass_at_k(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"], ks,
-                                        rng=rng, n_boot=n_boot, level=level, estimator=estimator,
-                                        first_correct_base=g["first_correct_base"],
-                                        first_correct_rl=g["first_correct_rl"])
-                b = b[b["series"] != "rlvr - base"]
-                f = pd.DataFrame({"task": task, "k": b["k"], "pass_at_k": b["estimate"],
-                                  "low": b["low"], "high": b["high"],
-                                  "model": np.where(b["series"] == "base", p.base, p.rl),
-                                  "role": np.where(b["series"] == "base", "base", "rlvr")})
-            else:
-                parts = []
-                for role, model in (("base", p.base), ("rlvr", p.rl)):
-                    s = summary[(summary["model"] == model) & (summary["benchmark"] == task)]
-                    pk = passk_table(s, ks, estimator=estimator)
-                    parts.append(pd.DataFrame({"task": task, "k": pk["k"],
-                                               "pass_at_k": pk["pass_at_k"], "model": model,
-                                               "role": role}))
-                f = pd.concat(parts, ignore_index=True)
-            frames.append(f)
-    out = pd.concat(frames, ignore_index=True)
-    out["estimator"] = estimator
-    out["approximate"] = False
-    cols = ["task", "model", "role", "k", "pass_at_k", *(["low", "high"] if n_boot else []),
-            "estimator", "approximate"]
-    return out[cols]
+    return open_study(study).gym_curves(estimator=estimator, n_boot=n_boot, seed=seed,
+                                        level=level)
 
 
 def sft_support(study=PAPER, **kwargs):
@@ -552,7 +610,7 @@ def sft_passk(study=PAPER, *, ks=None, estimator=None):
 
     Parameters
     ----------
-    study : str or Study, default "paper" (the paper's printed values)
+    study : str, Study or ArtifactSource, default "paper" (the paper's printed values)
     ks : list of int, optional
         Budgets. Default: a study's own (its ``sft`` section's ``ks``, else 1, 2, 4, ... up to
         each benchmark's declared budget, else its samples per question); a given or declared
@@ -569,46 +627,17 @@ def sft_passk(study=PAPER, *, ks=None, estimator=None):
         Long form ``benchmark, model, k, pass_at_k, estimator`` (fractions); the paper's printed
         values for ``"paper"`` (``estimator`` "first-k").
     """
-    src = open_study(study)
-    if src == PAPER:
-        t = _paper.load_table14_passk()
-        if ks:
-            printed = sorted(set(t["k"].astype(int)))
-            missing = sorted(set(int(k) for k in ks) - set(printed))
-            if missing:
-                raise ValueError(f"sft_passk: the paper prints Table 14 at k = {printed}; "
-                                 f"no values for k = {missing}.")
-            t = t[t["k"].isin([int(k) for k in ks])]
-        return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
-                             "pass_at_k": t["pass_at_k_percent"] / 100.0,
-                             "estimator": "first-k"}).reset_index(drop=True)
-    from .tables import default_ks
-
-    sec = src.section("sft")
-    ks = ks or sec.options.get("ks")
-    estimator = resolve_estimator(src, "sft", estimator)[0]
-    s = src.summaries("sft")
-    # each model with the budgets of its pair (the base with the first pair's)
-    models = {sec.pairs[0].base: sec.pairs[0], **{p.rl: p for p in sec.pairs}}
-    labels = {sec.pairs[0].base: "Base", **{p.rl: p.label for p in sec.pairs}}
-    frames = []
-    for model, p in models.items():
-        budgets = src.budgets("sft", p)
-        rows = s[s["model"] == model]
-        for bench, g in rows.groupby(rows["benchmark"].astype(str), sort=True):
-            top = budgets.get(bench)
-            if ks and top is not None and max(ks) > top:
-                raise ValueError(f"sft_passk: k = {max(ks)} exceeds the study's budget {top} of "
-                                 f"benchmark {bench!r} for model {model!r}.")
-            kk = ks or default_ks(top if top is not None else int(g["n"].min()))
-            frames.append(passk_table(g, kk, estimator=estimator))
-    t = pd.concat(frames, ignore_index=True).sort_values(["model", "benchmark"], kind="stable")
-    return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"].map(labels),
-                         "k": t["k"], "pass_at_k": t["pass_at_k"], "estimator": estimator})
+    return open_study(study).passk(ks=ks, estimator=estimator)
 
 
 def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95):
     """Table 4: support dynamics of each training checkpoint against step 0, per benchmark.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource, default "paper"
+    min_count, n_boot, seed, level
+        As in :func:`support_long` (generations only).
 
     Returns
     -------
@@ -616,71 +645,10 @@ def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95
         ``pair, step, scope, benchmark, domain, N, k, pass@k base, pass@k rl, P, E, S, O, SRR,
         NDR, SDS, NSCR, mcnemar_p, ...``, sorted by benchmark then step.
     """
-    src = open_study(study)
-    if src == PAPER:
-        sc = _paper.load_support_counts()
-        sc = sc[sc["table"].astype(int) == 4]
-        t = support_from_counts(sc, by=["pair", "step"], domains=_paper_domains(), pool=False)
-        t["k"] = 256
-        t = _with_pass_and_tests(t)
-    else:
-        sec = src.section("checkpoints")
-        rng = np.random.default_rng(seed)
-        frames = []
-        for p in sec.pairs:
-            paired = src.paired("checkpoints", p)
-            f = support_table(paired, by=["step"], min_count=min_count, domains=src.domains,
-                              pool=False, n_boot=n_boot, rng=rng if n_boot else None,
-                              level=level)
-            f.insert(0, "pair", p.label)
-            frames.append(f)
-        t = pd.concat(frames, ignore_index=True)
+    t = open_study(study).checkpoint_counts(min_count=min_count, n_boot=n_boot, seed=seed,
+                                            level=level)
     t["step"] = t["step"].astype("Int64")
     return t.sort_values(["pair", "benchmark", "step"], kind="stable").reset_index(drop=True)
-
-
-def resolve_na(src, na: str | None = None) -> tuple[str, str]:
-    """The NA rule of answer entropy a Table 5 run uses, and where it comes from.
-
-    The notebook's ``na`` when given, else the study's (``entropy`` section, ``na``), else the
-    paper's :data:`leash.entropy.PAPER_NA` ("truncated": a truncated or incomplete output is NA,
-    App. B.4). For ``"paper"``: the printed values, made under the paper's rule.
-
-    Returns
-    -------
-    (str, str)
-        The rule (one of :data:`leash.entropy.NA_RULES`) and a phrase saying where it comes from.
-    """
-    from .entropy import NA_RULES, PAPER_NA
-
-    if src == PAPER:
-        return PAPER_NA, "the paper's printed values"
-    if na:
-        if na not in NA_RULES:
-            raise ValueError(f"The 'na' parameter must be one of {NA_RULES}. Got {na!r}.")
-        return na, "the notebook's `na` parameter"
-    sec = src.sections.get("entropy")
-    if sec is not None and sec.options.get("na"):
-        return sec.options["na"], "the study's `entropy` section"
-    return PAPER_NA, "the paper's rule (the default)"
-
-
-_NA_TEXT = {
-    "truncated": "a sample without an extracted answer, or truncated (finish_reason \"length\"), "
-                 "counts as one answer class NA",
-    "class": "a sample without an extracted answer counts as one answer class NA; a truncated "
-             "one keeps its answer",
-    "drop": "samples without an extracted answer are left out; a truncated one keeps its answer",
-}
-
-
-def na_note(src, na: str | None = None) -> str:
-    """One line for a notebook: which NA rule its answer entropy uses, and why."""
-    rule, origin = resolve_na(src, na)
-    if src == PAPER:
-        return (f"Answer entropy: the paper's printed values, under its rule \"{rule}\" "
-                f"({_NA_TEXT[rule]}); the `na` parameter does not apply.")
-    return f"Answer entropy: NA rule \"{rule}\" ({_NA_TEXT[rule]}), from {origin}."
 
 
 def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
@@ -690,11 +658,11 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
 
     Parameters
     ----------
-    study : str or Study, default "paper"
+    study : str, Study or ArtifactSource, default "paper"
     na : {"truncated", "class", "drop"}, optional
         The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`). Default: the study's
-        (``entropy`` section, ``na``), else the paper's "truncated" (:func:`resolve_na`). The
-        generations are summarized under it.
+        (``entropy`` section, ``na``), else the paper's "truncated"; :func:`na_note` says
+        which. The generations are summarized under it.
     base, correction
         As in :func:`leash.tables.entropy_table`.
 
@@ -704,33 +672,7 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
         ``model, role, base_model, benchmark, avg@n (%), response_length, token_entropy,
         answer_entropy, distinct_answers, na`` (``na``: the rule used).
     """
-    src = open_study(study)
-    if src == PAPER:
-        t = _paper.load_table5_entropy()
-        t = t[t["benchmark"] != "Avg"]
-        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length_tokens": "response_length",
-                 "token_entropy": "token_entropy", "answer_entropy": "answer_entropy"}
-        t = t.assign(metric=t["metric"].map(names))
-        w = t.pivot_table(index=["model", "role", "benchmark"], columns="metric",
-                          values="value", sort=False).reset_index()
-        bases = t.drop_duplicates("model").set_index("model")["base_of_pair"]
-        w.insert(2, "base_model", w["model"].map(bases))
-        w["distinct_answers"] = np.nan
-        w["na"] = resolve_na(src)[0]
-        w.columns.name = None
-        return w
-    sec = src.section("entropy")
-    rule = resolve_na(src, na)[0]
-    s = src.summaries("entropy", na="truncated" if rule == "truncated" else "class")
-    e = entropy_table(s, na=rule, base=base, correction=correction)
-    e["na"] = rule
-    roles = {}
-    for p in sec.pairs:
-        roles.setdefault(p.base, ("base", None))
-        roles[p.rl] = ("rlvr", p.base)
-    e.insert(1, "role", e["model"].map(lambda m: roles.get(m, ("model", None))[0]))
-    e.insert(2, "base_model", e["model"].map(lambda m: roles.get(m, (None, None))[1]))
-    return e
+    return open_study(study).entropy(na=na, base=base, correction=correction)
 
 
 def entropy_wide(long: pd.DataFrame, metric: str, *, benchmarks=None) -> pd.DataFrame:
@@ -761,40 +703,13 @@ def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
     return out
 
 
-
-def _categories(paired: pd.DataFrame) -> np.ndarray:
-    """Support category of each paired question (from pairing's exact found columns)."""
-    from .support import CATEGORIES, support_codes
-
-    fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
-    return np.asarray(CATEGORIES)[support_codes(fb, fr)]
-
-
-TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
-
-
-def _read_traces(src: Study) -> pd.DataFrame:
-    """Trace log-probabilities from the files of a study's ``perplexity`` section."""
-    frames = []
-    for s in src.section("perplexity").sources:
-        for path, _ in src._resolve(s):
-            p = str(path)
-            if p.endswith((".parquet", ".pq")):
-                frames.append(pd.read_parquet(path))
-            elif p.endswith(".csv"):
-                frames.append(pd.read_csv(path))
-            else:
-                frames.append(pd.read_json(path, lines=True))
-    return pd.concat(frames, ignore_index=True)
-
-
 def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
            seed=0):
     """Table 2: perplexity of external reasoning traces, by support category and reference.
 
     Parameters
     ----------
-    study : str or Study
+    study : str, Study or ArtifactSource
         ``"paper"``: the printed values. A study: its ``perplexity`` section names the pair
         (categories come from that pair in the ``support`` section) and lists files of trace
         log-probabilities (``benchmark, question_id, reference, model, n_tokens,
@@ -813,32 +728,7 @@ def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-m
     pandas.DataFrame
         ``category, reference, role ("base"/"rlvr"), model, benchmark, ppl, n_traces``.
     """
-    src = open_study(study)
-    if src == PAPER:
-        t = _paper.load_table2_perplexity().dropna(subset=["ppl"])
-        return pd.DataFrame({"category": t["category"], "reference": t["reference"],
-                             "role": np.where(t["target"] == "Base", "base", "rlvr"),
-                             "model": t["target"], "benchmark": t["benchmark"],
-                             "ppl": t["ppl"], "n_traces": np.nan})
-    from .simulate import simulate_traces
-    from .tables import perplexity_table
-
-    sec = src.section("perplexity")
-    p = sec.pair(pair)
-    paired = src.paired("support", p)
-    paired = paired[paired["benchmark"].isin(list(benchmarks))]
-    cats = paired[["benchmark", "question_id"]].assign(category=_categories(paired))
-    if sec.sources:
-        traces = _read_traces(src)
-    elif sec.options.get("simulated"):
-        traces = simulate_traces(cats, rng=np.random.default_rng(seed), models=(p.base, p.rl))
-    else:
-        raise ValueError(
-            f"Study {src.name!r} has no 'perplexity' section with trace log-probabilities "
-            "(columns benchmark, question_id, reference, model, n_tokens, sum_logprob).")
-    t = perplexity_table(traces, cats, how=how)
-    t.insert(2, "role", np.where(t["model"] == p.base, "base", "rlvr"))
-    return t[t["category"] != "preservation"].reset_index(drop=True)
+    return open_study(study).perplexity(pair=pair, benchmarks=benchmarks, how=how, seed=seed)
 
 
 def table2_wide(long: pd.DataFrame) -> pd.DataFrame:

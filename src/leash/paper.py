@@ -1,20 +1,23 @@
 """The paper's printed numbers as reference data, and an audit of them.
 
 ``data/paper/`` holds every number the paper (arXiv 2507.14843, v4) prints in its tables, as
-tidy CSV files transcribed from its Tables 1-14 (see ``data/paper/README.md``). This module
+tidy CSV files transcribed from its Tables 1-14 and Figures 1 and 4 (``data/paper/README.md``
+says where in the paper each comes from). This module
 
-* loads them (``load_support_counts()``, ``load_table1()``, ...) as pandas DataFrames with fixed
-  dtypes, validating every file at the boundary;
+* loads them with one loader over a schema table (:func:`load`, :data:`SCHEMAS`), fixing the
+  dtypes and validating every file at the boundary;
 * rebuilds Table 1 from the per-benchmark appendix counts (``rebuild_table1()``), rounded by the
   rule that fits 79 of its 80 printed metric cells (``round_half_up``, double rounding of the
   pooled metric, 3 dp -> 2 dp: derived here by comparing Table 1 with the appendix Tables 6-12,
   whose printed aggregates have 3 or 4 dp and are not what Table 1 rounds);
 * recomputes every derived number in the paper from the paper's own printed counts and compares
-  it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree.
+  it with the printed value (``audit()``); ``discrepancies()`` keeps the rows that disagree;
+* gives the printed numbers the artifact functions' interface (:class:`PaperSource`, the
+  counterpart of :class:`leash.artifacts.StudySource`).
 
 Nothing is hard-coded about which rows disagree: the audit computes, and explanations are looked
-up afterwards in ``KNOWN_EXPLANATIONS``; a disagreement that has no known explanation is labelled
-``"UNEXPLAINED"`` so that a transcription error shows up.
+up afterwards in ``discrepancies.csv`` (:func:`known_explanations`); a disagreement that has no
+known explanation is labelled ``"UNEXPLAINED"`` so that a transcription error shows up.
 
 The metric formulas live only in :func:`leash.support.support_metrics`.
 """
@@ -29,31 +32,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._paths import REPO
 from .support import support_metrics
 
 __all__ = [
-    "DATA_DIR",
-    "METRICS",
-    "KNOWN_EXPLANATIONS",
-    "round_half_up",
-    "load_support_counts",
-    "load_support_aggregates",
-    "load_table1",
-    "load_table2_perplexity",
-    "load_table4_step0",
-    "load_table5_entropy",
-    "load_table14_passk",
-    "load_rg_figure4",
-    "load_figure1_passk",
-    "load_benchmarks",
-    "load_pairs",
-    "rebuild_table1",
-    "audit",
-    "discrepancies",
+    "DATA_DIR", "METRICS", "SCHEMAS", "round_half_up", "load", "known_explanations",
+    "rebuild_table1", "audit", "discrepancies", "PaperSource",
 ]
 
 #: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "paper"
+DATA_DIR = REPO / "data" / "paper"
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
 COUNTS = ("P", "E", "S", "O")
@@ -150,283 +138,149 @@ def round_half_up(x, decimals):
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading
+# Loading: one loader over a schema table
 # ---------------------------------------------------------------------------------------------
 
-_STR, _INT, _F = "str", "int64", "float64"
-_METRIC_COLS = {m: _F for m in METRICS} | {m + "_decimals": _INT for m in METRICS}
-_COUNT_COLS = {c: _INT for c in COUNTS}
+_METRIC_SPEC = " ".join([*(f"{m}:f" for m in METRICS), *(f"{m}_decimals:i" for m in METRICS)])
+_COUNT_SPEC = "P:i+ E:i+ S:i+ O:i+"
 
-# file -> (column -> dtype, columns that may be empty)
-_SCHEMAS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
-    "support_counts.csv": (
-        {
-            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
-            "benchmark": _STR, "benchmark_printed": _STR, "domain": _STR, "k": _INT,
-            "step": "Int64", **_COUNT_COLS, "pass_base_percent": _F, "pass_rl_percent": _F,
-            "pass_decimals": _INT, **_METRIC_COLS,
-        },
-        ("step", "pass_base_percent", "pass_rl_percent"),
-    ),
-    "support_aggregates.csv": (
-        {
-            "table": _STR, "pair": _STR, "base_model": _STR, "rl_model": _STR,
-            "aggregate": _STR, "domain": _STR, **_COUNT_COLS, **_METRIC_COLS,
-        },
-        (),
-    ),
-    "table1.csv": (
-        {
-            "model": _STR, "appendix_table": _STR, "domain": _STR,
-            **{m: _F for m in METRICS}, "decimals": _INT, **_COUNT_COLS,
-        },
-        ("appendix_table",),
-    ),
-    "table2_perplexity.csv": (
-        {
-            "category": _STR, "category_printed": _STR, "correctness": _STR, "reference": _STR,
-            "target": _STR, "benchmark": _STR, "benchmark_printed": _STR, "ppl": _F,
-            "decimals": "Int64", "note": _STR,
-        },
-        ("ppl", "decimals", "note"),
-    ),
-    "table4_step0.csv": (
-        {
-            "table": _STR, "pair": _STR, "model": _STR, "benchmark": _STR,
-            "benchmark_printed": _STR, "domain": _STR, "k": _INT, "step": _INT,
-            "pass_base_percent": _F, "pass_decimals": _INT,
-        },
-        (),
-    ),
-    "table5_entropy.csv": (
-        {
-            "metric": _STR, "model": _STR, "role": _STR, "base_of_pair": _STR,
-            "row_marker": _STR, "benchmark": _STR, "benchmark_printed": _STR, "value": _F,
-            "decimals": _INT,
-        },
-        ("base_of_pair", "row_marker"),
-    ),
-    "table14_passk.csv": (
-        {
-            "benchmark": _STR, "benchmark_printed": _STR, "model": _STR, "pair": _STR,
-            "k": _INT, "pass_at_k_percent": _F, "decimals": _INT,
-        },
-        (),
-    ),
-    "rg_figure4.csv": (
-        {
-            "figure": _STR, "task": _STR, "series": _STR, "k": _INT, "pass_at_k": _F,
-            "decimals": _INT, "approximate": "boolean", "note": _STR,
-        },
-        ("note",),
-    ),
-    "figure1_passk.csv": (
-        {
-            "figure": _STR, "task_printed": _STR, "benchmark": _STR, "domain": _STR, "k": _INT,
-            "pass_base_percent": _F, "pass_rl_percent": _F, "pair": _STR, "source": _STR,
-        },
-        (),
-    ),
-    "benchmarks.csv": (
-        {
-            "benchmark": _STR, "domain": _STR, "N": _INT, "suite": _STR,
-            "printed_aliases": _STR, "note": _STR,
-        },
-        ("printed_aliases", "note"),
-    ),
-    "pairs.csv": (
-        {
-            "pair": _STR, "base_model": _STR, "rl_model": _STR, "table": _STR,
-            "k_math": _INT, "k_non_math": "Int64", "base_hf_id_inferred": _STR,
-            "rl_hf_id_inferred": _STR, "note": _STR,
-        },
-        ("k_non_math", "base_hf_id_inferred", "rl_hf_id_inferred", "note"),
-    ),
+#: The schema table: file stem -> its columns, in order, as ``name[:type][?][+]``. Types: ``s``
+#: text (the default), ``i`` whole number (``Int64`` when it may be empty, else ``int64``), ``f``
+#: number (``float64``), ``b`` True/False (``boolean``). ``?``: the cell may be empty (NA);
+#: ``+``: the value must be non-negative. What each file holds: ``data/paper/README.md``.
+SCHEMAS: dict[str, str] = {
+    "support_counts": "table pair base_model rl_model benchmark benchmark_printed domain k:i "
+                      f"step:i? {_COUNT_SPEC} pass_base_percent:f? pass_rl_percent:f? "
+                      f"pass_decimals:i {_METRIC_SPEC}",
+    "support_aggregates": f"table pair base_model rl_model aggregate domain {_COUNT_SPEC} "
+                          f"{_METRIC_SPEC}",
+    "table1": f"model appendix_table? domain SRR:f NDR:f SDS:f NSCR:f decimals:i {_COUNT_SPEC}",
+    "table2_perplexity": "category category_printed correctness reference target benchmark "
+                         "benchmark_printed ppl:f? decimals:i? note?",
+    "table4_step0": "table pair model benchmark benchmark_printed domain k:i step:i "
+                    "pass_base_percent:f pass_decimals:i",
+    "table5_entropy": "metric model role base_of_pair? row_marker? benchmark benchmark_printed "
+                      "value:f decimals:i",
+    "table14_passk": "benchmark benchmark_printed model pair k:i pass_at_k_percent:f decimals:i",
+    "rg_figure4": "figure task series k:i pass_at_k:f decimals:i approximate:b note?",
+    "figure1_passk": "figure task_printed benchmark domain k:i pass_base_percent:f "
+                     "pass_rl_percent:f pair source",
+    "benchmarks": "benchmark domain N:i+ suite printed_aliases? note?",
+    "pairs": "pair base_model rl_model table k_math:i k_non_math:i? base_hf_id_inferred? "
+             "rl_hf_id_inferred? note?",
+    "discrepancies": "table row quantity explanation",
 }
 
 
-def _load(name: str, data_dir=None) -> pd.DataFrame:
-    """Read one reference CSV with its fixed dtypes, validating columns and values."""
-    schema, nullable = _SCHEMAS[name]
-    path = Path(data_dir) / name if data_dir is not None else DATA_DIR / name
+def _columns(spec: str):
+    """``(name, type, may_be_empty, non_negative)`` of each column of a schema entry."""
+    for item in spec.split():
+        name, _, kind = item.rstrip("?+").partition(":")
+        yield name, kind or "s", "?" in item, "+" in item
+
+
+def _fail(name: str, bad, s: pd.Series, what: str):
+    """Raise the error of the first bad cell: file, line (the header is line 1), column, value."""
+    i = int(np.flatnonzero(np.asarray(bad))[0])
+    raise ValueError(f"{name}, line {i + 2}: {what.format(value=s.iloc[i])}")
+
+
+def load(table: str, data_dir=None) -> pd.DataFrame:
+    """Read one of the paper's reference CSVs with its fixed dtypes, validated at the boundary.
+
+    Parameters
+    ----------
+    table : str
+        A key of :data:`SCHEMAS`: ``"support_counts"`` (Tables 3, 4, 6-12 per benchmark),
+        ``"support_aggregates"``, ``"table1"``, ``"table2_perplexity"``, ``"table4_step0"``,
+        ``"table5_entropy"``, ``"table14_passk"``, ``"rg_figure4"``, ``"figure1_passk"``,
+        ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's known disagreements).
+    data_dir : path-like, optional
+        Folder holding the CSVs; default :data:`DATA_DIR`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The schema's columns in its order; empty cells as NA.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file is missing.
+    ValueError
+        Naming the file, line, column and value: columns other than the schema's, an empty
+        cell where none may be, a value that is not a number / whole number / True or False,
+        a negative count.
+
+    Examples
+    --------
+    >>> load("benchmarks").set_index("benchmark").loc["AIME2024", "N"]
+    30
+    """
+    if table not in SCHEMAS:
+        raise ValueError(f"The 'table' parameter of load must be one of {sorted(SCHEMAS)}. "
+                         f"Got {table!r} instead.")
+    name = f"{table}.csv"
+    path = Path(data_dir if data_dir is not None else DATA_DIR) / name
     if not path.is_file():
         raise FileNotFoundError(f"Reference file {name} not found at {path}.")
     raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in schema if c not in raw.columns]
-    extra = [c for c in raw.columns if c not in schema]
+    columns = list(_columns(SCHEMAS[table]))
+    missing = [c for c, *_ in columns if c not in raw.columns]
+    extra = [c for c in raw.columns if c not in {c for c, *_ in columns}]
     if missing or extra:
         raise ValueError(
-            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}."
-        )
+            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}.")
     out = {}
-    for col, dtype in schema.items():
+    for col, kind, nullable, non_negative in columns:
         s = raw[col].str.strip()
         empty = s == ""
-        if empty.any() and col not in nullable:
-            line = int(np.flatnonzero(empty.to_numpy())[0]) + 2  # header is line 1
-            raise ValueError(f"{name}, line {line}: column '{col}' must not be empty.")
-        if dtype == _STR:
+        if empty.any() and not nullable:
+            _fail(name, empty, s, f"column '{col}' must not be empty.")
+        if kind == "s":
             out[col] = s.mask(empty).astype("str")
-            continue
-        if dtype == "boolean":
+        elif kind == "b":
             ok = s.isin(["True", "False"]) | empty
             if not ok.all():
-                line = int(np.flatnonzero(~ok.to_numpy())[0]) + 2
-                raise ValueError(
-                    f"{name}, line {line}: column '{col}' must be True or False. "
-                    f"Got {s[~ok].iloc[0]!r}."
-                )
+                _fail(name, ~ok, s, f"column '{col}' must be True or False. Got {{value!r}}.")
             out[col] = s.map({"True": True, "False": False}).astype("boolean")
-            continue
-        num = pd.to_numeric(s.mask(empty), errors="coerce")
-        bad = num.isna() & ~empty
-        if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
-            raise ValueError(
-                f"{name}, line {line}: column '{col}' must be numeric. Got {s[bad].iloc[0]!r}."
-            )
-        if dtype in (_INT, "Int64"):
-            notint = num.notna() & (num != np.round(num))
-            if notint.any():
-                line = int(np.flatnonzero(notint.to_numpy())[0]) + 2
-                raise ValueError(
-                    f"{name}, line {line}: column '{col}' must hold whole numbers. "
-                    f"Got {s[notint].iloc[0]!r}."
-                )
-        out[col] = num.astype(dtype)
-    df = pd.DataFrame(out)
-    for col in [c for c in COUNTS if c in df.columns] + ["N"] * ("N" in df.columns):
-        neg = df[col] < 0
-        if neg.any():
-            line = int(np.flatnonzero(neg.to_numpy())[0]) + 2
-            raise ValueError(
-                f"{name}, line {line}: column '{col}' must be non-negative. "
-                f"Got {df[col][neg].iloc[0]}."
-            )
-    return df
+        else:
+            num = pd.to_numeric(s.mask(empty), errors="coerce")
+            if (num.isna() & ~empty).any():
+                _fail(name, num.isna() & ~empty, s,
+                      f"column '{col}' must be numeric. Got {{value!r}}.")
+            if kind == "i" and (num.notna() & (num != np.round(num))).any():
+                _fail(name, num.notna() & (num != np.round(num)), s,
+                      f"column '{col}' must hold whole numbers. Got {{value!r}}.")
+            if non_negative and (num < 0).any():
+                _fail(name, num < 0, num.astype("Int64" if kind == "i" else "float64"),
+                      f"column '{col}' must be non-negative. Got {{value}}.")
+            out[col] = num.astype({"f": "float64", "i": "Int64" if nullable else "int64"}[kind])
+    return pd.DataFrame(out)
 
 
-def load_support_counts(data_dir=None) -> pd.DataFrame:
-    """Per-benchmark rows of Tables 3, 4 (each DAPO step vs step 0) and 6-12.
+def known_explanations(data_dir=None) -> dict[tuple[str, str, str], str]:
+    """The audit's known disagreements, ``(table, row, quantity) -> explanation``.
 
-    One row per (table, pair, benchmark[, step]) with the printed P, E, S, O, the printed pass@k
-    of base and RLVR in percent (NaN where not printed: Table 4 prints the base only at step 0,
-    see :func:`load_table4_step0`), the printed SRR, NDR, SDS, NSCR and the number of decimals
-    each was printed with.
+    They are data (``discrepancies.csv``), each explanation citing the paper's table; the audit
+    labels a disagreement missing here ``"UNEXPLAINED"``.
 
     Parameters
     ----------
     data_dir : path-like, optional
-        Folder holding the CSVs; default ``DATA_DIR``.
+        Folder holding the CSVs; default :data:`DATA_DIR`.
 
     Returns
     -------
-    pandas.DataFrame, shape (141, 24)
+    dict
     """
-    return _load("support_counts.csv", data_dir)
-
-
-def load_support_aggregates(data_dir=None) -> pd.DataFrame:
-    """The printed "Agg Math / Non-Math / Overall" rows of Tables 6-12 (pooled counts).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (17, 18)
-    """
-    return _load("support_aggregates.csv", data_dir)
-
-
-def load_table1(data_dir=None) -> pd.DataFrame:
-    """Table 1 as printed: model, domain, SRR/NDR/SDS/NSCR at 2 dp, P, E, S, O.
-
-    ``appendix_table`` names the appendix table holding the per-benchmark rows of the model
-    (empty for ProRL-1.5B-v2, which has none in v4).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (20, 12)
-    """
-    return _load("table1.csv", data_dir)
-
-
-def load_table2_perplexity(data_dir=None) -> pd.DataFrame:
-    """Table 2: perplexity of external reasoning traces, one row per printed cell (NaN for "–").
-
-    Returns
-    -------
-    pandas.DataFrame, shape (36, 10)
-    """
-    return _load("table2_perplexity.csv", data_dir)
-
-
-def load_table4_step0(data_dir=None) -> pd.DataFrame:
-    """Table 4, step 0: the base model's printed pass@256 per benchmark.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (6, 10)
-    """
-    return _load("table4_step0.csv", data_dir)
-
-
-def load_table5_entropy(data_dir=None) -> pd.DataFrame:
-    """Table 5 (avg@32, response length, token and answer entropy), long format incl. "Avg".
-
-    Returns
-    -------
-    pandas.DataFrame, shape (216, 9)
-    """
-    return _load("table5_entropy.csv", data_dir)
-
-
-def load_table14_passk(data_dir=None) -> pd.DataFrame:
-    """Table 14: pass@k (percent) of the SFT and DAPO models, k = 1, 2, 4, ..., 256.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (90, 7)
-    """
-    return _load("table14_passk.csv", data_dir)
-
-
-def load_rg_figure4(data_dir=None) -> pd.DataFrame:
-    """Figure 4 pass@k series decoded from the PDF text layer (approximate, see README).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (66, 8)
-    """
-    return _load("rg_figure4.csv", data_dir)
-
-
-def load_figure1_passk(data_dir=None) -> pd.DataFrame:
-    """Figure 1 bar/radar values: Table 6's pass@k (the figure prints no numbers; leash's reading).
-
-    Returns
-    -------
-    pandas.DataFrame, shape (10, 9)
-    """
-    return _load("figure1_passk.csv", data_dir)
-
-
-def load_benchmarks(data_dir=None) -> pd.DataFrame:
-    """Benchmarks with domain, number of questions N (= P+E+S+O in Tables 6-12) and suite.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (15, 6)
-    """
-    return _load("benchmarks.csv", data_dir)
-
-
-def load_pairs(data_dir=None) -> pd.DataFrame:
-    """Model pairs as the captions of Tables 1, 3, 4 and 6-12 name them, with their budgets.
-
-    Returns
-    -------
-    pandas.DataFrame, shape (11, 9)
-    """
-    return _load("pairs.csv", data_dir)
+    d = load("discrepancies", data_dir)
+    keys = list(zip(d["table"], d["row"], d["quantity"]))
+    if len(set(keys)) != len(keys):
+        dup = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise ValueError(f"discrepancies.csv, line {keys.index(dup, keys.index(dup) + 1) + 2}: "
+                         f"(table, row, quantity) {dup} is listed twice.")
+    return dict(zip(keys, d["explanation"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -481,8 +335,8 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
         O, SRR, NDR, SDS, NSCR (raw floats), SRR_display, NDR_display, SDS_display,
         NSCR_display (double-rounded); rows in the order of the printed Table 1.
     """
-    t1 = load_table1(data_dir)
-    counts = load_support_counts(data_dir)
+    t1 = load("table1", data_dir)
+    counts = load("support_counts", data_dir)
     pieces = []
     for model, g in t1.groupby("model", sort=False):
         table = g["appendix_table"].iloc[0]
@@ -531,53 +385,6 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
 # Audit
 # ---------------------------------------------------------------------------------------------
 
-_T4_TYPO = (
-    "Table 4 typo: the printed metrics 0.864/0.095/0.172/-0.042 are "
-    "those of P=19, E=2, S=3 (SRR 19/22, NDR 2/21, NSCR -1/24), while the printed counts "
-    "18/2/3/7 give 0.857/0.100/0.179/-0.043; the counts are the consistent ones (their pass@256 "
-    "20/30 = 66.67 and base (P+S)/N = 21/30 = 70.00 match the printed values)."
-)
-
-#: Explanations of known disagreements, keyed by (table, row, quantity) as in ``audit()``.
-KNOWN_EXPLANATIONS: dict[tuple[str, str, str], str] = {
-    **{("4", "DeepSeek-1.5B-DAPO | AIME2025 | step 300", q): _T4_TYPO for q in METRICS},
-    ("1", "Phi4-Reason-Plus-14B | non-math", "SDS"): (
-        "Table 1 rounding exception: raw SDS 0.01477 (Table 10 prints 0.0148) rounds "
-        "to 0.015 then 0.02 under the double rounding that every other Table 1 cell follows; "
-        "the paper prints 0.01, the single rounding of the raw value."
-    ),
-    # Four aggregate cells that do not recompute from their counts (a misprint in the paper or in
-    # leash's transcription of it; the paper PDF was not available to tell which).
-    ("7", "Nemotron-1-7B | Agg Overall", "SRR"): (
-        "Found by this audit: pooled (and printed) counts give SRR 2715/2771 = 0.97979 -> "
-        "0.980, printed 0.981. The other Overall metrics recompute; no shrinkage count fits "
-        "both SRR 0.981 (S = 52 or 53) and the printed NSCR -0.010 (S = 55..57): an isolated "
-        "misprint."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Math", "NSCR"): (
-        "Found by this audit: pooled (and printed) counts give (2-34)/1442 = -0.02219 -> "
-        "-0.022, printed -0.023. The printed Math SRR/NDR/SDS/NSCR all fit S = 35 "
-        "((2-35)/1443 = -0.0229), one more shrinkage than the per-benchmark rows and the "
-        "printed aggregate count (S = 34)."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Overall", "NSCR"): (
-        "Found by this audit: pooled (and printed) counts give (26-86)/2797 = -0.02145 -> "
-        "-0.021, printed -0.022, which fits S = 87 (-61/2798 = -0.0218): the same "
-        "one-shrinkage offset as the Math aggregate of this table."
-    ),
-    ("8", "Skywork-OR1-7B | Agg Overall", "SDS"): (
-        "Found by this audit: pooled counts give SDS 0.01899 -> 0.019 (0.019 also with S = 87), "
-        "printed 0.020. It equals the harmonic mean of the printed, rounded SRR 0.969 and NDR "
-        "0.010 (0.0198), but that is not how the paper computes SDS elsewhere (about 40 other "
-        "rows contradict it)."
-    ),
-    ("2", "expansion | AIME2025", "cell_present"): (
-        "Table 2 prints '-' for the AIME25 expansion cells although Table 6 (ProRL-1.5B-v1 "
-        "@8192) has E=2 on AIME2025; the paper does not state the model or budget behind "
-        "Table 2."
-    ),
-}
-
 _AUDIT_COLUMNS = [
     "table", "row", "quantity", "printed", "recomputed", "tolerance", "agrees", "explanation",
     "pair", "benchmark", "domain", "step", "recomputed_unrounded", "check",
@@ -588,174 +395,111 @@ def _half_unit(decimals) -> np.ndarray:
     return 0.5 * np.power(10.0, -np.asarray(decimals, dtype=np.float64))
 
 
-def _frame(**cols) -> pd.DataFrame:
-    df = pd.DataFrame(cols)
-    for c in _AUDIT_COLUMNS:
-        if c not in df.columns:
-            df[c] = pd.NA
-    return df
+def _frame(ids: dict, quantity, printed, recomputed, check, *, tolerance=0.0, unrounded=None,
+           sel=None, **extra) -> pd.DataFrame:
+    """Audit rows, one per printed value (``sel``: a mask of the rows to keep)."""
+    cols = {**ids, "quantity": quantity, "printed": printed, "recomputed": recomputed,
+            "recomputed_unrounded": recomputed if unrounded is None else unrounded,
+            "tolerance": tolerance, "check": check, **extra}
+    if sel is not None:
+        cols = {c: np.asarray(v)[sel] if np.ndim(v) else v for c, v in cols.items()}
+    return pd.DataFrame(cols).reindex(columns=_AUDIT_COLUMNS)
 
 
-def _row_key(df: pd.DataFrame) -> pd.Series:
-    key = df["pair"].astype(str) + " | " + df["benchmark"].astype(str)
-    has_step = df["step"].notna()
-    key[has_step] = key[has_step] + " | step " + df.loc[has_step, "step"].astype(str)
-    return key
+def _ids(df: pd.DataFrame, table, row) -> dict:
+    return {"table": table, "row": row,
+            **{c: df[c] for c in ("pair", "benchmark", "domain", "step") if c in df.columns}}
 
 
-def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame) -> list[pd.DataFrame]:
-    out = []
-    row = _row_key(sc)
-    ids = dict(
-        table=sc["table"], row=row, pair=sc["pair"], benchmark=sc["benchmark"],
-        domain=sc["domain"], step=sc["step"],
-    )
-    m = support_metrics(sc["P"], sc["E"], sc["S"], sc["O"])
-    for name in METRICS:
-        val = np.asarray(getattr(m, name))
-        out.append(_frame(
-            **ids, quantity=name, printed=sc[name], recomputed=val,
-            recomputed_unrounded=val, tolerance=_half_unit(sc[name + "_decimals"]),
-            check="metric from printed P/E/S/O, within half a unit of the last printed digit",
-        ))
+def _metric_checks(ids: dict, printed: pd.DataFrame, counts, what: str) -> list[pd.DataFrame]:
+    m = support_metrics(*counts)
+    return [_frame(ids, name, printed[name], np.asarray(getattr(m, name)),
+                   f"metric from {what}, within half a unit of the last printed digit",
+                   tolerance=_half_unit(printed[name + "_decimals"])) for name in METRICS]
+
+
+def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame, step0: pd.DataFrame) -> list:
+    row = sc["pair"].astype(str) + " | " + sc["benchmark"].astype(str)
+    row = row.where(sc["step"].isna(), row + " | step " + sc["step"].astype(str))
+    ids = _ids(sc, sc["table"], row)
+    out = _metric_checks(ids, sc, (sc["P"], sc["E"], sc["S"], sc["O"]), "printed P/E/S/O")
     n_row = (sc["P"] + sc["E"] + sc["S"] + sc["O"]).to_numpy()
     n_size = sc["benchmark"].map(bench.set_index("benchmark")["N"])
     if n_size.isna().any():
         b = sc.loc[n_size.isna(), "benchmark"].iloc[0]
         raise ValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.")
-    out.append(_frame(
-        **ids, quantity="N", printed=n_row.astype(float), recomputed=n_size.astype(float),
-        recomputed_unrounded=n_size.astype(float), tolerance=0.0,
-        check="N = P+E+S+O equals the benchmark size of benchmarks.csv",
-    ))
-    for q, found, col in (("pass_base_percent", sc["P"] + sc["S"], "pass_base_percent"),
-                          ("pass_rl_percent", sc["P"] + sc["E"], "pass_rl_percent")):
-        val = (100.0 * found / n_row).to_numpy()
-        sel = sc[col].notna().to_numpy()
-        out.append(_frame(
-            **{k: v[sel] for k, v in ids.items()}, quantity=q, printed=sc[col][sel],
-            recomputed=val[sel], recomputed_unrounded=val[sel],
-            tolerance=_half_unit(sc["pass_decimals"][sel]),
-            check="pass@k = 100 (P+S)/N (base) or 100 (P+E)/N (RLVR)",
-        ))
+    out.append(_frame(ids, "N", n_row.astype(float), n_size.astype(float),
+                      "N = P+E+S+O equals the benchmark size of benchmarks.csv"))
+    for col, found in (("pass_base_percent", sc["P"] + sc["S"]),
+                       ("pass_rl_percent", sc["P"] + sc["E"])):
+        out.append(_frame(ids, col, sc[col], (100.0 * found / n_row).to_numpy(),
+                          "pass@k = 100 (P+S)/N (base) or 100 (P+E)/N (RLVR)",
+                          tolerance=_half_unit(sc["pass_decimals"]),
+                          sel=sc[col].notna().to_numpy()))
     # Pairs sharing a base model and budget must find the same questions with the base model:
     # P+S must be the same in every row of the group (Tables 7/8, Table 3 SFT/DAPO, Table 4).
     base_found = (sc["P"] + sc["S"]).astype(float)
-    ref = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("first")
-    size = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]]).transform("size")
-    sel = (size > 1).to_numpy()
-    out.append(_frame(
-        **{k: v[sel] for k, v in ids.items()}, quantity="P+S (shared base)",
-        printed=base_found[sel], recomputed=ref[sel], recomputed_unrounded=ref[sel],
-        tolerance=0.0,
-        check="rows with the same base model, benchmark and budget have the same P+S",
-    ))
+    group = base_found.groupby([sc["base_model"], sc["benchmark"], sc["k"]])
+    out.append(_frame(ids, "P+S (shared base)", base_found, group.transform("first"),
+                      "rows with the same base model, benchmark and budget have the same P+S",
+                      sel=(group.transform("size") > 1).to_numpy()))
+    # Table 4 prints the base pass@256 once, at step 0: it is (P+S)/N of every step's row.
+    t4, s0 = (sc["table"] == "4").to_numpy(), step0.set_index("benchmark")
+    out.append(_frame(ids, "pass_base_percent (step 0)",
+                      sc["benchmark"].map(s0["pass_base_percent"]),
+                      (100.0 * base_found / n_row).to_numpy(),
+                      "step-0 base pass@256 = 100 (P+S)/N of every step's row",
+                      tolerance=_half_unit(sc["benchmark"].map(s0["pass_decimals"])),
+                      sel=t4))
     return out
-
-
-def _check_table4_step0(sc: pd.DataFrame, step0: pd.DataFrame) -> pd.DataFrame:
-    t4 = sc[sc["table"] == "4"]
-    base = t4["benchmark"].map(step0.set_index("benchmark")["pass_base_percent"])
-    dec = t4["benchmark"].map(step0.set_index("benchmark")["pass_decimals"])
-    val = (100.0 * (t4["P"] + t4["S"]) / (t4["P"] + t4["E"] + t4["S"] + t4["O"])).to_numpy()
-    return _frame(
-        table="4", row=_row_key(t4), pair=t4["pair"], benchmark=t4["benchmark"],
-        domain=t4["domain"], step=t4["step"], quantity="pass_base_percent (step 0)",
-        printed=base, recomputed=val, recomputed_unrounded=val, tolerance=_half_unit(dec),
-        check="step-0 base pass@256 = 100 (P+S)/N of every step's row",
-    )
 
 
 def _check_aggregates(sc: pd.DataFrame, ag: pd.DataFrame) -> list[pd.DataFrame]:
     pooled = _pool(sc[sc["table"].isin(ag["table"].unique())], ["table", "pair"])
-    merged = ag.merge(pooled, on=["table", "pair", "domain"], how="left",
-                      suffixes=("", "_pooled"), validate="one_to_one")
-    if merged["P_pooled"].isna().any():
-        r = merged[merged["P_pooled"].isna()].iloc[0]
-        raise ValueError(
-            f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table {r['table']} has no "
-            "per-benchmark rows to pool."
-        )
-    ids = dict(
-        table=merged["table"], row=merged["pair"] + " | " + merged["aggregate"],
-        pair=merged["pair"], domain=merged["domain"],
-    )
-    out = []
-    for c in COUNTS:
-        out.append(_frame(
-            **ids, quantity=c, printed=merged[c].astype(float),
-            recomputed=merged[c + "_pooled"].astype(float),
-            recomputed_unrounded=merged[c + "_pooled"].astype(float), tolerance=0.0,
-            check="aggregate count = sum of the per-benchmark counts",
-        ))
-    m = support_metrics(merged["P_pooled"], merged["E_pooled"], merged["S_pooled"],
-                        merged["O_pooled"])
-    for name in METRICS:
-        val = np.asarray(getattr(m, name))
-        out.append(_frame(
-            **ids, quantity=name, printed=merged[name], recomputed=val,
-            recomputed_unrounded=val, tolerance=_half_unit(merged[name + "_decimals"]),
-            check="metric from pooled counts, within half a unit of the last printed digit",
-        ))
-    return out
+    m = ag.merge(pooled, on=["table", "pair", "domain"], how="left", suffixes=("", "_pooled"),
+                 validate="one_to_one")
+    if m["P_pooled"].isna().any():
+        r = m[m["P_pooled"].isna()].iloc[0]
+        raise ValueError(f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table "
+                         f"{r['table']} has no per-benchmark rows to pool.")
+    ids = _ids(m, m["table"], m["pair"] + " | " + m["aggregate"])
+    out = [_frame(ids, c, m[c].astype(float), m[c + "_pooled"].astype(float),
+                  "aggregate count = sum of the per-benchmark counts") for c in COUNTS]
+    return out + _metric_checks(ids, m, [m[c + "_pooled"] for c in COUNTS], "pooled counts")
 
 
 def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
                   bench: pd.DataFrame) -> list[pd.DataFrame]:
-    merged = t1.merge(rebuilt, on=["model", "domain"], how="left", suffixes=("", "_rebuilt"),
-                      validate="one_to_one")
-    ids = dict(
-        table="1", row=merged["model"] + " | " + merged["domain"], pair=merged["model"],
-        domain=merged["domain"],
-    )
-    out = []
-    for c in COUNTS:
-        out.append(_frame(
-            **ids, quantity=c, printed=merged[c].astype(float),
-            recomputed=merged[c + "_rebuilt"].astype(float),
-            recomputed_unrounded=merged[c + "_rebuilt"].astype(float), tolerance=0.0,
-            check=np.where(merged["appendix_table"].isna(),
+    m = t1.merge(rebuilt, on=["model", "domain"], how="left", suffixes=("", "_rebuilt"),
+                 validate="one_to_one")
+    ids = {"table": "1", "row": m["model"] + " | " + m["domain"], "pair": m["model"],
+           "domain": m["domain"]}
+    out = [_frame(ids, c, m[c].astype(float), m[c + "_rebuilt"].astype(float),
+                  np.where(m["appendix_table"].isna(),
                            "overall = math + non-math of the printed Table 1 counts",
-                           "Table 1 count = appendix counts pooled per domain"),
-        ))
+                           "Table 1 count = appendix counts pooled per domain"))
+           for c in COUNTS]
     for name in METRICS:
-        raw = merged[name + "_rebuilt"].to_numpy()
-        double = merged[name + "_display"].to_numpy()
+        raw, double = m[name + "_rebuilt"].to_numpy(), m[name + "_display"].to_numpy()
         single = round_half_up(raw, 2)
-        expl = np.where(
-            single != double,
-            [f"printed value needs the double rounding (3 dp then 2 dp): raw {r:.5f} -> "
-             f"{round_half_up(r, 3):.3f} -> {d:.2f}; single rounding gives {s:.2f}"
-             for r, d, s in zip(raw, double, single)],
-            None,
-        )
-        out.append(_frame(
-            **ids, quantity=name, printed=merged[name], recomputed=double,
-            recomputed_unrounded=raw, tolerance=0.0, explanation=expl,
-            check="metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
-        ))
+        expl = [None if s == d else
+                f"printed value needs the double rounding (3 dp then 2 dp): raw {r:.5f} -> "
+                f"{round_half_up(r, 3):.3f} -> {d:.2f}; single rounding gives {s:.2f}"
+                for r, d, s in zip(raw, double, single)]
+        out.append(_frame(ids, name, m[name], double,
+                          "metric from pooled counts, rounded half-up to 3 dp then to 2 dp",
+                          unrounded=raw, explanation=expl))
     # N per domain: the benchmark sizes of the pair's appendix table (ProRL-v2, which has none:
     # the v1 set, inferred here because its Table 1 N of 1547 math, 1857 non-math fits it).
-    n_bench = bench.set_index("benchmark")["N"]
-    sizes = (
-        sc.assign(N=sc["benchmark"].map(n_bench))
-        .drop_duplicates(["table", "benchmark"])
-        .groupby(["table", "domain"])["N"].sum()
-    )
+    sizes = (sc.assign(N=sc["benchmark"].map(bench.set_index("benchmark")["N"]))
+             .drop_duplicates(["table", "benchmark"]).groupby(["table", "domain"])["N"].sum())
     v1_table = t1.loc[t1["model"] == "ProRL-1.5B-v1", "appendix_table"].iloc[0]
-    table_of = merged["appendix_table"].fillna(v1_table)
-    expected = []
-    for tab, dom in zip(table_of, merged["domain"]):
-        if dom == "overall":
-            expected.append(float(sizes.loc[tab].sum()))
-        else:
-            expected.append(float(sizes.get((tab, dom), np.nan)))
-    n_printed = (merged["P"] + merged["E"] + merged["S"] + merged["O"]).astype(float)
-    out.append(_frame(
-        **ids, quantity="N", printed=n_printed, recomputed=expected,
-        recomputed_unrounded=expected, tolerance=0.0,
-        check="P+E+S+O = total benchmark size of the domain (ProRL-v2: benchmarks of Table 6)",
-    ))
+    expected = [float(sizes.loc[tab].sum()) if dom == "overall"
+                else float(sizes.get((tab, dom), np.nan))
+                for tab, dom in zip(m["appendix_table"].fillna(v1_table), m["domain"])]
+    out.append(_frame(ids, "N", (m["P"] + m["E"] + m["S"] + m["O"]).astype(float), expected,
+                      "P+E+S+O = total benchmark size of the domain (ProRL-v2: benchmarks of "
+                      "Table 6)"))
     return out
 
 
@@ -763,62 +507,45 @@ def _check_table2(t2: pd.DataFrame, sc: pd.DataFrame) -> pd.DataFrame:
     """A Table 2 cell can only exist if the category is non-empty on that benchmark (Table 6)."""
     v1 = sc[(sc["table"] == "6")].set_index("benchmark")
     count_of = {"shrinkage": "S", "expansion": "E", "out_of_support": "O"}
-    present = t2.assign(p=t2["ppl"].notna()).groupby(["category", "benchmark"], sort=False)["p"]
-    present = present.any().reset_index()
-    expected = [
-        float(v1.loc[b, count_of[c]] > 0) for c, b in zip(present["category"], present["benchmark"])
-    ]
-    return _frame(
-        table="2", row=present["category"] + " | " + present["benchmark"], quantity="cell_present",
-        benchmark=present["benchmark"], domain="math", printed=present["p"].astype(float),
-        recomputed=expected, recomputed_unrounded=expected, tolerance=0.0,
-        check="perplexity printed iff Table 6 (ProRL-1.5B-v1) has a question in that category",
-    )
+    p = t2.assign(p=t2["ppl"].notna()).groupby(["category", "benchmark"], sort=False)["p"]
+    p = p.any().reset_index()
+    expected = [float(v1.loc[b, count_of[c]] > 0) for c, b in zip(p["category"], p["benchmark"])]
+    return _frame({"table": "2", "row": p["category"] + " | " + p["benchmark"],
+                   "benchmark": p["benchmark"], "domain": "math"}, "cell_present",
+                  p["p"].astype(float), expected,
+                  "perplexity printed iff Table 6 (ProRL-1.5B-v1) has a question in that category")
 
 
 def _check_table5(t5: pd.DataFrame) -> pd.DataFrame:
     is_avg = t5["benchmark"] == "Avg"
-    body = t5[~is_avg]
-    mean = body.groupby(["metric", "model"], sort=False)["value"].mean()
-    in_dec = body.groupby(["metric", "model"], sort=False)["decimals"].max()
+    body = t5[~is_avg].groupby(["metric", "model"], sort=False)
     avg = t5[is_avg].set_index(["metric", "model"])
-    if len(avg) != len(mean) or (body.groupby(["metric", "model"]).size() != 5).any():
+    if len(avg) != body.ngroups or (body.size() != 5).any():
         raise ValueError("table5_entropy.csv: every (metric, model) needs 5 benchmarks and Avg.")
-    mean = mean.reindex(avg.index)
+    mean = body["value"].mean().reindex(avg.index).to_numpy()
     # The printed Avg is rounded (half a unit) and so are its 5 inputs (their mean is off by at
     # most half a unit of their last digit): both bounds add up.
-    tol = _half_unit(avg["decimals"]) + _half_unit(in_dec.reindex(avg.index))
-    return _frame(
-        table="5", row=avg.index.get_level_values(0) + " | " + avg.index.get_level_values(1),
-        quantity="Avg", printed=avg["value"].to_numpy(), recomputed=mean.to_numpy(),
-        recomputed_unrounded=mean.to_numpy(), tolerance=np.asarray(tol),
-        check="Avg = unweighted mean of the 5 printed benchmark values (rounding of Avg and "
-              "of the inputs both allowed)",
-    )
+    tol = _half_unit(avg["decimals"]) + _half_unit(body["decimals"].max().reindex(avg.index))
+    row = avg.index.get_level_values(0) + " | " + avg.index.get_level_values(1)
+    return _frame({"table": "5", "row": row}, "Avg", avg["value"].to_numpy(), mean,
+                  "Avg = unweighted mean of the 5 printed benchmark values (rounding of Avg and "
+                  "of the inputs both allowed)", tolerance=np.asarray(tol))
 
 
 def _check_table14(t14: pd.DataFrame, sc: pd.DataFrame, bench: pd.DataFrame) -> list:
     t3 = sc[sc["table"] == "3"].set_index(["pair", "benchmark"])["pass_rl_percent"]
-    at256 = t14[t14["k"] == 256]
-    target = [t3.get((p, b), np.nan) for p, b in zip(at256["pair"], at256["benchmark"])]
-    ids256 = dict(table="14", row=at256["model"] + " | " + at256["benchmark"],
-                  pair=at256["pair"], benchmark=at256["benchmark"], domain="math")
-    out = [_frame(
-        **ids256, quantity="pass@256 = Table 3 Target", printed=at256["pass_at_k_percent"],
-        recomputed=target, recomputed_unrounded=target, tolerance=_half_unit(at256["decimals"]),
-        check="Table 14 @256 equals Table 3's printed RLVR pass@256",
-    )]
+    target = [t3.get((p, b), np.nan) for p, b in zip(t14["pair"], t14["benchmark"])]
+    ids = {"table": "14", "row": t14["model"] + " | " + t14["benchmark"],
+           "pair": t14["pair"], "benchmark": t14["benchmark"], "domain": "math"}
     n = t14["benchmark"].map(bench.set_index("benchmark")["N"]).astype(float)
-    exact = t14["pass_at_k_percent"] * n / 100.0
-    nearest = 100.0 * np.round(exact) / n
-    out.append(_frame(
-        table="14", row=t14["model"] + " | " + t14["benchmark"] + " | k=" + t14["k"].astype(str),
-        pair=t14["pair"], benchmark=t14["benchmark"], domain="math",
-        quantity="multiple of 1/N", printed=t14["pass_at_k_percent"], recomputed=nearest,
-        recomputed_unrounded=nearest, tolerance=_half_unit(t14["decimals"]),
-        check="printed pass@k is a whole number of questions out of N",
-    ))
-    return out
+    nearest = 100.0 * np.round(t14["pass_at_k_percent"] * n / 100.0) / n
+    return [_frame(ids, "pass@256 = Table 3 Target", t14["pass_at_k_percent"], target,
+                   "Table 14 @256 equals Table 3's printed RLVR pass@256",
+                   tolerance=_half_unit(t14["decimals"]), sel=(t14["k"] == 256).to_numpy()),
+            _frame({**ids, "row": ids["row"] + " | k=" + t14["k"].astype(str)},
+                   "multiple of 1/N", t14["pass_at_k_percent"], nearest,
+                   "printed pass@k is a whole number of questions out of N",
+                   tolerance=_half_unit(t14["decimals"]))]
 
 
 def audit(data_dir=None) -> pd.DataFrame:
@@ -852,23 +579,23 @@ def audit(data_dir=None) -> pd.DataFrame:
         followed by the identifiers ``pair, benchmark, domain, step``, the unrounded value
         ``recomputed_unrounded`` and a description ``check``. ``agrees`` is
         ``|printed - recomputed| <= tolerance`` (plus 1e-9 of float slack). ``explanation`` is
-        the known explanation of ``KNOWN_EXPLANATIONS`` for a disagreement, ``"UNEXPLAINED"``
-        for a disagreement without one, and otherwise a computed note or missing.
+        the known explanation (``discrepancies.csv``, :func:`known_explanations`) for a
+        disagreement, ``"UNEXPLAINED"`` for a disagreement without one, and otherwise a
+        computed note or missing.
     """
-    sc = load_support_counts(data_dir)
-    ag = load_support_aggregates(data_dir)
-    t1 = load_table1(data_dir)
-    bench = load_benchmarks(data_dir)
+    sc = load("support_counts", data_dir)
+    ag = load("support_aggregates", data_dir)
+    t1 = load("table1", data_dir)
+    bench = load("benchmarks", data_dir)
     parts = [
-        *_check_per_benchmark(sc, bench),
-        _check_table4_step0(sc, load_table4_step0(data_dir)),
+        *_check_per_benchmark(sc, bench, load("table4_step0", data_dir)),
         *_check_aggregates(sc, ag),
         *_check_table1(t1, rebuild_table1(data_dir), sc, bench),
-        _check_table2(load_table2_perplexity(data_dir), sc),
-        _check_table5(load_table5_entropy(data_dir)),
-        *_check_table14(load_table14_passk(data_dir), sc, bench),
+        _check_table2(load("table2_perplexity", data_dir), sc),
+        _check_table5(load("table5_entropy", data_dir)),
+        *_check_table14(load("table14_passk", data_dir), sc, bench),
     ]
-    out = pd.concat([p[_AUDIT_COLUMNS] for p in parts], ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
     for c in ("printed", "recomputed", "tolerance", "recomputed_unrounded"):
         out[c] = out[c].astype("float64")
     out["step"] = out["step"].astype("Int64")
@@ -877,10 +604,8 @@ def audit(data_dir=None) -> pd.DataFrame:
     diff = (out["printed"] - out["recomputed"]).abs()
     both_nan = out["printed"].isna() & out["recomputed"].isna()
     out["agrees"] = ((diff <= out["tolerance"] + _SLACK) | both_nan).astype(bool)
-    known = [
-        KNOWN_EXPLANATIONS.get((t, r, q))
-        for t, r, q in zip(out["table"], out["row"], out["quantity"])
-    ]
+    known_ = known_explanations(data_dir)
+    known = [known_.get(key) for key in zip(out["table"], out["row"], out["quantity"])]
     expl = out["explanation"].astype(object).where(out["explanation"].notna(), None)
     expl = [k if k is not None else e for k, e in zip(known, expl)]
     expl = ["UNEXPLAINED" if (not a and e is None) else e for a, e in zip(out["agrees"], expl)]
@@ -902,7 +627,7 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
     -------
     pandas.DataFrame, shape (n_disagreements, 14)
         Same columns as :func:`audit`; ``explanation`` is ``"UNEXPLAINED"`` for a disagreement
-        that ``KNOWN_EXPLANATIONS`` does not cover.
+        that ``discrepancies.csv`` does not cover.
     """
     if audit_frame is None:
         audit_frame = audit(data_dir)
@@ -912,3 +637,157 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
             f"audit(). Got {type(audit_frame).__name__} instead."
         )
     return audit_frame[~audit_frame["agrees"]].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The printed numbers as an artifact source
+# ---------------------------------------------------------------------------------------------
+
+
+def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
+    """Add pass@k of both models ((P+S)/N, (P+E)/N) and the exact McNemar test of E vs S."""
+    from .stats import mcnemar_exact
+
+    tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
+    return t.assign(**{"pass@k base": (t["P"] + t["S"]) / t["N"],
+                       "pass@k rl": (t["P"] + t["E"]) / t["N"],
+                       "mcnemar_p": [r.p_value for r in tests],
+                       "E/(E+S) low": [r.ci_low for r in tests],
+                       "E/(E+S) high": [r.ci_high for r in tests]})
+
+
+class PaperSource:
+    """The paper's printed numbers with the interface of a study (``leash.artifacts``).
+
+    One method per artifact input, as :class:`leash.artifacts.StudySource`; each returns what
+    the paper prints, in the columns a study gives. Arguments that only per-question data can
+    honour (``min_count``, ``k``, bootstrap, ``estimator``, ``na``...) are accepted and do not
+    apply: the printed numbers are what they are.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        Folder holding the CSVs; default :data:`DATA_DIR`.
+    """
+
+    name = "paper"
+    title = "the paper's printed numbers"
+    simulated = False
+    is_paper = True
+
+    def __init__(self, data_dir=None):
+        self.data_dir = data_dir
+
+    def __repr__(self) -> str:
+        return "PaperSource()"
+
+    def inputs(self) -> str:
+        """What an artifact records as its input data."""
+        return "data/paper/"
+
+    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None:
+        """Why a notebook cannot run on the printed numbers (None: it can)."""
+        return None if printed else ("the paper prints no per-question data for this artifact; "
+                                     "run it with study='demo' or a study file")
+
+    def caption(self, text: str, paper: str = "the paper's printed numbers") -> str:
+        """``"Table 1 (the paper's printed numbers)"``."""
+        return f"{text} ({paper})"
+
+    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]:
+        """The pass@k estimator the printed values fit, and where that comes from."""
+        return "first-k", ("the paper's printed values, which fit it (the paper states none; "
+                           "the `estimator` parameter does not apply)")
+
+    def na_rule(self, given: str | None = None) -> tuple[str, str]:
+        """The NA rule of answer entropy behind Table 5, and where that comes from."""
+        from .entropy import PAPER_NA
+
+        return PAPER_NA, "the paper's printed values (the `na` parameter does not apply)"
+
+    def section(self, name: str):
+        """The paper has no study sections: per-question data are not printed."""
+        raise ValueError(f"The paper's printed numbers have no per-question data (section "
+                         f"{name!r}); use study='demo' or a study file.")
+
+    def _counts(self, tables, *, by=("pair",), pool=True) -> pd.DataFrame:
+        from .tables import support_from_counts
+
+        b = load("benchmarks", self.data_dir)
+        sc = load("support_counts", self.data_dir)
+        sc = sc[sc["table"].astype(int).isin(tables)]
+        t = support_from_counts(sc, by=list(by), domains=dict(zip(b["benchmark"], b["domain"])),
+                                pool=pool)
+        k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
+        t["k"] = [k.get((p, b), np.nan) for p, b in zip(t["pair"], t["benchmark"])]
+        return _with_pass_and_tests(t)
+
+    def support_counts(self, section: str = "support", **_) -> pd.DataFrame:
+        """Tables 6-12 (``"support"``, with ProRL-1.5B-v2's Table 1 rows) or Table 3 (``"sft"``):
+        per benchmark and pooled, in the layout of :func:`leash.tables.support_table`."""
+        if section == "sft":
+            return self._counts([3])
+        t = self._counts([6, 7, 8, 9, 10, 11, 12])
+        # ProRL-1.5B-v2 has no appendix table: its printed domain counts (Table 1).
+        v2 = rebuild_table1(self.data_dir)
+        v2 = v2[v2["appendix_table"].isna()]
+        overall = v2["domain"] == "overall"
+        v2 = _with_pass_and_tests(pd.DataFrame({
+            "pair": v2["model"], "scope": np.where(overall, "overall", "domain"),
+            "benchmark": v2["domain"].map(_DOMAIN_LABEL),
+            "domain": np.where(overall, "", v2["domain"]), "N": v2[list(COUNTS)].sum(axis=1),
+            **{c: v2[c] for c in [*COUNTS, *METRICS]}}))
+        order = {p: i for i, p in enumerate(dict.fromkeys(load("pairs", self.data_dir)["pair"]))}
+        t = pd.concat([t, v2], ignore_index=True)
+        return t.iloc[np.argsort(t["pair"].map(order).to_numpy(), kind="stable")].reset_index(
+            drop=True)
+
+    def checkpoint_counts(self, **_) -> pd.DataFrame:
+        """Table 4: each DAPO step against step 0, per benchmark (pass@256)."""
+        t = self._counts([4], by=("pair", "step"), pool=False)
+        return t.assign(k=256)
+
+    def passk(self, *, ks=None, **_) -> pd.DataFrame:
+        """Table 14's pass@k (fractions) at the printed budgets, or at ``ks`` among them."""
+        t = load("table14_passk", self.data_dir)
+        if ks:
+            printed = sorted(set(t["k"].astype(int)))
+            missing = sorted(set(int(k) for k in ks) - set(printed))
+            if missing:
+                raise ValueError(f"sft_passk: the paper prints Table 14 at k = {printed}; "
+                                 f"no values for k = {missing}.")
+            t = t[t["k"].isin([int(k) for k in ks])]
+        return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
+                             "pass_at_k": t["pass_at_k_percent"] / 100.0,
+                             "estimator": "first-k"}).reset_index(drop=True)
+
+    def gym_curves(self, **_) -> pd.DataFrame:
+        """Figure 4's series as decoded from the PDF (approximate; Figures 2-3 print none)."""
+        f = load("rg_figure4", self.data_dir)
+        return pd.DataFrame({"task": f["task"], "model": f["series"],
+                             "role": np.where(f["series"] == "Base", "base", "rlvr"),
+                             "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
+                             "approximate": f["approximate"].astype(bool)})
+
+    def entropy(self, **_) -> pd.DataFrame:
+        """Table 5 per model and benchmark (without its Avg column), wide per metric."""
+        t = load("table5_entropy", self.data_dir)
+        t = t[t["benchmark"] != "Avg"]
+        names = {"avg32_accuracy_percent": "avg@n (%)", "response_length_tokens": "response_length"}
+        t = t.assign(metric=t["metric"].replace(names))
+        w = t.pivot_table(index=["model", "role", "benchmark"], columns="metric",
+                          values="value", sort=False).reset_index()
+        bases = t.drop_duplicates("model").set_index("model")["base_of_pair"]
+        w.insert(2, "base_model", w["model"].map(bases))
+        w["distinct_answers"] = np.nan
+        w["na"] = self.na_rule()[0]
+        w.columns.name = None
+        return w
+
+    def perplexity(self, **_) -> pd.DataFrame:
+        """Table 2's printed cells (a "–" cell is left out)."""
+        t = load("table2_perplexity", self.data_dir).dropna(subset=["ppl"])
+        return pd.DataFrame({"category": t["category"], "reference": t["reference"],
+                             "role": np.where(t["target"] == "Base", "base", "rlvr"),
+                             "model": t["target"], "benchmark": t["benchmark"],
+                             "ppl": t["ppl"], "n_traces": np.nan})
