@@ -26,3 +26,14 @@ def test_unknown_attribute():
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         leash.nope  # noqa: B018
+
+
+def test_the_metric_core_and_the_package_import_without_pandas_or_scipy_stats():
+    import subprocess
+    import sys
+
+    for modules in ("leash.passk, leash.support, leash.entropy, leash.stats, leash._checks",
+                    "leash"):
+        code = (f"import {modules}, sys; loaded = [m for m in ('pandas', 'scipy.stats') if m in "
+                "sys.modules]; assert not loaded, loaded")
+        subprocess.run([sys.executable, "-c", code], check=True)

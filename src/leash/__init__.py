@@ -22,7 +22,14 @@ from .entropy import (
     perplexity,
     token_entropy,
 )
-from .passk import ESTIMATORS, avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
+from .passk import (
+    ESTIMATORS,
+    avg_at_n,
+    found_within,
+    pass_at_k,
+    pass_at_k_curve,
+    pass_at_k_first,
+)
 from .stats import (
     bootstrap_crossover,
     bootstrap_pass_at_k,
@@ -43,21 +50,17 @@ from .support import (
     support_metrics,
     support_status,
 )
-from .tables import (
-    entropy_table,
-    expected_support_curve,
-    passk_table,
-    perplexity_table,
-    support_from_counts,
-    support_table,
-)
 
 __version__ = "0.1.0"
 
-# Heavier layers (pyarrow readers, manifest, notebooks' glue) load on first use. Functions
-# named like their module (summarize, validate, rescore) are not exported here, so that
-# `leash.summarize` always is the module: call leash.summarize.summarize(...) and so on.
+# The metric core above imports numpy only (scipy.stats and pandas load inside the few
+# functions that need them), so `import leash` is cheap. Every layer above it (pandas tables,
+# pyarrow readers, manifest, notebooks' glue) loads on first use. Functions named like their
+# module (summarize, validate, rescore) are not exported here, so that `leash.summarize`
+# always is the module: call leash.summarize.summarize(...) and so on.
 _LAZY = {
+    "entropy_table": "tables", "expected_support_curve": "tables", "passk_table": "tables",
+    "perplexity_table": "tables", "support_from_counts": "tables", "support_table": "tables",
     "load_counts": "summarize", "read_summary": "summarize",
     "pair_counts": "pairing", "fetch": "manifest",
     "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
@@ -81,10 +84,9 @@ def __getattr__(name):
 __all__ = [
     "CATEGORIES", "ESTIMATORS", "aggregate_perplexity", "answer_entropy",
     "answer_entropy_from_histograms", "avg_at_n", "bootstrap_crossover", "bootstrap_pass_at_k",
-    "bootstrap_support", "crossover_budget", "entropy_from_counts", "entropy_table", "epsilon",
-    "expected_support_counts", "expected_support_curve", "found", "found_probability", "holm",
+    "bootstrap_support", "crossover_budget", "entropy_from_counts", "epsilon",
+    "expected_support_counts", "found", "found_probability", "found_within", "holm",
     "mcnemar_exact", "misclassification_probability", "pass_at_k", "pass_at_k_curve",
-    "pass_at_k_first", "passk_table", "perplexity", "perplexity_table", "population_pass_at_k",
-    "support_counts", "support_from_counts", "support_metrics", "support_status",
-    "support_table", "token_entropy", *_LAZY,
+    "pass_at_k_first", "perplexity", "population_pass_at_k", "support_counts", "support_metrics",
+    "support_status", "token_entropy", *_LAZY,
 ]

@@ -794,7 +794,7 @@ def _cmd_support(args, ctx: _Context) -> int:
         table.insert(0, "step", table.pop("step").astype("Int64"))
     else:
         table = support_table(paired, **kw)
-    kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
+    kk = table["k"].to_numpy(dtype=float, na_value=np.nan)
     eps = np.full(len(table), np.nan)
     ok = np.isfinite(kk)
     if ok.any():
@@ -847,7 +847,6 @@ _CLI_PHRASES = (
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
-    ("; subsample='expected' uses the hypergeometric expectation instead", ""),
     ("needs a 'mapping'", "needs --mapping"),
     (" or a NestedMapping", ""),
     ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),

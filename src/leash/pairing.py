@@ -22,10 +22,11 @@ Rules (also in ``data/README.md``):
   - ``c_<side>`` at budget ``b`` is exact when ``c == 0`` (0), ``c == n`` (``b``) or
     ``first_correct == -1`` or ``>= b`` (0); otherwise it is NA;
   - if found-ness is unknown for some question (a counts input without ``first_correct`` and
-    ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed;
-  - ``subsample="expected"`` (explicit opt-in) replaces ``c`` at the budget by its
-    hypergeometric expectation ``c * b / n`` (a float; a random subset of ``b`` of the ``n``
-    samples), and leaves ``found`` from ``first_correct`` where known (NA otherwise).
+    ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed.
+
+  Expected counts over random subsets of ``b`` samples (the exact hypergeometric expectation)
+  are :func:`leash.support.expected_support_counts`, through ``support_table(...,
+  budget_rule="expected")``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["pair_counts", "SUBSAMPLE"]
+from .passk import found_within
 
-SUBSAMPLE = ("first", "expected")
+__all__ = ["pair_counts"]
+
 _SHOW = 5
 
 
@@ -75,43 +77,30 @@ def _keys_text(keys) -> str:
     return f"{len(keys)} questions ({shown}{more})"
 
 
-def _at_budget(n, c, first, b, subsample, side):
+def _at_budget(n, c, first, b, side):
     """Counts at budget b from (n, c, first_correct); see the module docstring."""
-    n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
-    fk = ~pd.isna(first)
-    fc = np.where(fk, pd.array(first).fillna(-1).to_numpy(dtype=np.int64), -1)
+    n, c = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    known = ~pd.isna(first)  # first_correct known
+    fc = np.where(known, pd.array(first).fillna(-1).to_numpy(dtype=np.int64), -1)
+    found = np.where(known, found_within(fc, b), c > 0)
     cut = n > b
-    found = np.where(fk, (fc >= 0) & (fc < b), c > 0)
-    found_known = fk | ~cut | (c == 0) | (c == n)
-    found = np.where(cut & ~fk & (c == n), True, found)
-    first_b = np.where(fk & (fc >= b), -1, fc)
-    if subsample == "expected":
-        cb = np.where(cut, c * b / np.maximum(n, 1), c).astype(np.float64)
-        c_out = pd.array(cb, dtype="Float64")
-    else:
-        zero = (c == 0) | (fk & ((fc == -1) | (fc >= b)))
-        cb = np.where(~cut, c, np.where(zero, 0, np.where(c == n, b, 0)))
-        known = ~cut | zero | (c == n)
-        c_out = pd.array(np.where(known, cb, 0), dtype="Int64")
-        c_out[~known] = pd.NA
-    if not found_known.all() and subsample == "first":
-        bad = int((~found_known).sum())
+    if (cut & ~known & (c > 0) & (c < n)).any():
+        bad = int((cut & ~known & (c > 0) & (c < n)).sum())
         raise ValueError(
             f"pair_counts: {bad} {side} questions have n > budget {b}, 0 < c < n and no "
             "first_correct, so whether they are solved within the first "
             f"{b} samples is unknown. Provide per-sample data (or counts with first_correct) "
-            "or counts at equal n; subsample='expected' uses the hypergeometric expectation "
-            "instead.")
-    fb = pd.array(np.where(fk, first_b, 0), dtype="Int64")
-    fb[~fk] = pd.NA
-    found_out = pd.array(found, dtype="boolean")
-    found_out[~found_known] = pd.NA
-    return c_out, fb, found_out
+            "or counts at equal n.")
+    none = (c == 0) | (known & ~found)  # no correct sample among the first b
+    c_out = pd.array(np.where(~cut, c, np.where(c == n, b, 0)), dtype="Int64")
+    c_out[cut & ~none & (c < n)] = pd.NA
+    fb = pd.array(np.where(found, fc, -1), dtype="Int64")
+    fb[~known] = pd.NA
+    return c_out, fb, found
 
 
 def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
-                budget=None, subsample: str = "first") -> pd.DataFrame:
+                budget=None) -> pd.DataFrame:
     """Pair base and RLVR per-question counts.
 
     Parameters
@@ -127,10 +116,8 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
         Common number of samples per question; default: the smallest n on either side. Must
         be >= 1 and <= every n. A mapping gives each named benchmark its own budget (at most
         the n of each of its questions); benchmarks it does not name keep the default.
-    subsample : {"first", "expected"}, default "first"
-        How counts are taken at a budget below n: "first" = the first ``budget`` samples in
-        generation order (exact found-ness from ``first_correct``; c where determinable, else
-        NA); "expected" = hypergeometric expectation ``c * budget / n``.
+        Below a question's n, its first ``budget`` samples in generation order count: exact
+        found-ness from ``first_correct``; c where determinable, else NA.
 
     Returns
     -------
@@ -154,9 +141,6 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     missing = [c for c in need if c not in summary.columns]
     if missing:
         raise ValueError(f"The 'summary' parameter lacks columns {missing}.")
-    if subsample not in SUBSAMPLE:
-        raise ValueError(f"The 'subsample' parameter must be one of {SUBSAMPLE}. "
-                         f"Got {subsample!r} instead.")
     if _spec(base) == _spec(rl):
         # refused rather than warned: the table would look like a result (SRR = 1, NDR = 0)
         raise ValueError(
@@ -249,7 +233,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             f"pair_counts: the two models have different sample counts on {int(unequal.sum())} "
             f"questions; each is compared at min(n_base, n_rl)"
             f"{' or the budget given for its benchmark' if budget is not None else ''} "
-            f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
+            "(first samples); "
             f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
             stacklevel=2)
     out = pd.DataFrame({
@@ -259,7 +243,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     })
     for side in ("base", "rl"):
         c_b, f_b, found = _at_budget(m[f"n_{side}"], m[f"c_{side}"], m[f"first_correct_{side}"],
-                                     b, subsample, side)
+                                     b, side)
         out[f"n_{side}"] = b
         out[f"c_{side}"] = c_b
         out[f"first_correct_{side}"] = f_b

@@ -94,8 +94,8 @@ from ._checks import as_count_array, check_c_le_n, check_positive_int, check_pro
 from .compare import frame_differences
 from .formats import SUMMARY_METADATA_KEY
 from .summarize import SUMMARY_SCHEMA
-from .support import CATEGORIES, CATEGORY_DTYPE, epsilon, support_codes
-from .tables import found_at_budget
+from .support import CATEGORIES, _codes, epsilon
+from .tables import CATEGORY_DTYPE, found_at_budget
 
 __all__ = [
     "SOURCE",
@@ -1388,7 +1388,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
         )
     fb = found_at_budget(m["n_b"], m["c_b"], m["fc_b"], k, min_count=min_count, where=func)
     fr = found_at_budget(m["n_r"], m["c_r"], m["fc_r"], k, min_count=min_count, where=func)
-    emp = support_codes(fb, fr)
+    emp = _codes(fb, fr)
     true = _true_category(m["p_base"].to_numpy(), m["p_rl"].to_numpy(), epsilon(k, zeta))
     # Every observed group (NA steps included) x 4 true x 4 empirical categories, by codes.
     if by:
