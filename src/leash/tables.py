@@ -331,12 +331,8 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
                                                if estimator == "first-k" else None))
         except ValueError as exc:
             raise ValueError(f"{where}, group {dict(zip(by, key))}: {exc}") from None
-        f = pd.DataFrame({"k": kk, "pass_at_k": m.mean(axis=0)})
-        for name, value in zip(by, key):
-            f.insert(len(f.columns) - 2, name, value)
-        f["n_questions"] = len(g)
-        f["estimator"] = estimator
-        frames.append(f)
+        frames.append(pd.DataFrame({**dict(zip(by, key)), "k": kk, "pass_at_k": m.mean(axis=0),
+                                    "n_questions": len(g), "estimator": estimator}))
     cols = [*by, "k", "pass_at_k", "n_questions", "estimator"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
@@ -392,12 +388,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
             else:
                 row[out] = np.nan
         if "answer_counts" in g and g["answer_counts"].map(_has_items).any():
-            n_na = (g["n_answer_missing"].to_numpy(dtype=np.int64)
-                    if "n_answer_missing" in g else None)
-            hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
-                     for h in g["answer_counts"]]
-            ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
-                                                correction=correction)
+            ae = _answer_entropy(g, na, base, correction)
             row["answer_entropy"] = float(np.nanmean(ae.entropy))
             row["distinct_answers"] = float(np.mean(ae.n_distinct))
         else:
@@ -435,6 +426,16 @@ def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
                     "than NA ones (the summary was made with na='class'); summarize the "
                     "generations with na='truncated' (leash summarize --na truncated).")
     return "drop" if na == "drop" else "class"
+
+
+def _answer_entropy(frame: pd.DataFrame, na: str, base, correction):
+    """Answer entropies of the questions of ``frame`` (its answer histograms and NA counts)."""
+    n_na = (frame["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
+            if "n_answer_missing" in frame else None)
+    hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
+             for h in frame["answer_counts"]]
+    return answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
+                                          correction=correction)
 
 
 def _has_items(x) -> bool:
@@ -584,12 +585,7 @@ def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
     """
     require_columns(summary, ["n", "c", "answer_counts"], "answer_entropy_per_question")
     na = _check_na_rule(summary, na, "answer_entropy_per_question")
-    n_na = (summary["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
-            if "n_answer_missing" in summary else None)
-    hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
-             for h in summary["answer_counts"]]
-    ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
-                                        correction=correction)
+    ae = _answer_entropy(summary, na, base, correction)
     keys = [c for c in ("model", "benchmark", "question_id", "step") if c in summary]
     out = summary[keys + ["n", "c"]].reset_index(drop=True)
     out["answer_entropy"] = ae.entropy
