@@ -361,6 +361,7 @@ def _curve_dense(pn, pc, ks, inverse):
                 np.cumprod(r, axis=1, out=r)  # r[:, i] = r(j0 + i + 1)
                 np.subtract(1.0, r, out=p[:, :w])
                 small = r > 0.5
+                small[zero] = False  # c = 0 is exactly 0 (set below)
                 span = int(small.sum(axis=1).max())  # r decreases along a row
                 if span:
                     # entries past a row's own span may overflow or be NaN: never used
