@@ -283,10 +283,10 @@ def test_cli_words(library, command_line):
 
 # Keywords that appear in library messages but have no option: the CLI never passes them, or
 # passes them only after checking the value itself (the readers' chunk size, the frames and
-# arrays of the Python API, pairing's subsample rule, support_table's budget rule), and
+# arrays of the Python API, support_table's budget rule), and
 # column names shown with their value ("n_base=4").
 LIBRARY_ONLY = {
-    "paths", "chunk_size", "frame", "summary", "subsample", "budget", "budget_rule", "samples",
+    "paths", "chunk_size", "frame", "summary", "budget", "budget_rule", "samples",
     "response", "name", "rule", "question_col", "response_col",
     "n_base", "n_rl", "n_tokens", "sum_logprob",
 }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -72,23 +71,16 @@ def test_different_n_uses_common_budget_and_first_correct():
     assert (p.n_base == 4).all() and (p.n_rl == 4).all()
     assert p.attrs["pairing"]["c_base_unknown"] == 1
     assert p.attrs["pairing"]["budget_by_benchmark"] == {"b": 4}
-    # hypergeometric expectation only on request: c * b / n; found from first_correct
-    with pytest.warns(UserWarning, match="hypergeometric"):
-        e = pair_counts(s, "a", "r", subsample="expected").set_index("question_id")
-    assert e.c_base.tolist() == [1.5, 1.5, 4.0, 0.0]
-    # it is indeed the mean of the count among a random b-subset (hypergeometric)
-    n, c, b = 8, 3, 4
-    mean = sum(k * comb(c, k) * comb(n - c, b - k) for k in range(b + 1)) / comb(n, b)
-    assert mean == pytest.approx(1.5)
+    # one meaning of "expected" (support_table's exact hypergeometric expectation): pairing
+    # has no second one
+    with pytest.raises(TypeError, match="subsample"):
+        pair_counts(s, "a", "r", subsample="expected")
 
 
 def test_found_unknown_without_first_correct_raises():
     s = frame([("a", "b", "1", None, 8, 3, None), ("r", "b", "1", None, 4, 1, 0)])
     with pytest.warns(UserWarning), pytest.raises(ValueError, match="first_correct"):
         pair_counts(s, "a", "r")
-    with pytest.warns(UserWarning, match="hypergeometric"):
-        ok = pair_counts(s, "a", "r", subsample="expected")
-    assert ok.c_base.tolist() == [1.5] and pd.isna(ok.found_base[0])
     # c == 0 or c == n stay exact without first_correct
     s2 = frame([("a", "b", "1", None, 8, 8, None), ("a", "b", "2", None, 8, 0, None),
                 ("r", "b", "1", None, 4, 1, 0), ("r", "b", "2", None, 4, 1, 0)])

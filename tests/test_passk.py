@@ -204,3 +204,28 @@ def test_curve_errors():
         pass_at_k_curve([4, 8], [1, 1], [1, 5])
     with pytest.raises(ValueError, match=r"first_correct=4 with n=4"):
         pass_at_k_first([4], [4], 2)
+
+
+def test_dense_curve_against_exact_reference_at_large_n():
+    # every k = 1..n: the cumulative-product kernel, with its positive-sum branch for small
+    # values (r > 1/2) and its exact 1.0 past k = n - c
+    n = np.array([8192, 8192, 8192, 8192, 8192, 8192, 8192, 9000])
+    c = np.array([0, 1, 2, 50, 4000, 8191, 8192, 3])
+    m = pass_at_k_curve(n, c)
+    assert m.shape == (n.size, 8192)
+    for i in range(n.size):
+        for k in (1, 2, 3, 17, 100, 1000, 4096, 4196, 8000, 8191, 8192):
+            assert rel_err(m[i, k - 1], exact(int(n[i]), int(c[i]), k)) < 1e-12
+    assert (m[5, 1:] == 1.0).all() and (m[6] == 1.0).all() and (m[0] == 0.0).all()
+
+
+def test_dense_curve_does_not_depend_on_the_tile_size(monkeypatch):
+    import leash.passk as passk
+
+    n = np.array([700, 700, 650, 700])
+    c = np.array([1, 3, 2, 600])
+    ks = np.arange(1, 651)
+    whole = pass_at_k_curve(n, c, ks)
+    monkeypatch.setattr(passk, "_CHUNK_TERMS", 97)  # tiles of 97 columns, one row each
+    np.testing.assert_array_equal(pass_at_k_curve(n, c, ks), whole)
+    np.testing.assert_array_equal(pass_at_k_curve(n, c, ks[::-7]), whole[:, ks[::-7] - 1])

@@ -40,3 +40,14 @@ def test_the_command_line_starts_without_numpy_scipy_or_pandas():
                          check=True)
     assert out.stdout.strip() == "[]"
     assert callable(leash.pass_at_k) and "pass_at_k" in dir(leash)  # still there, on first use
+
+
+def test_the_metric_core_and_the_package_import_without_pandas_or_scipy_stats():
+    import subprocess
+    import sys
+
+    for modules in ("leash.passk, leash.support, leash.entropy, leash.stats, leash._checks",
+                    "leash"):
+        code = (f"import {modules}, sys; loaded = [m for m in ('pandas', 'scipy.stats') if m in "
+                "sys.modules]; assert not loaded, loaded")
+        subprocess.run([sys.executable, "-c", code], check=True)

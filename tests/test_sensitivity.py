@@ -58,3 +58,16 @@ def test_significance_table_holm_over_benchmarks_only():
     assert g["significant_0.05"].tolist() == [True, False, True]
     full = significance_table(support_table(paired(), domains={"A": "math", "B": "math"}))
     assert (full.holm_p >= full.mcnemar_p - 1e-15).all()
+
+
+def test_budgets_are_numbers_with_k_min_and_k_max_where_they_differ():
+    df = paired()
+    df.loc[df.benchmark == "B", ["n_base", "n_rl"]] = 4
+    df[["c_base", "c_rl"]] = df[["c_base", "c_rl"]].clip(upper=df["n_base"], axis=0)
+    for t in (support_table(df, domains={"A": "math", "B": "math"}),
+              sensitivity_sweep(df, min_counts=(1,), zetas=(), domains={"A": "math", "B": "math"})):
+        assert [str(t[c].dtype) for c in ("k", "k_min", "k_max")] == ["Int64"] * 3
+        by = t.set_index("benchmark")
+        assert (by.at["A", "k"], by.at["B", "k"]) == (8, 4)
+        assert pd.isna(by.at["Math", "k"])
+        assert (by.at["Math", "k_min"], by.at["Math", "k_max"]) == (4, 8)

@@ -118,8 +118,8 @@ def test_the_study_budgets_are_where_models_are_compared(tmp_path):
     row = A.support_long(s).iloc[0]
     assert (row.k, row.P, row.S) == (4, 1, 1)
     sweep = sensitivity_sweep(s.paired("support"), min_counts=(1,), zetas=())
-    assert sweep[["k", "budget", "P", "S"]].to_dict("records") == [
-        {"k": "full", "budget": 4, "P": 1, "S": 1}]
+    assert sweep[["k", "k_min", "k_max", "full_budget", "P", "S"]].to_dict("records") == [
+        {"k": 4, "k_min": 4, "k_max": 4, "full_budget": True, "P": 1, "S": 1}]
     # a pair's budgets come first; a budget the data cannot give is an error naming it
     s = load_study(write(tmp_path, "benchmarks: {A: {domain: math, budget: 16}}\n"
                          + sections % ", budgets: {math: 8}"))

@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 _LAZY = {
     **dict.fromkeys(("aggregate_perplexity", "answer_entropy", "answer_entropy_from_histograms",
                      "entropy_from_counts", "perplexity", "token_entropy"), "entropy"),
-    **dict.fromkeys(("ESTIMATORS", "avg_at_n", "pass_at_k", "pass_at_k_curve",
-                     "pass_at_k_first"), "passk"),
+    **dict.fromkeys(("ESTIMATORS", "avg_at_n", "found_within", "pass_at_k",
+                     "pass_at_k_curve", "pass_at_k_first"), "passk"),
     **dict.fromkeys(("bootstrap_crossover", "bootstrap_pass_at_k", "bootstrap_support",
                      "crossover_budget", "holm", "mcnemar_exact"), "stats"),
     **dict.fromkeys(("CATEGORIES", "epsilon", "expected_support_counts", "found",

@@ -44,7 +44,8 @@ __all__ = [
 PAPER = "paper"
 METRICS = ["SRR", "NDR", "SDS", "NSCR"]
 COUNTS = ["P", "E", "S", "O"]
-LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "pass@k base", "pass@k rl",
+LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
+                "pass@k base", "pass@k rl",
                 *COUNTS, *METRICS, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
@@ -285,10 +286,10 @@ class StudySource:
 
 def _categories(paired: pd.DataFrame) -> np.ndarray:
     """Support category of each paired question (from pairing's exact found columns)."""
-    from .support import CATEGORIES, support_codes
+    from .support import CATEGORIES, _codes
 
-    fb, fr = paired["found_base"].astype(int), paired["found_rl"].astype(int)
-    return np.asarray(CATEGORIES)[support_codes(fb, fr)]
+    found = (paired[f"found_{side}"].to_numpy(dtype=bool) for side in ("base", "rl"))
+    return np.asarray(CATEGORIES)[_codes(*found)]
 
 
 def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
@@ -427,12 +428,14 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
     Returns
     -------
     pandas.DataFrame
-        Columns ``pair, scope, benchmark, domain, N, k, pass@k base, pass@k rl, P, E, S, O,
-        SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI columns).
+        Columns ``pair, scope, benchmark, domain, N, k, k_min, k_max, pass@k base, pass@k rl,
+        P, E, S, O, SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI
+        columns); the budgets are integers, ``k`` NA where a row's budgets differ.
     """
     t = open_study(study).support_counts(section, min_count=min_count, k=k, n_boot=n_boot,
                                           seed=seed, level=level)
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
+    t = t.astype({"k": "Int64", "k_min": "Int64", "k_max": "Int64"})
     if pairs:
         unknown = sorted(set(pairs) - set(t["pair"]))
         if unknown:
@@ -494,26 +497,25 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``Dataset, k, pass@k Base (%), pass@k RLVR (%), SRR, NDR, SDS, NSCR, P, E, S, O,
-        McNemar p`` plus the bootstrap interval columns present in ``long``.
+        ``Dataset, k, k_min, k_max, pass@k Base (%), pass@k RLVR (%), SRR, NDR, SDS, NSCR, P,
+        E, S, O, McNemar p`` plus the bootstrap interval columns present in ``long``; ``k`` is
+        NA on a pooled row whose benchmarks have different budgets (``k_min`` to ``k_max``).
     """
     t = long[long["pair"] == pair]
     if t.empty:
         raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
     ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
-    k_shown = [int(v) if isinstance(v, (int, float, np.integer, np.floating)) and np.isfinite(v)
-               else ("" if pd.isna(v) else v) for v in t["k"]]
-    out = pd.DataFrame({"Dataset": ds, "k": pd.Series(k_shown, dtype=object),
+    out = pd.DataFrame({"Dataset": ds, **{c: t[c].array for c in ("k", "k_min", "k_max")},
                         "pass@k Base (%)": 100 * t["pass@k base"].to_numpy(),
                         "pass@k RLVR (%)": 100 * t["pass@k rl"].to_numpy()})
     if zeta is not None:
         from .support import epsilon
 
-        k = pd.to_numeric(t["k"], errors="coerce").to_numpy(dtype=float)
+        k = t["k"].to_numpy(dtype=float, na_value=np.nan)
         ok = np.isfinite(k) & (k >= 1)
         eps = np.full(k.shape, np.nan)
         eps[ok] = epsilon(k[ok].astype(np.int64), zeta)
-        out.insert(2, "epsilon", eps)
+        out.insert(out.columns.get_loc("k_max") + 1, "epsilon", eps)
     out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
     for c in [*METRICS, *COUNTS]:
         out[c] = t[c].to_numpy()

@@ -752,7 +752,7 @@ def _cmd_support(args, ctx: _Context) -> int:
     rng = np.random.default_rng(args.seed)
     kw = dict(k=args.k, min_count=args.min_count, n_boot=args.n_boot, rng=rng, level=_LEVEL)
     table = _by_step(paired, lambda f, by: support_table(f, by=by, **kw), [])
-    kk = pd.to_numeric(table["k"], errors="coerce").to_numpy(dtype=float)
+    kk = table["k"].to_numpy(dtype=float, na_value=np.nan)
     eps = np.full(len(table), np.nan)
     ok = np.isfinite(kk)
     if ok.any():
@@ -805,7 +805,6 @@ _CLI_PHRASES = (
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
-    ("; subsample='expected' uses the hypergeometric expectation instead", ""),
     ("needs a 'mapping'", "needs --mapping"),
     (" or a NestedMapping", ""),
     ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),

@@ -22,7 +22,7 @@ import pandas as pd
 from . import _config as C
 from ._checks import check_positive_int, check_probability
 from ._paths import REPO, shown
-from .support import CATEGORIES, CATEGORY_DTYPE, epsilon, support_codes
+from .support import CATEGORIES, _codes, epsilon
 
 __all__ = ["SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS", "TRUTH_COLUMNS",
            "CONFIG_SCHEMA", "demo_dir", "config_path", "load_config", "check_config",
@@ -534,7 +534,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
         One row per group and true category (all four categories), columns: the four
         empirical categories (counts), ``total``, ``misclassified`` (off-diagonal count).
     """
-    from .tables import found_at_budget
+    from .tables import CATEGORY_DTYPE, found_at_budget
 
     func = "misclassification_table"
     k = check_positive_int(k, "k", func)
@@ -595,7 +595,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
         )
     fb = found_at_budget(m["n_b"], m["c_b"], m["fc_b"], k, min_count=min_count, where=func)
     fr = found_at_budget(m["n_r"], m["c_r"], m["fc_r"], k, min_count=min_count, where=func)
-    emp = support_codes(fb, fr)
+    emp = _codes(fb, fr)
     true = true_category_codes(m["p_base"].to_numpy(), m["p_rl"].to_numpy(), epsilon(k, zeta))
     # Every observed group (NA steps included) x 4 true x 4 empirical categories, by codes.
     if by:

@@ -22,10 +22,11 @@ Rules (also in ``data/README.md``):
   - ``c_<side>`` at budget ``b`` is exact when ``c == 0`` (0), ``c == n`` (``b``) or
     ``first_correct == -1`` or ``>= b`` (0); otherwise it is NA;
   - if found-ness is unknown for some question (a counts input without ``first_correct`` and
-    ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed;
-  - ``subsample="expected"`` (explicit opt-in) replaces ``c`` at the budget by its
-    hypergeometric expectation ``c * b / n`` (a float; a random subset of ``b`` of the ``n``
-    samples), and leaves ``found`` from ``first_correct`` where known (NA otherwise).
+    ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed.
+
+  Expected counts over random subsets of ``b`` samples (the exact hypergeometric expectation)
+  are :func:`leash.support.expected_support_counts`, through ``support_table(...,
+  budget_rule="expected")``.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ._validation import Boolean, InstancesOf, Interval, ModelSide, StrOptions, validate_params
+from ._validation import Boolean, InstancesOf, Interval, ModelSide, validate_params
+from .passk import found_within
 
-__all__ = ["pair_counts", "SUBSAMPLE"]
+__all__ = ["pair_counts"]
 
-SUBSAMPLE = ("first", "expected")
 _SHOW = 5
 
 
@@ -72,49 +73,35 @@ def _keys_text(keys) -> str:
     return f"{len(keys)} questions ({shown}{more})"
 
 
-def _at_budget(n, c, first, b, subsample, side):
+def _at_budget(n, c, first, b, side):
     """Counts at budget b from (n, c, first_correct); see the module docstring."""
-    n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
-    fk = ~pd.isna(first)
-    fc = np.where(fk, pd.array(first).fillna(-1).to_numpy(dtype=np.int64), -1)
+    n, c = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64)
+    known = ~pd.isna(first)  # first_correct known
+    fc = np.where(known, pd.array(first).fillna(-1).to_numpy(dtype=np.int64), -1)
+    found = np.where(known, found_within(fc, b), c > 0)
     cut = n > b
-    found = np.where(fk, (fc >= 0) & (fc < b), c > 0)
-    found_known = fk | ~cut | (c == 0) | (c == n)
-    found = np.where(cut & ~fk & (c == n), True, found)
-    first_b = np.where(fk & (fc >= b), -1, fc)
-    if subsample == "expected":
-        cb = np.where(cut, c * b / np.maximum(n, 1), c).astype(np.float64)
-        c_out = pd.array(cb, dtype="Float64")
-    else:
-        zero = (c == 0) | (fk & ((fc == -1) | (fc >= b)))
-        cb = np.where(~cut, c, np.where(zero, 0, np.where(c == n, b, 0)))
-        known = ~cut | zero | (c == n)
-        c_out = pd.array(np.where(known, cb, 0), dtype="Int64")
-        c_out[~known] = pd.NA
-    if not found_known.all() and subsample == "first":
-        bad = int((~found_known).sum())
+    if (cut & ~known & (c > 0) & (c < n)).any():
+        bad = int((cut & ~known & (c > 0) & (c < n)).sum())
         raise ValueError(
             f"pair_counts: {bad} {side} questions have n > budget {b}, 0 < c < n and no "
             "first_correct, so whether they are solved within the first "
             f"{b} samples is unknown. Provide per-sample data (or counts with first_correct) "
-            "or counts at equal n; subsample='expected' uses the hypergeometric expectation "
-            "instead.")
-    fb = pd.array(np.where(fk, first_b, 0), dtype="Int64")
-    fb[~fk] = pd.NA
-    found_out = pd.array(found, dtype="boolean")
-    found_out[~found_known] = pd.NA
-    return c_out, fb, found_out
+            "or counts at equal n.")
+    none = (c == 0) | (known & ~found)  # no correct sample among the first b
+    c_out = pd.array(np.where(~cut, c, np.where(c == n, b, 0)), dtype="Int64")
+    c_out[cut & ~none & (c < n)] = pd.NA
+    fb = pd.array(np.where(found, fc, -1), dtype="Int64")
+    fb[~known] = pd.NA
+    return c_out, fb, found
 
 
 @validate_params({
     "summary": [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)],
     "base": [ModelSide()], "rl": [ModelSide()], "restrict_to_shared": [Boolean()],
     "budget": [Interval(Integral, 1, None, closed="left"),
-               InstancesOf(Mapping, "a mapping of benchmark to budget", dict), None],
-    "subsample": [StrOptions(*SUBSAMPLE)]})
+               InstancesOf(Mapping, "a mapping of benchmark to budget", dict), None]})
 def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = False,
-                budget=None, subsample: str = "first") -> pd.DataFrame:
+                budget=None) -> pd.DataFrame:
     """Pair base and RLVR per-question counts.
 
     Parameters
@@ -130,10 +117,8 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
         Common number of samples per question; default: the smallest n on either side. Must
         be >= 1 and <= every n. A mapping gives each named benchmark its own budget (at most
         the n of each of its questions); benchmarks it does not name keep the default.
-    subsample : {"first", "expected"}, default "first"
-        How counts are taken at a budget below n: "first" = the first ``budget`` samples in
-        generation order (exact found-ness from ``first_correct``; c where determinable, else
-        NA); "expected" = hypergeometric expectation ``c * budget / n``.
+        Below a question's n, its first ``budget`` samples in generation order count: exact
+        found-ness from ``first_correct``; c where determinable, else NA.
 
     Returns
     -------
@@ -161,8 +146,8 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             + ("" if _spec(base)[1] is None else f" at step {_spec(base)[1]}")
             + ": a model paired with itself has E = S = 0 by construction. Name two models, "
             "or two checkpoints of one run as (model, step).")
-    b_rows, b_label = _select(summary, base, "base")
-    r_rows, r_label = _select(summary, rl, "rl")
+    (b_rows, b_label), (r_rows, r_label) = _select(summary, base, "base"), _select(summary, rl,
+                                                                                    "rl")
     key = ["benchmark", "question_id"]
     bdup = b_rows.duplicated(key, keep=False)
     if bdup.any():
@@ -170,103 +155,89 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
             f"pair_counts: the base side {b_label!r} has several rows for "
             f"{_keys_text(b_rows.loc[bdup, key].drop_duplicates().itertuples(index=False))}"
             " (several steps?); select one with base=(model, step).")
-    r_steps = r_rows["step"].astype("Int64")
-    rkey = key + ["step"]
-    rdup = r_rows.assign(step=r_steps).duplicated(rkey, keep=False)
+    r_rows = r_rows.assign(step=r_rows["step"].astype("Int64"))
+    rdup = r_rows.duplicated([*key, "step"], keep=False)
     if rdup.any():
         raise ValueError(f"pair_counts: the rl side {r_label!r} has duplicate rows for "
                          f"{int(rdup.sum())} (benchmark, question_id, step) keys.")
-    bk = set(map(tuple, b_rows[key].astype(str).to_numpy().tolist()))
     pairing = {"base": b_label, "rl": r_label, "dropped_base_only": 0, "dropped_rl_only": 0}
-    # per rl step, compare question sets with the base
-    only_b, only_r = set(), set()
-    for _, grp in r_rows.assign(step=r_steps).groupby("step", dropna=False, sort=False):
-        rk = set(map(tuple, grp[key].astype(str).to_numpy().tolist()))
-        only_b |= bk - rk
-        only_r |= rk - bk
+    only_b, only_r = _unshared(b_rows, r_rows, key)
     if only_b or only_r:
-        msg = []
-        if only_b:
-            msg.append(f"present for base {b_label!r} only: {_keys_text(sorted(only_b))}")
-        if only_r:
-            msg.append(f"present for rl {r_label!r} only: {_keys_text(sorted(only_r))}")
+        msg = "; ".join([f"present for base {b_label!r} only: {_keys_text(sorted(only_b))}"]
+                        * bool(only_b)
+                        + [f"present for rl {r_label!r} only: {_keys_text(sorted(only_r))}"]
+                        * bool(only_r))
         if not restrict_to_shared:
-            raise ValueError("pair_counts: questions are not shared; " + "; ".join(msg)
-                             + ". Pass restrict_to_shared=True to drop them.")
-        warnings.warn("pair_counts: dropping unshared questions; " + "; ".join(msg),
-                      stacklevel=3)
-        pairing["dropped_base_only"] = len(only_b)
-        pairing["dropped_rl_only"] = len(only_r)
-    left = b_rows[key + ["n", "c", "first_correct"]].astype({"benchmark": str,
-                                                            "question_id": str})
-    right = r_rows.assign(step=r_steps)[rkey + ["n", "c", "first_correct"]].astype(
-        {"benchmark": str, "question_id": str})
-    m = right.merge(left, on=key, how="inner", suffixes=("_rl", "_base"))
+            raise ValueError(f"pair_counts: questions are not shared; {msg}. Pass "
+                             "restrict_to_shared=True to drop them.")
+        warnings.warn(f"pair_counts: dropping unshared questions; {msg}", stacklevel=3)
+        pairing.update(dropped_base_only=len(only_b), dropped_rl_only=len(only_r))
+    cols, as_str = ["n", "c", "first_correct"], {"benchmark": str, "question_id": str}
+    m = r_rows[[*key, "step", *cols]].astype(as_str).merge(
+        b_rows[key + cols].astype(as_str), on=key, how="inner", suffixes=("_rl", "_base"))
     if m.empty:
         raise ValueError(f"pair_counts: {b_label!r} and {r_label!r} share no questions.")
-    n_b = m["n_base"].to_numpy(np.int64)
-    n_r = m["n_rl"].to_numpy(np.int64)
-    nmin = int(min(n_b.min(), n_r.min()))
-    if isinstance(budget, Mapping):
-        # Per benchmark: the given budget; elsewhere the two models' common sample count.
-        b = np.minimum(n_b, n_r)
-        bench = m["benchmark"].to_numpy()
-        for name, value in budget.items():
-            sel = bench == str(name)
-            if not sel.any():
-                continue
-            top = int(b[sel].min())
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-                    1 <= value <= top):
-                raise ValueError(
-                    f"The 'budget' parameter gives benchmark {name!r} the budget {value!r}, but "
-                    f"it must be an int in the range [1, {top}] (the smallest n of its paired "
-                    "questions).")
-            b[sel] = int(value)
-    elif budget is None:
-        # Per question: the two models' common sample count. Benchmarks with different
-        # budgets (8192 for math, 2048 for non-math in the paper) keep their own.
-        b = np.minimum(n_b, n_r)
-    else:
-        if budget > nmin:
-            raise ValueError(f"The 'budget' parameter must be an int in the range [1, {nmin}] "
-                             f"(the smallest n of the paired questions). Got {budget!r}.")
-        b = np.full(len(m), int(budget), dtype=np.int64)
+    n_b, n_r = m["n_base"].to_numpy(np.int64), m["n_rl"].to_numpy(np.int64)
+    b = _budgets(np.minimum(n_b, n_r), m["benchmark"].to_numpy(), budget)
     by_bench = pd.Series(b).groupby(m["benchmark"].to_numpy()).agg(lambda x: sorted(set(x)))
-    pairing["budget"] = int(b[0]) if (b == b[0]).all() else None
-    pairing["budget_by_benchmark"] = {k: (v[0] if len(v) == 1 else v)
-                                      for k, v in by_bench.items()}
-    pairing["n_base"] = sorted(set(n_b.tolist()))[:10]
-    pairing["n_rl"] = sorted(set(n_r.tolist()))[:10]
-    reduced = (n_b > b) | (n_r > b)
+    pairing.update(budget=int(b[0]) if (b == b[0]).all() else None,
+                   budget_by_benchmark={k: (v[0] if len(v) == 1 else v)
+                                        for k, v in by_bench.items()},
+                   n_base=sorted(set(n_b.tolist()))[:10], n_rl=sorted(set(n_r.tolist()))[:10])
     unequal = n_b != n_r
     if unequal.any() and (budget is None or isinstance(budget, Mapping)):
         warnings.warn(
             f"pair_counts: the two models have different sample counts on {int(unequal.sum())} "
             f"questions; each is compared at min(n_base, n_rl)"
             f"{' or the budget given for its benchmark' if budget is not None else ''} "
-            f"({'first samples' if subsample == 'first' else 'hypergeometric expectation'}); "
-            f"budgets by benchmark: {pairing['budget_by_benchmark']}.",
+            f"(first samples); budgets by benchmark: {pairing['budget_by_benchmark']}.",
             stacklevel=3)
-    out = pd.DataFrame({
-        "benchmark": m["benchmark"].astype("string"),
-        "question_id": m["question_id"].astype("string"),
-        "step": m["step"].astype("Int64"),
-    })
+    out = pd.DataFrame({"benchmark": m["benchmark"].astype("string"),
+                        "question_id": m["question_id"].astype("string"),
+                        "step": m["step"].astype("Int64")})
     for side in ("base", "rl"):
-        c_b, f_b, found = _at_budget(m[f"n_{side}"], m[f"c_{side}"], m[f"first_correct_{side}"],
-                                     b, subsample, side)
+        counts = _at_budget(m[f"n_{side}"], m[f"c_{side}"], m[f"first_correct_{side}"], b, side)
         out[f"n_{side}"] = b
-        out[f"c_{side}"] = c_b
-        out[f"first_correct_{side}"] = f_b
-        out[f"found_{side}"] = found
-        pairing[f"c_{side}_unknown"] = int(pd.isna(c_b).sum())
-    out["budget_reduced"] = reduced
-    out = out[["benchmark", "question_id", "step", "n_base", "c_base", "first_correct_base",
-               "found_base", "n_rl", "c_rl", "first_correct_rl", "found_rl", "budget_reduced"]]
-    if (out["c_base"].dtype == "Int64" and not pd.isna(out["c_base"]).any()
-            and not pd.isna(out["c_rl"]).any()):
-        out["c_base"] = out["c_base"].astype(np.int64)
-        out["c_rl"] = out["c_rl"].astype(np.int64)
+        for name, values in zip(("c", "first_correct", "found"), counts):
+            out[f"{name}_{side}"] = values
+        pairing[f"c_{side}_unknown"] = int(pd.isna(counts[0]).sum())
+    out["budget_reduced"] = (n_b > b) | (n_r > b)
+    if not (pairing["c_base_unknown"] or pairing["c_rl_unknown"]):
+        out = out.astype({"c_base": np.int64, "c_rl": np.int64})
     out.attrs["pairing"] = pairing
-    return out.reset_index(drop=True)
+    return out
+
+
+def _unshared(b_rows, r_rows, key):
+    """The (benchmark, question_id) keys of one side only, per rl step against the base."""
+    bk = set(map(tuple, b_rows[key].astype(str).to_numpy().tolist()))
+    only_b, only_r = set(), set()
+    for _, grp in r_rows.groupby("step", dropna=False, sort=False):
+        rk = set(map(tuple, grp[key].astype(str).to_numpy().tolist()))
+        only_b |= bk - rk
+        only_r |= rk - bk
+    return only_b, only_r
+
+
+def _budgets(common, bench, budget):
+    """Each question's budget: ``common`` (min(n_base, n_rl)), or ``budget`` (an int for every
+    question, or per benchmark from a mapping), which must lie in [1, the smallest n]."""
+    b = common.copy()
+    if budget is None:
+        return b
+    one = not isinstance(budget, Mapping)
+    for name, value in [(None, budget)] if one else budget.items():
+        sel = np.ones(b.size, dtype=bool) if one else bench == str(name)
+        if not sel.any():
+            continue
+        top = int(common[sel].min())
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+                1 <= value <= top):
+            raise ValueError(
+                f"The 'budget' parameter must be an int in the range [1, {top}] (the smallest n "
+                f"of the paired questions). Got {value!r}." if one else
+                f"The 'budget' parameter gives benchmark {name!r} the budget {value!r}, but it "
+                f"must be an int in the range [1, {top}] (the smallest n of its paired "
+                "questions).")
+        b[sel] = int(value)
+    return b

@@ -719,8 +719,9 @@ class PaperSource:
         t = support_from_counts(sc, by=list(by), domains=dict(zip(b["benchmark"], b["domain"])),
                                 pool=pool)
         k = sc.drop_duplicates(["pair", "benchmark"]).set_index(["pair", "benchmark"])["k"]
-        t["k"] = [k.get((p, b), np.nan) for p, b in zip(t["pair"], t["benchmark"])]
-        return _with_pass_and_tests(t)
+        t["k"] = pd.array([k.get((p, b), pd.NA) for p, b in zip(t["pair"], t["benchmark"])],
+                          dtype="Int64")  # printed per benchmark only
+        return _with_pass_and_tests(t.assign(k_min=t["k"], k_max=t["k"]))
 
     def support_counts(self, section: str = "support", **_) -> pd.DataFrame:
         """Tables 6-12 (``"support"``, with ProRL-1.5B-v2's Table 1 rows) or Table 3 (``"sft"``):

@@ -56,7 +56,8 @@ FIRST_CORRECT = Counts(minimum=-1, note="-1: no correct sample")
 # at its peak, so 2**19 terms keep the working set near 20 MiB (benchmarks/bench_core.py).
 _CHUNK_TERMS = 1 << 19
 
-__all__ = ["ESTIMATORS", "pass_at_k", "pass_at_k_first", "pass_at_k_curve", "avg_at_n"]
+__all__ = ["ESTIMATORS", "found_within", "pass_at_k", "pass_at_k_first", "pass_at_k_curve",
+           "avg_at_n"]
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
@@ -175,8 +176,38 @@ def pass_at_k_first(first_correct, n, k):
     same_length(func, first_correct=fc, n=n, k=k)
     check_k_in_range(k, n, func)
     _check_first_lt_n(fc, n, func)
-    out = ((fc >= 0) & (fc < k)).astype(np.float64)
+    out = np.asarray(found_within(fc, k), dtype=np.float64)
     return float(out) if out.ndim == 0 else out
+
+
+def found_within(first_correct, k):
+    """Whether a correct sample is among the first ``k`` samples: ``0 <= first_correct < k``.
+
+    The one definition of "found within the first k samples" in leash: the "first-k" pass@k
+    estimator, the support tables below the full budget, and pairing at a common budget all
+    call it. It is the kernel of :func:`pass_at_k_first` without its checks, for inputs
+    validated at the caller's boundary.
+
+    Parameters
+    ----------
+    first_correct : int or array_like of int
+        0-based index of the first verified-correct sample, -1 when no sample is correct.
+    k : int or array_like of int, broadcastable with ``first_correct``
+        Budget (number of leading samples).
+
+    Returns
+    -------
+    bool or ndarray of bool
+        True where ``0 <= first_correct < k``; the broadcast shape of the inputs.
+
+    Examples
+    --------
+    >>> found_within([-1, 0, 3, 7], 4).tolist()
+    [False, True, True, False]
+    """
+    fc = np.asarray(first_correct)
+    out = (fc >= 0) & (fc < np.asarray(k))
+    return bool(out) if out.ndim == 0 else out
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "ks": [BUDGET_GRID, None],
@@ -259,21 +290,20 @@ def _curve(n, c, ks, first_correct=None):
     if n.size == 0:
         return np.zeros((0, ks.size))
     if first_correct is not None:
-        fc = first_correct[:, None]
-        return ((fc >= 0) & (fc < ks[None, :])).astype(np.float64)
+        return found_within(first_correct[:, None], ks[None, :]).astype(np.float64)
     pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
     inverse = np.ravel(inverse)
     pn, pc = pairs[:, 0], pairs[:, 1]
     kmax = int(ks.max())
-    # Sparse budgets: per-k sums of min(c, k) terms are cheaper than a cumulative sum to kmax.
-    # sum over ks of min(c, k) = sum of the ks below c + c * (number of ks >= c), per pair.
+    # Sparse budgets: per-k sums of min(c, k) terms are cheaper than a cumulative product to
+    # kmax. sum over ks of min(c, k) = sum of the ks below c + c * (number of ks >= c), per pair.
     ks_sorted = np.sort(ks)
     below = np.searchsorted(ks_sorted, pc, side="left")
     ks_csum = np.concatenate([[0], np.cumsum(ks_sorted)])
     per_k_cost = int((ks_csum[below] + pc * (ks.size - below)).sum())
     if per_k_cost < pairs.shape[0] * kmax:
         return _curve_sparse(pn, pc, ks)[inverse]
-    return _curve_dense(pn, pc, ks)[inverse]
+    return _curve_dense(pn, pc, ks, inverse)
 
 
 def _curve_sparse(pn, pc, ks):
@@ -288,38 +318,74 @@ def _curve_sparse(pn, pc, ks):
     return out
 
 
-def _curve_dense(pn, pc, ks):
-    """pass@k of each (n, c) pair at each budget, from cumulative sums of the log terms.
+def _curve_dense(pn, pc, ks, inverse):
+    """pass@k of every question (pair ``inverse[i]`` of the sorted distinct (n, c) pairs
+    ``pn, pc``) at each budget, from cumulative products, written straight into the result.
 
-    The (pairs x kmax) matrix of terms is processed in tiles of at most ``_CHUNK_TERMS``: rows
-    of pairs, and along j in column blocks whose cumulative sum starts from the previous
-    block's last value (the carry), which is what one cumulative sum over the row computes.
+    r(k) = C(n-c, k) / C(n, k) is the cumulative product of the factors (n-c-j) / (n-j), each
+    correctly rounded, so r keeps its relative precision (the cost is that of a plain numpy
+    cumulative product). pass@k = 1 - r is then exact to that precision where r <= 1/2. Where
+    r > 1/2 (small pass@k) the subtraction would cancel, and pass@k is evaluated there as
+    r(k) * sum_{j<k} (c / (n-j)) / r(j+1), a sum of positive terms (it telescopes to 1 - r(k)),
+    which keeps the relative precision of small values. Past j = n - c the product is exactly
+    0, so pass@k is exactly 1 there and is filled in rather than computed; c = 0 gives 0.
+
+    The (pairs x kmax) matrix is processed in tiles of at most ``_CHUNK_TERMS`` entries: rows
+    of pairs, and along j in column blocks whose products and sums start from the previous
+    block's last values (the carries), in the order of one pass over the row, so the results
+    do not depend on the tile size, bit for bit.
     """
-    out = np.empty((pn.size, ks.size))
+    out = np.empty((inverse.size, ks.size))
     kmax = int(ks.max())
+    every_k = ks.size == kmax and bool((ks == np.arange(1, kmax + 1)).all())
     order = np.argsort(ks, kind="stable")
     ks_sorted = ks[order]
+    by_pair = np.argsort(inverse, kind="stable")  # questions grouped by their pair
+    first_q = np.searchsorted(inverse[by_pair], np.arange(pn.size + 1))
     width = min(kmax, _CHUNK_TERMS)
     rows = max(1, _CHUNK_TERMS // width)
     for s in range(0, pn.size, rows):
-        nn = pn[s : s + rows, None].astype(np.float64)
-        cc = pc[s : s + rows, None].astype(np.float64)
-        carry = None
+        e = min(s + rows, pn.size)
+        questions = by_pair[first_q[s] : first_q[e]]
+        local = inverse[questions] - s
+        nn = pn[s:e, None].astype(np.float64)
+        cc = pc[s:e, None].astype(np.float64)
+        zero = pc[s:e] == 0
+        last = int((pn[s:e] - pc[s:e]).max())  # r(k) = 0 for every k > last
+        r_carry = np.ones((e - s, 1))
+        q_carry = np.zeros((e - s, 1))
         for j0 in range(0, kmax, width):
             j1 = min(j0 + width, kmax)
-            j = np.arange(j0, j1, dtype=np.float64)[None, :]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = np.log1p(-np.minimum(cc / (nn - j), 1.0))
-            # columns j >= n are never used (k <= n); neutralise them (they may be NaN or inf).
-            terms[j >= nn] = 0.0
-            if carry is not None:
-                terms[:, 0] += carry
-            log_r = np.cumsum(terms, axis=1)
-            del terms
-            carry = log_r[:, -1].copy()
-            # the budgets k with k - 1 in [j0, j1)
-            lo, hi = np.searchsorted(ks_sorted, [j0 + 1, j1 + 1], side="left")
-            out[s : s + rows, order[lo:hi]] = -np.expm1(log_r[:, ks_sorted[lo:hi] - 1 - j0]) + 0.0
+            p = np.ones((e - s, j1 - j0))
+            w = max(0, min(j1, last) - j0)  # columns that are not exactly 1
+            if w:
+                den = nn - np.arange(j0, j0 + w, dtype=np.float64)
+                r = den - cc
+                np.divide(r, den, out=r)
+                np.maximum(r, 0.0, out=r)  # a factor past j = n - c is 0, not negative
+                r[:, :1] *= r_carry
+                np.cumprod(r, axis=1, out=r)  # r[:, i] = r(j0 + i + 1)
+                np.subtract(1.0, r, out=p[:, :w])
+                small = r > 0.5
+                small[zero] = False  # c = 0 is exactly 0 (set below)
+                span = int(small.sum(axis=1).max())  # r decreases along a row
+                if span:
+                    # entries past a row's own span may overflow or be NaN: never used
+                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                        q = cc / den[:, :span]
+                        q /= r[:, :span]
+                        q[:, :1] += q_carry
+                        np.cumsum(q, axis=1, out=q)
+                        q_carry = q[:, -1:].copy()
+                        q *= r[:, :span]
+                    np.copyto(p[:, :span], q, where=small[:, :span])
+                r_carry = r[:, -1:].copy()
+            p[zero] = 0.0
+            if every_k:
+                out[questions, j0:j1] = p[local]
+            else:
+                lo, hi = np.searchsorted(ks_sorted, [j0 + 1, j1 + 1], side="left")
+                out[np.ix_(questions, order[lo:hi])] = p[np.ix_(local, ks_sorted[lo:hi] - 1 - j0)]
     return out
 
 

@@ -75,7 +75,7 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     ks : sequence of int, optional
         Budgets (each <= the smallest n), the same for every benchmark. Default: each
         benchmark at its own full budget, its n (for :meth:`leash.study.Study.paired`, the
-        study's declared budget), with exact counts; ``k`` is then ``"full"`` in the result.
+        study's declared budget), with exact counts; ``full_budget`` is then True.
     zetas : sequence of float
         Confidence parameters for the "rate" rule.
     min_counts : sequence of int
@@ -86,21 +86,21 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     Returns
     -------
     pandas.DataFrame
-        One row per (rule, setting, k, by..., scope, benchmark) with columns ``rule``,
+        One row per (rule, setting, budget, by..., scope, benchmark) with columns ``rule``,
         ``zeta`` (NaN for "count"), ``min_count`` (the effective count threshold), ``k`` (the
-        budget swept, or ``"full"``), ``budget`` (the row's samples per question: ``k``, or for
-        ``"full"`` the benchmark's n, ``"lo-hi"`` on a pooled row whose benchmarks differ),
-        ``exact_counts`` (False where counts are expectations) and the support table columns
-        (without the McNemar columns, which need exact counts).
+        row's samples per question: the budget swept, or the benchmark's n; NA on a pooled
+        row whose benchmarks differ), ``k_min``/``k_max`` (the row's smallest and largest
+        budget), ``full_budget`` (True where every benchmark is at its own n, ``ks`` not
+        given), ``exact_counts`` (False where counts are expectations) and the support table
+        columns (without the McNemar columns, which need exact counts).
     """
     require_columns(paired, ["n_base", "n_rl"], "sensitivity_sweep")
     n_min = int(min(paired["n_base"].min(), paired["n_rl"].min()))
     n_max = int(max(paired["n_base"].max(), paired["n_rl"].max()))
     full_n = sorted(set(paired["n_base"].astype(int)))  # the budgets of k=None
-    ks = [None] if ks is None else [int(k) for k in ks]
     settings = [("count", np.nan, int(m)) for m in min_counts]
     frames = []
-    for k in ks:
+    for k in [None] if ks is None else [int(k) for k in ks]:
         rate = []
         for z in zetas:
             ms = {rate_rule_min_count(b, z) for b in (full_n if k is None else [k])}
@@ -109,19 +109,14 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
                                  f"{sorted(ms)} correct samples at the budgets {full_n}; pass "
                                  "ks to sweep one budget.")
             rate.append(("rate", float(z), ms.pop()))
+        exact = k is None or k == n_min == n_max
         for rule, zeta, m in settings + rate:
-            full = k is None or k == n_min == n_max
-            t = support_table(paired, k=None if full else k, min_count=m, domains=domains, by=by,
-                              pool=pool, budget_rule="expected")
+            t = support_table(paired, k=None if exact else k, min_count=m, domains=domains,
+                              by=by, pool=pool, budget_rule="expected")
             t = t.drop(columns=[c for c in t.columns if c.startswith(("mcnemar", "E/(E+S)"))])
-            t.insert(0, "exact_counts", full)
-            row_budget = t.pop("k")
-            t.insert(0, "budget", row_budget if k is None else k)
-            t.insert(0, "k", "full" if k is None else k)
-            t.insert(0, "min_count", m)
-            t.insert(0, "zeta", zeta)
-            t.insert(0, "rule", rule)
-            frames.append(t)
+            head = {"rule": rule, "zeta": zeta, "min_count": m, **{c: t.pop(c) for c in (
+                "k", "k_min", "k_max")}, "full_budget": k is None, "exact_counts": exact}
+            frames.append(pd.concat([pd.DataFrame(head, index=t.index), t], axis=1))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -48,7 +48,6 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from ._validation import (
     ArrayLike,
@@ -399,7 +398,14 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     func = "bootstrap_support"
     n_boot = _check_n_boot(n_boot, level, func)
     codes = _codes(*_found_pair(c_base, c_rl, min_count, func))
-    groups, degenerate = _resampling_groups(codes.size, strata, func)
+    return _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates)
+
+
+def _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates=False,
+                     stacklevel=4):
+    """The kernel of :func:`bootstrap_support` from validated category codes (int8, 0..3),
+    ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves."""
+    groups, degenerate = _resampling_groups(codes.size, strata, func, stacklevel=stacklevel)
     rep = _replicate_array((n_boot, len(SUPPORT_COLUMNS)), func)
     # P, E, S, O of each replicate: its draws counted per category (the rows of eye(4))
     _replicate_sums(np.eye(4), codes.astype(np.intp), groups, rng, n_boot, rep[:, :4],
@@ -409,6 +415,8 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     point_counts = np.bincount(codes, minlength=4).astype(np.float64)
     point = np.concatenate([point_counts, np.asarray(_metrics(*point_counts[:3]))])
     lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
+    import pandas as pd  # here, not at import: the metric core imports numpy and scipy only
+
     frame = pd.DataFrame({"estimate": point, "low": lo, "high": hi}, index=list(SUPPORT_COLUMNS))
     return (frame, rep) if return_replicates else frame
 
@@ -489,6 +497,8 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
                                                  n_boot, strata, estimator, first_correct_base,
                                                  first_correct_rl)
     series = {"base": mb, "rlvr": mr, "rlvr - base": mr - mb}
+    import pandas as pd  # here, not at import: the metric core imports numpy and scipy only
+
     frames = []
     for j, (name, m) in enumerate(series.items()):
         cols = rep[:, j * ks.size : (j + 1) * ks.size]

@@ -32,7 +32,6 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from ._validation import (
     Floats,
@@ -46,11 +45,9 @@ from ._validation import (
 from .passk import BUDGETS, COUNTS, _pass_at_k
 
 CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
-CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
 
 __all__ = [
     "CATEGORIES",
-    "CATEGORY_DTYPE",
     "SupportCounts",
     "SupportMetrics",
     "epsilon",
@@ -181,7 +178,7 @@ def support_codes(c_base, c_rl, *, min_count=1):
 
 @validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
 def support_status(c_base, c_rl, *, min_count=1):
-    """Per-question support category as an ordered ``pandas.Categorical``.
+    """Per-question support category, as the names of ``CATEGORIES``.
 
     Parameters
     ----------
@@ -192,11 +189,13 @@ def support_status(c_base, c_rl, *, min_count=1):
 
     Returns
     -------
-    pandas.Categorical, shape (n_questions,)
-        Categories ``CATEGORIES`` in that order.
+    ndarray of str, shape (n_questions,)
+        One of ``CATEGORIES`` per question (``CATEGORIES[support_codes(...)]``). For an
+        ordered pandas column: ``pandas.Categorical(status, categories=CATEGORIES,
+        ordered=True)``.
     """
     codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_status"))
-    return pd.Categorical.from_codes(codes, dtype=CATEGORY_DTYPE)
+    return np.asarray(CATEGORIES)[codes]
 
 
 @validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})

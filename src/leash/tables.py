@@ -32,12 +32,19 @@ from ._validation import (
     validate_params,
 )
 from .entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
-from .passk import BUDGET_GRID, ESTIMATORS, pass_at_k_curve
-from .stats import LEVEL, N_BOOT, bootstrap_support, mcnemar_exact
-from .support import MIN_COUNT, expected_support_counts, support_codes, support_metrics
+from .passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_curve
+from .stats import LEVEL, N_BOOT, _bootstrap_codes, mcnemar_exact
+from .support import (
+    CATEGORIES,
+    MIN_COUNT,
+    _codes,
+    expected_support_counts,
+    support_metrics,
+)
 
 __all__ = [
     "BUDGET_RULES",
+    "CATEGORY_DTYPE",
     "require_columns",
     "default_ks",
     "found_at_budget",
@@ -55,6 +62,8 @@ METRICS = ("SRR", "NDR", "SDS", "NSCR")
 COUNTS = ("P", "E", "S", "O")
 BUDGET_RULES = ("first-k", "expected")
 POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
+# The support categories as an ordered pandas dtype (the core returns their names as numpy).
+CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
 
 # The declared kinds of the parameters (leash._validation).
 FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
@@ -97,24 +106,24 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
 
     At the full budget (``k`` None or equal to n) a question is found when ``c >= min_count``.
     Below it, the paper's printed tables use the first k samples (inferred here from their
-    values; the paper does not say): found when the first correct sample has index < k, which
-    is defined for ``min_count = 1`` only.
+    values; the paper does not say): :func:`leash.passk.found_within`, which is defined for
+    ``min_count = 1`` only.
 
     Parameters
     ----------
     n, c, first_correct : array_like of int, shape (n_questions,)
     k : int or None
     min_count : int, default 1
+    where : str, default "found_at_budget"
+        The caller named in error messages.
 
     Returns
     -------
-    ndarray of int64, shape (n_questions,)
-        1 where found, else 0 (ready to serve as a count for ``support_codes``).
+    ndarray of bool, shape (n_questions,)
     """
     n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
     if k is None or (n == k).all():
-        return (c >= min_count).astype(np.int64)
+        return np.asarray(c, dtype=np.int64) >= min_count
     if (n < k).any():
         i = int(np.flatnonzero(n < k)[0])
         raise ValueError(
@@ -126,8 +135,7 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
             f"which defines 'found' only for min_count=1. Got min_count={min_count}; use "
             "budget_rule='expected' or the full budget."
         )
-    fc = np.asarray(first_correct, dtype=np.int64)
-    return ((fc >= 0) & (fc < k)).astype(np.int64)
+    return found_within(np.asarray(first_correct, dtype=np.int64), k)
 
 
 def _groups(df: pd.DataFrame, by: list, *, sort: bool):
@@ -225,51 +233,51 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
             )
 
     expected = k is not None and budget_rule == "expected"
+    work = paired
     if k is None and min_count == 1 and {"found_base", "found_rl"} <= set(paired.columns):
         # leash.pairing already decided found-ness at the common budget (exactly, from the
         # first correct sample when the two models had different sample counts).
-        fb, fr = (_found_column(paired, f"found_{side}", where) for side in ("base", "rl"))
-        work = paired.assign(_fb=fb, _fr=fr)
+        work = paired.assign(**{f"_f{s[0]}": _found_column(paired, f"found_{s}", where)
+                                for s in ("base", "rl")})
     elif not expected:
-        fb = found_at_budget(paired["n_base"], paired["c_base"],
-                             paired.get("first_correct_base"), k, min_count=min_count,
-                             where=where)
-        fr = found_at_budget(paired["n_rl"], paired["c_rl"], paired.get("first_correct_rl"), k,
-                             min_count=min_count, where=where)
-        work = paired.assign(_fb=fb, _fr=fr)
-    else:
-        work = paired
-
+        work = paired.assign(**{f"_f{s[0]}": found_at_budget(
+            paired[f"n_{s}"], paired[f"c_{s}"], paired.get(f"first_correct_{s}"), k,
+            min_count=min_count, where=where) for s in ("base", "rl")})
     rows = []
     for key, gdf in _groups(work, by, sort=True):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
             if expected:
-                counts = expected_support_counts(g["n_base"], g["c_base"], g["n_rl"], g["c_rl"],
-                                                 k, min_count=min_count)
+                counts = tuple(expected_support_counts(g["n_base"], g["c_base"], g["n_rl"],
+                                                       g["c_rl"], k, min_count=min_count))
             else:
-                codes = support_codes(g["_fb"], g["_fr"], min_count=1)
+                codes = _codes(g["_fb"].to_numpy(), g["_fr"].to_numpy())
                 counts = tuple(int(x) for x in np.bincount(codes, minlength=4))
             P, E, S, O = counts  # noqa: E741, N806
             n_q = len(g)
-            m = support_metrics(P, E, S, O)
-            budget = k if k is not None else _budget_label(g["n_base"])
+            lo, hi = (k, k) if k is not None else (int(g["n_base"].min()), int(g["n_base"].max()))
             row = dict(zip(by, key))
-            row.update(scope=scope, benchmark=label, domain=domain, N=n_q, k=budget,
+            row.update(scope=scope, benchmark=label, domain=domain, N=n_q,
+                       k=lo if lo == hi else pd.NA, k_min=lo, k_max=hi,
                        **{"pass@k base": (P + S) / n_q, "pass@k rl": (P + E) / n_q},
-                       P=P, E=E, S=S, O=O, **m._asdict())
+                       P=P, E=E, S=S, O=O, **support_metrics(P, E, S, O)._asdict())
             if not expected:
                 mc = mcnemar_exact(E, S)
                 row.update({"mcnemar_p": mc.p_value, "E/(E+S) low": mc.ci_low,
                             "E/(E+S) high": mc.ci_high})
                 if n_boot:
                     strata = g["benchmark"].to_numpy() if scope != "benchmark" else None
-                    ci = bootstrap_support(g["_fb"], g["_fr"], rng=rng, n_boot=n_boot,
-                                           strata=strata, level=level)
+                    ci = _bootstrap_codes(codes, rng, n_boot, strata, level, "bootstrap_support")
                     for name in METRICS:
                         row[f"{name} low"] = ci.at[name, "low"]
                         row[f"{name} high"] = ci.at[name, "high"]
             rows.append(row)
-    return pd.DataFrame(rows)
+    return _budget_columns(pd.DataFrame(rows))
+
+
+def _budget_columns(t: pd.DataFrame) -> pd.DataFrame:
+    """``k`` (NA where a pooled row's benchmarks have different budgets), ``k_min`` and
+    ``k_max`` as nullable integers: budgets are numbers, never text."""
+    return t.astype({c: "Int64" for c in ("k", "k_min", "k_max") if c in t})
 
 
 def _found_column(df: pd.DataFrame, col: str, where: str) -> np.ndarray:
@@ -280,12 +288,7 @@ def _found_column(df: pd.DataFrame, col: str, where: str) -> np.ndarray:
             f"{where}: column {col!r} is missing at row {i} (found-ness unknown at the common "
             "budget); pair with per-sample data or counts at equal n."
         )
-    return v.astype(bool).to_numpy().astype(np.int64)
-
-
-def _budget_label(n: pd.Series):
-    lo, hi = int(n.min()), int(n.max())
-    return lo if lo == hi else f"{lo}-{hi}"
+    return v.to_numpy(dtype=bool)
 
 
 @validate_params({"counts": FRAME, "by": BY, "domains": DOMAINS, "pool": POOL})
@@ -365,12 +368,8 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
                                                if estimator == "first-k" else None))
         except ValueError as exc:
             raise ValueError(f"{where}, group {dict(zip(by, key))}: {exc}") from None
-        f = pd.DataFrame({"k": kk, "pass_at_k": m.mean(axis=0)})
-        for name, value in zip(by, key):
-            f.insert(len(f.columns) - 2, name, value)
-        f["n_questions"] = len(g)
-        f["estimator"] = estimator
-        frames.append(f)
+        frames.append(pd.DataFrame({**dict(zip(by, key)), "k": kk, "pass_at_k": m.mean(axis=0),
+                                    "n_questions": len(g), "estimator": estimator}))
     cols = [*by, "k", "pass_at_k", "n_questions", "estimator"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
@@ -428,12 +427,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
             else:
                 row[out] = np.nan
         if "answer_counts" in g and g["answer_counts"].map(_has_items).any():
-            n_na = (g["n_answer_missing"].to_numpy(dtype=np.int64)
-                    if "n_answer_missing" in g else None)
-            hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
-                     for h in g["answer_counts"]]
-            ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
-                                                correction=correction)
+            ae = _answer_entropy(g, na, base, correction)
             row["answer_entropy"] = float(np.nanmean(ae.entropy))
             row["distinct_answers"] = float(np.mean(ae.n_distinct))
         else:
@@ -469,6 +463,16 @@ def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
                     "than NA ones (the summary was made with na='class'); summarize the "
                     "generations with na='truncated' (leash summarize --na truncated).")
     return "drop" if na == "drop" else "class"
+
+
+def _answer_entropy(frame: pd.DataFrame, na: str, base, correction):
+    """Answer entropies of the questions of ``frame`` (its answer histograms and NA counts)."""
+    n_na = (frame["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
+            if "n_answer_missing" in frame else None)
+    hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
+             for h in frame["answer_counts"]]
+    return answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
+                                          correction=correction)
 
 
 def _has_items(x) -> bool:
@@ -623,12 +627,7 @@ def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
     """
     require_columns(summary, ["n", "c", "answer_counts"], "answer_entropy_per_question")
     na = _check_na_rule(summary, na, "answer_entropy_per_question")
-    n_na = (summary["n_answer_missing"].fillna(0).to_numpy(dtype=np.int64)
-            if "n_answer_missing" in summary else None)
-    hists = [np.asarray(h if _has_items(h) else [], dtype=np.float64)
-             for h in summary["answer_counts"]]
-    ae = answer_entropy_from_histograms(hists, n_na=n_na, na=na, base=base,
-                                        correction=correction)
+    ae = _answer_entropy(summary, na, base, correction)
     keys = [c for c in ("model", "benchmark", "question_id", "step") if c in summary]
     out = summary[keys + ["n", "c"]].reset_index(drop=True)
     out["answer_entropy"] = ae.entropy
