@@ -1,8 +1,8 @@
 """The project's metadata files agree with each other (CITATION.cff, pyproject.toml, leash)."""
 
 from pathlib import Path
-import tomllib
 
+import tomllib
 import yaml
 
 import leash

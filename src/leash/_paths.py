@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["BUILD", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown"]
+__all__ = ["BUILD", "DATA", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown"]
 
 REPO = Path(__file__).resolve().parents[2]
+#: The shipped data: the paper's numbers, the demo, the study files, the manifest.
+DATA = REPO / "data"
 #: The paper's notebooks.
 NOTEBOOKS = REPO / "notebooks"
 #: The parameter sets of the default ``make reproduce`` run, per notebook.

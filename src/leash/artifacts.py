@@ -128,7 +128,7 @@ class StudySource:
 
     def caption(self, text: str, paper: str = "") -> str:
         """``"Table 1 – <title>"`` (a dash: the title may have parentheses of its own)."""
-        from .report import simulated_label
+        from .demo import simulated_label
 
         out = f"{text} – {self.title}"
         return simulated_label(out) if self.simulated else out
@@ -337,11 +337,11 @@ def source(study: str | Study = PAPER, *, section: str | None = None, paper: boo
 
     Raises
     ------
-    leash.notebook.SkipNotebook
+    leash.study.SkipNotebook
         With a one-line reason, when the source has no data for this artifact (the paper prints
         nothing for it, or the study's section is missing or empty).
     """
-    from .notebook import SkipNotebook
+    from .study import SkipNotebook
 
     src = open_study(study)
     reason = src.skip_reason(section, printed=paper)

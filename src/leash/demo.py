@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from ._checks import check_positive_int, check_probability
 from ._paths import REPO, shown
 from .support import CATEGORIES, _codes, epsilon
 
-__all__ = ["SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS", "TRUTH_COLUMNS",
+__all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
+           "TRUTH_COLUMNS",
            "CONFIG_SCHEMA", "demo_dir", "config_path", "load_config", "check_config",
            "summary_frame", "truth_frame", "true_category_codes", "write_frames", "read_demo",
            "misclassification_table"]
@@ -616,3 +618,32 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
     tab["misclassified"] = tab["total"] - cube[np.arange(len(cube)), np.tile(np.arange(4),
                                                                               n_groups)]
     return tab
+
+
+_SIMULATED_RE = re.compile(r"\bsimulated\b", re.IGNORECASE)
+
+
+def simulated_label(text=""):
+    """``text`` with the word "simulated" (appended as " (simulated)" if missing, any case).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> simulated_label("Table 1: support dynamics")
+    'Table 1: support dynamics (simulated)'
+    >>> simulated_label("Simulated pass@k")
+    'Simulated pass@k'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"The 'text' parameter of simulated_label must be a str. Got "
+                        f"{type(text).__name__} instead.")
+    if _SIMULATED_RE.search(text):
+        return text
+    return f"{text.rstrip()} (simulated)" if text.strip() else "simulated"

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 import yaml
 
 from ._config import one_line_yaml_error
+from ._paths import DATA
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
@@ -46,8 +47,7 @@ FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
 #: Environment variable naming the mirror root.
 MIRROR_ENV = "LEASH_DATA_MIRROR"
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_MANIFEST_PATH = _REPO_ROOT / "data" / "manifest.yaml"
+_MANIFEST_PATH = DATA / "manifest.yaml"
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
 _OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step")
 _SCHEMES = ("http", "https", "ftp", "sftp", "file")  # pooch's downloaders, and file:// (copied)
@@ -225,7 +225,7 @@ def dataset(name: str, *, manifest: Manifest | None = None) -> Dataset:
 
 def default_dest() -> Path:
     """The download cache ``data/raw/`` of the repository."""
-    return _REPO_ROOT / "data" / "raw"
+    return DATA / "raw"
 
 
 def _pooch():

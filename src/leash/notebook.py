@@ -23,20 +23,10 @@ import os
 from pathlib import Path
 
 from .parameters import NotebookParameter, ParameterError, annotation_text, validate_parameters
+from .study import SkipNotebook
 
 __all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
            "skip", "start"]
-
-
-class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
-    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
-
-    IPython shows it as one line (no traceback); :mod:`leash.reproduce` reports the notebook
-    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
-    """
-
-    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
-        return [f"Skipped: {self}"]
 
 
 def skip(reason: str):

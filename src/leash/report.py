@@ -29,7 +29,7 @@ from .compare import csv_differences
 __all__ = [
     "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
     "artifact_index", "artifact_record", "publish", "resolve_outdir", "save_figure",
-    "save_table", "sidecar_path", "simulated_label", "write_index", "write_records",
+    "save_table", "sidecar_path", "write_index", "write_records",
 ]
 
 #: Resolution of every PNG (PDFs are vector graphics).
@@ -47,7 +47,6 @@ _SAVE_RC = {"svg.hashsalt": "leash", "pdf.compression": 6, "pdf.fonttype": 42,
 _METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"},
              "png": {"Software": None}}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_SIMULATED_RE = re.compile(r"\bsimulated\b", re.IGNORECASE)
 _RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
 _umask = os.umask(0)
 os.umask(_umask)
@@ -281,32 +280,6 @@ def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
                    and all(n is None for n in idx.names))
         paths["csv"] = _write_csv(out / f"{name}.csv", data, not default)
     return paths
-
-
-def simulated_label(text=""):
-    """``text`` with the word "simulated" (appended as " (simulated)" if missing, any case).
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> simulated_label("Table 1: support dynamics")
-    'Table 1: support dynamics (simulated)'
-    >>> simulated_label("Simulated pass@k")
-    'Simulated pass@k'
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"The 'text' parameter of simulated_label must be a str. Got "
-                        f"{type(text).__name__} instead.")
-    if _SIMULATED_RE.search(text):
-        return text
-    return f"{text.rstrip()} (simulated)" if text.strip() else "simulated"
 
 
 def _portable(value):

@@ -69,13 +69,14 @@ from pathlib import Path
 import pandas as pd
 
 from . import _config as C
+from ._paths import DATA
 from .entropy import NA_RULES
 from .formats import FORMATS, MAPPINGS, NestedMapping
 from .passk import ESTIMATORS
 from .rescore import EXTRACTORS
 
-__all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study", "studies_dir",
-           "list_studies"]
+__all__ = ["SkipNotebook", "Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
+           "studies_dir", "list_studies"]
 
 SOURCE_KINDS = ("path", "dataset", "demo")
 READER_KEYS = ("fmt", "model", "benchmark", "step", "mapping")
@@ -182,9 +183,20 @@ STUDY_SCHEMA = C.Fields({
 }, what="a mapping (name:, title:, benchmarks:, sections:, ...)")
 
 
+class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
+    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
+
+    IPython shows it as one line (no traceback); the notebook runner reports the notebook
+    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
+    """
+
+    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
+        return [f"Skipped: {self}"]
+
+
 def studies_dir() -> Path:
     """The folder of the shipped study files (``data/studies/`` of the repository)."""
-    return Path(__file__).resolve().parents[2] / "data" / "studies"
+    return DATA / "studies"
 
 
 def list_studies() -> list[str]:
