@@ -69,7 +69,7 @@ test-browser: $(STAMP)
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP)
-	$(PY) -m leash.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
+	$(PY) -m leash.run.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
 	    $(if $(PARAMS),-f "$(PARAMS)") $(if $(OUTDIR),--outdir "$(OUTDIR)") \
 	    $(if $(JOBS),--jobs $(JOBS))
 

@@ -37,10 +37,10 @@ import tracemalloc
 
 import numpy as np
 
-from leash._checks import check_k_in_range, check_ks_in_range
-from leash.passk import pass_at_k, pass_at_k_curve
-from leash.stats import bootstrap_pass_at_k, bootstrap_support
-from leash.support import support_codes, support_counts, support_metrics
+from leash.core._checks import check_k_in_range, check_ks_in_range
+from leash.core.passk import pass_at_k, pass_at_k_curve
+from leash.core.stats import bootstrap_pass_at_k, bootstrap_support
+from leash.core.support import support_codes, support_counts, support_metrics
 
 
 def humaneval_estimator(n: int, c: int, k: int) -> float:

@@ -7,7 +7,7 @@ sample_idx, correct, answer, n_tokens, token_entropy) under build/bench/: a Parq
 in a fresh process under ``/usr/bin/time -v`` (peak RSS of that process alone; a child forked
 from this parent would inherit its peak), three times, and the best time counts:
 
-* leash     : ``leash.summarize.summarize(path)`` (the scan, the rules of every row, the
+* leash     : ``leash.io.summarize.summarize(path)`` (the scan, the rules of every row, the
               duplicate check and the whole 16-column summary), imports not timed;
 * duckdb    : DuckDB's query doing the aggregation of the issue (n, c, first correct index,
               mean tokens per question), imports not timed;
@@ -111,7 +111,7 @@ def measure(route: str, path: str) -> dict:
     if route == "leash":
         import warnings
 
-        from leash.summarize import summarize
+        from leash.io.summarize import summarize
 
         t0 = time.perf_counter()
         with warnings.catch_warnings():

@@ -31,7 +31,7 @@ needs_mv = pytest.mark.skipif(not HAVE_MV, reason="math-verify not installed")
 # ---------------------------------------------------------------------------------------------
 
 FIGURES = REPO / "figures"
-SIDECARS = ".artifacts"  # leash.report.SIDECAR_DIR
+SIDECARS = ".artifacts"  # leash.output.report.SIDECAR_DIR
 
 
 def committed_records(figures=FIGURES):
@@ -47,14 +47,14 @@ def freshness(fresh_files, fresh_dir, skipped, figures=FIGURES):
 
     ``fresh_files`` are the file names the run wrote in ``fresh_dir``; ``skipped`` the notebooks
     the run skipped. The committed artifacts of a skipped notebook (as its committed records
-    list them) are excluded, exactly those. CSV files compare under leash.compare's rule
+    list them) are excluded, exactly those. CSV files compare under leash.analysis.compare's rule
     (floats within 1e-12, the rest exact), Markdown and LaTeX byte for byte, images by name
     (another matplotlib may render other bytes; tests/test_report.py checks determinism).
 
     Returns a dict: ``missing`` (written but not committed), ``stale`` (committed, not written,
     not excluded), ``differ`` (name -> what differs), ``excluded`` (notebook -> its files).
     """
-    from leash.compare import csv_differences
+    from leash.analysis.compare import csv_differences
 
     records = committed_records(figures)
     excluded = {nb: sorted(f for r in records.get(nb, []) for f in r["files"])

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from leash import artifacts as A
-from leash import paper
+from leash.sources import paper
 
 DEMO = "data/studies/demo.yaml"
 
@@ -171,7 +171,7 @@ def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwi
     import json
     from math import log
 
-    from leash.study import load_study
+    from leash.sources.study import load_study
 
     recs = [("b", 0, "4", "length"), ("b", 1, None, None), ("b", 2, "5", None), ("b", 3, "5", None),
             ("r", 0, "5", None), ("r", 1, "5", None), ("r", 2, "5", None), ("r", 3, "4", "length")]
@@ -205,7 +205,7 @@ def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwi
 def test_the_paper_and_a_study_are_sources_with_one_interface():
     import inspect
 
-    from leash.notebook import SkipNotebook
+    from leash.run.notebook import SkipNotebook
 
     paper_src, demo = A.open_study("paper"), A.open_study(DEMO)
     assert isinstance(paper_src, paper.PaperSource) and isinstance(demo, A.StudySource)

@@ -76,10 +76,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support import load_benchmark
-from leash import _validation, passk, stats, support
-from leash.entropy import answer_entropy, answer_entropy_from_histograms, entropy_from_counts
-from leash.passk import pass_at_k, pass_at_k_curve
-from leash.stats import (
+from leash.core import _validation, passk, stats, support
+from leash.core.entropy import answer_entropy, answer_entropy_from_histograms, entropy_from_counts
+from leash.core.passk import pass_at_k, pass_at_k_curve
+from leash.core.stats import (
     bootstrap_crossover,
     bootstrap_pass_at_k,
     bootstrap_support,
@@ -88,7 +88,7 @@ from leash.stats import (
     mcnemar_exact,
     resampling_weights,
 )
-from leash.support import (
+from leash.core.support import (
     expected_support_counts,
     found,
     found_probability,
@@ -245,7 +245,7 @@ def toy_samples(tmp_path, benchmarks=(("toy", 5),)):
 
 
 def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     from leash.cli import main
 
     f = toy_samples(tmp_path)
@@ -742,7 +742,7 @@ LIBRARY_WORDS = re.compile(r"parameter|_table|pass_at_k|bootstrap_|n_boot|min_co
      f"leash support: error: --n-boot {2**64} is too large (beyond the 64-bit integer range)."),
 ])
 def test_cli_checks_its_own_options(tmp_path, capsys, argv, line):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     f = toy_samples(tmp_path)
     code, lines = cli_lines(capsys, *(a.format(f=f) for a in argv))
     assert code == 2
@@ -751,7 +751,7 @@ def test_cli_checks_its_own_options(tmp_path, capsys, argv, line):
 
 
 def test_cli_bootstrap_warnings_speak_of_n_boot(tmp_path, capsys):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     f = toy_samples(tmp_path, (("toy", 5), ("one", 1)))
     code, lines = cli_lines(capsys, "support", f, "--base", "base", "--rl", "rl", "--n-boot", 10)
     assert code == 0
@@ -770,7 +770,7 @@ def test_cli_bootstrap_warnings_speak_of_n_boot(tmp_path, capsys):
 
 
 def test_cli_out_of_memory_is_one_line(tmp_path, capsys):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     f = toy_samples(tmp_path)
     # was a traceback ending in numpy's "_ArrayMemoryError: Unable to allocate ..."
     code, lines = cli_lines(capsys, "support", f, "--base", "base", "--rl", "rl", "--n-boot",

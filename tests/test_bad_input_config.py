@@ -1,6 +1,6 @@
 """Bad configuration input is refused at the boundary: one line naming file, line, key and value.
 
-Study files (leash.study.load_study; `python -m leash.reproduce --data STUDY [--list]`):
+Study files (leash.sources.study.load_study; `python -m leash.run.reproduce --data STUDY [--list]`):
 misspelled top-level key (`sectoins:`)  -> test_misspelled_top_level_key_is_refused
 unknown key at any level, "did you mean" -> test_unknown_keys_at_every_level
 wrong value types, bools never ints      -> test_wrong_types_are_named
@@ -17,7 +17,7 @@ run_all refuses before any notebook      -> test_run_all_refuses_a_bad_study_bef
 the shipped studies still load           -> test_shipped_studies_load
 paper.yaml documents every schema key    -> test_paper_yaml_documents_every_key
 
-The data manifest (leash.manifest; `leash fetch`; commands taking a dataset name):
+The data manifest (leash.io.manifest; `leash fetch`; commands taking a dataset name):
 empty, absolute or `..` entry path       -> test_manifest_refuses_paths_outside_the_root
 (relative file paths still accepted)     -> test_manifest_accepts_relative_file_paths
 the same through the CLI, exit 2         -> test_cli_refuses_an_empty_manifest_path
@@ -42,11 +42,11 @@ import pytest
 import yaml
 
 from leash import _config as C
-from leash import manifest as mf
 from leash.cli import main as leash_main
-from leash.reproduce import ParameterError, run_all
-from leash.reproduce import main as reproduce_main
-from leash.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
+from leash.io import manifest as mf
+from leash.run.reproduce import ParameterError, run_all
+from leash.run.reproduce import main as reproduce_main
+from leash.sources.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
 
 
 def _study(tmp_path, text: str, name: str = "s.yaml"):

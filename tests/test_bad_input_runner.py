@@ -1,4 +1,4 @@
-"""Bad input to the runners (`python -m leash.reproduce`, `leash simulate`): one line, exit 2.
+"""Bad input to the runners (`python -m leash.run.reproduce`, `leash simulate`): one line, exit 2.
 
 Bad-input classes and the tests that cover them:
 
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from leash import reproduce
 from leash.cli import main as leash_main
 from leash.cli import main_simulate
+from leash.run import reproduce
 
 HERE = Path(__file__).resolve().parent
 TINY = HERE / "notebooks" / "tiny.ipynb"
@@ -74,7 +74,7 @@ def test_usage_errors_are_one_line(capsys, argv, expected):
     with pytest.raises(SystemExit):
         reproduce.main(["--jobs", "x"])
     assert one_line(capsys.readouterr().err).startswith(
-        "python -m leash.reproduce: error: argument --jobs: invalid int value: 'x'")
+        "python -m leash.run.reproduce: error: argument --jobs: invalid int value: 'x'")
 
 
 def test_outdir_is_a_file(capsys, tmp_path):
@@ -160,7 +160,7 @@ for stem in ("00_a", "01_b"):
 _RUN = """
 import sys
 from pathlib import Path
-import leash.reproduce as r
+import leash.run.reproduce as r
 if __name__ == "__main__":
     r.NOTEBOOKS = Path(sys.argv[1])
     sys.exit(r.main(sys.argv[2:]))

@@ -171,7 +171,7 @@ def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
     got = {(r["model"], r["step"]): r["pass_at_k"] for r in json.loads(out)}
     assert got == pytest.approx({("base", None): 1 / 4, ("rl", None): 3 / 4, ("rl", 10): 2 / 4,
                                  ("rl", 20): 4 / 4})
-    if importlib.util.find_spec("leash.pairing") is None:
+    if importlib.util.find_spec("leash.analysis.pairing") is None:
         return
     code, out, _ = _run(capsys, "-q", "support", str(f), "--base", "base", "--rl", "rl",
                         "--n-boot", "0", "--json")
@@ -190,7 +190,7 @@ def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
 
 
 def test_support_counts_and_keys(capsys, tmp_path):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     f = _samples_file(tmp_path)
     code, out, _ = _run(capsys, "-q", "support", str(f), "--base", "base", "--rl", "rl",
                         "--n-boot", "50", "--json")
@@ -301,7 +301,7 @@ def test_support_on_probe_matches_direct_count(capsys, monkeypatch):
     13 and 24 it says c = 0 for both models although the raw files (rescored upstream in the
     pinned commit) hold 3/2 and 2/5 correct rollouts: the table predates the rescoring.
     """
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
     folder = MIRROR / "gsm8k-sft-vs-rlvr-probe"
 

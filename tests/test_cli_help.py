@@ -106,7 +106,7 @@ def test_runners_have_their_own_help_with_examples(capsys, name):
     if name == "simulate":
         from leash.cli import main_simulate as run
     else:
-        from leash.reproduce import main as run
+        from leash.run.reproduce import main as run
     text = _help_of(capsys, run, ["--help"])
     assert "examples:" in text and any(x.startswith(f"leash {name}") for x in _examples(text))
     # the same text through the leash command
@@ -207,7 +207,7 @@ BAD_INPUTS = [
                          ids=[" ".join(a[:1] + [flag]) for a, flag, _ in BAD_INPUTS])
 def test_errors_name_the_option_not_the_keyword(capsys, files, argv, flag, status):
     if argv[0] == "support":
-        pytest.importorskip("leash.pairing")
+        pytest.importorskip("leash.analysis.pairing")
     if argv[0] == "rescore" and "--gold" not in argv[-2:] and not HAVE_MV:
         pytest.skip("math-verify not installed")
     code, line = _one_line(capsys, [a.format(**files) for a in argv])
@@ -231,7 +231,7 @@ def test_every_command_is_driven_by_a_bad_input():
 
 
 def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, files):
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     code = main(["-q", "support", files["unshared"], "--base", "base", "--rl", "rl",
                  "--shared-only", "--n-boot", "0"])
     lines = capsys.readouterr().err.strip().splitlines()
@@ -275,8 +275,8 @@ def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, fi
      "(got 'fmt=x'); b.fmt=1"),
 ])
 def test_cli_words(library, command_line):
-    import leash.pairing  # noqa: F401 - pair_counts, support_table: loaded library functions
-    import leash.tables  # noqa: F401
+    import leash.analysis.pairing  # noqa: F401 - pair_counts, support_table: loaded library functions
+    import leash.analysis.tables  # noqa: F401
 
     assert cli._cli_words(library) == command_line
 
@@ -375,7 +375,7 @@ EXPECTED_WARNINGS = [
 
 @pytest.mark.parametrize("quiet", [[], ["-q"]])
 def test_warnings_are_one_line_each_and_never_silenced(capsys, monkeypatch, quiet):
-    import leash.pairing  # noqa: F401 - pair_counts is a library function
+    import leash.analysis.pairing  # noqa: F401 - pair_counts is a library function
 
     monkeypatch.setitem(cli._COMMANDS, "validate", _warns)
     assert main([*quiet, "validate", "x"]) == 0
@@ -463,7 +463,7 @@ def _check_command(command: str, where: str) -> list[str]:
             if w.startswith("DATA="):
                 study(w.split("=", 1)[1])
         return problems
-    if words[:3] == ["python", "-m", "leash.reproduce"]:
+    if words[:3] == ["python", "-m", "leash.run.reproduce"]:
         words = ["leash", "reproduce", *words[3:]]
     if words[1] in ("--help", "-h", "--version", "-V") or words[1].endswith(":"):
         return problems  # `leash --help`; `leash support: warning: ...` is an output line
@@ -502,7 +502,7 @@ def test_readme_commands_name_real_datasets():
 
 def test_help_examples_name_real_datasets(capsys):
     from leash.cli import main_simulate
-    from leash.reproduce import main as reproduce_main
+    from leash.run.reproduce import main as reproduce_main
 
     texts = {"leash --help": _help_of(capsys, main, ["--help"])}
     texts |= {f"leash {c} --help": _help_of(capsys, main, [c, "--help"]) for c in COMMANDS}
@@ -529,7 +529,7 @@ def test_the_readme_check_can_fail(command, problem):
 @pytest.mark.mirror
 def test_the_typical_session_runs(capsys, monkeypatch, tmp_path):
     """The session of ``leash --help``, as printed, on the real probe from the mirror."""
-    pytest.importorskip("leash.pairing")
+    pytest.importorskip("leash.analysis.pairing")
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
     monkeypatch.chdir(tmp_path)  # summary.parquet is written here
     for command in _examples(_help_of(capsys, main, ["--help"])):

@@ -1,4 +1,5 @@
-"""leash.compare: the one rule for "the same numbers" (floats within 1e-12, the rest exact), and
+"""leash.analysis.compare: the one rule for "the same numbers" (floats within 1e-12, the rest
+exact), and
 the writers that keep a file whose content equals the new one under that rule.
 
 numpy's float64 exp/log/power differ in the last bits between CPUs (AVX-512 vs AVX2 kernels),
@@ -18,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from leash import simulate as S
+from leash.analysis.compare import ATOL, RTOL, close, csv_differences, frame_differences
 from leash.cli import main_simulate
-from leash.compare import ATOL, RTOL, close, csv_differences, frame_differences
-from leash.report import save_figure, save_table
+from leash.output.report import save_figure, save_table
+from leash.sources import simulate as S
 
 
 def ulps(x, n=3):

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leash.entropy import (
+from leash.core.entropy import (
     aggregate_perplexity,
     answer_entropy,
     entropy_from_counts,
     perplexity,
     token_entropy,
 )
-from leash.stats import (
+from leash.core.stats import (
     bootstrap_crossover,
     bootstrap_pass_at_k,
     bootstrap_support,
@@ -24,7 +24,7 @@ from leash.stats import (
     mcnemar_exact,
     resampling_weights,
 )
-from leash.support import support_counts
+from leash.core.support import support_counts
 
 # ---- entropy ---------------------------------------------------------------------------------
 

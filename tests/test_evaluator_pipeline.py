@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from leash.cli import main
-from leash.rescore import rescore_file
-from leash.summarize import summarize
+from leash.io.rescore import rescore_file
+from leash.io.summarize import summarize
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "evaluators"
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")

@@ -1,4 +1,4 @@
-"""leash.evaluators: the evaluators' own files as canonical per-sample rows.
+"""leash.io.evaluators: the evaluators' own files as canonical per-sample rows.
 
 The fixtures (tests/fixtures/evaluators/) are written by make_fixtures.py, which follows each
 upstream writer (named there). Expected rows and per-question counts below are written out by
@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from leash import evaluators as ev
+from leash.io import evaluators as ev
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "evaluators"
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from leash.formats import MAPPINGS, NestedMapping, detect_format
-from leash.summarize import summarize
+from leash.io.formats import MAPPINGS, NestedMapping, detect_format
+from leash.io.summarize import summarize
 
 REPO = Path(__file__).resolve().parents[1]
 

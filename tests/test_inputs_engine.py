@@ -1,4 +1,4 @@
-"""The input engine: the evaluators' readers wired through leash.evaluators (a fake reader is
+"""The input engine: the evaluators' readers wired through leash.io.evaluators (a fake reader is
 registered here, the real ones live in that module), reader options, YAML field mappings,
 streaming response batches, and the modules' import order (no cycle)."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from _support import write_lines
-from leash import evaluators as E
 from leash.cli import main
-from leash.formats import detect_format, get_mapping, response_batches
-from leash.summarize import summarize
-from leash.validate import validate
+from leash.io import evaluators as E
+from leash.io.formats import detect_format, get_mapping, response_batches
+from leash.io.summarize import summarize
+from leash.io.validate import validate
 
 # three questions, samples in generation order k; q2 has no correct sample
 FAKE = [{"fake_id": q, "k": k, "ok": ok, "text": f"answer {q}.{k}", "gold": str(q)}

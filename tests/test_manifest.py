@@ -1,4 +1,5 @@
-"""Tests of leash.manifest: manifest validity, mirror use, download, checksum, atomicity, offline.
+"""Tests of leash.io.manifest: manifest validity, mirror use, download, checksum, atomicity,
+offline.
 
 No test contacts the network: downloads come from a local fake upstream (file:// URLs, an HTTP
 server on 127.0.0.1, or a substituted downloader).
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from leash import manifest as mf
+from leash.io import manifest as mf
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -41,7 +41,7 @@ def test_notebook_runs_with_plain_nbconvert(path, tmp_path):
         # the only acceptable stop: the notebook's data are absent here, said in one line
         # (the kernel's "traceback" is that line; no frame of leash's code is shown)
         assert "Skipped: data not available locally" in proc.stderr, proc.stderr[-3000:]
-        assert "leash/notebook.py" not in proc.stderr, proc.stderr[-3000:]
+        assert "leash/run/notebook.py" not in proc.stderr, proc.stderr[-3000:]
         pytest.skip(next(ln for ln in proc.stderr.splitlines() if "Skipped: " in ln)[:200])
     nb = json.loads(executed.read_text())
     outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]

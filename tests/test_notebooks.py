@@ -4,7 +4,8 @@ The module fixture ``notebook_run`` executes all notebooks once with their
 defaults (the paper's printed numbers and the simulated demo) through the same runner as `make
 reproduce`: first with the real-data mirror hidden, as on a fresh clone without ``../shared``,
 then with the mirror for the notebooks that skipped. The committed figures/ must equal the
-fresh artifacts: CSV numbers under leash.compare's rule (floats within 1e-12, since another CPU
+fresh artifacts: CSV numbers under leash.analysis.compare's rule (floats within 1e-12, since
+another CPU
 rounds exp/log differently in the last bit; everything else exact), Markdown and LaTeX byte for
 byte, images by name (tests/test_report.py checks that images are deterministic). A notebook
 that skipped (its data absent) is excluded with exactly the artifacts its committed records
@@ -70,7 +71,7 @@ class NotebookRun:
 
     outdir: Path  # the artifacts of the final state (mirror used where there is one)
     build: Path  # executed notebooks
-    results: dict  # run name -> leash.reproduce.NotebookResult, final state
+    results: dict  # run name -> leash.run.reproduce.NotebookResult, final state
     hidden: dict  # run name -> NotebookResult with the mirror hidden
     hidden_files: frozenset  # file names written with the mirror hidden
     cache_has_data: bool  # data/raw/ holds downloaded datasets: hiding the mirror hides nothing
@@ -78,7 +79,8 @@ class NotebookRun:
 
 @pytest.fixture(scope="module")
 def notebook_run(tmp_path_factory):
-    from leash import manifest, reproduce
+    from leash.io import manifest
+    from leash.run import reproduce
 
     out = tmp_path_factory.mktemp("figures")
     build = tmp_path_factory.mktemp("build")
@@ -99,7 +101,7 @@ def notebook_run(tmp_path_factory):
 
 
 def _run_names():
-    from leash.reproduce import default_runs
+    from leash.run.reproduce import default_runs
 
     return [r.name for r in default_runs()]
 

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leash.pairing import pair_counts
-from leash.summarize import load_counts, summarize
+from leash.analysis.pairing import pair_counts
+from leash.io.summarize import load_counts, summarize
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,8 +4,8 @@
 import pandas as pd
 import pytest
 
-from leash.pairing import pair_counts
-from leash.tables import support_table
+from leash.analysis.pairing import pair_counts
+from leash.analysis.tables import support_table
 
 
 def test_each_benchmark_keeps_its_budget():

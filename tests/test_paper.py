@@ -1,4 +1,4 @@
-"""Tests of the paper's reference data (data/paper) and of leash.paper.
+"""Tests of the paper's reference data (data/paper) and of leash.sources.paper.
 
 References are independent of the library: metrics are recomputed here with exact fractions
 (SDS through the paper's closed form 2PE / (P^2 + 2PE + ES), not the harmonic mean the library
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leash import paper
-from leash.paper import round_half_up
+from leash.sources import paper
+from leash.sources.paper import round_half_up
 
 METRICS = ("SRR", "NDR", "SDS", "NSCR")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leash.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
+from leash.core.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
 
 
 def exact(n, c, k):
@@ -220,7 +220,7 @@ def test_dense_curve_against_exact_reference_at_large_n():
 
 
 def test_dense_curve_does_not_depend_on_the_tile_size(monkeypatch):
-    import leash.passk as passk
+    import leash.core.passk as passk
 
     n = np.array([700, 700, 650, 700])
     c = np.array([1, 3, 2, 600])

@@ -1,4 +1,5 @@
-"""Tests of leash.plots: each helper draws exactly the numbers it is given, on the given Axes."""
+"""Tests of leash.output.plots: each helper draws exactly the numbers it is given, on the given
+Axes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from matplotlib.container import BarContainer  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from leash import plots  # noqa: E402
-from leash.plots import (  # noqa: E402
+from leash.core.support import epsilon  # noqa: E402
+from leash.output.plots import (  # noqa: E402
     BASE_COLOR,
     CATEGORY_COLORS,
     EXTRA_COLORS,
@@ -37,7 +39,6 @@ from leash.plots import (  # noqa: E402
     shades,
     shared_legend,
 )
-from leash.support import epsilon  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

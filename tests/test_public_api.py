@@ -13,12 +13,12 @@ def test_every_public_name_is_importable_and_documented():
 def test_modules_are_not_shadowed_by_functions():
     import types
 
-    from leash import validate as v
+    from leash.io import validate as v
 
     assert isinstance(v, types.ModuleType)
-    import leash.summarize
+    import leash.io.summarize
 
-    assert isinstance(leash.summarize, types.ModuleType)
+    assert isinstance(leash.io.summarize, types.ModuleType)
 
 
 def test_unknown_attribute():
@@ -46,7 +46,8 @@ def test_the_metric_core_and_the_package_import_without_pandas_or_scipy_stats():
     import subprocess
     import sys
 
-    for modules in ("leash.passk, leash.support, leash.entropy, leash.stats, leash._checks",
+    for modules in ("leash.core.passk, leash.core.support, leash.core.entropy, leash.core.stats, "
+                    "leash.core._checks",
                     "leash"):
         code = (f"import {modules}, sys; loaded = [m for m in ('pandas', 'scipy.stats') if m in "
                 "sys.modules]; assert not loaded, loaded")

@@ -1,4 +1,4 @@
-"""Tests of leash.report: byte-stable artifacts, their numbers, and the artifact index."""
+"""Tests of leash.output.report: byte-stable artifacts, their numbers, and the artifact index."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from leash import demo, report  # noqa: E402
-from leash.demo import simulated_label  # noqa: E402
-from leash.report import (  # noqa: E402
+from leash import report  # noqa: E402
+from leash.output.report import (  # noqa: E402
     artifact_index,
     artifact_record,
     save_figure,
@@ -32,6 +31,8 @@ from leash.report import (  # noqa: E402
     write_index,
     write_records,
 )
+from leash.sources import demo
+from leash.sources.demo import simulated_label  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -226,7 +227,7 @@ def test_save_figure_bytes_equal_across_processes(tmp_path):
         matplotlib.use("Agg")
         import pandas as pd
         from test_report import _figure
-        from leash.report import save_figure
+        from leash.output.report import save_figure
         save_figure(_figure(), "f", sys.argv[1],
                     data=pd.DataFrame({{"k": [1, 2, 4], "y": [0.1, 0.25, 0.5]}}))
     """)

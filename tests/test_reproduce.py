@@ -1,4 +1,4 @@
-"""Tests of leash.reproduce: parameter validation, discovery, and real papermill runs.
+"""Tests of leash.run.reproduce: parameter validation, discovery, and real papermill runs.
 
 The notebook tests/notebooks/tiny.ipynb is executed through the same function the paper's
 notebooks go through (run_notebook / run_all); each kernel run takes a few seconds.
@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from leash import reproduce
-from leash.notebook import SkipNotebook, require_data
-from leash.parameters import PARAMETER_RULES, notebook_parameters, validate_parameters
-from leash.reproduce import (
+from leash.run import reproduce
+from leash.run.notebook import SkipNotebook, require_data
+from leash.run.parameters import PARAMETER_RULES, notebook_parameters, validate_parameters
+from leash.run.reproduce import (
     KERNEL_ENV,
     NotebookError,
     ParameterError,
@@ -122,7 +122,7 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
                                              r"ints >= 1"):
         validate_parameters(nb, {"ks": [0, 2]})
     with pytest.raises(ParameterError, match="'estimator' = 'first_k' breaks the rule .* "
-                                             "leash.passk.ESTIMATORS"):
+                                             "leash.core.passk.ESTIMATORS"):
         validate_parameters(nb, {"estimator": "first_k"})
     with pytest.raises(ParameterError, match="'min_count' = 0 breaks"):
         validate_parameters(nb, {"min_count": 0})
@@ -213,7 +213,7 @@ def test_require_data_existing_missing_and_unknown(tmp_path):
 
 
 def test_require_data_skips_a_dataset_without_local_copy(tmp_path, monkeypatch):
-    from leash import manifest
+    from leash.io import manifest
 
     name = next(iter(manifest.load_manifest().datasets))
     monkeypatch.setattr(manifest, "default_dest", lambda: tmp_path / "cache")
@@ -224,7 +224,7 @@ def test_require_data_skips_a_dataset_without_local_copy(tmp_path, monkeypatch):
 
 @pytest.mark.mirror
 def test_require_data_finds_the_mirror(monkeypatch):
-    from leash import manifest
+    from leash.io import manifest
 
     mirror = REPO_ROOT.parent / "shared" / "data"
     if not mirror.is_dir():
@@ -364,10 +364,10 @@ def test_the_notebook_checks_its_own_parameters_under_plain_papermill(tmp_path):
 
 
 def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
-    from leash import manifest
+    from leash.io import manifest
 
     name = next(iter(manifest.load_manifest().datasets))
-    body = ("from leash.manifest import DatasetUnavailableError\n"
+    body = ("from leash.io.manifest import DatasetUnavailableError\n"
             f"raise DatasetUnavailableError('no copy of {name}')")
     nb = _notebook(tmp_path / "nbs", "09_real", "outdir: str = 'figures'", body)
     res = run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")

@@ -1,8 +1,8 @@
-"""Tests of streaming, parallel and cached rescoring (leash.rescore.rescore_file, leash rescore,
+"""Tests of streaming, parallel and cached rescoring (leash.io.rescore.rescore_file, leash rescore,
 study sources with ``rescore:``).
 
 Expected verdicts are worked out by hand from the fixture texts below; the streaming output is
-compared with the in-memory :func:`leash.rescore.rescore` on the same rows.
+compared with the in-memory :func:`leash.io.rescore.rescore` on the same rows.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support import MIRROR, REPO, needs_mirror, needs_mv
-from leash import rescore as rs
 from leash.cli import main
+from leash.io import rescore as rs
 
 # One evaluator-format record per question (Qwen2.5-Math evaluator: idx, gt, code[], score[]).
 # Hand verdicts with math-verify's own extraction, in order:
@@ -124,7 +124,7 @@ def test_streaming_equals_in_memory_and_formats_agree(tmp_path):
 
 @needs_mv
 def test_rescored_file_is_read_by_the_summary_readers(tmp_path):
-    from leash.summarize import load_counts
+    from leash.io.summarize import load_counts
 
     f = _evaluator_file(tmp_path / "eval.jsonl")
     out = tmp_path / "o.parquet"
@@ -259,7 +259,8 @@ def test_cli_notes_responses_without_answer(capsys, tmp_path):
 _CHILD = textwrap.dedent("""
     import resource, sys
     import pyarrow.parquet as pq
-    from leash import formats, rescore as rs
+    from leash.io import formats
+    from leash.io import rescore as rs
 
     path, out = sys.argv[1], sys.argv[2]
 
@@ -366,7 +367,7 @@ def _study(tmp_path: Path, source: str) -> Path:
 
 @needs_mv
 def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
-    from leash.study import load_study
+    from leash.sources.study import load_study
 
     monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
     _evaluator_file(tmp_path / "eval.jsonl")
@@ -393,7 +394,7 @@ def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
 def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
     """gold: aime24 grades against AIME 2024's answers: question 0's is 204 (the file's own
     gold fields here are wrong on purpose)."""
-    from leash.study import load_study
+    from leash.sources.study import load_study
 
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
     monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
@@ -422,7 +423,7 @@ def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
      r"got 'lesh'"),
 ])
 def test_study_rescore_keys_are_checked(tmp_path, source, message):
-    from leash.study import load_study
+    from leash.sources.study import load_study
 
     with pytest.raises(ValueError, match=message):
         load_study(_study(tmp_path, source))

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leash.sensitivity import rate_rule_min_count, sensitivity_sweep, significance_table
-from leash.support import support_counts
-from leash.tables import support_table
+from leash.analysis.sensitivity import rate_rule_min_count, sensitivity_sweep, significance_table
+from leash.analysis.tables import support_table
+from leash.core.support import support_counts
 
 
 def test_rate_rule_is_a_count_threshold_independent_of_k():

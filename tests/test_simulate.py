@@ -1,4 +1,5 @@
-"""Tests of leash.simulate, the SIMULATED demo data generator, and of leash.demo, its files.
+"""Tests of leash.sources.simulate, the SIMULATED demo data generator, and of leash.sources.demo,
+its files.
 
 Three kinds of checks: exact hand-computed references (fractions, math.comb, scipy's
 negative hypergeometric), properties (hypothesis), and the demo's qualitative agreement with the
@@ -19,14 +20,14 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
-from leash import demo as D
-from leash import simulate as S
+from leash.analysis.compare import frame_differences
+from leash.analysis.tables import entropy_table
 from leash.cli import main_simulate
-from leash.compare import frame_differences
-from leash.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
-from leash.summarize import read_summary
-from leash.support import CATEGORIES, epsilon, support_counts, support_metrics
-from leash.tables import entropy_table
+from leash.core.support import CATEGORIES, epsilon, support_counts, support_metrics
+from leash.io.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
+from leash.io.summarize import read_summary
+from leash.sources import demo as D
+from leash.sources import simulate as S
 
 SUMMARY_FRAMES = ("support", "entropy", "checkpoints", "sft", "gym")
 
@@ -343,7 +344,7 @@ def test_logit_normal_moments_match_direct_integration():
 
 def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
     # The committed files were written on one CPU; another CPU's exp/log differ in the last
-    # bits, so floats compare within 1e-12 and everything else exactly (leash.compare).
+    # bits, so floats compare within 1e-12 and everything else exactly (leash.analysis.compare).
     on_disk = D.read_demo()
     for name in D.DEMO_FILES:
         assert frame_differences(on_disk[name], demo[name]) == [], name
@@ -594,7 +595,7 @@ def test_committed_metadata_records_the_full_configuration():
     import json
 
     meta = pq.read_schema(D.demo_dir() / "support.parquet").metadata
-    recorded = json.loads(meta[b"leash.simulate"])
+    recorded = json.loads(meta[b"leash.sources.simulate"])
     assert recorded["seed"] == D.DEMO_SEED
     assert recorded["config"] == json.loads(json.dumps(S._jsonable(D.load_config())))
     # every default written out, e.g. an RLVR update given as {beta: 4.0} in the file
@@ -604,10 +605,10 @@ def test_committed_metadata_records_the_full_configuration():
 
 
 def test_summary_columns_follow_the_summary_schema():
-    # independent derivation: the pyarrow schema of leash.summarize, as read_summary types it
+    # independent derivation: the pyarrow schema of leash.io.summarize, as read_summary types it
     import pyarrow as pa
 
-    from leash.summarize import SUMMARY_SCHEMA
+    from leash.io.summarize import SUMMARY_SCHEMA
 
     nullable = {"step", "first_correct", "n_answer_missing", "n_truncated"}
     expected = {}
@@ -628,9 +629,9 @@ def test_simulate_does_not_load_the_summary_format_or_the_study():
     import sys
 
     # beyond what `import leash` loads (the package imports its metric core and tables)
-    code = ("import sys, leash; before = set(sys.modules); import leash.simulate; "
-            "bad = [m for m in ('leash.formats', 'leash.summarize', 'leash.tables', "
-            "'leash.study') if m in set(sys.modules) - before]; assert not bad, bad")
+    code = ("import sys, leash; before = set(sys.modules); import leash.sources.simulate; "
+            "bad = [m for m in ('leash.io.formats', 'leash.io.summarize', 'leash.analysis.tables', "
+            "'leash.sources.study') if m in set(sys.modules) - before]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
-    code = "import sys, leash.study; assert 'leash.simulate' not in sys.modules"
+    code = "import sys, leash.sources.study; assert 'leash.sources.simulate' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

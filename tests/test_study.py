@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from _support import MIRROR
-from leash.study import list_studies, load_study
+from leash.sources.study import list_studies, load_study
 
 
 def test_shipped_studies_parse():
@@ -23,7 +23,7 @@ def test_shipped_studies_parse():
 
 
 def test_paper_study_matches_paper_benchmark_sizes():
-    from leash.paper import load
+    from leash.sources.paper import load
 
     bench = load("benchmarks").set_index("benchmark")
     study = load_study("paper").benchmarks.set_index("benchmark")
@@ -104,7 +104,7 @@ def _ordered_samples(tmp_path):
 
 def test_the_study_budgets_are_where_models_are_compared(tmp_path):
     from leash import artifacts as A
-    from leash.sensitivity import sensitivity_sweep
+    from leash.analysis.sensitivity import sensitivity_sweep
 
     _ordered_samples(tmp_path)
     sections = ("sections: {support: {sources: [{path: s.jsonl}],"

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leash.formats import SUMMARY_METADATA_KEY
-from leash.summarize import SUMMARY_COLUMNS, load_counts, read_summary, summarize
+from leash.io.formats import SUMMARY_METADATA_KEY
+from leash.io.summarize import SUMMARY_COLUMNS, load_counts, read_summary, summarize
 
 
 def naive_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -242,8 +242,8 @@ def _truncated_example(tmp_path):
 
 
 def test_one_na_rule_from_summary_to_table(tmp_path):
-    from leash.summarize import summary_na
-    from leash.tables import answer_entropy_per_question, entropy_table
+    from leash.analysis.tables import answer_entropy_per_question, entropy_table
+    from leash.io.summarize import summary_na
 
     p = _truncated_example(tmp_path)
     cls, trunc = summarize(p), summarize(p, na="truncated")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leash.support import (
+from leash.core.support import (
     CATEGORIES,
     epsilon,
     expected_support_counts,
@@ -164,7 +164,7 @@ def test_support_errors():
 
 
 def test_population_pass_at_k_and_misclassification():
-    from leash.support import misclassification_probability, population_pass_at_k
+    from leash.core.support import misclassification_probability, population_pass_at_k
 
     assert population_pass_at_k(0.5, 3) == pytest.approx(1 - 0.125)
     assert population_pass_at_k(0.0, 100) == 0.0 and population_pass_at_k(1.0, 1) == 1.0

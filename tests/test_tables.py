@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leash.tables import (
+from leash.analysis.tables import (
     default_ks,
     entropy_table,
     passk_table,
@@ -180,7 +180,7 @@ def test_support_table_uses_pairings_found_columns():
 def test_perplexity_table_hand_values():
     from math import exp, log
 
-    from leash.tables import perplexity_table
+    from leash.analysis.tables import perplexity_table
 
     traces = pd.DataFrame({
         "benchmark": "A", "question_id": ["1", "2", "1", "3"], "reference": "R",
@@ -202,7 +202,7 @@ def test_perplexity_table_hand_values():
 
 
 def test_expected_support_curve_ends_at_exact_counts():
-    from leash.tables import expected_support_curve
+    from leash.analysis.tables import expected_support_curve
 
     df = paired_frame()
     c = expected_support_curve(df, [1, 4, 8])

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support import rec, write_lines
-from leash.summarize import summarize
-from leash.validate import ValidationReport, validate
+from leash.io.summarize import summarize
+from leash.io.validate import ValidationReport, validate
 
 
 def raises_naming(path, *parts, **kw):

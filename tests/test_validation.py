@@ -1,4 +1,4 @@
-"""One generic test of the declared parameter validation (leash._validation).
+"""One generic test of the declared parameter validation (leash.core._validation).
 
 Every public function of the metric core and of the layers above it that take scalar or choice
 parameters declares its parameters once (``@validate_params``). These tests walk the
@@ -13,8 +13,9 @@ import inspect
 import numpy as np
 import pytest
 
-from leash import _validation, entropy, pairing, passk, sensitivity, stats, support, tables
-from leash._validation import InvalidParameterError
+from leash.analysis import pairing, sensitivity, tables
+from leash.core import _validation, entropy, passk, stats, support
+from leash.core._validation import InvalidParameterError
 
 MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing)
 # Public functions without a declaration, and why.

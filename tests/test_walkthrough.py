@@ -19,11 +19,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leash import artifacts, entropy, passk, simulate, stats, support, tables
-from leash.parameters import ParameterError, notebook_parameters, validate_parameters
-from leash.report import RECORD_KEY
-from leash.reproduce import default_runs, run_notebook
-from leash.study import load_study
+from leash import artifacts
+from leash.analysis import tables
+from leash.core import entropy, passk, stats, support
+from leash.output.report import RECORD_KEY
+from leash.run.parameters import ParameterError, notebook_parameters, validate_parameters
+from leash.run.reproduce import default_runs, run_notebook
+from leash.sources import simulate
+from leash.sources.study import load_study
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "00_walkthrough.ipynb"

@@ -1,45 +1,51 @@
-"""leash: empirical support dynamics of base vs RLVR models (arXiv 2507.14843).
+"""leash: empirical support dynamics of base vs RLVR models (arXiv 2507.14843v4).
 
-Layers, bottom up (each idea in the module named after it):
+The package's layers, bottom up; a module imports only from its own layer or a lower one
+(``tests/test_layers.py`` checks it), and each idea lives in the module named after it:
 
-* the metric core, numpy/scipy only: :mod:`leash.passk` (pass@k estimators),
-  :mod:`leash.support` (epsilon, support categories, SRR/NDR/SDS/NSCR), :mod:`leash.entropy`
-  (answer/token entropy, perplexity), :mod:`leash.stats` (bootstrap, McNemar, crossover, Holm);
-* generations: :mod:`leash.formats`, :mod:`leash.validate`, :mod:`leash.summarize`,
-  :mod:`leash.pairing`, :mod:`leash.answers`, :mod:`leash.rescore`, :mod:`leash.manifest`;
-* analysis: :mod:`leash.tables`, :mod:`leash.sensitivity`, :mod:`leash.study`,
-  :mod:`leash.artifacts` (one function per paper artifact), :mod:`leash.paper` (the paper's
-  printed numbers and their audit), :mod:`leash.simulate` (the SIMULATED demo's model) and
-  :mod:`leash.demo` (its configuration and files);
-* output: :mod:`leash.plots`, :mod:`leash.report`, :mod:`leash.reproduce` (`make reproduce`),
-  :mod:`leash.cli` (the `leash` command).
+* :mod:`leash.core`: the metric core, numpy only (scipy inside two functions): pass@k
+  estimators (``passk``), epsilon, support categories and SRR/NDR/SDS/NSCR (``support``),
+  answer/token entropy and perplexity (``entropy``), bootstrap, McNemar, crossover and Holm
+  (``stats``), and the declared parameter validation (``_validation``);
+* :mod:`leash.io`: reading generations on one engine (``formats``, ``evaluators``,
+  ``validate``), per-question summaries (``summarize``), answers and rescoring (``answers``,
+  ``rescore``), the data manifest and fetching (``manifest``);
+* :mod:`leash.analysis`: pairing two models (``pairing``), the tables (``tables``), the
+  robustness analyses (``sensitivity``), the one rule for "the same numbers" (``compare``);
+* :mod:`leash.sources`: the paper's printed numbers and their audit (``paper``), study files
+  (``study``), the SIMULATED demo's model (``simulate``) and its configuration and files
+  (``demo``);
+* :mod:`leash.artifacts`: one function per paper artifact, over those sources;
+* :mod:`leash.output`: plot helpers (``plots``) and byte-stable saving (``report``);
+* :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``);
+* :mod:`leash.cli`: the ``leash`` command.
+
+``leash._paths`` is the one module that knows the repository's folders.
 """
-
 __version__ = "0.1.0"
 
 # Every name loads its module on first use, so that `import leash` (and the `leash` command's
-# start-up) costs no numpy, scipy or pandas. Functions named like their module (summarize,
-# validate, rescore) are not exported here, so that `leash.summarize` always is the module:
-# call leash.summarize.summarize(...) and so on.
+# start-up) costs no numpy, scipy or pandas.
 _LAZY = {
     **dict.fromkeys(("aggregate_perplexity", "answer_entropy", "answer_entropy_from_histograms",
-                     "entropy_from_counts", "perplexity", "token_entropy"), "entropy"),
+                     "entropy_from_counts", "perplexity", "token_entropy"), "core.entropy"),
     **dict.fromkeys(("ESTIMATORS", "avg_at_n", "found_within", "pass_at_k",
-                     "pass_at_k_curve", "pass_at_k_first"), "passk"),
+                     "pass_at_k_curve", "pass_at_k_first"), "core.passk"),
     **dict.fromkeys(("bootstrap_crossover", "bootstrap_pass_at_k", "bootstrap_support",
-                     "crossover_budget", "holm", "mcnemar_exact"), "stats"),
+                     "crossover_budget", "holm", "mcnemar_exact"), "core.stats"),
     **dict.fromkeys(("CATEGORIES", "epsilon", "expected_support_counts", "found",
                      "found_probability", "misclassification_probability",
                      "population_pass_at_k", "support_counts", "support_metrics",
-                     "support_status"), "support"),
-    **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table",
-                     "perplexity_table", "support_from_counts", "support_table"), "tables"),
-    "load_counts": "summarize", "read_summary": "summarize",
-    "pair_counts": "pairing", "fetch": "manifest",
-    "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
-    "answer_classes": "answers", "load_benchmark": "rescore",
-    "load_study": "study", "simulate_study": "simulate", "simulate_pair": "simulate",
-    "sensitivity_sweep": "sensitivity", "significance_table": "sensitivity",
+                     "support_status"), "core.support"),
+    **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table", "perplexity_table",
+                     "support_from_counts", "support_table"), "analysis.tables"),
+    "load_counts": "io.summarize", "read_summary": "io.summarize",
+    "pair_counts": "analysis.pairing", "fetch": "io.manifest",
+    "locate": "io.manifest", "extract_answer": "io.answers", "normalize_answer": "io.answers",
+    "answer_classes": "io.answers", "load_benchmark": "io.rescore",
+    "load_study": "sources.study", "simulate_study": "sources.simulate",
+    "simulate_pair": "sources.simulate",
+    "sensitivity_sweep": "analysis.sensitivity", "significance_table": "analysis.sensitivity",
 }
 
 

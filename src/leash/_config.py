@@ -1,6 +1,7 @@
 """Strict reading of configuration files: YAML without anchors, checked against a schema.
 
-Used for study files (:mod:`leash.study`). A file is read with :func:`load_yaml`, which refuses
+Used for study files (:mod:`leash.sources.study`). A file is read with :func:`load_yaml`, which
+refuses
 YAML anchors and aliases (a configuration file has no need of them, and refusing them at the
 first anchor rules out "billion laughs" alias bombs without expanding anything) and duplicate
 keys, and records the line of every key. :func:`check` then walks the data against a

@@ -5,11 +5,12 @@ them. A notebook run has one source, its ``study`` parameter, opened by :func:`o
 an :class:`ArtifactSource`, which has one method per artifact input:
 
 * ``"paper"`` (the default): the paper's printed counts and values (``data/paper/``),
-  :class:`leash.paper.PaperSource`, for every artifact the paper prints numbers for;
+  :class:`leash.sources.paper.PaperSource`, for every artifact the paper prints numbers for;
 * ``"demo"``: the SIMULATED demo study (``data/studies/demo.yaml``), per-question data shaped
   like the paper's study, which adds what printed counts cannot give (bootstrap intervals,
   entropies, checkpoint trajectories);
-* any study file (``data/studies/*.yaml``, :mod:`leash.study`): per-question summaries of real
+* any study file (``data/studies/*.yaml``, :mod:`leash.sources.study`): per-question summaries of
+real
   generations, paired per model pair, then the same tables (:class:`StudySource`).
 
 Whatever the input, the result has the same columns, so neither a notebook nor an artifact
@@ -27,10 +28,10 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from ._paths import REPO
-from .paper import PaperSource
-from .study import Study, load_study
-from .tables import passk_table, support_table
+from leash._paths import REPO
+from leash.analysis.tables import passk_table, support_table
+from leash.sources.paper import PaperSource
+from leash.sources.study import Study, load_study
 
 __all__ = [
     "PAPER", "ArtifactSource", "StudySource", "open_study", "source", "artifact_name", "slug",
@@ -50,13 +51,14 @@ LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_ma
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 #: The pass@k estimator of the artifacts when neither the caller nor the study names one: the
-#: first k samples, which the paper's printed pass@k tables use (``leash.passk``).
+#: first k samples, which the paper's printed pass@k tables use (``leash.core.passk``).
 DEFAULT_ESTIMATOR = "first-k"
 
 
 class ArtifactSource(Protocol):
     """What the artifact functions read: one method per artifact input, same columns whatever
-    the source (:class:`leash.paper.PaperSource`, :class:`StudySource`). The artifact function
+    the source (:class:`leash.sources.paper.PaperSource`, :class:`StudySource`). The artifact
+    function
     of the same name documents each argument and the columns returned."""
 
     name: str  # "paper", or the study's name
@@ -89,7 +91,8 @@ _ESTIMATOR_TEXT = {"first-k": "the first k samples in generation order, as the p
 
 
 class StudySource:
-    """A study (:class:`leash.study.Study`) as an artifact source: per-question data, paired per
+    """A study (:class:`leash.sources.study.Study`) as an artifact source: per-question data,
+    paired per
     model pair of a section, then the tables. Every other attribute is the study's own
     (``summaries``, ``section``, ``paired``, ``domains``...).
 
@@ -128,7 +131,7 @@ class StudySource:
 
     def caption(self, text: str, paper: str = "") -> str:
         """``"Table 1 – <title>"`` (a dash: the title may have parentheses of its own)."""
-        from .demo import simulated_label
+        from leash.sources.demo import simulated_label
 
         out = f"{text} – {self.title}"
         return simulated_label(out) if self.simulated else out
@@ -148,7 +151,7 @@ class StudySource:
 
     def na_rule(self, given: str | None = None) -> tuple[str, str]:
         """The given NA rule, else the ``entropy`` section's, else the paper's."""
-        from .entropy import NA_RULES, PAPER_NA
+        from leash.core.entropy import NA_RULES, PAPER_NA
 
         if given and given not in NA_RULES:
             raise ValueError(f"The 'na' parameter must be one of {NA_RULES}. Got {given!r}.")
@@ -176,7 +179,7 @@ class StudySource:
 
     def passk(self, *, ks=None, estimator=None) -> pd.DataFrame:
         """pass@k of the ``sft`` section's models (the base with the first pair's budgets)."""
-        from .tables import default_ks
+        from leash.analysis.tables import default_ks
 
         sec = self.section("sft")
         ks = ks or sec.options.get("ks")
@@ -202,8 +205,8 @@ class StudySource:
 
     def gym_curves(self, *, estimator=None, n_boot=0, seed=0, level=0.95) -> pd.DataFrame:
         """pass@k at k = 1, 2, 4, ... up to each task's budget, per pair of the ``gym`` section."""
-        from .stats import bootstrap_pass_at_k
-        from .tables import default_ks
+        from leash.analysis.tables import default_ks
+        from leash.core.stats import bootstrap_pass_at_k
 
         estimator = self.estimator("gym", estimator)[0]
         summary = self.summaries("gym")
@@ -239,7 +242,7 @@ class StudySource:
 
     def entropy(self, *, na=None, base=None, correction=None) -> pd.DataFrame:
         """Table 5's quantities per model and benchmark of the ``entropy`` section."""
-        from .tables import entropy_table
+        from leash.analysis.tables import entropy_table
 
         rule = self.na_rule(na)[0]
         s = self.summaries("entropy", na="truncated" if rule == "truncated" else "class")
@@ -256,8 +259,8 @@ class StudySource:
     def perplexity(self, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
                    seed=0) -> pd.DataFrame:
         """Perplexity of the ``perplexity`` section's traces by support category (``support``)."""
-        from .simulate import simulate_traces
-        from .tables import perplexity_table
+        from leash.analysis.tables import perplexity_table
+        from leash.sources.simulate import simulate_traces
 
         sec = self.section("perplexity")
         p = sec.pair(pair)
@@ -286,7 +289,7 @@ class StudySource:
 
 def _categories(paired: pd.DataFrame) -> np.ndarray:
     """Support category of each paired question (from pairing's exact found columns)."""
-    from .support import CATEGORIES, _codes
+    from leash.core.support import CATEGORIES, _codes
 
     found = (paired[f"found_{side}"].to_numpy(dtype=bool) for side in ("base", "rl"))
     return np.asarray(CATEGORIES)[_codes(*found)]
@@ -304,7 +307,7 @@ def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
     Returns
     -------
     ArtifactSource
-        :class:`leash.paper.PaperSource` for ``"paper"``, else a :class:`StudySource`.
+        :class:`leash.sources.paper.PaperSource` for ``"paper"``, else a :class:`StudySource`.
     """
     if isinstance(study, (PaperSource, StudySource)):
         return study
@@ -337,11 +340,11 @@ def source(study: str | Study = PAPER, *, section: str | None = None, paper: boo
 
     Raises
     ------
-    leash.study.SkipNotebook
+    leash.sources.study.SkipNotebook
         With a one-line reason, when the source has no data for this artifact (the paper prints
         nothing for it, or the study's section is missing or empty).
     """
-    from .study import SkipNotebook
+    from leash.sources.study import SkipNotebook
 
     src = open_study(study)
     reason = src.skip_reason(section, printed=paper)
@@ -461,7 +464,7 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; the paper prints 2
         decimals, which fit the pooled metric rounded half-up to 3 decimals and then to 2 in 79
-        of its 80 metric cells: see :func:`leash.paper.rebuild_table1`).
+        of its 80 metric cells: see :func:`leash.sources.paper.rebuild_table1`).
     """
     pooled = long["scope"].isin(["domain", "overall"])
     single = (long["scope"] == "benchmark") & ~long["pair"].isin(long.loc[pooled, "pair"])
@@ -509,7 +512,7 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
                         "pass@k Base (%)": 100 * t["pass@k base"].to_numpy(),
                         "pass@k RLVR (%)": 100 * t["pass@k rl"].to_numpy()})
     if zeta is not None:
-        from .support import epsilon
+        from leash.core.support import epsilon
 
         k = t["k"].to_numpy(dtype=float, na_value=np.nan)
         ok = np.isfinite(k) & (k >= 1)
@@ -662,11 +665,11 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
     ----------
     study : str, Study or ArtifactSource, default "paper"
     na : {"truncated", "class", "drop"}, optional
-        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`). Default: the study's
+        The NA rule of answer entropy (:data:`leash.core.entropy.NA_RULES`). Default: the study's
         (``entropy`` section, ``na``), else the paper's "truncated"; :func:`na_note` says
         which. The generations are summarized under it.
     base, correction
-        As in :func:`leash.tables.entropy_table`.
+        As in :func:`leash.analysis.tables.entropy_table`.
 
     Returns
     -------
@@ -679,7 +682,7 @@ def entropy_long(study=PAPER, *, na=None, base=None, correction=None):
 
 def entropy_wide(long: pd.DataFrame, metric: str, *, benchmarks=None) -> pd.DataFrame:
     """One metric of Table 5 as models x benchmarks with the unweighted "Avg" column."""
-    from .tables import wide_with_average
+    from leash.analysis.tables import wide_with_average
 
     cols = benchmarks or [b for b in MATH_5 if b in set(long["benchmark"])] or sorted(
         long["benchmark"].unique())
@@ -716,7 +719,7 @@ def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-m
         (categories come from that pair in the ``support`` section) and lists files of trace
         log-probabilities (``benchmark, question_id, reference, model, n_tokens,
         sum_logprob``); with ``simulated: true`` instead (the demo) they are simulated
-        (:func:`leash.simulate.simulate_traces`).
+        (:func:`leash.sources.simulate.simulate_traces`).
     pair : str, optional
         Pair label (default: the first of the support section).
     benchmarks : sequence of str
@@ -769,8 +772,8 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     categories : sequence of str
         Support categories to list.
     gold : pandas.DataFrame, optional
-        ``question_id, gold[, question]`` (e.g. :func:`leash.rescore.load_benchmark`), with a
-        ``benchmark`` column when the study has several (:func:`leash.notebook.require_gold`):
+        ``question_id, gold[, question]`` (e.g. :func:`leash.io.rescore.load_benchmark`), with a
+        ``benchmark`` column when the study has several (:func:`leash.run.notebook.require_gold`):
         then matched on benchmark and question.
 
     Returns

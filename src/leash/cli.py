@@ -1,7 +1,9 @@
 """The ``leash`` command line: validate, summarize, fetch, rescore, passk, support.
 
-Every subcommand is a thin layer over the library (:mod:`leash.summarize`, :mod:`leash.validate`,
-:mod:`leash.pairing`, :mod:`leash.tables`, :mod:`leash.manifest`, :mod:`leash.rescore`); a
+Every subcommand is a thin layer over the library (:mod:`leash.io.summarize`,
+:mod:`leash.io.validate`,
+:mod:`leash.analysis.pairing`, :mod:`leash.analysis.tables`, :mod:`leash.io.manifest`,
+:mod:`leash.io.rescore`); a
 ``FILE`` may also be a dataset or group name of the data manifest, fetched (mirror first) and
 read with the manifest's labels. ``leash COMMAND --help`` says what a command reads and writes,
 with examples (``_HELP``) and every option's default. Tables go to stdout (``--json``: a JSON
@@ -22,7 +24,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ._argparse import OneLineParser, non_negative_int, positive_int
+from leash._argparse import OneLineParser, non_negative_int, positive_int
 
 __all__ = ["main", "build_parser", "main_simulate"]
 
@@ -57,7 +59,7 @@ def _version() -> str:
     try:
         return version("leash")
     except PackageNotFoundError:  # run from a source tree without installing it
-        from . import __version__
+        from leash import __version__
 
         return __version__
 
@@ -227,7 +229,7 @@ _OPTIONS = {
                           help="how a response is graded")),
         ("--extract", dict(choices=("math-verify", "leash"), default="math-verify",
                            help="answer extraction for --scorer math-verify: math-verify's own "
-                           "(the default) or leash.answers")),
+                           "(the default) or leash.io.answers")),
         ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
@@ -277,7 +279,7 @@ _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
 
 
 def _add_options(p, options) -> None:
-    from .formats import FORMATS
+    from leash.io.formats import FORMATS
 
     for name, spec in options:
         if isinstance(spec, list):
@@ -346,8 +348,8 @@ def _emit(df, as_json: bool) -> None:
 
 def _inputs(args, ctx: _Context):
     """Resolve FILE arguments (paths or manifest names) into (path, reader kwargs) pairs."""
-    from . import manifest as mf
-    from .formats import check_regular_file
+    from leash.io import manifest as mf
+    from leash.io.formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping,
@@ -372,12 +374,12 @@ def _inputs(args, ctx: _Context):
 def _load_summary(args, ctx: _Context, **summarize_kwargs):
     """Summary frame of every input: one reader call per set of labels, then one frame.
 
-    Without ``summarize_kwargs`` the inputs go through :func:`leash.summarize.load_counts`
-    (summary Parquet files allowed), else through :func:`leash.summarize.summarize`.
+    Without ``summarize_kwargs`` the inputs go through :func:`leash.io.summarize.load_counts`
+    (summary Parquet files allowed), else through :func:`leash.io.summarize.summarize`.
     """
     import pandas as pd
 
-    from .summarize import KEY_COLUMNS, load_counts, summarize
+    from leash.io.summarize import KEY_COLUMNS, load_counts, summarize
 
     groups: dict[str, tuple[list, dict]] = {}
     for path, kw in _inputs(args, ctx):
@@ -411,7 +413,7 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs):
 def _cmd_validate(args, ctx: _Context) -> int:
     import pandas as pd
 
-    from .validate import validate
+    from leash.io.validate import validate
 
     rows, reports = [], []
     inputs = _inputs(args, ctx)
@@ -439,7 +441,7 @@ def _cmd_validate(args, ctx: _Context) -> int:
 def _overview(summary):
     """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
 
-    from .passk import avg_at_n
+    from leash.core.passk import avg_at_n
 
     df = summary.assign(
         _avg=avg_at_n(summary["n"].to_numpy(), summary["c"].to_numpy()),
@@ -456,7 +458,7 @@ def _overview(summary):
 
 
 def _cmd_summarize(args, ctx: _Context) -> int:
-    from .summarize import write_summary
+    from leash.io.summarize import write_summary
 
     summary = _load_summary(args, ctx, na=args.na, on_error=args.on_error)
     if args.out:
@@ -469,7 +471,7 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 def _cmd_fetch(args, ctx: _Context) -> int:
     import pandas as pd
 
-    from . import manifest as mf
+    from leash.io import manifest as mf
 
     m = mf.load_manifest()
     if args.list or not args.names:
@@ -501,7 +503,7 @@ def _cmd_fetch(args, ctx: _Context) -> int:
 
 def _gold_for(args):
     """The --gold answers by question id, or None: each file's own gold field."""
-    from . import rescore as rs
+    from leash.io import rescore as rs
 
     if args.gold is None:
         if args.scorer == "reasoning-gym":
@@ -528,7 +530,7 @@ def _gold_for(args):
 
 
 def _cmd_rescore(args, ctx: _Context) -> int:
-    from . import rescore as rs
+    from leash.io import rescore as rs
 
     if args.out is not None and not args.out.lower().endswith((".jsonl", ".parquet", ".pq")):
         raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
@@ -630,7 +632,7 @@ def _by_step(frame, table, by):
 def _cmd_passk(args, ctx: _Context) -> int:
     import pandas as pd
 
-    from .tables import passk_table
+    from leash.analysis.tables import passk_table
 
     summary = _load_summary(args, ctx)
     _check_k_fits(summary, args.k)
@@ -654,8 +656,8 @@ _LEVEL = 0.95
 
 def _check_support_options(args) -> None:
     """The options of ``leash support`` that need no data, checked before any file is read."""
-    from ._checks import INT64_MAX
-    from .stats import MIN_N_BOOT
+    from leash.core._checks import INT64_MAX
+    from leash.core.stats import MIN_N_BOOT
 
     if args.n_boot < 0 or 0 < args.n_boot < MIN_N_BOOT:
         raise ValueError(f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}. "
@@ -688,7 +690,7 @@ def _warn_about_the_bootstrap(args, paired) -> None:
     (which name its function and n_boot): too few replicates, benchmarks of one question."""
     import pandas as pd
 
-    from .stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
+    from leash.core.stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot
 
     warnings.simplefilter("ignore", TooFewReplicatesWarning)
     warnings.simplefilter("ignore", DegenerateBootstrapWarning)
@@ -712,9 +714,9 @@ def _cmd_support(args, ctx: _Context) -> int:
     import numpy as np
     import pandas as pd
 
-    from .pairing import pair_counts
-    from .support import epsilon
-    from .tables import support_table
+    from leash.analysis.pairing import pair_counts
+    from leash.analysis.tables import support_table
+    from leash.core.support import epsilon
 
     _check_support_options(args)
     summary = _load_summary(args, ctx)
@@ -797,11 +799,11 @@ _SWITCHES = {"--shared-only", "--force"}
 # does not make, and remedies that have no option on the command line.
 _CLI_PHRASES = (
     ("Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
-     "leash.validate.validate(path) to list every problem",
+     "leash.io.validate.validate(path) to list every problem",
      "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE` "
      "to list every problem"),
     ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
-    ("leash.validate.validate(path)", "`leash validate FILE`"),
+    ("leash.io.validate.validate(path)", "`leash validate FILE`"),
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
@@ -894,7 +896,7 @@ def main_simulate(argv=None):
         Exit status: 0 on success, 1 when ``--check`` finds a difference, 2 for bad arguments,
         a bad ``--config`` or an unreadable/unwritable folder (one line on stderr, no traceback).
     """
-    from .demo import DEMO_FILES, DEMO_SEED
+    from leash.sources.demo import DEMO_FILES, DEMO_SEED
 
     parser = OneLineParser(
         prog="leash simulate",
@@ -921,9 +923,9 @@ def main_simulate(argv=None):
     args = parser.parse_args(argv)
     import numpy as np
 
-    from . import demo
-    from .compare import frame_differences
-    from .simulate import simulate_study, write_demo
+    from leash.analysis.compare import frame_differences
+    from leash.sources import demo
+    from leash.sources.simulate import simulate_study, write_demo
 
     out = Path(args.out) if args.out is not None else demo.demo_dir()
     try:
@@ -951,7 +953,7 @@ def main_simulate(argv=None):
 
 
 def _run_reproduce(argv) -> int:
-    from .reproduce import main as reproduce_main
+    from leash.run.reproduce import main as reproduce_main
 
     return reproduce_main(argv)
 

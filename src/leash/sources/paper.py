@@ -19,7 +19,7 @@ Nothing is hard-coded about which rows disagree: the audit computes, and explana
 up afterwards in ``discrepancies.csv`` (:func:`known_explanations`); a disagreement that has no
 known explanation is labelled ``"UNEXPLAINED"`` so that a transcription error shows up.
 
-The metric formulas live only in :func:`leash.support.support_metrics`.
+The metric formulas live only in :func:`leash.core.support.support_metrics`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._paths import REPO
-from .support import support_metrics
+from leash._paths import REPO
+from leash.core.support import support_metrics
 
 __all__ = [
     "DATA_DIR", "METRICS", "SCHEMAS", "round_half_up", "load", "known_explanations",
@@ -314,7 +314,7 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
 
     For every model of Table 1 with an appendix table, P, E, S, O are summed over that table's
     benchmarks per domain ("math", "non-math") and over all of them ("overall", for models with
-    both domains), then SRR, NDR, SDS, NSCR follow from :func:`leash.support.support_metrics`.
+    both domains), then SRR, NDR, SDS, NSCR follow from :func:`leash.core.support.support_metrics`.
     ProRL-1.5B-v2 has no appendix table in v4: its "math" and "non-math" counts are Table 1's
     printed counts and its "overall" is their sum (``source`` says which).
 
@@ -646,7 +646,7 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
 
 def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
     """Add pass@k of both models ((P+S)/N, (P+E)/N) and the exact McNemar test of E vs S."""
-    from .stats import mcnemar_exact
+    from leash.core.stats import mcnemar_exact
 
     tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
     return t.assign(**{"pass@k base": (t["P"] + t["S"]) / t["N"],
@@ -701,7 +701,7 @@ class PaperSource:
 
     def na_rule(self, given: str | None = None) -> tuple[str, str]:
         """The NA rule of answer entropy behind Table 5, and where that comes from."""
-        from .entropy import PAPER_NA
+        from leash.core.entropy import PAPER_NA
 
         return PAPER_NA, "the paper's printed values (the `na` parameter does not apply)"
 
@@ -711,7 +711,7 @@ class PaperSource:
                          f"{name!r}); use study='demo' or a study file.")
 
     def _counts(self, tables, *, by=("pair",), pool=True) -> pd.DataFrame:
-        from .tables import support_from_counts
+        from leash.analysis.tables import support_from_counts
 
         b = load("benchmarks", self.data_dir)
         sc = load("support_counts", self.data_dir)
@@ -725,7 +725,7 @@ class PaperSource:
 
     def support_counts(self, section: str = "support", **_) -> pd.DataFrame:
         """Tables 6-12 (``"support"``, with ProRL-1.5B-v2's Table 1 rows) or Table 3 (``"sft"``):
-        per benchmark and pooled, in the layout of :func:`leash.tables.support_table`."""
+        per benchmark and pooled, in the layout of :func:`leash.analysis.tables.support_table`."""
         if section == "sft":
             return self._counts([3])
         t = self._counts([6, 7, 8, 9, 10, 11, 12])

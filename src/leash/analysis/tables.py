@@ -4,12 +4,12 @@ share).
 Inputs are the frames of the generations layer:
 
 * a *summary* frame, one row per (model, benchmark, question_id[, step]) with ``n``, ``c``,
-  ``first_correct`` and optional answer/token columns (``leash.summarize``), and
+  ``first_correct`` and optional answer/token columns (``leash.io.summarize``), and
 * a *paired* frame, one row per (benchmark, question_id[, step]) with ``n_base, c_base,
-  first_correct_base, n_rl, c_rl, first_correct_rl`` (``leash.pairing.pair_counts``).
+  first_correct_base, n_rl, c_rl, first_correct_rl`` (``leash.analysis.pairing.pair_counts``).
 
-Every metric is computed by the numpy core (``leash.passk``, ``leash.support``,
-``leash.entropy``, ``leash.stats``); this module only groups, pools and lays out.
+Every metric is computed by the numpy core (``leash.core.passk``, ``leash.core.support``,
+``leash.core.entropy``, ``leash.core.stats``); this module only groups, pools and lays out.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ._validation import (
+from leash.core._validation import (
     Boolean,
     Generator,
     InstancesOf,
@@ -31,10 +31,10 @@ from ._validation import (
     StrSequence,
     validate_params,
 )
-from .entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
-from .passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_curve
-from .stats import LEVEL, N_BOOT, _bootstrap_codes, mcnemar_exact
-from .support import (
+from leash.core.entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
+from leash.core.passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_curve
+from leash.core.stats import LEVEL, N_BOOT, _bootstrap_codes, mcnemar_exact
+from leash.core.support import (
     CATEGORIES,
     MIN_COUNT,
     _codes,
@@ -65,7 +65,7 @@ POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
 # The support categories as an ordered pandas dtype (the core returns their names as numpy).
 CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
 
-# The declared kinds of the parameters (leash._validation).
+# The declared kinds of the parameters (leash.core._validation).
 FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
 BY = [StrSequence()]
 DOMAINS = [InstancesOf(Mapping, "a mapping of benchmark to domain", dict), None]
@@ -106,7 +106,7 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
 
     At the full budget (``k`` None or equal to n) a question is found when ``c >= min_count``.
     Below it, the paper's printed tables use the first k samples (inferred here from their
-    values; the paper does not say): :func:`leash.passk.found_within`, which is defined for
+    values; the paper does not say): :func:`leash.core.passk.found_within`, which is defined for
     ``min_count = 1`` only.
 
     Parameters
@@ -229,13 +229,13 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
             raise ValueError(
                 f"{where}: the two models have different sample counts (first at row {i}: "
                 f"n_base={paired['n_base'].iat[i]}, n_rl={paired['n_rl'].iat[i]}); pass a common "
-                "budget k (leash.pairing reports one)."
+                "budget k (leash.analysis.pairing reports one)."
             )
 
     expected = k is not None and budget_rule == "expected"
     work = paired
     if k is None and min_count == 1 and {"found_base", "found_rl"} <= set(paired.columns):
-        # leash.pairing already decided found-ness at the common budget (exactly, from the
+        # leash.analysis.pairing already decided found-ness at the common budget (exactly, from the
         # first correct sample when the two models had different sample counts).
         work = paired.assign(**{f"_f{s[0]}": _found_column(paired, f"found_{s}", where)
                                 for s in ("base", "rl")})
@@ -387,9 +387,9 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
         ``token_entropy_mean``, ``answer_counts``, ``n_answer_missing``).
     by : sequence of str, default ("model", "benchmark")
     na : {"class", "drop", "truncated"}, default "class"
-        The NA rule of the answer entropy (:data:`leash.entropy.NA_RULES`: "truncated" is the
+        The NA rule of the answer entropy (:data:`leash.core.entropy.NA_RULES`: "truncated" is the
         paper's, which Table 5 through :func:`leash.artifacts.entropy_long` uses by default).
-        Which samples are NA is fixed when a summary is made (``leash.summarize``, which
+        Which samples are NA is fixed when a summary is made (``leash.io.summarize``, which
         records its rule): "truncated" needs a summary made with ``na="truncated"``, "class"
         and "drop" one made with ``na="class"``. A summary with no truncated sample serves
         every rule; another mismatch is a ValueError. A frame whose rule is not recorded is
@@ -439,8 +439,8 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
 
 def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
     """Check that ``summary``'s NA samples follow the rule ``na``; return how they enter the
-    answer distribution ("class" or "drop", for :mod:`leash.entropy`)."""
-    from .summarize import summary_na
+    answer distribution ("class" or "drop", for :mod:`leash.core.entropy`)."""
+    from leash.io.summarize import summary_na
 
     made_as = "truncated" if na == "truncated" else "class"
     trunc = (summary["n_truncated"].astype("Float64").fillna(0).to_numpy(dtype=np.float64)
@@ -532,7 +532,7 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
         the model, teacher-forced).
     categories : pandas.DataFrame
         ``benchmark, question_id, category``: each question's support category for the pair
-        (e.g. from :func:`leash.support.support_status`).
+        (e.g. from :func:`leash.core.support.support_status`).
     how : {"trace-mean", "token-pooled"}, default "trace-mean"
         "trace-mean": mean over traces of ``exp(-sum_logprob / n_tokens)``; "token-pooled":
         ``exp(-sum(sum_logprob) / sum(n_tokens))`` over the cell. The paper does not say which
@@ -580,7 +580,7 @@ def expected_support_curve(paired: pd.DataFrame, ks, *, min_count=1):
     """Exact expected P, E, S, O and metrics as smooth functions of the budget k.
 
     For each k (at most every question's n), each model's k samples are a random subset of
-    its n samples (:func:`leash.support.expected_support_counts`), so no resampling noise.
+    its n samples (:func:`leash.core.support.expected_support_counts`), so no resampling noise.
 
     Parameters
     ----------
@@ -617,7 +617,7 @@ def answer_entropy_per_question(summary: pd.DataFrame, *, na="class", base=None,
     na : {"class", "drop", "truncated"}, default "class"
         The NA rule, checked against the summary as in :func:`entropy_table`.
     base, correction
-        As in :func:`leash.entropy.answer_entropy_from_histograms`.
+        As in :func:`leash.core.entropy.answer_entropy_from_histograms`.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Readers for the files evaluators write (lm-evaluation-harness, lighteval, evalscope, vLLM).
 
 Each reader only *translates a layout* into DuckDB rows in leash's canonical per-sample columns;
-the rules and the aggregation are :mod:`leash.formats` and :mod:`leash.summarize`.
+the rules and the aggregation are :mod:`leash.io.formats` and :mod:`leash.io.summarize`.
 ``data/README.md`` ("Evaluator files") documents each layout and the upstream file writing it.
 The interface: :data:`EVALUATOR_FORMATS`, :func:`detect`, :func:`relation` (a lazy relation of
 :data:`RELATION_COLUMNS`) and :func:`translate_error` (a layout error raised while the relation

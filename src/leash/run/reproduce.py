@@ -1,11 +1,11 @@
 """``make reproduce``: a loop over :func:`papermill.execute_notebook`, one call per run.
 
-``python -m leash.reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...]
+``python -m leash.run.reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...]
 [-f PARAMS.yaml] [--outdir DIR] [--build DIR] [--jobs N] [--list]``
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
 copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note
-:func:`leash.report.publish` leaves per artifact in an output's metadata). Written here, as
+:func:`leash.output.report.publish` leaves per artifact in an output's metadata). Written here, as
 papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
 ``--data STUDY`` into ``build/<study>/``; ``-p``/``-f`` into ``build/figures/``), every value,
 study file and folder checked before any kernel starts, the records copied to
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
-from ._argparse import OneLineParser
-from ._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
-from .parameters import ParameterError, _closest, notebook_parameters, validate_parameters
+from leash._argparse import OneLineParser
+from leash._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
+from leash.run.parameters import ParameterError, _closest, notebook_parameters, validate_parameters
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -133,10 +133,10 @@ def _select(available: list[str], names) -> list[str]:
 
 def _study_parameter(data: str) -> str | None:
     """The ``study`` the notebooks get for ``--data`` (None: the default run), its file read
-    and checked here (:func:`leash.study.load_study`), before any kernel starts."""
+    and checked here (:func:`leash.sources.study.load_study`), before any kernel starts."""
     if data in (EMBEDDED, PAPER):
         return None if data == EMBEDDED else data
-    from .study import list_studies, load_study
+    from leash.sources.study import list_studies, load_study
 
     p = Path(os.path.abspath(data))
     if not p.is_file() and data not in list_studies():
@@ -233,7 +233,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from .report import RECORD_KEY, write_records
+    from leash.output.report import RECORD_KEY, write_records
 
     path = Path(path)
     if not path.is_file():
@@ -391,7 +391,7 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         One per run that was started, in run order. Before anything runs, a ParameterError
         names a bad parameter, study file or folder; Ctrl-C leaves the index as it was.
     """
-    from .report import INDEX_NAME, SIDECAR_DIR, artifact_index, write_index
+    from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index, write_index
 
     stream = stream or sys.stderr
     directory = Path(directory or NOTEBOOKS)
@@ -446,7 +446,7 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
 
 def _parser() -> OneLineParser:
     ap = OneLineParser(
-        prog="python -m leash.reproduce",
+        prog="python -m leash.run.reproduce",
         description="Regenerate every table and figure: run notebooks/*.ipynb with papermill "
                     "(also `leash reproduce`, and `make reproduce`, which passes DATA, ONLY, "
                     "PARAMS, OUTDIR and JOBS). Reads the paper's printed numbers, the SIMULATED "
@@ -460,7 +460,7 @@ def _parser() -> OneLineParser:
                "  leash reproduce --only 01 -p n_boot 200       # into build/figures/\n"
                "  leash reproduce --data gsm8k-probe --jobs 2   # a shipped study, into "
                "build/gsm8k-probe/\n"
-               "  python -m leash.reproduce --data my-study.yaml -f params.yaml\n")
+               "  python -m leash.run.reproduce --data my-study.yaml -f params.yaml\n")
     add = ap.add_argument
     add("--data", default=EMBEDDED, help="'embedded': the runs of notebooks/runs.yaml (the "
         "paper's printed numbers and the SIMULATED demo) into figures/; or a study file (or "

@@ -23,10 +23,10 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ._validation import Counts, Floats, Interval, validate_params
-from .stats import holm
-from .support import ZETA, _epsilon
-from .tables import BY, DOMAINS, FRAME, POOL, _groups, require_columns, support_table
+from leash.analysis.tables import BY, DOMAINS, FRAME, POOL, _groups, require_columns, support_table
+from leash.core._validation import Counts, Floats, Interval, validate_params
+from leash.core.stats import holm
+from leash.core.support import ZETA, _epsilon
 
 __all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
 
@@ -70,18 +70,19 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     Parameters
     ----------
     paired : pandas.DataFrame
-        Paired per-question frame (see :func:`leash.tables.support_table`); both models must
+        Paired per-question frame (see :func:`leash.analysis.tables.support_table`); both models
+        must
         have the same n on each question.
     ks : sequence of int, optional
         Budgets (each <= the smallest n), the same for every benchmark. Default: each
-        benchmark at its own full budget, its n (for :meth:`leash.study.Study.paired`, the
+        benchmark at its own full budget, its n (for :meth:`leash.sources.study.Study.paired`, the
         study's declared budget), with exact counts; ``full_budget`` is then True.
     zetas : sequence of float
         Confidence parameters for the "rate" rule.
     min_counts : sequence of int
         Thresholds for the "count" rule (1 is the paper's).
     domains, by, pool
-        As in :func:`leash.tables.support_table`.
+        As in :func:`leash.analysis.tables.support_table`.
 
     Returns
     -------
@@ -127,7 +128,7 @@ def significance_table(support: pd.DataFrame, *, by=()):
     Parameters
     ----------
     support : pandas.DataFrame
-        A :func:`leash.tables.support_table` result (exact counts, with ``mcnemar_p``).
+        A :func:`leash.analysis.tables.support_table` result (exact counts, with ``mcnemar_p``).
     by : sequence of str
         Grouping columns; the correction runs within each group, over its per-benchmark rows
         (pooled rows are reported with their own unadjusted p-value: they are not separate

@@ -24,8 +24,9 @@ accepted (:data:`NA_RULES`):
     keeps its answer.
 
 Which samples are NA is decided when generations are summarized
-(:func:`leash.summarize.summarize`, ``na="class"`` or ``"truncated"``; the summary records it),
-so the tables (:func:`leash.tables.entropy_table`) check that a summary was made under the rule
+(:func:`leash.io.summarize.summarize`, ``na="class"`` or ``"truncated"``; the summary records it),
+so the tables (:func:`leash.analysis.tables.entropy_table`) check that a summary was made under the
+rule
 asked for. The functions of this module take the NA samples as given (``None`` answers,
 ``n_na``) and accept ``"class"`` and ``"drop"``: how those samples enter the distribution.
 """
@@ -40,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import (
+from leash.core._validation import (
     Counts,
     Floats,
     Interval,
@@ -70,7 +71,7 @@ NA_RULES = ("truncated", "class", "drop")
 PAPER_NA = "truncated"
 CORRECTIONS = (None, "miller-madow")
 
-# The declared kinds of the parameters (leash._validation).
+# The declared kinds of the parameters (leash.core._validation).
 BASE = [Interval(Real, 0, None, closed="neither", exclude=(1,)), None]  # None: natural log
 CORRECTION = [StrOptions("miller-madow"), None]
 NA = [StrOptions(*NA_CHOICES)]
@@ -207,7 +208,7 @@ def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="c
         Optional first-order bias correction.
     classes : callable, optional
         Maps one question's list of non-missing answers to equivalence-class labels (same
-        length), e.g. ``leash.answers.answer_classes``; default: answers are classes as given.
+        length), e.g. ``leash.io.answers.answer_classes``; default: answers are classes as given.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Input formats of model generations: detection, field mappings, the rule set and the readers.
 
 The formats (``data/README.md``): samples, counts, summary, nested (a :class:`NestedMapping`),
-evaluator and the evaluators' own files (:mod:`leash.evaluators`). DuckDB reads every file into
+evaluator and the evaluators' own files (:mod:`leash.io.evaluators`). DuckDB reads every file into
 raw canonical fields; :func:`checked_sql` is the one rule set (SQL) deciding each field's clean
 value and problem, so validate, summarize and :func:`response_batches` agree on every row. The
 exact readers (Python; only for a file that failed, and for CSV) locate what DuckDB cannot.
@@ -20,7 +20,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from . import evaluators as E
+from leash.io import evaluators as E
 
 __all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
@@ -272,7 +272,7 @@ def open_bytes(path: Path):
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
-_open_text = open_bytes  # the name leash.rescore reads benchmark files with
+_open_text = open_bytes  # the name leash.io.rescore reads benchmark files with
 
 
 def loads(line: bytes):
@@ -383,7 +383,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):
     if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
-    tried += [f"{f} (leash.evaluators)" for f in E.EVALUATOR_FORMATS]
+    tried += [f"{f} (leash.io.evaluators)" for f in E.EVALUATOR_FORMATS]
     raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
                      f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for "
                      "nested layouts, mapping= to override.")
@@ -645,7 +645,7 @@ class Source:
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
                        "duckdb read_parquet", "table": "arrow table", "nested":
                        f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
-                           self.form, f"leash.evaluators '{fmt}'")
+                           self.form, f"leash.io.evaluators '{fmt}'")
 
     def build(self, exact: bool = False) -> None:
         """(Re)define the views; ``exact``: the exact reader (repairs, malformed lines)."""
@@ -1031,7 +1031,7 @@ def open_source(con, p, no: int, *, fmt, mapping, labels, options=None, contents
                 checked=True) -> Source:
     """Detect the format of input ``p`` and make its :class:`Source` (views not built)."""
     path = Path(p)
-    if contents is not None:  # a summary already read (leash.summarize.read_summary)
+    if contents is not None:  # a summary already read (leash.io.summarize.read_summary)
         f, m, keys = "summary", None, contents.column_names
         meta = (contents.schema.metadata or {}).get(SUMMARY_METADATA_KEY)
     else:
@@ -1094,7 +1094,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     path : str or os.PathLike
         A samples file with a ``response`` column, a nested/evaluator file or an evaluator's.
     fmt, mapping, model, benchmark, step, reader_options
-        As in :func:`leash.summarize.summarize`.
+        As in :func:`leash.io.summarize.summarize`.
     batch_size : int
         Rows per batch: memory is bounded by it, not by the file.
 

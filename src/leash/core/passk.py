@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
+from leash.core._validation import (
     Counts,
     StrOptions,
     check_c_le_n,
@@ -46,7 +46,7 @@ from ._validation import (
 
 ESTIMATORS = ("unbiased", "first-k")
 
-# The declared kinds of the parameters (leash._validation): counts, budgets, sample indices.
+# The declared kinds of the parameters (leash.core._validation): counts, budgets, sample indices.
 COUNTS = Counts()
 BUDGETS = Counts(minimum=1)
 BUDGET_GRID = Counts(minimum=1, nonempty=True)

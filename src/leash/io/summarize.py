@@ -1,8 +1,8 @@
 """Per-question summaries of model generations, aggregated by DuckDB in one pass per file.
 
-Each file is scanned once by a query applying the rules of :mod:`leash.formats` and aggregating
+Each file is scanned once by a query applying the rules of :mod:`leash.io.formats` and aggregating
 per question (memory bounded by the questions; DuckDB spills beyond its limit); a file the rules
-reject a row of is checked row by row (:func:`leash.validate.check`) and aggregated again.
+reject a row of is checked row by row (:func:`leash.io.validate.check`) and aggregated again.
 :func:`load_counts` reads samples, counts and summary files alike. The summary frame has a row
 per (model, benchmark, question_id, step) in order of first appearance; its 16 columns
 (:data:`SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import formats as F
-from . import validate as V
-from .formats import SUMMARY_COLUMNS
+from leash.io import formats as F
+from leash.io import validate as V
+from leash.io.formats import SUMMARY_COLUMNS
 
 SUMMARY_SCHEMA: object  # a pyarrow schema, made on first use (module __getattr__ below)
 
 __all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
            "SUMMARY_COLUMNS", "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
 
-#: The NA rules a summary can be made under (see :data:`leash.entropy.NA_RULES`; "drop" is
+#: The NA rules a summary can be made under (see :data:`leash.core.entropy.NA_RULES`; "drop" is
 #: applied when the entropy is computed, from a "class" summary).
 NA_MODES = ("class", "truncated")
 KEY_COLUMNS = ("model", "benchmark", "question_id", "step")
@@ -32,7 +32,7 @@ _TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT
 
 
 def __getattr__(name):
-    if name == "SUMMARY_SCHEMA":  # pyarrow loads on first use (a cheap `import leash.summarize`)
+    if name == "SUMMARY_SCHEMA":  # pyarrow loads on first use (a cheap `import leash.io.summarize`)
         import pyarrow as pa
 
         t = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
@@ -57,7 +57,7 @@ def aggs(idx: str) -> str:
 
 def _partial(na: str):
     """The aggregate of one source per (question, answer), ``part<no>``, for
-    :func:`leash.validate.run`: fast (``exact=False``) over every row, and None unless the file
+    :func:`leash.io.validate.run`: fast (``exact=False``) over every row, and None unless the file
     is vouched for: no row rejected, no duplicate possible (per question the indices are the
     range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's)."""
     miss = "answer IS NULL" + (" OR coalesce(finish_reason = 'length', false)"
@@ -121,11 +121,11 @@ def _partial(na: str):
 
 
 def _run(paths, *, na, finish=True, **kw):
-    """Read every input (:func:`leash.validate.run`), then merge the per-file aggregates."""
+    """Read every input (:func:`leash.io.validate.run`), then merge the per-file aggregates."""
     if na not in NA_MODES:
         raise ValueError(f"The 'na' parameter must be one of {NA_MODES}. Got {na!r} instead.")
     files, sink, sources = V.run(paths, partial=_partial(na), **kw)
-    from . import __version__
+    from leash import __version__
 
     for f, src in zip(files, sources):
         if src.fmt == "summary":
@@ -192,7 +192,7 @@ def _checked_frame(paths, *, on_error, **kw):
     if prov["rows_read"] and not prov["questions"]:
         raise ValueError(f"{', '.join(f['path'] for f in prov['files'])}: all "
                          f"{prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
-                         "nothing is left to summarize. Run leash.validate.validate(path) to "
+                         "nothing is left to summarize. Run leash.io.validate.validate(path) to "
                          "list every problem.")
     for f in prov["files"]:
         if f["rows_rejected"]:
@@ -299,14 +299,14 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         Samples, counts, evaluator or nested files (any mix), read in order; without a
         per-sample index a later file's samples follow an earlier file's (seed files).
     fmt : str, optional
-        Format of every file (:data:`leash.formats.FORMATS`); default: detected.
+        Format of every file (:data:`leash.io.formats.FORMATS`); default: detected.
     model, benchmark : str, optional
         Labels for files without them (required for the evaluator format); a given label
         replaces the file's, and the provenance says so.
     step : int, optional
         Checkpoint label for every row (e.g. ``step=100`` for a trajectory file).
     mapping : str, dict or NestedMapping, optional
-        Field mapping of nested layouts (a name of :data:`leash.formats.MAPPINGS` or a YAML
+        Field mapping of nested layouts (a name of :data:`leash.io.formats.MAPPINGS` or a YAML
         file of field paths, ``data/README.md`` section 4b).
     chunk_size : int, default 250_000
         Rows per batch of the exact readers; DuckDB's memory is ``LEASH_MEMORY_LIMIT``
@@ -314,7 +314,7 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     out : str or os.PathLike, optional
         Also write the summary here (Parquet, provenance in the metadata; not when it raises).
     na : {"class", "truncated"}, default "class"
-        The NA rule of answer entropy (:data:`leash.entropy.NA_RULES`): "class" counts samples
+        The NA rule of answer entropy (:data:`leash.core.entropy.NA_RULES`): "class" counts samples
         without an extracted answer (missing, empty or "NA") as "answer missing"; "truncated"
         also those with ``finish_reason == "length"`` (the paper's "NA for incomplete
         outputs", App. B.4).

@@ -4,7 +4,8 @@ Everything this module produces is **simulated**, never the paper's data: it let
 run offline and lets the walkthrough show what the empirical support rule does when the truth is
 known. Every frame carries ``source = "simulated"``, every file written by :func:`write_demo`
 the key-value metadata ``source = simulated``. The demo's parameters are data,
-``data/demo/config.yaml``; :mod:`leash.demo` reads it, builds the frames' rows and writes and
+``data/demo/config.yaml``; :mod:`leash.sources.demo` reads it, builds the frames' rows and writes
+and
 reads the files; ``data/demo/README.md`` describes the model and every parameter.
 
 The model, one benchmark question at a time (arXiv 2507.14843v4 for the references):
@@ -22,7 +23,7 @@ The model, one benchmark question at a time (arXiv 2507.14843v4 for the referenc
   hypergeometric, :func:`draw_first_correct`); per-sample token entropy and length
   (:class:`TokenModel`) in the n = 32 entropy study.
 * Truth: the true success probabilities and epsilon-support categories of both models, so that
-  :func:`leash.demo.misclassification_table` can grade the empirical rule.
+  :func:`leash.sources.demo.misclassification_table` can grade the empirical rule.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from . import demo
-from ._checks import as_count_array, check_c_le_n, check_positive_int
-from .demo import DEMO_FILES, DEMO_SEED, SOURCE
-from .support import CATEGORIES, epsilon
+from leash.core._checks import as_count_array, check_c_le_n, check_positive_int
+from leash.core.support import CATEGORIES, epsilon
+from leash.sources import demo
+from leash.sources.demo import DEMO_FILES, DEMO_SEED, SOURCE
 
 __all__ = ["BasePrior", "RLVRModel", "TokenModel", "draw_answer_distribution", "tilt",
            "rlvr_distribution", "draw_counts", "draw_first_correct", "simulate_pair",
@@ -467,7 +468,7 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
     -------
     pandas.DataFrame, shape (2 * n_questions, len(SUMMARY_COLUMNS))
         The summary schema (base rows first, then RLVR rows) for counts-only inputs, as
-        ``leash.summarize`` gives them: answer lists None, ``n_answer_missing`` and
+        ``leash.io.summarize`` gives them: answer lists None, ``n_answer_missing`` and
         ``n_truncated`` NA, token columns NaN.
     """
     func = "simulate_pair"
@@ -570,7 +571,7 @@ def simulate_study(config=None, *, rng):
     Parameters
     ----------
     config : dict, optional
-        A configuration as :func:`leash.demo.load_config` returns it; default the demo's
+        A configuration as :func:`leash.sources.demo.load_config` returns it; default the demo's
         (``data/demo/config.yaml``).
     rng : numpy.random.Generator
         The only source of randomness; independent child streams are spawned per study part.
@@ -591,7 +592,7 @@ def simulate_study(config=None, *, rng):
     if not isinstance(cfg, Mapping) or (lacks := [k for k in keys if k not in cfg]):
         got = f"a mapping without {lacks}" if isinstance(cfg, Mapping) else type(cfg).__name__
         raise TypeError("The 'config' parameter of simulate_study must be a configuration "
-                        f"from leash.demo.load_config or None. Got {got} instead.")
+                        f"from leash.sources.demo.load_config or None. Got {got} instead.")
     if not isinstance(rng, np.random.Generator):
         raise TypeError("The 'rng' parameter of simulate_study must be a numpy.random.Generator. "
                         f"Got {type(rng).__name__} instead.")
@@ -767,23 +768,24 @@ def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
 
 
 # --------------------------------------------------------------------------------------------
-# Writing the demo (reading it: leash.demo)
+# Writing the demo (reading it: leash.sources.demo)
 # --------------------------------------------------------------------------------------------
 
 
 def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
     """Generate the demo with a fixed seed and write one Parquet file per frame.
 
-    Files that already hold the same frame are left in place (:func:`leash.demo.write_frames`).
+    Files that already hold the same frame are left in place
+    (:func:`leash.sources.demo.write_frames`).
 
     Parameters
     ----------
     out_dir : str or Path, optional
-        Default ``data/demo/`` (:func:`leash.demo.demo_dir`). Created if missing.
+        Default ``data/demo/`` (:func:`leash.sources.demo.demo_dir`). Created if missing.
     seed : int, default DEMO_SEED
         Seed of ``numpy.random.default_rng``.
     config : dict, optional
-        A configuration from :func:`leash.demo.load_config`; default the demo's.
+        A configuration from :func:`leash.sources.demo.load_config`; default the demo's.
 
     Returns
     -------

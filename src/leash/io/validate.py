@@ -1,7 +1,7 @@
 """Validation of generation files: problems in file order, duplicates, and the report.
 
-:func:`run` reads the inputs of a call in order under the one rule set of :mod:`leash.formats`
-(:mod:`leash.summarize` drives it too, so validate and summarize never disagree), names the rows
+:func:`run` reads the inputs of a call in order under the one rule set of :mod:`leash.io.formats`
+(:mod:`leash.io.summarize` drives it too, so validate and summarize never disagree), names the rows
 the rules reject and finds duplicate samples and questions within and across the inputs.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import formats as F
-from .formats import InputFileError, Problem  # noqa: F401  (re-exported)
+from leash.io import formats as F
+from leash.io.formats import InputFileError, Problem  # noqa: F401  (re-exported)
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -85,7 +85,7 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
         A file of any format (see ``data/README.md``); a summary's rows are checked with the
         counts rules.
     fmt, model, benchmark, step, mapping, reader_options
-        As in :func:`leash.summarize.summarize` (labels are required for the evaluator format).
+        As in :func:`leash.io.summarize.summarize` (labels are required for the evaluator format).
     chunk_size : int
         Rows per batch of the exact readers.
 
@@ -127,7 +127,7 @@ class Sink:
         if problems and self.on_error == "raise":
             raise ValueError(
                 f"{problems[0]}. Pass on_error='skip' to reject bad rows and count them in the "
-                "provenance, or run leash.validate.validate(path) to list every problem.")
+                "provenance, or run leash.io.validate.validate(path) to list every problem.")
         self.n_problems += sum(by_reason.values())
         self.by_reason.update(by_reason)
         self.examples += problems[: _MAX_EXAMPLES - len(self.examples)]
@@ -275,7 +275,7 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
                             labels={"model": model, "benchmark": benchmark, "step": step},
                             contents=contents)
         if src.fmt == "summary" and not allow_summary:
-            raise ValueError(f"{p} is already a per-question summary; use leash.summarize."
+            raise ValueError(f"{p} is already a per-question summary; use leash.io.summarize."
                              "load_counts to combine summaries with other inputs.")
         sources.append(src)
         src.batch, before, reasons = chunk_size, sink.n_problems, dict(sink.by_reason)

@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import (
+from leash.core._validation import (
     ArrayLike,
     Counts,
     Floats,
@@ -61,8 +61,8 @@ from ._validation import (
     same_length,
     validate_params,
 )
-from .passk import BUDGET_GRID, COUNTS, ESTIMATORS, FIRST_CORRECT, _curve, _curve_inputs
-from .support import MIN_COUNT, _codes, _found_pair, _metrics
+from leash.core.passk import BUDGET_GRID, COUNTS, ESTIMATORS, FIRST_CORRECT, _curve, _curve_inputs
+from leash.core.support import MIN_COUNT, _codes, _found_pair, _metrics
 
 __all__ = [
     "MIN_N_BOOT",
@@ -82,7 +82,7 @@ __all__ = [
 SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
 MIN_N_BOOT = 2  # fewer replicates are not a distribution (see the module docstring)
 
-# The declared kinds of the parameters (leash._validation).
+# The declared kinds of the parameters (leash.core._validation).
 LEVEL = Interval(Real, 0, 1, closed="neither")
 N_BOOT = Interval(Integral, MIN_N_BOOT, None, closed="left")
 STRATA = [ArrayLike(), None]

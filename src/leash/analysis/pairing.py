@@ -25,7 +25,7 @@ Rules (also in ``data/README.md``):
     ``0 < c < n``) pairing raises: per-sample data or counts at equal ``n`` are needed.
 
   Expected counts over random subsets of ``b`` samples (the exact hypergeometric expectation)
-  are :func:`leash.support.expected_support_counts`, through ``support_table(...,
+  are :func:`leash.core.support.expected_support_counts`, through ``support_table(...,
   budget_rule="expected")``.
 """
 
@@ -38,8 +38,8 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from ._validation import Boolean, InstancesOf, Interval, ModelSide, validate_params
-from .passk import found_within
+from leash.core._validation import Boolean, InstancesOf, Interval, ModelSide, validate_params
+from leash.core.passk import found_within
 
 __all__ = ["pair_counts"]
 
@@ -107,7 +107,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     Parameters
     ----------
     summary : pandas.DataFrame, shape (n_rows, >=7)
-        A summary frame (``leash.summarize.load_counts``) with columns model, benchmark,
+        A summary frame (``leash.io.summarize.load_counts``) with columns model, benchmark,
         question_id, step, n, c, first_correct.
     base, rl : str or tuple (str, int)
         Model label, or (model, step) to select one checkpoint (e.g. step 0 vs step 300).

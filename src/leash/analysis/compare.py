@@ -4,8 +4,8 @@ The same code on the same data differs in the last float bits between CPUs (nump
 kernels, BLAS summation order). So non-float values compare exactly and floats within 1e-12,
 relative or (near 0) absolute, as :func:`math.isclose` (symmetric; NaN equals NaN, an infinity
 only itself): far below anything printed, far above a few ulps. The freshness test of
-``figures/``, ``leash simulate --check`` and the writers of :mod:`leash.report` and
-:func:`leash.simulate.write_demo` (which leave an equal file in place) use it.
+``figures/``, ``leash simulate --check`` and the writers of :mod:`leash.output.report` and
+:func:`leash.sources.simulate.write_demo` (which leave an equal file in place) use it.
 """
 
 from __future__ import annotations

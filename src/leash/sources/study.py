@@ -39,12 +39,12 @@ one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
 An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
 section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
-section ``na`` (the NA rule of answer entropy, :data:`leash.entropy.NA_RULES`; default the
+section ``na`` (the NA rule of answer entropy, :data:`leash.core.entropy.NA_RULES`; default the
 paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
 ``Section.options``, and a notebook parameter overrides them only when it is given.
 
 Rescoring. A ``path:`` or ``dataset:`` source with ``rescore: math-verify`` has its responses
-graded (:func:`leash.rescore.rescored_path`) before it is summarized: against the gold answers
+graded (:func:`leash.io.rescore.rescored_path`) before it is summarized: against the gold answers
 of ``gold:`` (a benchmark of ``data/manifest.yaml`` with a question file, e.g. ``math500``) or,
 without it, each file's own gold field; ``extract:`` picks the answer extraction. The rescored
 file is cached under ``build/rescored/``, keyed by the input's sha256, the scorer, the
@@ -68,12 +68,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import _config as C
-from ._paths import DATA
-from .entropy import NA_RULES
-from .formats import FORMATS, MAPPINGS, NestedMapping
-from .passk import ESTIMATORS
-from .rescore import EXTRACTORS
+from leash import _config as C
+from leash._paths import DATA
+from leash.core.entropy import NA_RULES
+from leash.core.passk import ESTIMATORS
+from leash.io.formats import FORMATS, MAPPINGS, NestedMapping
+from leash.io.rescore import EXTRACTORS
 
 __all__ = ["SkipNotebook", "Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
            "studies_dir", "list_studies"]
@@ -104,14 +104,14 @@ def _one_of(choices: tuple[str, ...]) -> C.Value:
 
 
 def _demo_parts():
-    from .demo import DEMO_FILES
+    from leash.sources.demo import DEMO_FILES
 
     return DEMO_FILES
 
 
 def _gold_names():
-    from .manifest import load_manifest
-    from .rescore import _RULES
+    from leash.io.manifest import load_manifest
+    from leash.io.rescore import _RULES
 
     m = load_manifest()
     labels = {m.datasets[n].benchmark for n in _RULES if n in m.datasets}
@@ -119,13 +119,13 @@ def _gold_names():
 
 
 def _is_gold(v) -> bool:
-    from .rescore import question_dataset
+    from leash.io.rescore import question_dataset
 
     return isinstance(v, str) and question_dataset(v) is not None
 
 
 def _manifest_names():
-    from .manifest import load_manifest
+    from leash.io.manifest import load_manifest
 
     m = load_manifest()
     return (*m.datasets, *m.groups, "all")
@@ -374,9 +374,9 @@ class Study:
         -------
         list of str
             Dataset names of ``data/manifest.yaml``, each once, in the order the sources list
-            them; what :func:`leash.notebook.require_study` checks is available locally.
+            them; what :func:`leash.run.notebook.require_study` checks is available locally.
         """
-        from .manifest import load_manifest
+        from leash.io.manifest import load_manifest
 
         m = load_manifest()
         out: dict[str, None] = {}
@@ -409,7 +409,7 @@ class Study:
     def summaries(self, name: str, *, na: str = "class") -> pd.DataFrame:
         """The per-question summary frame of a section, from all of its sources (cached).
 
-        ``na`` ("class" or "truncated", :data:`leash.summarize.NA_MODES`) is the NA rule the
+        ``na`` ("class" or "truncated", :data:`leash.io.summarize.NA_MODES`) is the NA rule the
         generations are summarized under (which samples count as "answer missing"); it is
         recorded in ``attrs["provenance"]["na"]`` when every source was read under it (a demo
         part, already a summary, has no recorded rule: its NA samples are its truncated ones).
@@ -420,7 +420,7 @@ class Study:
             If the section has no sources.
         FileNotFoundError
             If a path matches no file or a dataset is neither cached nor mirrored nor
-            downloadable (``leash.manifest.DatasetUnavailableError``).
+            downloadable (``leash.io.manifest.DatasetUnavailableError``).
         """
         if (name, na) in self._cache:
             return self._cache[(name, na)]
@@ -430,7 +430,7 @@ class Study:
                 f"Section {name!r} of the {self._where} lists no sources: add the paths of your "
                 "generations (see data/README.md) under 'sources'."
             )
-        from .summarize import load_counts
+        from leash.io.summarize import load_counts
 
         parts, read = [], True
         for src in sec.sources:
@@ -456,7 +456,7 @@ class Study:
     def _resolve(self, src: Source):
         """Yield (path or frame, reader kwargs) for one source."""
         if src.kind == "demo":
-            from .demo import DEMO_FILES, read_demo
+            from leash.sources.demo import DEMO_FILES, read_demo
 
             if src.value not in DEMO_FILES:
                 raise ValueError(
@@ -464,7 +464,7 @@ class Study:
                 )
             yield read_demo()[src.value], {}
         elif src.kind == "dataset":
-            from .manifest import resolve
+            from leash.io.manifest import resolve
 
             for path, ds in resolve(src.value, progress=False):
                 kw = ds.reader_kwargs() if ds is not None else {}
@@ -486,7 +486,7 @@ class Study:
         """``(path, reader kwargs)`` of a source file, or of its rescored (cached) samples."""
         if not src.rescore:
             return path, kw
-        from .rescore import rescored_path
+        from leash.io.rescore import rescored_path
 
         opts = dict(src.rescore)
         return rescored_path(path, scorer=opts.pop("scorer"), reader=kw, **opts), {
@@ -504,14 +504,14 @@ class Study:
                **pair_kwargs) -> pd.DataFrame:
         """The paired per-question frame of one pair of a section.
 
-        Thin wrapper over :func:`leash.pairing.pair_counts` on :meth:`summaries`; keyword
+        Thin wrapper over :func:`leash.analysis.pairing.pair_counts` on :meth:`summaries`; keyword
         arguments (e.g. ``restrict_to_shared=True``) are passed through. The two models are
         compared at the study's declared budgets (:meth:`budgets`; the first ``budget``
         samples) unless ``at_budgets=False`` or a ``budget=`` is given. When the pair's base is
         a step of the RLVR run itself (``base_step``, e.g. step 0), it is paired against every
         other step, and not against itself.
         """
-        from .pairing import pair_counts
+        from leash.analysis.pairing import pair_counts
 
         p = pair if isinstance(pair, Pair) else self.section(name).pair(pair)
         s = self.summaries(name)

@@ -32,17 +32,17 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import yaml
 
-from ._config import one_line_yaml_error
-from ._paths import DATA
+from leash._config import one_line_yaml_error
+from leash._paths import DATA
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
            "sha256_file"]
 
-#: Generation formats (readers of :mod:`leash.formats`) a manifest entry may name.
+#: Generation formats (readers of :mod:`leash.io.formats`) a manifest entry may name.
 GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: Every ``format`` a manifest entry may name: generation formats, benchmark question files
-#: (:func:`leash.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
+#: (:func:`leash.io.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
 FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
 #: Environment variable naming the mirror root.
 MIRROR_ENV = "LEASH_DATA_MIRROR"
@@ -80,7 +80,7 @@ class Dataset:
 
     @property
     def is_generations(self) -> bool:
-        """Whether the file is a generations input (readable by :mod:`leash.summarize`)."""
+        """Whether the file is a generations input (readable by :mod:`leash.io.summarize`)."""
         return self.format in GENERATION_FORMATS
 
     def reader_kwargs(self) -> dict:

@@ -1,6 +1,7 @@
-"""The value checks of :mod:`leash.simulate`, on the constraints of :mod:`leash._validation`.
+"""The value checks of :mod:`leash.sources.simulate`, on the constraints of
+:mod:`leash.core._validation`.
 
-The metric core declares its parameters instead (``leash._validation.validate_params``); these
+The metric core declares its parameters instead (``leash.core._validation.validate_params``); these
 few functions give the same constraints, and so the same message template, to the simulator's
 calls that check one value at a time.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from ._validation import (  # noqa: F401  (re-exported for the simulator, the CLI, the benchmark)
+from leash.core._validation import (  # noqa: F401  (re-exported for the simulator, the CLI, the benchmark)
     INT64_MAX,
     TOO_LARGE,
     Counts,
@@ -22,7 +23,7 @@ from ._validation import (  # noqa: F401  (re-exported for the simulator, the CL
 
 
 def as_count_array(x, name: str, func: str):
-    """``x`` as an int64 count array, scalar or 1-D (:class:`leash._validation.Counts`)."""
+    """``x`` as an int64 count array, scalar or 1-D (:class:`leash.core._validation.Counts`)."""
     return check_param(x, [Counts()], name, func)
 
 

@@ -3,7 +3,7 @@
 Each helper takes a tidy DataFrame of statistics (never raw samples), rejects a missing column,
 a non-finite value or a duplicated point (which a plotting library would silently average),
 draws on ``ax`` or a new figure under :func:`theme` (seaborn's, in an ``rc_context``: never
-global) and returns the Axes; :func:`leash.report.save_figure` saves. Colours are fixed once:
+global) and returns the Axes; :func:`leash.output.report.save_figure` saves. Colours are fixed once:
 base blue, RLVR red, SFT green (from a ``role`` column or a role-named label), the support
 categories :data:`CATEGORY_COLORS`, other series :data:`SERIES_COLORS`, ordered values
 :func:`sequential_colors`.
@@ -541,7 +541,7 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
     ----------
     df : pandas.DataFrame
         One row per budget: column ``x`` and the ``categories`` (e.g.
-        :func:`leash.tables.expected_support_curve`).
+        :func:`leash.analysis.tables.expected_support_curve`).
     categories : sequence of str, default ("P", "E", "S", "O")
     ax : matplotlib.axes.Axes, optional
     x : str, default "k"
@@ -753,13 +753,13 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
         Miss probabilities in (0, 1).
     ax : matplotlib.axes.Axes, optional
     exact : bool, default False
-        Passed to :func:`leash.support.epsilon`.
+        Passed to :func:`leash.core.support.epsilon`.
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    from .support import epsilon
+    from leash.core.support import epsilon
 
     ks = np.sort(np.unique(np.atleast_1d(np.asarray(ks))))
     zetas = list(np.atleast_1d(np.asarray(zetas, dtype=float)))

@@ -1,7 +1,8 @@
 """The SIMULATED demo data set of ``data/demo/`` as data: its configuration, frames and files.
 
-:mod:`leash.simulate` draws the demo (the generative model); this module holds what does not
-need the model, so that a study file can use a demo part (:mod:`leash.study`) without loading
+:mod:`leash.sources.simulate` draws the demo (the generative model); this module holds what does not
+need the model, so that a study file can use a demo part (:mod:`leash.sources.study`) without
+loading
 the simulator: the configuration file ``data/demo/config.yaml`` (:func:`load_config`, checked
 against :data:`CONFIG_SCHEMA`), the columns of the frames and their constructors, writing and
 reading the Parquet files, and :func:`misclassification_table`, which grades the empirical
@@ -20,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _config as C
-from ._checks import check_positive_int, check_probability
-from ._paths import REPO, shown
-from .support import CATEGORIES, _codes, epsilon
+from leash import _config as C
+from leash._paths import REPO, shown
+from leash.core._checks import check_positive_int, check_probability
+from leash.core.support import CATEGORIES, _codes, epsilon
 
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
            "TRUTH_COLUMNS",
@@ -38,7 +39,8 @@ DEMO_SEED = 2507_14843
 """Seed of the committed demo (the paper's arXiv number)."""
 
 DEMO_FILES = ("support", "entropy", "checkpoints", "sft", "gym", "truth")
-"""The frames of :func:`leash.simulate.simulate_study`, one Parquet file each in ``data/demo/``."""
+"""The frames of :func:`leash.sources.simulate.simulate_study`, one Parquet file each in
+``data/demo/``."""
 
 SUMMARY_COLUMNS = {
     "model": "string", "benchmark": "string", "question_id": "string", "step": "Int64",
@@ -48,7 +50,7 @@ SUMMARY_COLUMNS = {
     "token_entropy_std": "float64", "n_truncated": "Int64", "source": "string",
 }
 """Columns and pandas dtypes of a simulated summary frame: the per-question summary schema
-(``leash.summarize.SUMMARY_SCHEMA``, as ``read_summary`` gives it: nullable Int64 where
+(``leash.io.summarize.SUMMARY_SCHEMA``, as ``read_summary`` gives it: nullable Int64 where
 counts-only inputs have NA; list columns hold Python lists) plus ``source``."""
 
 TRUTH_COLUMNS = {
@@ -144,7 +146,7 @@ def _floats(d, skip=()):
 
 
 def _build(raw):
-    """Plain data for :func:`leash.simulate.simulate_study`, from a checked file's values.
+    """Plain data for :func:`leash.sources.simulate.simulate_study`, from a checked file's values.
 
     Benchmarks and gym tasks become lists of mappings with a ``name``, numbers of the model's
     parameters floats, a token model's ``mean_length`` the median ``length`` (times
@@ -193,7 +195,7 @@ def load_config(path=None):
     -------
     dict
         Plain data (mappings, lists, numbers, strings) that
-        :func:`leash.simulate.simulate_study` takes; a new object on every call.
+        :func:`leash.sources.simulate.simulate_study` takes; a new object on every call.
 
     Raises
     ------
@@ -273,9 +275,9 @@ def _answer_lists(counts, answers):
 def summary_frame(model, benchmark, qids, step, n, counts, answers, first_correct,
                   token_stats=None):
     """Summary rows (``SUMMARY_COLUMNS``) of one model from class counts (column 0 correct,
-    the last NA); ``answers`` None gives counts-only rows, as ``leash.summarize`` does."""
+    the last NA); ``answers`` None gives counts-only rows, as ``leash.io.summarize`` does."""
     n_q = counts.shape[0]
-    if answers is None:  # counts-only rows, as leash.summarize gives them
+    if answers is None:  # counts-only rows, as leash.io.summarize gives them
         values = [None] * n_q
         cnts = [None] * n_q
         missing = pd.array([None] * n_q, dtype="Int64")
@@ -355,8 +357,8 @@ def _to_arrow(frame, name, seed, config):
     import pyarrow as pa
 
     # The files are leash summaries: their schema and metadata key are the summary format's.
-    from .formats import SUMMARY_METADATA_KEY
-    from .summarize import SUMMARY_SCHEMA
+    from leash.io.formats import SUMMARY_METADATA_KEY
+    from leash.io.summarize import SUMMARY_SCHEMA
 
     if name == "truth":
         types = {"string": pa.string(), "Int64": pa.int64(), "int64": pa.int64(),
@@ -373,28 +375,29 @@ def _to_arrow(frame, name, seed, config):
             cols[f.name] = pa.array(s.astype(object).where(s.notna(), None).tolist(),
                                     type=f.type)
     table = pa.table(cols, schema=schema)
-    notice = "SIMULATED data from leash.simulate; not the paper's data, not model generations."
+    notice = ("SIMULATED data from leash.sources.simulate; not the paper's data, not model "
+              "generations.")
     meta = {
         b"source": SOURCE.encode(),
-        b"leash.simulate": json.dumps(
+        b"leash.sources.simulate": json.dumps(
             {"source": SOURCE, "notice": notice, "frame": name, "seed": seed,
              "config": config}, sort_keys=True).encode(),
     }
     if name != "truth":
-        # Makes the file a leash summary for leash.summarize.read_summary / load_counts; the
+        # Makes the file a leash summary for leash.io.summarize.read_summary / load_counts; the
         # provenance there says "simulated".
         meta[SUMMARY_METADATA_KEY] = json.dumps(
-            {"source": SOURCE, "notice": notice, "generator": "leash.simulate.write_demo",
+            {"source": SOURCE, "notice": notice, "generator": "leash.sources.simulate.write_demo",
              "frame": name, "seed": seed}, sort_keys=True).encode()
     return table.replace_schema_metadata(meta)
 
 
 def _same_content(path: Path, table, name: str) -> bool:
-    """Whether the Parquet file at ``path`` holds ``table`` under leash.compare's rule."""
+    """Whether the Parquet file at ``path`` holds ``table`` under leash.analysis.compare's rule."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .compare import frame_differences
+    from leash.analysis.compare import frame_differences
 
     if not path.is_file():
         return False
@@ -410,13 +413,14 @@ def write_frames(frames, out_dir=None, *, seed, config):
     """Write the demo frames as Parquet files, one per frame, deterministically.
 
     A file already there is left in place when it holds the same frame (same metadata, floats
-    within 1e-12, everything else exact; :mod:`leash.compare`), so regenerating on another CPU,
+    within 1e-12, everything else exact; :mod:`leash.analysis.compare`), so regenerating on another
+    CPU,
     whose ``exp``/``log`` differ in the last bits, leaves the committed demo untouched.
 
     Parameters
     ----------
     frames : dict of str to pandas.DataFrame
-        Keyed by ``DEMO_FILES`` (:func:`leash.simulate.simulate_study`).
+        Keyed by ``DEMO_FILES`` (:func:`leash.sources.simulate.simulate_study`).
     out_dir : str or Path, optional
         Default :func:`demo_dir`. Created if missing.
     seed : int
@@ -536,7 +540,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
         One row per group and true category (all four categories), columns: the four
         empirical categories (counts), ``total``, ``misclassified`` (off-diagonal count).
     """
-    from .tables import CATEGORY_DTYPE, found_at_budget
+    from leash.analysis.tables import CATEGORY_DTYPE, found_at_budget
 
     func = "misclassification_table"
     k = check_positive_int(k, "k", func)

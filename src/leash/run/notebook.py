@@ -8,12 +8,12 @@ Every notebook starts the same way, so that it runs as a page in JupyterLab ("Ru
     outdir: str = ""  # folder of the artifacts; "" = build/figures/ (make reproduce: figures/)
 
     # first code cell after it
-    from leash import notebook
+    from leash.run import notebook
     notebook.start(globals())
 
 A notebook whose data are absent calls :func:`skip` (or :func:`require_data`,
 :func:`require_study`, :func:`require_gold`): the reason is one line, not a traceback, and
-:mod:`leash.reproduce` reports the notebook as skipped.
+:mod:`leash.run.reproduce` reports the notebook as skipped.
 """
 
 from __future__ import annotations
@@ -22,8 +22,13 @@ import ast
 import os
 from pathlib import Path
 
-from .parameters import NotebookParameter, ParameterError, annotation_text, validate_parameters
-from .study import SkipNotebook
+from leash.run.parameters import (
+    NotebookParameter,
+    ParameterError,
+    annotation_text,
+    validate_parameters,
+)
+from leash.sources.study import SkipNotebook
 
 __all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
            "skip", "start"]
@@ -87,7 +92,7 @@ def require_data(path_or_name):
         here; ValueError for a name that is neither a path nor in the manifest (a misspelt name
         is a bug, not a reason to skip) or a mirror file with the wrong checksum.
     """
-    from . import manifest as _manifest
+    from leash.io import manifest as _manifest
 
     if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
         raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
@@ -125,18 +130,18 @@ def require_study(study, sections=None):
 
     Parameters
     ----------
-    study : str, path-like or leash.study.Study
-        A shipped study name or a study file (see :func:`leash.study.load_study`).
+    study : str, path-like or leash.sources.study.Study
+        A shipped study name or a study file (see :func:`leash.sources.study.load_study`).
     sections : str or sequence of str, optional
         The sections the notebook reads (default: all of the study's).
 
     Returns
     -------
-    leash.study.Study
+    leash.sources.study.Study
     """
     import glob
 
-    from .study import load_study
+    from leash.sources.study import load_study
 
     s = load_study(study)
     names = [sections] if isinstance(sections, str) else list(sections or s.sections)
@@ -156,12 +161,12 @@ def require_study(study, sections=None):
 def require_gold(study):
     """The gold answers of a study's benchmarks, or skip the notebook if they are not here.
 
-    Each benchmark's question file of the data manifest (:func:`leash.rescore.question_dataset`)
+    Each benchmark's question file of the data manifest (:func:`leash.io.rescore.question_dataset`)
     through :func:`require_data`; benchmarks without one have no gold answers.
 
     Parameters
     ----------
-    study : str, path-like or leash.study.Study
+    study : str, path-like or leash.sources.study.Study
 
     Returns
     -------
@@ -170,8 +175,8 @@ def require_gold(study):
     """
     import pandas as pd
 
-    from .rescore import load_benchmark, question_dataset
-    from .study import load_study
+    from leash.io.rescore import load_benchmark, question_dataset
+    from leash.sources.study import load_study
 
     s = load_study(study)
     frames = []

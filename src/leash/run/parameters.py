@@ -7,8 +7,8 @@ comment in the cell tagged ``parameters`` (``zeta: float = 0.05  # miss probabil
 against the annotations and against :data:`PARAMETER_RULES` (one table of range rules keyed by
 parameter name, shared by every notebook), and refusing an unknown name with the closest known
 one (papermill only logs a warning), each with a one-line :class:`ParameterError`. The runner
-(:mod:`leash.reproduce`) checks before any kernel starts; the notebook checks again in its first
-code cell (:func:`leash.notebook.start`), so that JupyterLab, nbconvert and plain papermill
+(:mod:`leash.run.reproduce`) checks before any kernel starts; the notebook checks again in its first
+code cell (:func:`leash.run.notebook.start`), so that JupyterLab, nbconvert and plain papermill
 give the same messages.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._paths import REPO
+from leash._paths import REPO
 
 __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",
            "annotation_text", "notebook_parameters", "validate_parameters"]
@@ -67,7 +67,7 @@ def _one_of(module: str, name: str):
 def _study_ok(v) -> bool:
     """``study`` as :func:`leash.artifacts.open_study` resolves it: ``"paper"``, a shipped
     study name, or an existing file (relative: to the working directory or the repository)."""
-    from .study import list_studies
+    from leash.sources.study import list_studies
 
     if not isinstance(v, str) or not v:
         return False
@@ -84,10 +84,10 @@ PARAMETER_RULES: dict[str, Rule] = {
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
-    "na": Rule("one of leash.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
+    "na": Rule("one of leash.core.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
                _one_of("entropy", "NA_RULES")),
-    "estimator": Rule("one of leash.passk.ESTIMATORS, or empty where a notebook allows it (the "
-                      "study's, else first-k)", _one_of("passk", "ESTIMATORS")),
+    "estimator": Rule("one of leash.core.passk.ESTIMATORS, or empty where a notebook allows it "
+                      "(the study's, else first-k)", _one_of("passk", "ESTIMATORS")),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",
                   _study_ok),

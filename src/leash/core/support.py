@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import (
+from leash.core._validation import (
     Floats,
     Interval,
     check_c_le_n,
@@ -42,7 +42,7 @@ from ._validation import (
     same_length,
     validate_params,
 )
-from .passk import BUDGETS, COUNTS, _pass_at_k
+from leash.core.passk import BUDGETS, COUNTS, _pass_at_k
 
 CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
 
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-# The declared kinds of the parameters (leash._validation) besides counts and budgets.
+# The declared kinds of the parameters (leash.core._validation) besides counts and budgets.
 MIN_COUNT = Interval(Integral, 1, None, closed="left")
 ZETA = Interval(Real, 0, 1, closed="neither")
 CATEGORY_COUNTS = Floats(0, None, closed="left")  # expected counts are floats

@@ -1,0 +1,1 @@
+"""Plot helpers (``ax=None``, they return the axes) and byte-stable saving of artifacts."""

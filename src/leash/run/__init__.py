@@ -1,0 +1,1 @@
+"""The notebook runner: parameters read from the notebooks, papermill runs, the records."""
