@@ -40,7 +40,7 @@ help:
 	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, headless"
 	@echo "                 Chromium (needs chromium + chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
-	@echo "make lint        ruff over src/ and tests/"
+	@echo "make lint        ruff over src/, tests/ and benchmarks/ (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
 
 $(STAMP): pyproject.toml
@@ -56,7 +56,8 @@ install: $(STAMP)
 # tests/test_notebooks.py happens once, in one worker, while the other takes the rest.
 PYTEST  ?= $(PY) -m pytest -q -n 2 --dist loadfile
 
-test: $(STAMP)
+# ruff first (a lint error fails `make test`), then the tests and the doctests of src/leash.
+test: lint
 	$(PYTEST)
 
 test-fast: $(STAMP)

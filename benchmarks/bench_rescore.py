@@ -1,4 +1,4 @@
-"""Benchmark: rescoring throughput, per core and on every core, by response length.
+r"""Benchmark: rescoring throughput, per core and on every core, by response length.
 
 Three routes grade the same responses against the same gold answers, each in a fresh process
 (so that no route profits from another's math-verify caches or imports), after a warm-up on
@@ -17,7 +17,7 @@ instruct model, from the limit-of-RLVR evaluator) they are real: the median buck
 responses as written; the short bucket the last ~300 characters of each (cut at a line start,
 so the final answer stays); the long bucket, per question, its responses one after the other
 until 29,000 characters, ending with one whole response. Without the mirror the responses are
-synthetic (arithmetic steps and a final ``\\boxed{}``), which the output says.
+synthetic (arithmetic steps and a final ``\boxed{}``), which the output says.
 
 Usage::
 

@@ -302,8 +302,8 @@ def test_extraction_agrees_with_probe_files():
 @needs_mirror
 @pytest.mark.mirror
 def test_extraction_agrees_with_evaluator_preds():
-    """Measured: 792 of 800 responses (99.0%) give the evaluator's own `pred`; the 8 others are
-    one question whose answer "4:30 \\text{ p.m.}" the evaluator strips to "4:30" (unit removal,
+    r"""Measured: 792 of 800 responses (99.0%) give the evaluator's own `pred`; the 8 others are
+    one question whose answer "4:30 \text{ p.m.}" the evaluator strips to "4:30" (unit removal,
     which leash deliberately does not do)."""
     f = MIRROR / "math-benchmarks" / "eval_rm_maj_example.math_cot_100.jsonl"
     total = agree = 0

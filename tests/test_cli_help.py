@@ -275,7 +275,7 @@ def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, fi
      "(got 'fmt=x'); b.fmt=1"),
 ])
 def test_cli_words(library, command_line):
-    import leash.analysis.pairing  # noqa: F401 - pair_counts, support_table: loaded library functions
+    import leash.analysis.pairing
     import leash.analysis.tables  # noqa: F401
 
     assert cli._cli_words(library) == command_line
@@ -445,7 +445,7 @@ def _placeholder(word: str) -> bool:
     return word.isupper() or word.startswith("<") or "..." in word
 
 
-def _check_command(command: str, where: str) -> list[str]:
+def _check_command(command: str, where: str) -> list[str]:  # noqa: C901 - one check per kind of name
     """What is wrong with one documented command: options the parser refuses, names that are
     not datasets, groups or benchmarks of data/manifest.yaml, studies that do not exist."""
     datasets, groups, benchmarks = _manifest()

@@ -102,7 +102,7 @@ def test_perplexity():
 
 
 def test_mcnemar_exact_against_binomial_sum():
-    E, S = 5, 56  # noqa: N806  (ProRL-1.5B-v1 Math, Table 1)
+    E, S = 5, 56
     m = E + S
     tail = sum(Fraction(comb(m, i), 2**m) for i in range(0, E + 1))
     r = mcnemar_exact(E, S)

@@ -4,10 +4,10 @@ The layers, bottom up (README "Layout"): each module of ``src/leash`` belongs to
 whose prefix names it; a module may import a module of its own layer or of a lower one.
 """
 
-from pathlib import Path
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 

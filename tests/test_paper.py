@@ -47,7 +47,7 @@ AGGREGATE_EXCEPTIONS = {
 }
 
 
-def exact_metrics(P, E, S, O):  # noqa: E741, N803
+def exact_metrics(P, E, S, O):  # noqa: E741
     """Reference metrics as Fractions (None where undefined); SDS via the paper's closed form."""
     P, E, S = int(P), int(E), int(S)
     srr = Fraction(P, P + S) if P + S else None

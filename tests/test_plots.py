@@ -7,18 +7,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.container import BarContainer  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.colors import to_hex
+from matplotlib.container import BarContainer
+from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from leash import plots  # noqa: E402
-from leash.core.support import epsilon  # noqa: E402
-from leash.output.plots import (  # noqa: E402
+from leash.output import plots
+from leash.core.support import epsilon
+from leash.output.plots import (
     BASE_COLOR,
     CATEGORY_COLORS,
     EXTRA_COLORS,

@@ -14,15 +14,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from leash import report  # noqa: E402
-from leash.output.report import (  # noqa: E402
+from leash.output import report
+from leash.output.report import (
     artifact_index,
     artifact_record,
     save_figure,
@@ -32,7 +32,7 @@ from leash.output.report import (  # noqa: E402
     write_records,
 )
 from leash.sources import demo
-from leash.sources.demo import simulated_label  # noqa: E402
+from leash.sources.demo import simulated_label
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -100,12 +100,12 @@ def test_rescore_counts_changes_and_validates():
 @needs_mirror
 @pytest.mark.mirror
 def test_rescore_evaluator_example_agrees_with_its_scores():
-    """100 MATH problems x 8 responses, rescored with math-verify against their own `gt`.
+    r"""100 MATH problems x 8 responses, rescored with math-verify against their own `gt`.
 
     Measured: 799/800 agree with the evaluator's `score[]` (99.9%) with math-verify's own
     extraction; 791/800 (98.9%) with leash's extraction. Every disagreement, by inspection, is
     an evaluator false negative: question 72 sample 7 boxes 10000 against gold "10{,}000"; and
-    (leash extraction only) question 3, where all 8 samples box "4:30 \\text{ p.m.}" against
+    (leash extraction only) question 3, where all 8 samples box "4:30 \text{ p.m.}" against
     the mangled gold "4:30p..".
     """
     f = MIRROR / "math-benchmarks" / "eval_rm_maj_example.math_cot_100.jsonl"

@@ -161,7 +161,7 @@ def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):
     def run():
         try:
             got["res"] = rs.rescore(samples, {"0": "2"}, jobs=1)
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+        except Exception as exc:
             got["err"] = exc
 
     t = threading.Thread(target=run)

@@ -21,7 +21,7 @@ from leash.core.support import (
 )
 
 
-def frac_metrics(P, E, S, O):  # noqa: N803, E741
+def frac_metrics(P, E, S, O):  # noqa: E741
     srr = Fraction(P, P + S)
     ndr = Fraction(E, P + E)
     sds = 0 if ndr == 0 else 2 * srr * ndr / (srr + ndr)
@@ -97,7 +97,7 @@ def test_metrics_vectorized_and_edge_cases():
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 500), st.integers(0, 500), st.integers(0, 500), st.integers(0, 500))
-def test_metric_ranges(P, E, S, O):  # noqa: N803, E741
+def test_metric_ranges(P, E, S, O):  # noqa: E741
     m = support_metrics(P, E, S, O)
     for v, lo in ((m.SRR, 0), (m.NDR, 0), (m.SDS, 0), (m.NSCR, -1)):
         assert np.isnan(v) or lo - 1e-12 <= v <= 1 + 1e-12

@@ -23,6 +23,8 @@ EXEMPT = {
     "is_missing_answer": "takes any value: it is the test of what counts as a missing answer",
     "require_columns": "a check helper: its messages name its caller ('where')",
     "found_at_budget": "a helper of the tables, whose messages name their caller ('where')",
+    "found_within": "the kernel of 'found within the first k samples', on inputs its callers "
+                    "(pass_at_k_first, the tables, pairing) have validated",
 }
 
 

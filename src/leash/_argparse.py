@@ -63,13 +63,14 @@ class OneLineParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message):  # noqa: D102 - argparse's hook
+    def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def int_at_least(minimum: int):
     """An argparse ``type``: an integer >= ``minimum``, refused in one line naming the bound
-    (e.g. ``--seed``: numpy refuses a negative seed with a message that names no option)."""
+    (e.g. ``--seed``: numpy refuses a negative seed with a message that names no option).
+    """
     def parse(text: str) -> int:
         try:
             value = int(text)

@@ -141,7 +141,8 @@ def load_yaml(path: str | Path, where: str, kind: str = "configuration file"
 @dataclasses.dataclass(frozen=True)
 class Value:
     """A leaf: ``what`` completes "must be ..."; ``choices`` (or a callable giving them) adds a
-    "did you mean" for a near miss."""
+    "did you mean" for a near miss.
+    """
 
     what: str
     ok: Callable[[object], bool]
@@ -213,7 +214,7 @@ class _Walk:
         at = f", line {line}" if line else ""
         raise ConfigError(f"{self.where}{at}: {message}.")
 
-    def check(self, value, spec, path: str, line):
+    def check(self, value, spec, path: str, line):  # noqa: C901 - one branch per schema node kind
         if isinstance(spec, Either):
             spec = (spec.mapping if isinstance(value, Mapping)
                     else dataclasses.replace(spec.scalar, what=spec.what))

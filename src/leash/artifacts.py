@@ -58,25 +58,36 @@ DEFAULT_ESTIMATOR = "first-k"
 class ArtifactSource(Protocol):
     """What the artifact functions read: one method per artifact input, same columns whatever
     the source (:class:`leash.sources.paper.PaperSource`, :class:`StudySource`). The artifact
-    function
-    of the same name documents each argument and the columns returned."""
+    function of the same name documents each argument and the columns returned.
+    """
 
     name: str  # "paper", or the study's name
     title: str
     simulated: bool  # its artifacts must say "simulated"
     is_paper: bool  # the paper's printed numbers (artifact files keep their bare name)
 
-    def inputs(self) -> str: ...  # what an artifact records as its input data
-    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None: ...
-    def caption(self, text: str, paper: str = ...) -> str: ...
-    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]: ...
-    def na_rule(self, given: str | None = None) -> tuple[str, str]: ...
-    def support_counts(self, section: str = "support", **kw) -> pd.DataFrame: ...  # Tab. 1-3, 6-12
-    def checkpoint_counts(self, **kw) -> pd.DataFrame: ...  # Table 4
-    def passk(self, *, ks=None, estimator=None) -> pd.DataFrame: ...  # Table 14
-    def gym_curves(self, **kw) -> pd.DataFrame: ...  # Figures 2-4
-    def entropy(self, **kw) -> pd.DataFrame: ...  # Table 5
-    def perplexity(self, **kw) -> pd.DataFrame: ...  # Table 2
+    def inputs(self) -> str:
+        """What an artifact records as its input data."""
+    def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None:
+        """Why a notebook section cannot run on this source, or None when it can."""
+    def caption(self, text: str, paper: str = ...) -> str:
+        """``text`` as a caption that says where the numbers come from."""
+    def estimator(self, section: str, given: str | None = None) -> tuple[str, str]:
+        """The pass@k estimator of a section, and where that choice comes from."""
+    def na_rule(self, given: str | None = None) -> tuple[str, str]:
+        """The NA rule of answer entropy, and where that choice comes from."""
+    def support_counts(self, section: str = "support", **kw) -> pd.DataFrame:
+        """Support dynamics per pair, benchmark and pooled row (Tables 1, 3, 6-12)."""
+    def checkpoint_counts(self, **kw) -> pd.DataFrame:
+        """Each training checkpoint against step 0 (Table 4)."""
+    def passk(self, *, ks=None, estimator=None) -> pd.DataFrame:
+        """pass@k per benchmark and model (Table 14)."""
+    def gym_curves(self, **kw) -> pd.DataFrame:
+        """pass@k curves of the Reasoning Gym tasks (Figures 2-4)."""
+    def entropy(self, **kw) -> pd.DataFrame:
+        """Token- and answer-level entropy per model and benchmark (Table 5)."""
+    def perplexity(self, **kw) -> pd.DataFrame:
+        """Perplexity of external reasoning traces by support category (Table 2)."""
 
 
 _NA_TEXT = {
@@ -355,7 +366,8 @@ def source(study: str | Study = PAPER, *, section: str | None = None, paper: boo
 
 def artifact_name(stem: str, src) -> str:
     """File stem of an artifact: ``stem`` for the paper's numbers, ``stem_<source>`` otherwise
-    (``table1_demo``), so runs on different sources can share an output folder."""
+    (``table1_demo``), so runs on different sources can share an output folder.
+    """
     name = src if isinstance(src, str) else open_study(src).name
     return stem if name == PAPER else f"{stem}_{slug(name)}"
 
@@ -535,7 +547,8 @@ _FORMATS = {"epsilon": "{:.2e}", "pass@k Base (%)": "{:.1f}", "pass@k RLVR (%)":
 
 def float_formats(table: pd.DataFrame, default: str = "{:.3f}") -> dict:
     """Display formats (Markdown/LaTeX) for the columns of ``table``: p-values and epsilon in
-    significant digits, percentages with one decimal, everything else ``default``."""
+    significant digits, percentages with one decimal, everything else ``default``.
+    """
     return {c: _FORMATS.get(c, default) for c in table.columns}
 
 
@@ -749,7 +762,7 @@ def table2_wide(long: pd.DataFrame) -> pd.DataFrame:
 
 
 def _answer_text(values, counts, n_missing) -> str:
-    """ "52 x6, 57 x1, NA x1" from a summary row's answer histogram."""
+    """Render a summary row's answer histogram as "52 x6, 57 x1, NA x1"."""
     parts = [f"{v} x{int(c)}" for v, c in zip(values if values is not None else [],
                                               counts if counts is not None else [])]
     if n_missing is not None and not pd.isna(n_missing) and int(n_missing) > 0:

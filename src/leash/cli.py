@@ -66,7 +66,8 @@ def _version() -> str:
 
 class _VersionAction(argparse.Action):
     """``--version``: the installed package's version, looked up only when asked for (the
-    metadata scan would slow down every other command's start-up)."""
+    metadata scan would slow down every other command's start-up).
+    """
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
                  help="print leash's version and exit"):
@@ -318,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _json_value(x):
-    """numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
+    """Numpy scalars as Python numbers (exact: floats keep every digit), NaN as null."""
     import numpy as np
 
     if isinstance(x, np.bool_):
@@ -440,7 +441,6 @@ def _cmd_validate(args, ctx: _Context) -> int:
 
 def _overview(summary):
     """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
-
     from leash.core.passk import avg_at_n
 
     df = summary.assign(
@@ -614,7 +614,8 @@ def _check_k_fits(rows, ks) -> None:
 def _by_step(frame, table, by):
     """``table(frame, by)`` with one row group per checkpoint (a ``step`` column after ``by``);
     the rows of a final model (step NA) get their own call, because grouping by a column with
-    missing values would drop them."""
+    missing values would drop them.
+    """
     import pandas as pd
 
 
@@ -675,7 +676,6 @@ def _check_support_options(args) -> None:
 
 def _side_rows(summary, spec, paired):
     """The summary rows of one side (MODEL or (MODEL, STEP)) for the paired questions."""
-
     model, step = spec if isinstance(spec, tuple) else (spec, None)
     rows = summary[(summary["model"] == model).to_numpy(dtype=bool)]
     if step is not None:
@@ -687,7 +687,8 @@ def _side_rows(summary, spec, paired):
 
 def _warn_about_the_bootstrap(args, paired) -> None:
     """The bootstrap's warnings in the CLI's words (one line each), instead of the library's
-    (which name its function and n_boot): too few replicates, benchmarks of one question."""
+    (which name its function and n_boot): too few replicates, benchmarks of one question.
+    """
     import pandas as pd
 
     from leash.core.stats import DegenerateBootstrapWarning, TooFewReplicatesWarning, min_n_boot

@@ -121,7 +121,7 @@ class Lab:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")
         log.parent.mkdir(parents=True, exist_ok=True)
-        self._logfile = open(log, "w")  # noqa: SIM115 - closed in shutdown()
+        self._logfile = open(log, "w")
         self.proc = subprocess.Popen(cmd, env=env, cwd=NOTEBOOKS, stdout=self._logfile,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.base = f"http://127.0.0.1:{self.port}"

@@ -221,7 +221,8 @@ def _unshared(b_rows, r_rows, key):
 
 def _budgets(common, bench, budget):
     """Each question's budget: ``common`` (min(n_base, n_rl)), or ``budget`` (an int for every
-    question, or per benchmark from a mapping), which must lie in [1, the smallest n]."""
+    question, or per benchmark from a mapping), which must lie in [1, the smallest n].
+    """
     b = common.copy()
     if budget is None:
         return b

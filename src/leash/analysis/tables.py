@@ -252,7 +252,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
             else:
                 codes = _codes(g["_fb"].to_numpy(), g["_fr"].to_numpy())
                 counts = tuple(int(x) for x in np.bincount(codes, minlength=4))
-            P, E, S, O = counts  # noqa: E741, N806
+            P, E, S, O = counts  # noqa: E741
             n_q = len(g)
             lo, hi = (k, k) if k is not None else (int(g["n_base"].min()), int(g["n_base"].max()))
             row = dict(zip(by, key))
@@ -276,7 +276,8 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
 
 def _budget_columns(t: pd.DataFrame) -> pd.DataFrame:
     """``k`` (NA where a pooled row's benchmarks have different budgets), ``k_min`` and
-    ``k_max`` as nullable integers: budgets are numbers, never text."""
+    ``k_max`` as nullable integers: budgets are numbers, never text.
+    """
     return t.astype({c: "Int64" for c in ("k", "k_min", "k_max") if c in t})
 
 
@@ -439,7 +440,8 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
 
 def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
     """Check that ``summary``'s NA samples follow the rule ``na``; return how they enter the
-    answer distribution ("class" or "drop", for :mod:`leash.core.entropy`)."""
+    answer distribution ("class" or "drop", for :mod:`leash.core.entropy`).
+    """
     from leash.io.summarize import summary_na
 
     made_as = "truncated" if na == "truncated" else "class"

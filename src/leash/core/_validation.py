@@ -84,7 +84,8 @@ def shown(value) -> str:
 
 def invalid(name: str, func: str, constraint: str, got: str) -> InvalidParameterError:
     """The error of :data:`TEMPLATE`: parameter ``name`` of ``func`` must be ``constraint``;
-    ``got`` is the bad value as text (:func:`shown`, with "at index i" for an element)."""
+    ``got`` is the bad value as text (:func:`shown`, with "at index i" for an element).
+    """
     return InvalidParameterError(
         TEMPLATE.format(name=name, func=func, constraint=constraint, value=got))
 
@@ -128,7 +129,8 @@ class Constraint:
     """One allowed kind of value. ``check`` returns the value normalised, or raises
     :class:`_Violation`; ``__str__`` says what is allowed ("an int in the range [1, inf)");
     ``valid_value`` and ``invalid_values`` feed the generic test (pairs of a value and the
-    "Got ..." text its message shows)."""
+    "Got ..." text its message shows).
+    """
 
     def check(self, value):
         raise NotImplementedError
@@ -175,7 +177,8 @@ class Interval(Constraint):
     (an int; a whole float such as 3.0 is accepted and given as an int) or ``numbers.Real``
     (given as a float). ``closed`` is "left", "right", "both" or "neither"; a bound of None is
     infinite; ``exclude`` lists values that are not allowed (a log base of 1). Bools are not
-    numbers; ints beyond int64 are refused as too large."""
+    numbers; ints beyond int64 are refused as too large.
+    """
 
     def __init__(self, type, left, right, *, closed, exclude=()):
         if type not in (numbers.Integral, numbers.Real):
@@ -310,7 +313,8 @@ class Boolean(Constraint):
 
 class InstancesOf(Constraint):
     """An instance of ``type`` (scikit-learn's ``_InstancesOf``); ``name`` is how a message
-    calls it ("a pandas DataFrame") and ``example`` makes a valid one for the generic test."""
+    calls it ("a pandas DataFrame") and ``example`` makes a valid one for the generic test.
+    """
 
     def __init__(self, type, name: str, example=None):
         self.type, self.name, self.example = type, name, example
@@ -398,7 +402,8 @@ class Iterables(Constraint):
 
 class StrSequence(Constraint):
     """A list or tuple of str (column names); a str alone is refused (it is not a list of its
-    characters). Given as a list."""
+    characters). Given as a list.
+    """
 
     def check(self, value):
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
@@ -470,7 +475,7 @@ class Counts(Constraint):
         return (text + (", strictly increasing" if self.increasing else "")
                 + (f" ({self.note})" if self.note else ""))
 
-    def check(self, value):
+    def check(self, value):  # noqa: C901 - a fast path per input kind
         if type(value) is int and self.scalar:  # the common scalar, without numpy's overhead
             if value > INT64_MAX:
                 raise _Violation(_AT_MOST_INT64, shown(value))
@@ -617,7 +622,8 @@ class Floats(Constraint):
 class SequenceOf(Constraint):
     """A sequence (not a str) whose every item satisfies ``item`` (a :class:`Floats`), given
     as a list of the items' normalised values; ``what`` describes the items, ``noun`` names
-    one in a message ("nan at index 0 (histogram 1)"). ``nonempty`` refuses an empty one."""
+    one in a message ("nan at index 0 (histogram 1)"). ``nonempty`` refuses an empty one.
+    """
 
     def __init__(self, item: Constraint, what: str, noun: str, *, nonempty=False):
         self.item, self.what, self.noun, self.nonempty = item, what, noun, nonempty
@@ -691,7 +697,8 @@ def _validate(constraints, value, name, func):
 def check_param(value, constraints: list, name: str, func: str):
     """``value`` normalised by the first of ``constraints`` it satisfies (as declared with
     :func:`validate_params`), else the :data:`TEMPLATE` error naming ``name`` and ``func``: for
-    the few values checked outside a declaration (a field of a configuration)."""
+    the few values checked outside a declaration (a field of a configuration).
+    """
     return _validate([_make(c) for c in constraints], value, name, func)
 
 
@@ -740,7 +747,8 @@ def validate_params(parameter_constraints: dict):
 
 def same_length(func: str, **arrays: np.ndarray) -> int:
     """The common length of 1-D (or scalar) arrays; the first one whose length differs from
-    the first sized one is an error naming both."""
+    the first sized one is an error naming both.
+    """
     sized = [(k, v.shape[0]) for k, v in arrays.items() if v.ndim]
     for name, length in sized[1:]:
         if length != sized[0][1]:
@@ -769,7 +777,8 @@ def _smallest_n(n: np.ndarray, n_name: str) -> str:
 def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str, n_name: str = "n",
                      name: str = "k") -> None:
     """Refuse a budget ``k`` outside ``[1, n]`` at some question (after broadcasting); the
-    message names the first bad k and the smallest n with its question index."""
+    message names the first bad k and the smallest n with its question index.
+    """
     k_b, n_b = np.broadcast_arrays(k, n)
     bad = (k_b < 1) | (k_b > n_b)
     if bad.any():
@@ -780,7 +789,8 @@ def check_k_in_range(k: np.ndarray, n: np.ndarray, func: str, n_name: str = "n",
 def check_ks_in_range(ks: np.ndarray, n: np.ndarray, func: str, name: str = "ks",
                       n_name: str = "n") -> None:
     """Refuse any budget of the grid ``ks`` outside ``[1, min(n)]``: one pass over ``ks`` and
-    one over ``n`` (a grid applies to every question), O(len(ks) + len(n))."""
+    one over ``n`` (a grid applies to every question), O(len(ks) + len(n)).
+    """
     bad = (ks < 1) if not n.size else (ks < 1) | (ks > n.min())
     if bad.any():
         where = f" ({_smallest_n(n, n_name)})" if n.size else ""

@@ -124,6 +124,11 @@ def entropy_from_counts(counts, *, base=None, correction=None):
     -------
     float
         The entropy; NaN for an empty distribution (N = 0).
+
+    Examples
+    --------
+    >>> round(entropy_from_counts([2, 2]), 12)  # ln 2
+    0.69314718056
     """
     out = _from_histograms([counts], None, "class", base, correction, "entropy_from_counts")
     return float(out.entropy[0])
@@ -161,7 +166,8 @@ def answer_entropy_from_histograms(histograms, *, n_na=None, na="class", base=No
 
 def _from_histograms(hists, n_na, na, base, correction, func):
     """The kernel of :func:`answer_entropy_from_histograms`, for declared (normalised)
-    histograms and options; ``func`` is the public caller, for the message on ``n_na``."""
+    histograms and options; ``func`` is the public caller, for the message on ``n_na``.
+    """
     factor = _log_factor(base)
     hists = [h.ravel() for h in hists]
     q = len(hists)
@@ -290,6 +296,11 @@ def perplexity(token_logprobs):
     float
         ``exp(-mean(token_logprobs))``. The paper gives no formula for Table 2's perplexity; this
         standard one is leash's assumption.
+
+    Examples
+    --------
+    >>> round(perplexity([-1.0, -1.0]), 12)  # exp(1)
+    2.718281828459
     """
     return float(np.exp(-token_logprobs.mean()))
 

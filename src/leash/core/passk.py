@@ -90,8 +90,8 @@ def pass_at_k(n, c, k):
 
     Examples
     --------
-    >>> pass_at_k(10, 3, 2)  # 1 - C(7,2)/C(10,2) = 1 - 21/45
-    0.5333333333333333
+    >>> round(pass_at_k(10, 3, 2), 12)  # 1 - C(7,2)/C(10,2) = 1 - 21/45 = 24/45
+    0.533333333333
     """
     func = "pass_at_k"
     same_length(func, n=n, c=c, k=k)
@@ -104,7 +104,8 @@ def pass_at_k(n, c, k):
 
 def _pass_at_k(n, c, k):
     """pass@k of validated int64 counts (scalars or 1-D of one length): the unchecked kernel
-    behind :func:`pass_at_k`, for callers that validated at their own boundary."""
+    behind :func:`pass_at_k`, for callers that validated at their own boundary.
+    """
     n, c, k = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
     return -np.expm1(_log_ratio(n, c, k)) + 0.0  # + 0.0 turns -0.0 (c == 0) into 0.0
 
@@ -170,6 +171,11 @@ def pass_at_k_first(first_correct, n, k):
     -------
     float or ndarray of float, shape (n_questions,)
         1.0 where ``0 <= first_correct < k``, else 0.0.
+
+    Examples
+    --------
+    >>> pass_at_k_first([2, -1, 0], 8, 3).tolist()  # first correct at 2, never, 0
+    [1.0, 0.0, 1.0]
     """
     func = "pass_at_k_first"
     fc = first_correct
@@ -242,6 +248,11 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         If a count is bad or ``c > n`` (as :func:`pass_at_k`), if ``ks`` is empty or a budget
         lies outside ``[1, min(n)]``, or, without ``ks``, if some question has n = 0 (no budget
         fits it).
+
+    Examples
+    --------
+    >>> pass_at_k_curve([10], [3], [1, 2]).round(12).tolist()  # 3/10 and 24/45
+    [[0.3, 0.533333333333]]
     """
     func = "pass_at_k_curve"
     n, c, fc = _curve_inputs(n, c, first_correct, estimator, func)
@@ -286,7 +297,8 @@ def _curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
 def _curve(n, c, ks, first_correct=None):
     """pass@k of each question at each budget from validated inputs (:func:`_curve_inputs`,
     budgets in [1, min(n)]): the unchecked kernel behind :func:`pass_at_k_curve`. With
-    ``first_correct`` the "first-k" estimator, else the unbiased one."""
+    ``first_correct`` the "first-k" estimator, else the unbiased one.
+    """
     if n.size == 0:
         return np.zeros((0, ks.size))
     if first_correct is not None:
@@ -404,6 +416,11 @@ def avg_at_n(n, c):
     -------
     float or ndarray of float, shape (n_questions,)
         Per-question accuracy; the paper's avg@32 of a benchmark is the mean over questions.
+
+    Examples
+    --------
+    >>> avg_at_n(10, 3)
+    0.3
     """
     func = "avg_at_n"
     same_length(func, n=n, c=c)

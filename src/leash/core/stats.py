@@ -96,12 +96,14 @@ _CURVE_PARAMS = {
 
 class TooFewReplicatesWarning(RuntimeWarning):
     """No bootstrap replicate lies beyond the ends of the percentile interval (see
-    :func:`min_n_boot`): each end is then (next to) the most extreme replicate."""
+    :func:`min_n_boot`): each end is then (next to) the most extreme replicate.
+    """
 
 
 class DegenerateBootstrapWarning(RuntimeWarning):
     """Fewer than two questions to resample (per stratum): every replicate equals the data, so
-    the interval bounds are NaN."""
+    the interval bounds are NaN.
+    """
 
 
 @validate_params({"level": [LEVEL]})
@@ -134,8 +136,8 @@ class McNemarResult(NamedTuple):
 
 @validate_params({"E": [Interval(Integral, 0, None, closed="left")],
                   "S": [Interval(Integral, 0, None, closed="left")], "level": [LEVEL]})
-def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
-    """Exact McNemar test: are expansions and shrinkages equally likely?
+def mcnemar_exact(E, S, *, level=0.95):
+    """Exact McNemar test of whether expansions and shrinkages are equally likely.
 
     Among the questions whose found/not-found status differs between the two models (the
     discordant pairs, E + S of them), under the null each is an expansion with probability 1/2.
@@ -153,6 +155,11 @@ def mcnemar_exact(E, S, *, level=0.95):  # noqa: N803
     McNemarResult
         ``p_value`` (1.0 when E + S = 0), ``proportion`` = E/(E+S) and its interval (NaN when
         E + S = 0).
+
+    Examples
+    --------
+    >>> mcnemar_exact(3, 0).p_value  # 2 x (1/2)**3
+    0.25
     """
     e, s = E, S
     if e + s == 0:
@@ -207,7 +214,8 @@ _BLOCK_ELEMENTS = 1 << 19
 
 def _strata_groups(n_items, strata, func):
     """The members (ascending question indices) of each stratum, strata in sorted order; the
-    shape of ``strata`` is checked here, once per call."""
+    shape of ``strata`` is checked here, once per call.
+    """
     if strata is None:
         return [np.arange(n_items)]
     strata = np.asarray(strata)
@@ -242,7 +250,8 @@ def _row_counts(draw, n_values):
 
 def _replicate_array(shape, func, dtype=np.float64):
     """Zeros of ``shape`` for the replicates; too large for memory is a MemoryError that names
-    n_boot (numpy says 'array is too big' or 'Unable to allocate', naming no argument)."""
+    n_boot (numpy says 'array is too big' or 'Unable to allocate', naming no argument).
+    """
     try:
         return np.zeros(shape, dtype=dtype)
     except (MemoryError, ValueError):
@@ -330,7 +339,8 @@ def _check_n_boot(n_boot, level, func):
 
 def _resampling_groups(n_items, strata, func, stacklevel=4):
     """The strata of a bootstrap (:func:`_strata_groups`) and whether it is degenerate: True
-    (with a RuntimeWarning) when every replicate must equal the data; 0 items: error."""
+    (with a RuntimeWarning) when every replicate must equal the data; 0 items: error.
+    """
     if n_items == 0:
         raise invalid("c_base" if func == "bootstrap_support" else "n_base", func,
                       "the counts of at least one question to resample", "an empty array")
@@ -404,7 +414,8 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
 def _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates=False,
                      stacklevel=4):
     """The kernel of :func:`bootstrap_support` from validated category codes (int8, 0..3),
-    ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves."""
+    ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves.
+    """
     groups, degenerate = _resampling_groups(codes.size, strata, func, stacklevel=stacklevel)
     rep = _replicate_array((n_boot, len(SUPPORT_COLUMNS)), func)
     # P, E, S, O of each replicate: its draws counted per category (the rows of eye(4))
@@ -618,6 +629,11 @@ def holm(pvalues):
     -------
     ndarray of float, shape (m,)
         Adjusted p-values ``max_{j<=i} min(1, (m - j + 1) p_(j))`` in the original order.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03]).round(12).tolist()  # 3 x 0.01, max(2 x 0.03, ...)
+    [0.03, 0.06, 0.06]
     """
     p = pvalues  # +-inf refused by the declaration: only NaN means "no test"
     ok = ~np.isnan(p)

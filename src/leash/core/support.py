@@ -119,7 +119,7 @@ def epsilon(k, zeta=0.05, *, exact=False):
 
 
 def _epsilon(k, zeta, exact=False):
-    """epsilon of validated budgets ``k`` (int64, >= 1) and ``zeta`` (float in (0, 1))."""
+    """Epsilon of validated budgets ``k`` (int64, >= 1) and ``zeta`` (float in (0, 1))."""
     return -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
 
 
@@ -144,7 +144,8 @@ def found(c, min_count=1):
 
 def _found_pair(c_base, c_rl, min_count, func):
     """Found masks of both models (1-D, one length) from the counts the public caller
-    ``func`` declared (int64 arrays)."""
+    ``func`` declared (int64 arrays).
+    """
     c_base, c_rl = np.atleast_1d(c_base), np.atleast_1d(c_rl)
     same_length(func, c_base=c_base, c_rl=c_rl)
     return c_base >= min_count, c_rl >= min_count
@@ -193,6 +194,11 @@ def support_status(c_base, c_rl, *, min_count=1):
         One of ``CATEGORIES`` per question (``CATEGORIES[support_codes(...)]``). For an
         ordered pandas column: ``pandas.Categorical(status, categories=CATEGORIES,
         ordered=True)``.
+
+    Examples
+    --------
+    >>> support_status([3, 0, 2, 0], [1, 4, 0, 0]).tolist()
+    ['preservation', 'expansion', 'shrinkage', 'out_of_support']
     """
     codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_status"))
     return np.asarray(CATEGORIES)[codes]
@@ -211,6 +217,11 @@ def support_counts(c_base, c_rl, *, min_count=1):
     -------
     SupportCounts
         Named tuple of ints ``(P, E, S, O)`` summing to n_questions.
+
+    Examples
+    --------
+    >>> support_counts([3, 0, 2, 0], [1, 4, 0, 0])
+    SupportCounts(P=1, E=1, S=1, O=1)
     """
     codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_counts"))
     counts = np.bincount(codes, minlength=4)
@@ -219,7 +230,7 @@ def support_counts(c_base, c_rl, *, min_count=1):
 
 @validate_params({"P": [CATEGORY_COUNTS], "E": [CATEGORY_COUNTS], "S": [CATEGORY_COUNTS],
                   "O": [CATEGORY_COUNTS]})
-def support_metrics(P, E, S, O):  # noqa: E741, N803
+def support_metrics(P, E, S, O):  # noqa: E741
     """SRR, NDR, SDS and NSCR from category counts (Def. 3.3), vectorized over rows.
 
     Parameters
@@ -252,7 +263,8 @@ def support_metrics(P, E, S, O):  # noqa: E741, N803
 
 def _metrics(p, e, s):
     """SRR, NDR, SDS, NSCR of validated float counts of one shape (the kernel behind
-    :func:`support_metrics`, e.g. for bootstrap replicates)."""
+    :func:`support_metrics`, e.g. for bootstrap replicates).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         srr = np.where(p + s > 0, p / (p + s), np.nan)
         ndr = np.where(p + e > 0, e / (p + e), np.nan)

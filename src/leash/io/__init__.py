@@ -1,2 +1,3 @@
 """Reading generations: every input format on one engine (DuckDB), validation, per-question
-summaries, answer extraction and rescoring, and the data manifest with its fetching."""
+summaries, answer extraction and rescoring, and the data manifest with its fetching.
+"""

@@ -235,14 +235,14 @@ def extract(text, *, methods: Sequence[str] = MATH_METHODS) -> Extracted:
 
 
 def extract_answer(text, *, methods: Sequence[str] = MATH_METHODS) -> str | None:
-    """The raw final answer of one response, or None ("NA"); see :func:`extract`.
+    r"""The raw final answer of one response, or None ("NA"); see :func:`extract`.
 
     Parameters
     ----------
     text : str or None
         The response.
     methods : sequence of str, default MATH_METHODS
-        Extraction steps tried in order (``<answer>`` tag, last ``\\boxed{}``, ``#### X``,
+        Extraction steps tried in order (``<answer>`` tag, last ``\boxed{}``, ``#### X``,
         "The answer is X", the last number); :data:`REASONING_GYM_METHODS` for the paper's
         Reasoning Gym hierarchy.
 

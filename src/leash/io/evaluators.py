@@ -98,7 +98,8 @@ def _lit(value) -> str:
 
 def _fail(path: Path, *parts: str) -> str:
     """SQL raising ``<path>: line <line>: <parts...>`` (SQL expressions; ``concat`` skips
-    NULLs, so a missing value cannot blank the message)."""
+    NULLs, so a missing value cannot blank the message).
+    """
     return f"error(concat({_lit(f'{path}: line ')}, line, ': ', {', '.join(parts)}))"
 
 
@@ -111,7 +112,8 @@ def _show(expr: str, width: int = 80) -> str:
 
 def _records(path: Path, paths: list[str]) -> str:
     """SQL CTEs ``lines`` and ``recs``: a row per non-blank line, ``v[i]`` the JSON value at
-    ``paths[i-1]`` (SQL NULL: absent). A line that is not JSON stops the query, naming it."""
+    ``paths[i-1]`` (SQL NULL: absent). A line that is not JSON stops the query, naming it.
+    """
     blank = f"trim(j, {_lit(' ' + chr(9) + chr(13))}) = ''"
     return f"""
 lines AS (SELECT ordinality AS line, j
@@ -320,7 +322,7 @@ def _lighteval_labels(path: Path):
 
 
 def _lighteval(con, path: Path, options: dict):
-    """lighteval details, current (``doc``/``model_response``/``metric``) or pre-2025-06 flat.
+    """Lighteval details, current (``doc``/``model_response``/``metric``) or pre-2025-06 flat.
 
     A row per document; its samples are ``model_response.text`` or ``predictions``. The
     question id is ``doc.id`` (the document's index in its split); the flat layout has none,
@@ -424,7 +426,7 @@ def _first_record(path: Path):
 
 
 def _evalscope(con, path: Path, options: dict):
-    """evalscope review records, one row per (sample, repeat); correctness from ``score``.
+    """Evalscope review records, one row per (sample, repeat); correctness from ``score``.
 
     ``question_id`` is ``sample_score.group_id`` (one per question's k repeats), else
     ``sample_id``; ``sample_idx`` is ``generation_index`` when the first record has it
@@ -506,7 +508,7 @@ _CUSTOM_ID = r"^(.*)#([0-9]+)$"
 
 
 def _openai_batch(con, path: Path, options: dict):
-    """vLLM ``run_batch`` (and OpenAI Batch API) output lines, one row per choice."""
+    """VLLM ``run_batch`` (and OpenAI Batch API) output lines, one row per choice."""
     recs = _records(path, ["$.custom_id", "$.response.status_code", "$.response.body",
                            "$.error", "$.response.body.choices", "$.response.body.model",
                            "$.response.body.usage.completion_tokens"])

@@ -58,7 +58,8 @@ _MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of res
 
 class InputFileError(ValueError):
     """A problem with a whole input file (not regular, unreadable, no rows); ``reason`` is one
-    of :data:`FILE_REASONS`."""
+    of :data:`FILE_REASONS`.
+    """
 
     def __init__(self, message: str, reason: str = UNREADABLE):
         super().__init__(message)
@@ -69,7 +70,8 @@ class InputFileError(ValueError):
 class Problem:
     """One problem of an input file: ``file``, ``location`` (``"line 12"``, ``"line 3, sample
     1"``, ``"row group 0, row 5"``), ``field`` (e.g. ``"score[3]"``), ``value`` (its repr),
-    ``reason`` (e.g. ``"invalid_bool"``) and ``message``."""
+    ``reason`` (e.g. ``"invalid_bool"``) and ``message``.
+    """
 
     file: str
     location: str
@@ -87,7 +89,8 @@ class Problem:
 
 def short_repr(value, limit: int = 60) -> str:
     """``repr`` of a bad value, cut at about ``limit`` characters (a long integer keeps its
-    first and last digits and says how many there are: ``'1000...0007' (5000 digits)``)."""
+    first and last digits and says how many there are: ``'1000...0007' (5000 digits)``).
+    """
     if isinstance(value, str) and not _is_utf8(value):
         try:  # the bytes as they are in the file (read with surrogate escapes)
             value = value.encode("utf-8", "surrogateescape")
@@ -122,7 +125,8 @@ class NestedMapping:
     the per-sample ``answer, response, index`` (None: the list position, after the samples
     earlier files gave the question), ``n_tokens, token_entropy, finish_reason``, the top-level
     ``model, benchmark, step, gold``, and ``constants`` (fixed labels, ``(name, value)`` pairs);
-    ``name`` names it in provenance and messages."""
+    ``name`` names it in provenance and messages.
+    """
 
     name: str
     correct: str
@@ -147,6 +151,7 @@ class NestedMapping:
         return {k: getattr(self, k) for k in names if getattr(self, k)}
 
     def detection_keys(self) -> tuple[str, ...]:
+        """The top-level keys a file of this layout must have (used to recognise it)."""
         return tuple(k.split(".")[0] for k in ([self.question_id] if self.question_id else [])
                      + [self.samples or self.correct])
 
@@ -169,7 +174,8 @@ MAPPINGS: dict[str, NestedMapping] = {
 
 def get_mapping(mapping) -> NestedMapping:
     """Resolve a mapping: a name of :data:`MAPPINGS`, a YAML file of field paths
-    (``data/README.md``, section 4b), a dict of :class:`NestedMapping` fields, or one."""
+    (``data/README.md``, section 4b), a dict of :class:`NestedMapping` fields, or one.
+    """
     if isinstance(mapping, NestedMapping):
         return mapping
     if isinstance(mapping, os.PathLike) or (isinstance(mapping, str) and mapping.lower()
@@ -217,7 +223,8 @@ def _yaml_mapping(path: Path) -> NestedMapping:
 # --------------------------------------------------------------------------------------------
 def check_regular_file(path) -> os.stat_result:
     """Raise unless ``path`` is an existing regular file (or a link to one); return its stat
-    (a FIFO, socket or device would block or never end, a directory is no input)."""
+    (a FIFO, socket or device would block or never end, a directory is no input).
+    """
     path = Path(path)
     try:
         st = path.stat()
@@ -342,7 +349,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     return detect(Path(path), fmt, mapping, checked=False)[:2]
 
 
-def detect(path: Path, fmt, mapping, *, checked: bool):
+def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one branch per format
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
     formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
     if fmt is not None and fmt not in formats:
@@ -420,7 +427,8 @@ def _case(*pairs, default="NULL") -> str:
 class _Val:
     """A raw field: a typed DuckDB column (its category fixed), JSON (a category per value),
     or JSON with the category DuckDB inferred for the file (``"JSON:int"``): the fast path
-    applies that category's rule and leaves any other value to the exact path."""
+    applies that category's rule and leaves any other value to the exact path.
+    """
 
     def __init__(self, x: str, typ: str):
         t, _, self.hint = typ.upper().partition(":")
@@ -561,7 +569,8 @@ _OUT = {"question_id": "VARCHAR", "answer": "VARCHAR", "model": "VARCHAR",
 def checked_sql(src: str, fields, types: dict, kind: str, optional=()) -> str:
     """The rule set over a raw relation: per field its clean value, ``p_<field>`` (a problem
     code, NULL when fine) and ``r_<field>``; ``bad`` when the row has any problem. A row with a
-    record-level problem (``p_rec``) gets no field problems."""
+    record-level problem (``p_rec``) gets no field problems.
+    """
     cats, vals = [], []
     rec = "p_rec" in types
     for f in fields:
@@ -598,7 +607,8 @@ KEYLIKE = ("model", "benchmark", "question_id", "step", "answer")  # few distinc
 # --------------------------------------------------------------------------------------------
 def connect():
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit)."""
+    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit).
+    """
     import atexit
     import shutil
     import tempfile
@@ -627,7 +637,8 @@ class Source:
     """One input on a connection: its reader (view ``raw<no>``: ``ord`` the line ordinal or
     Parquet row, ``sub`` the sample of a nested record or -1, ``nrows`` the samples a record
     problem stands for, ``p_rec, f_rec, m_rec, v_rec`` that problem, ``r_<field>`` the raw
-    fields), its checked view ``chk<no>`` (:func:`checked_sql`), and where each row is."""
+    fields), its checked view ``chk<no>`` (:func:`checked_sql`), and where each row is.
+    """
 
     def __init__(self, con, path: Path, no: int, fmt: str, mapping, labels: dict, *,
                  options=None, keys=None, meta=None, contents=None):
@@ -671,7 +682,8 @@ class Source:
 
     def _cols(self, have, col) -> str:
         """``r_<field>`` (the caller's label, the file's field, or NULL) and ``x_<extra>``; a
-        required field not in ``have`` is an error."""
+        required field not in ``have`` is an error.
+        """
         for f in ("model", "benchmark", "question_id", "sample_idx", "correct", "n", "c"):
             if f in self.fields and f not in have and f not in self.optional and \
                     self.labels.get(f) is None:
@@ -705,7 +717,8 @@ class Source:
 
     def _objects(self) -> str:
         """Every non-blank line as ``ord, j`` (NULL where DuckDB cannot parse it unless the
-        exact pass repaired it) and the exact pass's message of a malformed line."""
+        exact pass repaired it) and the exact pass's message of a malformed line.
+        """
         src = (f"SELECT ordinality AS ord, json FROM read_ndjson_objects({sql_str(self.path)}, "
                f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
         if not self.exact:
@@ -865,7 +878,8 @@ class Source:
     def _lines(self, src=None) -> None:
         """One pass over the lines of a JSONL file: where blank lines shift the line numbers
         (:meth:`where`), and (``src``: the DuckDB reader) each line DuckDB could not parse,
-        repaired (text that is not UTF-8 becomes a marker) or named malformed."""
+        repaired (text that is not UTF-8 becomes a marker) or named malformed.
+        """
         import pyarrow as pa
 
         if src is not None and self._fixed:
@@ -905,7 +919,8 @@ class Source:
 
     def _csv_rows(self) -> None:
         """Every CSV record with the line it starts on; a record whose field count is not the
-        header's is a malformed row (values may hold newlines: Python's csv module)."""
+        header's is a malformed row (values may hold newlines: Python's csv module).
+        """
         import csv
         import sys
 
@@ -1011,7 +1026,8 @@ def _insert(con, name: str, table, first: bool) -> None:
 
 def _mark(v):
     """A parsed value whose text that is not UTF-8 is a marker object (the rules call it
-    ``invalid_utf8``; the bytes are shown); such keys are decoded with replacement marks."""
+    ``invalid_utf8``; the bytes are shown); such keys are decoded with replacement marks.
+    """
     if isinstance(v, str):
         if _is_utf8(v):
             return v
@@ -1045,7 +1061,8 @@ def open_source(con, p, no: int, *, fmt, mapping, labels, options=None, contents
 def guarded(src: Source, run):
     """``run()``; an error of DuckDB reading the file is the file's (one line naming it), but
     Parquet text that is not UTF-8 sets ``src.utf8_error`` (the caller then reads the file with
-    the exact reader). An error of the SQL itself (a bug) is never the file's."""
+    the exact reader). An error of the SQL itself (a bug) is never the file's.
+    """
     import duckdb
 
     try:

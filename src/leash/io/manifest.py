@@ -63,7 +63,8 @@ class Dataset:
     upstream ``urls`` tried in order, the lower-case hex ``sha256`` of its bytes, its POSIX
     ``path`` below the mirror root and the cache, its ``format`` (one of :data:`FORMATS`),
     provenance notes (``license``, ``description``) and, where meaningful, the reader preset
-    ``mapping``, the labels ``model``, ``model_id``, ``benchmark`` and the checkpoint ``step``."""
+    ``mapping``, the labels ``model``, ``model_id``, ``benchmark`` and the checkpoint ``step``.
+    """
 
     name: str
     urls: tuple[str, ...]
@@ -85,7 +86,8 @@ class Dataset:
 
     def reader_kwargs(self) -> dict:
         """Keyword arguments for the generations readers (``fmt``, ``model``, ``benchmark``,
-        ``step``, ``mapping``), the non-None ones only."""
+        ``step``, ``mapping``), the non-None ones only.
+        """
         if not self.is_generations:
             raise ValueError(f"Dataset {self.name!r} has format {self.format!r}, which is not a "
                              f"generations format {GENERATION_FORMATS}.")
@@ -121,7 +123,8 @@ class Manifest:
 def _is_relative_file_path(path: object) -> bool:
     """Whether ``path`` names a file below a root: not empty (nor "." or a folder with a
     trailing slash, which would put the file where the folder should be), not absolute (POSIX
-    or Windows), no ".." part."""
+    or Windows), no ".." part.
+    """
     if not isinstance(path, str) or not path.strip() or path.endswith(("/", "\\")):
         return False
     posix, windows = PurePosixPath(path), PureWindowsPath(path)
@@ -230,7 +233,8 @@ def default_dest() -> Path:
 
 def _pooch():
     """pooch, imported without the warning that tqdm.auto (which pooch imports) gives in a
-    Jupyter kernel without ipywidgets: a notebook's cells must stay free of warnings."""
+    Jupyter kernel without ipywidgets: a notebook's cells must stay free of warnings.
+    """
     import warnings
 
     from tqdm import TqdmWarning
@@ -243,7 +247,8 @@ def _pooch():
 
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes, read every time: a cache keyed on (size, mtime) would
-    pass a file edited in place, and hashing (about 1 GB/s) is cheap next to parsing it."""
+    pass a file edited in place, and hashing (about 1 GB/s) is cheap next to parsing it.
+    """
     return _pooch().file_hash(str(path), alg="sha256")
 
 
@@ -299,7 +304,7 @@ def _copy_file(url: str, output_file: str, _pooch: object) -> None:
 
 
 def _downloader(url: str, bar: object, timeout: float):
-    """pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
+    """Pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
     pooch = _pooch()
     scheme = url.split("://")[0].lower()
     if scheme in ("http", "https"):
@@ -422,7 +427,8 @@ def fetch(name_or_group: str, *, dest: str | os.PathLike | None = None,
 
 def resolve(name_or_path: str | os.PathLike, **fetch_kwargs) -> list[tuple[Path, Dataset | None]]:
     """An existing file path as is, else the fetched file(s) of a manifest dataset or group, as
-    ``(path, dataset or None)`` pairs: readers take labels (format, model, ...) from the entry."""
+    ``(path, dataset or None)`` pairs: readers take labels (format, model, ...) from the entry.
+    """
     if (p := Path(name_or_path)).exists():
         return [(p, None)]
     m = fetch_kwargs.pop("manifest", None) or load_manifest()

@@ -98,7 +98,8 @@ class RescoreResult(NamedTuple):
     """Output of :func:`rescore`: ``samples`` (a copy of the input with ``correct`` and
     ``answer`` recomputed), ``n_changed`` and ``changed`` (which verdicts differ from the input's
     ``correct``; none if it had none), ``n_no_answer`` (responses without an extractable answer)
-    and ``n_timeouts`` (math-verify parses or comparisons that timed out), both counted wrong."""
+    and ``n_timeouts`` (math-verify parses or comparisons that timed out), both counted wrong.
+    """
 
     samples: pd.DataFrame
     n_changed: int
@@ -130,7 +131,8 @@ def _gold_str(value, *, where: str) -> str:
 
 def _json_records(path: Path):
     """Yield ``(where, record)`` for each non-blank line of a JSONL file (.gz too), where
-    ``where`` names the file and line for error messages; malformed JSON is a ValueError."""
+    ``where`` names the file and line for error messages; malformed JSON is a ValueError.
+    """
     from leash.io import formats as F
 
     with F._open_text(path) as fh:
@@ -145,14 +147,14 @@ def _json_records(path: Path):
             yield where, record
 
 def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
-    """Read a benchmark JSONL file into ``question_id, question, gold`` with a gold ``rule``.
+    r"""Read a benchmark JSONL file into ``question_id, question, gold`` with a gold ``rule``.
 
     Parameters
     ----------
     path : path-like
         JSONL file, one question per line.
     rule : {"answer", "gold", "minerva", "olympiadbench"}
-        Where the gold answer is: the named field, the last ``\\boxed{}`` of ``solution``
+        Where the gold answer is: the named field, the last ``\boxed{}`` of ``solution``
         (Minerva), or the ``final_answer`` list (OlympiadBench, joined with ", ").
 
     Returns
@@ -312,7 +314,8 @@ def _parsed_gold(gold: str) -> tuple:
 class _TimeoutCount(logging.Filter):
     """Counts math-verify's "Timeout during ...: <the whole response>" warnings (a wrong answer:
     it returns ``[]`` / False) and keeps them off the terminal, where each would print the whole
-    response in the middle of the progress bar."""
+    response in the middle of the progress bar.
+    """
 
     n = 0
 
@@ -336,11 +339,12 @@ def _counting_timeouts():
 
 
 def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str | None, bool]:
-    """``(correct, answer, found)`` of one response against one gold (a string) with
+    r"""``(correct, answer, found)`` of one response against one gold (a string) with
     math-verify. ``answer`` is leash's extraction (:func:`leash.io.answers.extract_answer`,
     normalized), the answer as the model wrote it, with either extractor: math-verify's own
-    matched string is already rewritten (``0.5`` comes back as ``\\frac{1}{2}``). ``found``
-    says whether the grading extractor found an answer at all."""
+    matched string is already rewritten (``0.5`` comes back as ``\frac{1}{2}``). ``found``
+    says whether the grading extractor found an answer at all.
+    """
     mv = _math_verify()
     if response is None:
         return False, None, False
@@ -453,7 +457,8 @@ def _grade_rows(state, responses: list, golds: list | None, qids: list,
                 offset: int) -> _Graded:
     """Grade one batch of rows: the one grading function behind every path (in memory,
     streaming, in this process or in a worker). ``golds`` is None when ``spec.gold`` maps
-    question ids to gold answers; ``offset`` is the batch's first row number, for messages."""
+    question ids to gold answers; ``offset`` is the batch's first row number, for messages.
+    """
     spec, gym = state
     n = len(responses)
     correct = np.zeros(n, dtype=bool)
@@ -511,7 +516,8 @@ def _worker_grade(args) -> _Graded:
 
 def _mp_context():
     """Worker processes start from a fork server that imported math-verify once (POSIX), else
-    are spawned. Not ``fork``: the parent may hold threads (pyarrow, DuckDB, tqdm's monitor)."""
+    are spawned. Not ``fork``: the parent may hold threads (pyarrow, DuckDB, tqdm's monitor).
+    """
     import multiprocessing as mp
 
     if "forkserver" in mp.get_all_start_methods():
@@ -537,7 +543,8 @@ def _stop_workers(executor) -> None:
 def _graded(tasks, spec: _Spec, jobs: int):
     """Yield ``(meta, _Graded)`` for each ``(meta, args)`` of ``tasks``, in input order: here
     with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes with
-    at most ``2 * jobs`` batches in flight (see the module docstring)."""
+    at most ``2 * jobs`` batches in flight (see the module docstring).
+    """
     from concurrent.futures import ProcessPoolExecutor
 
     state = _prepare(spec)  # here first: a missing package or bad task fails before any worker
@@ -752,7 +759,8 @@ class RescoreReport(NamedTuple):
     ``n_samples``, ``n_changed`` (verdicts that differ from the input's ``correct``; a missing
     one counts as False), ``n_no_answer`` and ``n_timeouts`` (as in :class:`RescoreResult`) and
     ``table``, one row per (model, benchmark, step): ``samples, questions, accuracy_before,
-    accuracy_after, changed, agreement, no_answer``."""
+    accuracy_after, changed, agreement, no_answer``.
+    """
 
     out: Path | None
     n_samples: int
@@ -764,7 +772,8 @@ class RescoreReport(NamedTuple):
 
 class _Writer:
     """Rescored samples written batch by batch to a temporary file beside ``out``, moved into
-    place only when every batch is written (an interrupted run leaves no half file)."""
+    place only when every batch is written (an interrupted run leaves no half file).
+    """
 
     def __init__(self, out: Path):
         self.out = out

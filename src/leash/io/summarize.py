@@ -59,7 +59,8 @@ def _partial(na: str):
     """The aggregate of one source per (question, answer), ``part<no>``, for
     :func:`leash.io.validate.run`: fast (``exact=False``) over every row, and None unless the file
     is vouched for: no row rejected, no duplicate possible (per question the indices are the
-    range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's)."""
+    range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's).
+    """
     miss = "answer IS NULL" + (" OR coalesce(finish_reason = 'length', false)"
                                if na == "truncated" else "")
 
@@ -182,7 +183,8 @@ def _run(paths, *, na, finish=True, **kw):
 def _checked_frame(paths, *, on_error, **kw):
     """:func:`_run` with the checks of a whole call: ``on_error`` known; every row rejected
     (``on_error="skip"``) an error, never a summary without rows (it could not be read back);
-    one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)")."""
+    one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)").
+    """
     import warnings
 
     if on_error not in V.ON_ERROR:

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from leash.io import formats as F
-from leash.io.formats import InputFileError, Problem  # noqa: F401  (re-exported)
+from leash.io.formats import InputFileError, Problem
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -143,7 +143,8 @@ def describe(key, idx=None) -> str:
 
 def samples_rows(src) -> str:
     """SQL of a source's checked rows with the question's ``stepk`` and absolute index ``idx``
-    (a list position offset by the samples earlier inputs gave the question)."""
+    (a list position offset by the samples earlier inputs gave the question).
+    """
     off = f" LEFT JOIN off{src.no} o USING ({KEYS})" if src.relative else ""
     return (f"SELECT *, {'sample_idx + coalesce(o.off, 0)' if src.relative else 'sample_idx'} "
             f"AS idx FROM (SELECT *, coalesce(step, -1) AS stepk FROM chk{src.no}){off}")
@@ -152,7 +153,8 @@ def samples_rows(src) -> str:
 def check(src, sources, sink: Sink) -> int:
     """Report the problems of a built source and its duplicates (into ``rej<no>``: a row whose
     question, and sample index, an earlier valid row of this call gave, in this input or an
-    earlier one); returns the rows rejected."""
+    earlier one); returns the rows rejected.
+    """
     con, no = src.con, src.no
     sink.add(*F.rule_problems(src, sink.limit))
     if src.kind == "samples":
@@ -207,7 +209,8 @@ def _basic_partial(src, exact: bool):
 def _check_distinct(paths, stat_results) -> None:
     """Refuse a file given twice (the same file, or a byte-identical copy: formats without
     sample indices number a later file's samples after an earlier one's, so a repeated file
-    would silently double n). Contents are compared only between files of equal size."""
+    would silently double n). Contents are compared only between files of equal size.
+    """
     import hashlib
 
     def once(seen, key, i, p, what):
@@ -330,7 +333,8 @@ def _loc(wk: int) -> tuple[int, int]:
 def notes(src) -> list[str]:
     """Notes on the fields of a file that leash does not read, with a "did you mean": extra
     columns are legitimate (a prompt), but a misspelled optional one (``answr``) would silently
-    leave every answer missing; a mapping's optional field in no record is noted too."""
+    leave every answer missing; a mapping's optional field in no record is noted too.
+    """
     import difflib
 
     def close(name, candidates):

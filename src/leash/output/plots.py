@@ -144,7 +144,8 @@ def _points(ax) -> tuple[float, float]:
 
 def _labelled(n: int, step: int = 2) -> np.ndarray:
     """Which of ``n`` ticks get a label: all up to 8, else every ``step``-th and the last
-    (then not the labelled one less than ``step`` before it)."""
+    (then not the labelled one less than ``step`` before it).
+    """
     keep = np.ones(n, dtype=bool)
     if n > 8:
         keep = np.arange(n) % step == 0
@@ -157,7 +158,8 @@ def _labelled(n: int, step: int = 2) -> np.ndarray:
 
 def _log2_ticks(ax, xs: np.ndarray) -> np.ndarray:
     """log2 x axis, a tick at every value, labelled every other one (every fourth when
-    those would not fit, widths estimated from the characters); returns which are labelled."""
+    those would not fit, widths estimated from the characters); returns which are labelled.
+    """
     ax.set_xscale("log", base=2)
     ticks = np.unique(xs)
     labels = [f"{int(t)}" if float(t).is_integer() else f"{t:g}" for t in ticks]

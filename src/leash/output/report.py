@@ -133,7 +133,8 @@ def _write_text(path: Path, text: str) -> Path:
 
 def _write_csv(path: Path, df: pd.DataFrame, index: bool) -> Path:
     """Write ``df`` as CSV (shortest round-trip floats, NA empty), unless the file there holds
-    the same numbers under :mod:`leash.analysis.compare`'s rule."""
+    the same numbers under :mod:`leash.analysis.compare`'s rule.
+    """
     text = _lf(df.to_csv(index=index, lineterminator="\n", na_rep=""))
     try:
         if not csv_differences(path.read_text(encoding="utf-8"), text):
@@ -172,7 +173,7 @@ def _cells(df: pd.DataFrame, float_format, func: str) -> pd.DataFrame:
 
 
 def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
-    """Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
+    r"""Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
 
     Parameters
     ----------
@@ -184,7 +185,7 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
     outdir : str or path-like, default ""
         See :func:`resolve_outdir`; created if needed.
     caption : str, optional
-        ``Table: ...`` above the Markdown, ``\\caption`` (escaped) in LaTeX; simulated data says
+        ``Table: ...`` above the Markdown, ``\caption`` (escaped) in LaTeX; simulated data says
         so (:func:`simulated_label`).
     float_format : str, callable or dict, optional
         Float cells of ``.md``/``.tex``: ``"{:.2f}"``, ``"%.2f"``, ``float -> str``, or a dict of
@@ -284,7 +285,8 @@ def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
 
 def _portable(value):
     """A JSON-safe copy without machine paths: absolute paths relative to the repository or
-    ``$LEASH_DATA_MIRROR/``, else only their file name."""
+    ``$LEASH_DATA_MIRROR/``, else only their file name.
+    """
     if isinstance(value, Mapping):
         return {str(k): _portable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

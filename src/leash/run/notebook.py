@@ -41,7 +41,8 @@ def skip(reason: str):
 
 def _injected(history) -> list[str]:
     """Names papermill injected: the assignments of the last input (IPython's ``In``) that
-    starts with the header papermill's Python translator writes, ``# Parameters``."""
+    starts with the header papermill's Python translator writes, ``# Parameters``.
+    """
     source = next((s for s in reversed(list(history or [])) if isinstance(s, str)
                    and s.startswith("# Parameters")), "")
     try:

@@ -66,7 +66,8 @@ def _one_of(module: str, name: str):
 
 def _study_ok(v) -> bool:
     """``study`` as :func:`leash.artifacts.open_study` resolves it: ``"paper"``, a shipped
-    study name, or an existing file (relative: to the working directory or the repository)."""
+    study name, or an existing file (relative: to the working directory or the repository).
+    """
     from leash.sources.study import list_studies
 
     if not isinstance(v, str) or not v:
@@ -120,10 +121,11 @@ def _literal(src: str):
 
 
 def _syntax_tree_parameters(source: str) -> dict[str, tuple[str | None, str]]:
-    """name -> (annotation, default source) of a cell's top-level assignments.
+    """Name -> (annotation, default source) of a cell's top-level assignments.
 
     Papermill's line-based regular expression skips ``x: str | None = None`` and ``a = b = 1``
-    (it logs a warning); Python's own parser does not."""
+    (it logs a warning); Python's own parser does not.
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -159,7 +161,7 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
 
     try:
         nb = nbformat.read(str(path), as_version=4)
-    except Exception as exc:  # noqa: BLE001 - nbformat raises several types for bad files
+    except Exception as exc:
         raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
@@ -184,17 +186,19 @@ _UNKNOWN = object()
 
 def _annotation(text: str):
     """The type an annotation's text names (``"list[int]"``, ``"str | None"``), else
-    ``_UNKNOWN`` (a class or a ``Literal`` of the notebook's: not checked)."""
+    ``_UNKNOWN`` (a class or a ``Literal`` of the notebook's: not checked).
+    """
     try:
-        tp = eval(text.strip("'\""), {"__builtins__": {}}, _NAMES)  # noqa: S307 - names only
-    except Exception:  # noqa: BLE001 - any other annotation is left unchecked
+        tp = eval(text.strip("'\""), {"__builtins__": {}}, _NAMES)
+    except Exception:
         return _UNKNOWN
     return tp if tp is None or isinstance(tp, type) or typing.get_origin(tp) else _UNKNOWN
 
 
 def _fits(value, tp) -> bool:
     """Whether ``value`` fits the type ``tp`` (a bool is no int, an int is a float, a list
-    fits list/tuple/Sequence, a dict's items are not checked)."""
+    fits list/tuple/Sequence, a dict's items are not checked).
+    """
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         return any(_fits(value, a) for a in args)
@@ -212,7 +216,8 @@ def _closest(name: str, known) -> str:
 
 def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
     """One value against the annotation of ``p`` (or the type of its literal default) and the
-    rule of its name; None is "not given" where the annotation allows it."""
+    rule of its name; None is "not given" where the annotation allows it.
+    """
     if p.type_name is not None:
         tp, shown = _annotation(p.type_name), p.type_name
     elif p.has_literal_default and p.value is not None:
@@ -228,7 +233,7 @@ def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
     rule = rules.get(p.name)
     try:
         ok = rule is None or bool(rule.check(value))
-    except Exception:  # noqa: BLE001 - a rule that cannot evaluate the value rejects it
+    except Exception:
         ok = False
     if not ok:
         raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} breaks the rule "
@@ -276,7 +281,8 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
 
 def annotation_text(annotation) -> str | None:
     """An evaluated annotation (``int``, ``list[int]``, ``str | None``) as the text
-    :func:`validate_parameters` reads (``"int"``, ``"list[int]"``, ``"str | None"``)."""
+    :func:`validate_parameters` reads (``"int"``, ``"list[int]"``, ``"str | None"``).
+    """
     if annotation is None or isinstance(annotation, str):
         return annotation
     if isinstance(annotation, type) and not typing.get_args(annotation):

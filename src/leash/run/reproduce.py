@@ -79,7 +79,8 @@ def _label(study: str) -> str:
 
 def discover_notebooks(directory=None) -> list[str]:
     """Stems of the notebooks of ``directory`` (default ``notebooks/``) in run order (``00_``...);
-    names starting with ``_`` or ``.`` are drafts."""
+    names starting with ``_`` or ``.`` are drafts.
+    """
     directory = Path(directory or NOTEBOOKS)
     return sorted(p.stem for p in directory.glob("*.ipynb") if not p.name.startswith(("_", ".")))
 
@@ -87,7 +88,8 @@ def discover_notebooks(directory=None) -> list[str]:
 def default_runs(directory=None, runs_file=None) -> list[Run]:
     """The runs of ``make reproduce``: ``runs.yaml`` of ``directory`` (default ``notebooks/``),
     in notebook order; a notebook it does not list runs once with its defaults. A
-    ParameterError names a notebook that does not exist or a parameter set that is no mapping."""
+    ParameterError names a notebook that does not exist or a parameter set that is no mapping.
+    """
     import yaml
 
     directory = Path(directory or NOTEBOOKS)
@@ -133,7 +135,8 @@ def _select(available: list[str], names) -> list[str]:
 
 def _study_parameter(data: str) -> str | None:
     """The ``study`` the notebooks get for ``--data`` (None: the default run), its file read
-    and checked here (:func:`leash.sources.study.load_study`), before any kernel starts."""
+    and checked here (:func:`leash.sources.study.load_study`), before any kernel starts.
+    """
     if data in (EMBEDDED, PAPER):
         return None if data == EMBEDDED else data
     from leash.sources.study import list_studies, load_study
@@ -175,7 +178,8 @@ class NotebookError(RuntimeError):
 
 def _as_skipped(output: Path, reason: str) -> None:
     """A skipped notebook's executed copy as a page: the reason as one Markdown line where the
-    error was, without papermill's error banner."""
+    error was, without papermill's error banner.
+    """
     import nbformat
 
     nb = nbformat.read(str(output), as_version=4)
@@ -190,7 +194,8 @@ def _as_skipped(output: Path, reason: str) -> None:
 
 def _failure(path: Path, output: Path, exc) -> NotebookError:
     """Papermill's execution error, naming the cell of the source notebook (the executed copy
-    has the injected cell more): the first source cell with the failing cell's code."""
+    has the injected cell more): the first source cell with the failing cell's code.
+    """
     import nbformat
 
     cells = nbformat.read(str(path), as_version=4).cells
@@ -263,7 +268,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
         _as_skipped(output, str(exc.evalue))
         return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
                               reason=str(exc.evalue))
-    except Exception as exc:  # noqa: BLE001 - kernel died, timeout...: still name the notebook
+    except Exception as exc:
         raise NotebookError(f"Notebook {path.stem} could not be executed: "
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
                             f"{shown(output)}", notebook=path.stem, ename=type(exc).__name__,
@@ -292,7 +297,8 @@ def _lock(outdir: Path):
     """An exclusive ``fcntl.flock`` on ``<outdir>/.reproduce.lock`` while a run writes there, so
     that a second run is refused instead of interleaving records. The system releases it however
     the process ends; the file stays (deleting a file another run may be about to lock would
-    let two runs lock two files). Windows has no fcntl: runs are not locked there."""
+    let two runs lock two files). Windows has no fcntl: runs are not locked there.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
@@ -316,7 +322,8 @@ def _lock(outdir: Path):
 
 def _run_in_worker(job) -> NotebookResult:
     """One run in a pool worker: a failure comes back as a result; Ctrl-C interrupts the
-    notebook being run (idle workers ignore it)."""
+    notebook being run (idle workers ignore it).
+    """
     path, run, params, outdir, build = job
     signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
@@ -332,7 +339,8 @@ def _run_in_worker(job) -> NotebookResult:
 def _finished(jobs_list, jobs: int, stream):
     """Yield ``(index, result)`` as runs end, ``jobs`` worker processes at a time; after a
     failure no new run starts (those running end). With one job, the line's start is written
-    when a run starts."""
+    when a run starts.
+    """
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 

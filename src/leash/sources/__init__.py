@@ -1,2 +1,3 @@
 """What the artifacts read: the paper's printed numbers (and their audit), study files over
-generations, and the SIMULATED demo (its model and its files)."""
+generations, and the SIMULATED demo (its model and its files).
+"""

@@ -259,7 +259,8 @@ def check_config(cfg, where):
 
 def _answer_lists(counts, answers):
     """answer_values / answer_counts lists: non-NA classes with count > 0, sorted by count
-    desc then value."""
+    desc then value.
+    """
     cnt = counts[:, :-1]
     order = np.lexsort((answers, -cnt), axis=-1)
     cnt_s = np.take_along_axis(cnt, order, axis=1)
@@ -275,7 +276,8 @@ def _answer_lists(counts, answers):
 def summary_frame(model, benchmark, qids, step, n, counts, answers, first_correct,
                   token_stats=None):
     """Summary rows (``SUMMARY_COLUMNS``) of one model from class counts (column 0 correct,
-    the last NA); ``answers`` None gives counts-only rows, as ``leash.io.summarize`` does."""
+    the last NA); ``answers`` None gives counts-only rows, as ``leash.io.summarize`` does.
+    """
     n_q = counts.shape[0]
     if answers is None:  # counts-only rows, as leash.io.summarize gives them
         values = [None] * n_q
@@ -353,7 +355,8 @@ def true_category_codes(p_base, p_rl, eps):
 
 def _to_arrow(frame, name, seed, config):
     """Arrow table with an explicit schema and no pandas metadata (so that the bytes depend on
-    the data and the pyarrow version only)."""
+    the data and the pyarrow version only).
+    """
     import pyarrow as pa
 
     # The files are leash summaries: their schema and metadata key are the summary format's.

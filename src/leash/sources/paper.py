@@ -214,7 +214,7 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
 
     Examples
     --------
-    >>> load("benchmarks").set_index("benchmark").loc["AIME2024", "N"]
+    >>> int(load("benchmarks").set_index("benchmark").loc["AIME2024", "N"])
     30
     """
     if table not in SCHEMAS:
@@ -725,7 +725,8 @@ class PaperSource:
 
     def support_counts(self, section: str = "support", **_) -> pd.DataFrame:
         """Tables 6-12 (``"support"``, with ProRL-1.5B-v2's Table 1 rows) or Table 3 (``"sft"``):
-        per benchmark and pooled, in the layout of :func:`leash.analysis.tables.support_table`."""
+        per benchmark and pooled, in the layout of :func:`leash.analysis.tables.support_table`.
+        """
         if section == "sft":
             return self._counts([3])
         t = self._counts([6, 7, 8, 9, 10, 11, 12])

@@ -343,7 +343,7 @@ def draw_counts(probs, n, *, rng):
 
 
 def _log_first_sf(j, n, c):
-    """log P(first_correct >= j) = log C(n-j, c) - log C(n, c), for 0 <= j <= n - c."""
+    """Log P(first_correct >= j) = log C(n-j, c) - log C(n, c), for 0 <= j <= n - c."""
     return (
         special.gammaln(n - j + 1)
         - special.gammaln(n - j - c + 1)
@@ -565,7 +565,7 @@ def _update(q, model, eps, rng):
                                eps_expand=eps), u)
 
 
-def simulate_study(config=None, *, rng):
+def simulate_study(config=None, *, rng):  # noqa: C901 - one block per demo frame
     """Simulate the whole demo study.
 
     Parameters

@@ -183,7 +183,7 @@ STUDY_SCHEMA = C.Fields({
 }, what="a mapping (name:, title:, benchmarks:, sections:, ...)")
 
 
-class SkipNotebook(Exception):  # noqa: N818 - a signal, not an error: the name says what it does
+class SkipNotebook(Exception):
     """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
 
     IPython shows it as one line (no traceback); the notebook runner reports the notebook
@@ -215,6 +215,7 @@ class Source:
     rescore: Mapping = field(default_factory=dict)
 
     def describe(self) -> str:
+        """One line naming the source: its kind, value and reader/rescore options."""
         extra = "".join(f", {k}={v}" for k, v in self.reader.items())
         extra += "".join(f", {'rescore' if k == 'scorer' else k}={v}"
                          for k, v in self.rescore.items())
