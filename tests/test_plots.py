@@ -16,8 +16,8 @@ from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from leash.output import plots
 from leash.core.support import epsilon
+from leash.output import plots
 from leash.output.plots import (
     BASE_COLOR,
     CATEGORY_COLORS,
