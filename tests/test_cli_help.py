@@ -291,8 +291,9 @@ LIBRARY_ONLY = {
     "n_base", "n_rl", "n_tokens", "sum_logprob",
 }
 # the modules whose messages reach the command line
-LIBRARY_MODULES = ("summarize", "formats", "validate", "pairing", "tables", "rescore",
-                   "manifest", "evaluators", "_checks")
+LIBRARY_MODULES = ("io.summarize", "io.formats", "io.validate", "analysis.pairing",
+                   "analysis.tables", "io.rescore", "io.manifest", "io.evaluators", "core._checks",
+                   "core._validation")
 
 
 def _static_text(node) -> str | None:
@@ -309,9 +310,8 @@ def _static_text(node) -> str | None:
 
 def _library_messages():
     for module in LIBRARY_MODULES:
-        path = REPO / "src" / "leash" / f"{module}.py"
-        if not path.is_file():
-            continue
+        path = REPO / "src" / "leash" / f"{module.replace('.', '/')}.py"
+        assert path.is_file(), f"LIBRARY_MODULES names a module that does not exist: {module}"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and node.args:
                 name = getattr(node.func, "id", getattr(node.func, "attr", ""))
@@ -328,8 +328,7 @@ def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
     import importlib
 
     for module in LIBRARY_MODULES:
-        if (REPO / "src" / "leash" / f"{module}.py").is_file():
-            importlib.import_module(f"leash.{module}")
+        importlib.import_module(f"leash.{module}")
     keyword = re.compile(r"'([a-z][a-z0-9_]*)' (?:and '[a-z_]+' )?parameter|"
                          r"(?<![\w.'\"])([a-z][a-z0-9_]*)=(?!=)")
     options = {kw for kw in cli._FLAG_OF if isinstance(kw, str)}

@@ -412,7 +412,7 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
 
 
 def _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates=False,
-                     stacklevel=4):
+                     stacklevel=5):  # 5: kernel, bootstrap function, decorator
     """The kernel of :func:`bootstrap_support` from validated category codes (int8, 0..3),
     ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves.
     """

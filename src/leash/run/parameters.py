@@ -86,9 +86,9 @@ PARAMETER_RULES: dict[str, Rule] = {
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
     "na": Rule("one of leash.core.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
-               _one_of("entropy", "NA_RULES")),
+               _one_of("core.entropy", "NA_RULES")),
     "estimator": Rule("one of leash.core.passk.ESTIMATORS, or empty where a notebook allows it "
-                      "(the study's, else first-k)", _one_of("passk", "ESTIMATORS")),
+                      "(the study's, else first-k)", _one_of("core.passk", "ESTIMATORS")),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",
                   _study_ok),
