@@ -71,7 +71,8 @@ def test_form_title_parameters_no_definitions_no_outputs():
     assert cells[1]["cell_type"] == "code" and "parameters" in cells[1]["metadata"]["tags"]
     # the first code cell after the parameters checks them, on every route
     assert cells[2]["cell_type"] == "code"
-    assert "".join(cells[2]["source"]) == "from leash.run import notebook\n\nnotebook.start(globals())"
+    assert "".join(cells[2]["source"]) == ("from leash.run import notebook\n\n"
+                                           "notebook.start(globals())")
     declared = notebook_parameters(NOTEBOOK)
     assert {"outdir", "seed"} <= set(declared) and "study" not in declared  # no data source
     assert declared["outdir"].value == "" and declared["seed"].value == 0  # scratch folder
