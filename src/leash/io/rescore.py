@@ -585,9 +585,11 @@ def _graded(tasks, spec: _Spec, jobs: int):
 
 
 def _progress(progress: bool, desc: str, total: int | None = None):
-    from tqdm.auto import tqdm
+    # Plain tqdm on stderr, not tqdm.auto: the auto bar warns "IProgress not found" in a notebook
+    # without ipywidgets. disable=None: tqdm's own rule, off when stderr is not a terminal (logs,
+    # notebooks, CI).
+    from tqdm import tqdm
 
-    # disable=None: tqdm's own rule, off when stderr is not a terminal (logs, notebooks, CI)
     return tqdm(total=total, desc=desc, unit=" samples", file=sys.stderr, dynamic_ncols=True,
                 disable=None if progress else True, leave=False)
 
