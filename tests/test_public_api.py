@@ -52,3 +52,11 @@ def test_the_metric_core_and_the_package_import_without_pandas_or_scipy_stats():
         code = (f"import {modules}, sys; loaded = [m for m in ('pandas', 'scipy.stats') if m in "
                 "sys.modules]; assert not loaded, loaded")
         subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_package_exports_exactly_the_core_names_lazily():
+    import leash.core
+
+    from_core = {name for name, module in leash._LAZY.items() if module == "core"}
+    assert from_core == set(leash.core.__all__)
+    assert all(getattr(leash, name) is getattr(leash.core, name) for name in from_core)

@@ -27,16 +27,15 @@ __version__ = "0.1.0"
 # Every name loads its module on first use, so that `import leash` (and the `leash` command's
 # start-up) costs no numpy, scipy or pandas.
 _LAZY = {
-    **dict.fromkeys(("aggregate_perplexity", "answer_entropy", "answer_entropy_from_histograms",
-                     "entropy_from_counts", "perplexity", "token_entropy"), "core.entropy"),
-    **dict.fromkeys(("ESTIMATORS", "avg_at_n", "found_within", "pass_at_k",
-                     "pass_at_k_curve", "pass_at_k_first"), "core.passk"),
-    **dict.fromkeys(("bootstrap_crossover", "bootstrap_pass_at_k", "bootstrap_support",
-                     "crossover_budget", "holm", "mcnemar_exact"), "core.stats"),
-    **dict.fromkeys(("CATEGORIES", "epsilon", "expected_support_counts", "found",
-                     "found_probability", "misclassification_probability",
-                     "population_pass_at_k", "support_counts", "support_metrics",
-                     "support_status"), "core.support"),
+    # the metric core: the names of leash.core.__all__ (tests/test_public_api.py keeps them equal)
+    **dict.fromkeys((
+        "CATEGORIES", "ESTIMATORS", "aggregate_perplexity", "answer_entropy",
+        "answer_entropy_from_histograms", "avg_at_n", "bootstrap_crossover", "bootstrap_pass_at_k",
+        "bootstrap_support", "crossover_budget", "entropy_from_counts", "epsilon",
+        "expected_support_counts", "found", "found_probability", "found_within", "holm",
+        "mcnemar_exact", "misclassification_probability", "pass_at_k", "pass_at_k_curve",
+        "pass_at_k_first", "perplexity", "population_pass_at_k", "support_counts",
+        "support_metrics", "support_status", "token_entropy"), "core"),
     **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table", "perplexity_table",
                      "support_from_counts", "support_table"), "analysis.tables"),
     "load_counts": "io.summarize", "read_summary": "io.summarize",
