@@ -1028,5 +1028,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def console() -> None:
+    """The ``leash`` executable: :func:`main`, then exit with its status.
+
+    After Ctrl-C (status 130) the process ends at once, once its streams are flushed: the
+    command has already removed its partial output and printed its line, and a rescoring pool
+    whose workers were terminated can leave a thread of ``concurrent.futures`` that the
+    interpreter's exit would wait on for ever.
+    """
+    code = main()
+    if code == 130:
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()
