@@ -602,6 +602,60 @@ def checked_sql(src: str, fields, types: dict, kind: str, optional=()) -> str:
 KEYLIKE = ("model", "benchmark", "question_id", "step", "answer")  # few distinct values
 
 
+def vouch(kind: str, v: _Val, col: str, *, required=True, min_value=0) -> tuple[str, str] | None:
+    """(value SQL, witness SQL) of a field whose values all have one simple form (a typed
+    column, or JSON values of the type DuckDB inferred): the rule of :func:`rule` holds on every
+    row of a group exactly when the witness, an aggregate over the value column ``col`` (counts,
+    minimum, maximum: those of the summary itself), is true, and the value is then the rule's
+    clean value. So a clean file needs no problem code per row (the fast path of a summary); a
+    group whose witness fails is read by the rules row by row. None where a field has no such
+    form (the rules of :func:`checked_sql` decide).
+    """
+    x, j, cat = v.x, v.text, v.hint if v.json else v.cat
+    every = "count(*)" if required and kind != "float" else f"count({x})"  # values it gives
+    if cat in ("null", ""):  # "": JSON in none of the lines DuckDB sampled
+        return "NULL", "false" if required else "true" if cat else f"count({x}) = 0"
+    if kind == "int" and cat == "int":  # a JSON number read as BIGINT is rounded: 5.5 -> 6
+        whole = f" AND count_if({col} <> TRY_CAST({j} AS DOUBLE)) = 0" if v.json else ""
+        return (f"TRY_CAST({j} AS BIGINT)" if v.json else v.i,
+                f"count({col}) = {every} AND coalesce(min({col}) >= {min_value}, true){whole}")
+    if kind == "bool" and cat == "bool":
+        return (f"CASE {j} WHEN 'true' THEN true WHEN 'false' THEN false END" if v.json else x,
+                f"count({col}) = {every}")
+    if kind == "bool" and cat == "int":  # 0 and 1
+        return ((f"CASE {j} WHEN '1' THEN true WHEN '0' THEN false END", f"count({col}) = "
+                 f"{every}") if v.json else (f"({x} = 1)", f"count({x}) = {every} AND coalesce("
+                                             f"min({x}) >= 0 AND max({x}) <= 1, true)"))
+    if kind == "float" and cat in ("int", "float"):  # max is NaN when any value is (DuckDB)
+        return (f"TRY_CAST({j} AS DOUBLE)" if v.json else f"{x}::DOUBLE",
+                f"count({col}) = {every} AND coalesce(min({col}) >= 0 AND isfinite(max({col})), "
+                "true)")
+    if kind == "label" and not required and cat == "str":  # an optional label may be empty
+        return (v.s, f"count_if(NOT starts_with({j}, '\"')) = 0") if v.json else (x, "true")
+    return None
+
+
+def vouched(src) -> tuple[str, str] | None:
+    """(SQL of the rows of a built source with the clean values of its fields outside
+    :data:`KEYLIKE`, witness of all their rules) per :func:`vouch`; None when a field has no
+    such form or the reader reports record-level problems.
+    """
+    if "p_rec" in src.types:
+        return None
+    cols, witnesses = [], []
+    for f in (f for f in src.fields if f not in KEYLIKE):
+        name, kw = RULES[f]
+        t = src.types.get(f"r_{f}", '"NULL"')
+        out = vouch(name, _Val(f"r_{f}", src.hints.get(f"r_{f}", t) if t == "JSON" else t), f,
+                    **{**kw, **({"required": False} if f in src.optional else {})})
+        if out is None:
+            return None
+        cols.append(f"CAST({out[0]} AS {_OUT.get(f, 'BIGINT')}) AS {f}")
+        witnesses.append(out[1])
+    return (f"SELECT *, {', '.join(cols)} FROM raw{src.no}",
+            " AND ".join(witnesses) or "true")
+
+
 # --------------------------------------------------------------------------------------------
 # Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
@@ -1085,8 +1139,9 @@ def rule_problems(src: Source, limit=None):
         parts.append(f"SELECT ord, sub, {j}, '{f}', p_{f}, NULL, {raw}::VARCHAR FROM "
                      f"chk{src.no} WHERE p_{f} IS NOT NULL")
     union = f"SELECT * FROM ({' UNION ALL '.join(parts)}) t(ord, sub, j, f, p, m, r)"
-    by_reason: dict[str, int] = {}
-    for p, n in src.con.execute(f"SELECT p, count(*) FROM ({union}) GROUP BY p").fetchall():
+    by_reason: dict[str, int] = {}  # in the order of the codes: the same on every run
+    for p, n in src.con.execute(f"SELECT p, count(*) FROM ({union}) GROUP BY p ORDER BY p"
+                                ).fetchall():
         by_reason[CODES[p][0]] = by_reason.get(CODES[p][0], 0) + n
     out = []
     for ord_, sub, j, f, p, m, r in src.con.execute(

@@ -73,10 +73,13 @@ def _partial(na: str):
         common = f"{wk} AS wk, count_if(bad) AS nbad, sum(nrows) AS nrows"
         raw = not exact and src.kind == "samples" and not src.relative
         if raw:  # the rules of the question and the answer run once per distinct raw value
+            # and, where the fields allow it, the others once per group (F.vouch)
+            rows, ok = F.vouched(src) or (f"SELECT * FROM chk{no}", None)
+            nbad = f"CASE WHEN {ok} THEN 0 ELSE count(*) END" if ok else "count_if(badr)"
             con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, coalesce("
                         f"finish_reason = 'length', false) AS tr, {aggs('sample_idx')}, "
-                        f"{wk} AS wk, count_if(badr) AS nbad, sum(nrows) AS nrows FROM "
-                        f"chk{no} GROUP BY ALL")
+                        f"{wk} AS wk, {nbad} AS nbad, sum(nrows) AS nrows FROM ({rows}) "
+                        "GROUP BY ALL")
             types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
             con.execute(f"CREATE OR REPLACE TEMP TABLE kr{no} AS " + F.checked_sql(
                 f"(SELECT DISTINCT {RAWKEYS} FROM rp{no})", F.KEYLIKE, types, "keys"))
