@@ -13,6 +13,11 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 endif
 EXTRAS  ?= dev,verify,gym
+# `leash generate` on the CPU: EXTRAS=dev,verify,gym,cpu-generate (CI does). llama-cpp-python
+# compiles llama.cpp where no wheel fits (5-10 min on two cores, once: pip keeps the wheel);
+# these flags make that build portable (no -march=native; any x86-64 CPU with AVX2) and
+# without OpenMP.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAVA_BUILD=OFF -DLLAMA_CURL=OFF
 # `make reproduce` options: DATA=embedded (the runs of notebooks/runs.yaml, the paper's printed
 # numbers and the simulated demo, into figures/) or a study file (into build/<study>/);
 # ONLY=01 (notebooks, by number or name); PARAMS=params.yaml (parameters of those notebooks;

@@ -26,7 +26,8 @@ from _support import HAVE_MV, MIRROR, REPO, needs_mirror
 from leash import cli
 from leash.cli import build_parser, main
 
-COMMANDS = ("validate", "summarize", "fetch", "rescore", "passk", "support")
+COMMANDS = ("validate", "summarize", "fetch", "rescore", "generate", "score-traces", "passk",
+            "support")
 PASSTHROUGH = ("simulate", "reproduce")
 
 
@@ -200,6 +201,10 @@ BAD_INPUTS = [
     (["rescore", "{good}", "--task", "basic_arithmetic"], "--task", 2),
     (["rescore", "{good}", "--scorer", "reasoning-gym", "--gold", "{entries}"], "--task", 2),
     (["fetch", "no-such-dataset"], "'no-such-dataset'", 2),  # no option to name
+    (["generate", "smollm2", "{good}", "--out", "s.jsonl"], "--out", 2),
+    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--top-p", "0"], "--top-p", 2),
+    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--prompt", "Q"], "--prompt", 2),
+    (["score-traces", "no-such.gguf", "{good}", "--out", "t.parquet"], "'no-such.gguf'", 2),
 ]
 
 

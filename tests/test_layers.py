@@ -16,6 +16,7 @@ LAYERS = [
     ("leash._paths", "leash._config", "leash._argparse"),
     ("leash.core",),
     ("leash.io",),
+    ("leash.generate",),
     ("leash.analysis",),
     ("leash.sources", "leash.simulate"),
     ("leash.artifacts",),

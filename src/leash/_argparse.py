@@ -22,6 +22,14 @@ class HelpFormatter(argparse.HelpFormatter):
     (no "(default: None)"); tests/test_cli_help.py checks that every option says its default.
     """
 
+    def add_argument(self, action):
+        super().add_argument(action)
+        # argparse measures the commands of a subparsers action one indent short of where it
+        # prints them, so a long command name ("score-traces") pushed its summary to a new line
+        for sub in getattr(action, "_choices_actions", ()):
+            self._action_max_length = max(self._action_max_length, len(
+                self._format_action_invocation(sub)) + self._current_indent + 4)
+
     def _fill_text(self, text, width, indent):
         out, prose = [], []
 

@@ -1,4 +1,5 @@
-"""The ``leash`` command line: validate, summarize, fetch, rescore, passk, support.
+"""The ``leash`` command line: validate, summarize, fetch, rescore, generate, score-traces, passk,
+support.
 
 Every subcommand is a thin layer over the library (:mod:`leash.io.summarize`,
 :mod:`leash.io.validate`,
@@ -94,7 +95,9 @@ in LEASH_DATA_MIRROR when it holds the files, else downloaded into data/raw/ and
   leash passk summary.parquet --k 1,2,4,8
 
 Your own files work the same way (`leash validate my_samples.jsonl`); data/README.md describes
-the formats. `leash COMMAND --help` describes each command."""
+the formats. From a model (the cpu-generate extra): `leash generate smollm2 gsm8k --k 4 --out
+smol.parquet` samples, grades and writes a samples file the other commands read.
+`leash COMMAND --help` describes each command."""
 
 # Per command: (one line for `leash --help`, description, examples). The examples run as shown
 # (tests/test_cli_help.py checks their options and manifest names).
@@ -142,6 +145,29 @@ _HELP = {
          "--out rescored.jsonl",
          "leash rescore gym.jsonl --scorer reasoning-gym --gold entries.jsonl --task "
          "basic_arithmetic"]),
+    "generate": (
+        "sample responses from a model",
+        "Sample --k responses to every question from a model, with the entropy of each "
+        "generated token's distribution at the sampling temperature, grade them with "
+        "math-verify against the gold answers, and write the canonical samples file (--out, "
+        "Parquet) that the other commands read. QUESTIONS is a benchmark of the manifest "
+        "(math500, aime24, amc23, minerva, olympiadbench, gsm8k) or a JSONL file with question "
+        "and gold per line. Resumable: a rerun with the same settings continues where the last "
+        "one stopped. Backends: llama-cpp (a GGUF file on the CPU; `smollm2` is the 135M test "
+        "model of the cpu-generate extra) and vllm (GPUs). Prints what was generated.",
+        ["leash generate smollm2 gsm8k --k 4 --max-tokens 256 --out smol.parquet",
+         "leash generate model.gguf questions.jsonl --k 8 --temperature 0.6 --top-p 0.95 "
+         "--label base --out base.parquet",
+         "leash generate Qwen/Qwen2.5-Math-1.5B math500 --backend vllm --k 64 --out b.parquet"]),
+    "score-traces": (
+        "score reference traces (Table 2)",
+        "Score reference reasoning traces under a model by teacher forcing: the natural-log "
+        "probability of each trace token given the question (under the same prompt as "
+        "generate) and the trace before it. TRACES is JSONL with question_id, question, trace, "
+        "reference and benchmark per line; --out (Parquet) gets benchmark, question_id, "
+        "reference, model, n_tokens, sum_logprob and token_logprobs, which a study's "
+        "perplexity section lists (Table 2). Prints the traces' perplexities.",
+        ["leash score-traces smollm2 traces.jsonl --label base --out base_traces.parquet"]),
     "passk": (
         "pass@k per model and benchmark",
         "pass@k per model, benchmark (and step) at the budgets --k: first-k, the share of "
@@ -201,6 +227,17 @@ _JSON = ("--json", dict(action="store_true",
 _ON_ERROR = ("--on-error", dict(
     choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
     "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+_GEN_MODEL = ("model options", [
+    ("--backend", dict(choices=("llama-cpp", "vllm"), default="llama-cpp", help="llama-cpp "
+                       "(CPU, the default) or vllm (GPUs)")),
+    ("--label", dict(help="model label of the rows (default: the model file's or id's name)")),
+    ("--benchmark", dict(help="benchmark label of the rows (default: the manifest's, or the "
+                         "questions file's name)")),
+    ("--prompt", dict(help="the user message, with {question} for the question; the model's "
+                      "chat template wraps it (default: the question, then 'Please reason step "
+                      "by step, and put your final answer within \\boxed{}.')")),
+    ("--n-ctx", dict(type=positive_int, default=2048, metavar="N", help="context length in "
+                     "tokens, prompt and response (default: %(default)s)"))])
 _OPTIONS = {
     "validate": [_FILES, _READER, _DATA, _JSON],
     "summarize": [
@@ -240,6 +277,38 @@ _OPTIONS = {
         ("--batch-size", dict(type=positive_int, default=1000, metavar="N", help="samples per "
                               "batch; memory grows with batch size x jobs")),
         _READER, _DATA, _JSON],
+    "generate": [
+        ("model_path", dict(metavar="MODEL", help="a GGUF file (llama-cpp), `smollm2` (the test "
+                            "model of the cpu-generate extra), or a Hugging Face model (vllm)")),
+        ("questions", dict(metavar="QUESTIONS", help="a benchmark of data/manifest.yaml or a "
+                           "JSONL file with question (or problem) and gold (or answer)")),
+        ("--out", dict(required=True, help="the samples file to write (.parquet; required); "
+                       "OUT.parts/ holds a run in progress")),
+        _GEN_MODEL,
+        ("sampling", [
+            ("--k", dict(type=positive_int, default=8, help="samples per question (default: "
+                         "%(default)s)")),
+            ("--temperature", dict(type=float, default=1.0, help="sampling temperature > 0 "
+                                   "(default: %(default)s); the entropies are at it")),
+            ("--top-p", dict(type=float, default=1.0, help="nucleus sampling mass in (0, 1], "
+                             "after the temperature (default: %(default)s)")),
+            ("--max-tokens", dict(type=positive_int, default=1024, help="tokens per response "
+                                  "at most (default: %(default)s)")),
+            ("--seed", dict(type=non_negative_int, default=0, help="the run's seed; each sample "
+                            "has its own, from it, the question and the sample index (default: "
+                            "%(default)s)")),
+            ("--flush-every", dict(type=positive_int, default=64, metavar="N", help="samples per "
+                                   "part file: what an interruption can lose (default: "
+                                   "%(default)s)")),
+            ("--limit", dict(type=positive_int, metavar="N", help="generate at most N new "
+                             "samples, then stop (rerun to continue; default: all)"))]),
+        _JSON],
+    "score-traces": [
+        ("model_path", dict(metavar="MODEL", help="as for generate")),
+        ("traces", dict(metavar="TRACES", help="JSONL with question_id, question, trace, "
+                        "reference and benchmark per line")),
+        ("--out", dict(required=True, help="the Parquet file to write (required)")),
+        _GEN_MODEL, _JSON],
     "passk": [
         _FILES, _ON_ERROR,
         ("--k", dict(type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 up to "
@@ -567,6 +636,60 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     return 0
 
 
+def _backend(args):
+    from leash.generate.backends import open_backend
+
+    kw = {"n_ctx": args.n_ctx}
+    label = args.label or Path(args.model_path).name.split(".")[0]
+    return open_backend(args.backend, args.model_path, **kw), label
+
+
+def _prompt(args) -> str:
+    from leash.generate.backends import DEFAULT_PROMPT
+
+    return DEFAULT_PROMPT if args.prompt is None else args.prompt
+
+
+def _cmd_generate(args, ctx: _Context) -> int:
+    import pandas as pd
+
+    from leash.generate.sampling import check_settings, generate, read_questions
+
+    if not args.out.lower().endswith((".parquet", ".pq")):
+        raise ValueError(f"--out must end in .parquet. Got {args.out!r}.")
+    settings = dict(k=args.k, temperature=args.temperature, top_p=args.top_p,
+                    max_tokens=args.max_tokens, seed=args.seed, prompt=_prompt(args),
+                    flush_every=args.flush_every)
+    check_settings(**settings)  # before the model loads
+    questions, bench = read_questions(args.questions)
+    backend, label = _backend(args)
+    ctx.note(f"generating {args.k} samples for each of {len(questions)} questions with "
+             f"{label} ({args.backend})")
+    r = generate(backend, questions, args.out, label=label, benchmark=args.benchmark or bench,
+                 **settings, progress=not ctx.quiet, limit=args.limit)
+    ctx.note(f"wrote {args.out}" if r["finished"] else
+             f"stopped with {r['samples']} of {len(questions) * args.k} samples in "
+             f"{args.out}.parts/: rerun the same command to continue")
+    _emit(pd.DataFrame([{"out": args.out, **r}]), args.json)
+    return 0
+
+
+def _cmd_score_traces(args, ctx: _Context) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from leash.generate.traces import score_traces
+
+    backend, label = _backend(args)
+    n = score_traces(backend, args.traces, args.out, label=label, prompt=_prompt(args),
+                     progress=not ctx.quiet)
+    ctx.note(f"wrote {n} scored traces to {args.out}")
+    t = pd.read_parquet(args.out, columns=["benchmark", "question_id", "reference", "model",
+                                           "n_tokens", "sum_logprob"])
+    _emit(t.assign(ppl=np.exp(-t["sum_logprob"] / t["n_tokens"])), args.json)
+    return 0
+
+
 def _input_files(prov: dict) -> list[dict]:
     """The per-file provenance entries of one summary frame (one or several reader calls)."""
     if "parts" in prov:
@@ -792,6 +915,9 @@ _FLAG_OF = {
     "zeta": "--zeta", "n_boot": "--n-boot", "seed": "--seed", "rng": "--seed",
     "gold": "--gold", "scorer": "--scorer", "extract": "--extract", "task": "--task",
     "jobs": "--jobs", "n_jobs": "--jobs", "batch_size": "--batch-size",
+    "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-tokens",
+    "flush_every": "--flush-every", "prompt": "--prompt", "label": "--label",
+    "limit": "--limit",
     ("name", "load_benchmark"): "--gold", ("rule", "read_benchmark"): "--gold-rule",
 }
 # Options that take no value: "restrict_to_shared=True" is "--shared-only".
@@ -960,7 +1086,8 @@ def _run_reproduce(argv) -> int:
 
 
 _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _cmd_fetch,
-             "rescore": _cmd_rescore, "passk": _cmd_passk, "support": _cmd_support}
+             "rescore": _cmd_rescore, "generate": _cmd_generate,
+             "score-traces": _cmd_score_traces, "passk": _cmd_passk, "support": _cmd_support}
 # Commands with their own argument parser, called with the rest of the command line (argparse
 # cannot pass leading --options through a subparser).
 _PASSTHROUGH = {"simulate": main_simulate, "reproduce": _run_reproduce}

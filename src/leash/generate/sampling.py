@@ -1,0 +1,271 @@
+"""``leash generate``: k responses per question from a model, graded, as a canonical samples file.
+
+The output is the canonical per-sample Parquet of ``data/README.md`` (``model, benchmark,
+question_id, sample_idx, response, answer, correct, n_tokens, token_entropy, finish_reason``),
+which every other command reads. ``n_tokens`` counts the generated tokens without the
+end-of-generation token, and ``token_entropy`` is the mean over them of the entropy of the
+distribution each was drawn from (:class:`leash.generate.backends.Completion`); a response of no
+token has none. Responses are graded as ``leash rescore`` grades (:func:`leash.io.rescore.
+rescore`, math-verify against the gold answer).
+
+A run is resumable: finished samples go, in groups of ``flush_every``, to part files beside the
+output (``OUT.parts/``), each written whole or not at all; a rerun with the same settings
+generates only the (question, sample) pairs no part holds, and the last step joins the parts
+into ``OUT`` (in question order, then sample order) and removes them. Every sample is drawn from
+its own seed (:func:`leash.generate.backends.sample_seed`), so a resumed run writes exactly what
+an uninterrupted one would. The settings (sampling, prompt, backend and model) are in the
+file's Parquet metadata under ``leash.generate``; a rerun with other settings is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from leash.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
+
+__all__ = ["generate", "check_settings", "read_questions", "METADATA_KEY", "COLUMNS"]
+
+METADATA_KEY = b"leash.generate"
+COLUMNS = ("model", "benchmark", "question_id", "sample_idx", "response", "answer", "correct",
+           "n_tokens", "token_entropy", "finish_reason")
+# the settings a resumed run must share with the samples already written (CLI flag, key)
+_FLAGS = {"model": "--label", "benchmark": "--benchmark", "k": "--k",
+          "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-tokens",
+          "seed": "--seed", "prompt": "--prompt", "backend": "--backend"}
+
+
+def read_questions(source: str):
+    """Questions and gold answers: a benchmark of the data manifest (``math500``, ``aime24``,
+    ...; :func:`leash.io.rescore.load_benchmark`) or a JSONL file with ``question`` (or
+    ``problem``) and ``gold`` (or ``answer``) per line.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        ``question_id, question, gold``, and the benchmark label (the manifest's, or the
+        file's name without its suffixes).
+    """
+    from leash.io import rescore as rs
+
+    path = Path(source)
+    if not path.is_file():
+        ds = rs.question_dataset(source)
+        if ds is None:
+            raise ValueError(f"The questions {source!r} are neither a file nor a benchmark of "
+                             f"the data manifest ({', '.join(sorted(rs.BENCHMARK_GOLD))}).")
+        from leash.io import manifest as mf
+
+        return rs.load_benchmark(source), mf.load_manifest().datasets[ds].benchmark or ds
+    with open(path, encoding="utf-8") as fh:
+        first = next((json.loads(line) for line in fh if line.strip()), {})
+    rule = "gold" if "gold" in first else "answer"
+    return rs.read_benchmark(path, rule), path.name.split(".")[0]
+
+
+def _parts_dir(out: Path) -> Path:
+    return out.with_name(out.name + ".parts")
+
+
+def _stored(paths) -> tuple[set, dict | None]:
+    """(the (question_id, sample_idx) pairs of existing files, their settings)."""
+    import pyarrow.parquet as pq
+
+    done, settings = set(), None
+    for p in paths:
+        meta = pq.read_schema(p).metadata or {}
+        if METADATA_KEY not in meta:
+            raise ValueError(f"{p} was not written by leash generate (no '{METADATA_KEY.decode()}"
+                             "' metadata); give another --out.")
+        s = json.loads(meta[METADATA_KEY])["settings"]
+        if settings is not None and s != settings:
+            raise ValueError(f"{p} was written with other settings than the other parts.")
+        settings = s
+        t = pq.read_table(p, columns=["question_id", "sample_idx"]).to_pydict()
+        done.update(zip(t["question_id"], t["sample_idx"]))
+    return done, settings
+
+
+def _check_resume(settings: dict, stored: dict | None, where: Path) -> None:
+    if stored is None:
+        return
+    for key, flag in _FLAGS.items():
+        if stored.get(key) != settings.get(key):
+            raise ValueError(f"{flag} {settings.get(key)!r} differs from the {stored.get(key)!r} "
+                             f"of the samples already in {where}: rerun with the same settings "
+                             "to continue, or give another --out.")
+
+
+def _write(table, path: Path, meta: dict) -> None:
+    """``table`` with ``meta`` as ``path``, whole or not at all (a temporary file, renamed)."""
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()}),
+                   tmp)
+    os.replace(tmp, path)
+
+
+def _table(rows: list[dict]):
+    import pyarrow as pa
+
+    schema = pa.schema([("model", pa.string()), ("benchmark", pa.string()),
+                        ("question_id", pa.string()), ("sample_idx", pa.int64()),
+                        ("response", pa.string()), ("answer", pa.string()),
+                        ("correct", pa.bool_()), ("n_tokens", pa.int64()),
+                        ("token_entropy", pa.float64()), ("finish_reason", pa.string())])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _graded(rows: list[dict], gold: dict) -> list[dict]:
+    import pandas as pd
+
+    from leash.io.rescore import rescore
+
+    res = rescore(pd.DataFrame(rows), gold, jobs=1).samples
+    answers = res["answer"].astype(object).where(res["answer"].notna(), None)
+    for r, ok, ans in zip(rows, res["correct"].tolist(), answers.tolist()):
+        r["correct"], r["answer"] = bool(ok), ans
+    return rows
+
+
+def check_settings(*, k, temperature, top_p, max_tokens, seed, flush_every, prompt) -> None:
+    """The settings of :func:`generate`, checked (a ValueError naming the first bad one), so a
+    caller can check them before loading a model.
+    """
+    for name, value, ok, rule in (
+            ("k", k, isinstance(k, int) and k >= 1, "an int >= 1"),
+            ("temperature", temperature, isinstance(temperature, (int, float)) and
+             0 < temperature < float("inf"), "a number > 0"),
+            ("top_p", top_p, isinstance(top_p, (int, float)) and 0 < top_p <= 1, "in (0, 1]"),
+            ("max_tokens", max_tokens, isinstance(max_tokens, int) and max_tokens >= 1,
+             "an int >= 1"),
+            ("seed", seed, isinstance(seed, int) and seed >= 0, "an int >= 0"),
+            ("flush_every", flush_every, isinstance(flush_every, int) and flush_every >= 1,
+             "an int >= 1"),
+            ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt,
+             "a string with {question}")):
+        if isinstance(value, bool) or not ok:
+            raise ValueError(f"The '{name}' parameter of generate must be {rule}. "
+                             f"Got {value!r}.")
+
+
+def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k: int,
+             temperature: float = 1.0, top_p: float = 1.0, max_tokens: int = 1024,
+             seed: int = 0, prompt: str = DEFAULT_PROMPT, flush_every: int = 64,
+             progress: bool = False, limit: int | None = None) -> dict:
+    """Sample ``k`` responses per question, grade them and write the samples file ``out``.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model (:func:`leash.generate.backends.open_backend`).
+    questions : pandas.DataFrame, shape (n_questions, 3)
+        ``question_id, question, gold`` (:func:`read_questions`).
+    out : str or os.PathLike
+        The Parquet file to write (its parts folder ``OUT.parts`` holds a run in progress).
+    label, benchmark : str
+        The ``model`` and ``benchmark`` labels of the rows.
+    k : int
+        Samples per question (``sample_idx`` 0..k-1).
+    temperature : float, default 1.0
+        > 0; the entropies are those of the distribution at this temperature.
+    top_p : float, default 1.0
+        In (0, 1]: sample among the most probable tokens whose mass reaches it (after the
+        temperature).
+    max_tokens : int, default 1024
+        Tokens per response at most (``finish_reason`` "length" when reached).
+    seed : int, default 0
+        The run's seed; sample i of question q is drawn from ``sample_seed(seed, q, i)``.
+    prompt : str, default :data:`~leash.generate.backends.DEFAULT_PROMPT`
+        The user message, with ``{question}`` for the question; the model's chat template wraps
+        it.
+    flush_every : int, default 64
+        Samples per part file: at most this many are generated again after an interruption.
+    progress : bool, default False
+        A tqdm progress bar on stderr.
+    limit : int, optional
+        Generate at most this many new samples, then stop with the run unfinished (for tests
+        and for spreading a run over sessions); None: all.
+
+    Returns
+    -------
+    dict
+        ``samples`` (in the file), ``generated`` (by this call), ``resumed`` (found done),
+        ``finished`` (the output file is complete), ``tokens`` (generated by this call).
+    """
+    from leash.io.rescore import _progress
+
+    check_settings(k=k, temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed,
+                   flush_every=flush_every, prompt=prompt)
+    out = Path(out)
+    parts = _parts_dir(out)
+    settings = {"model": label, "benchmark": benchmark, "k": k, "temperature": float(temperature),
+                "top_p": float(top_p), "max_tokens": max_tokens, "seed": seed,
+                "prompt": prompt, **{f"backend_{a}": b for a, b in backend.describe().items()},
+                "backend": backend.describe()["backend"]}
+    meta = {"settings": settings, "entropy": f"{backend.entropy_source}, softmax(logits / "
+            "temperature), nats, mean over the generated tokens (end-of-generation token "
+            "excluded)", "n_questions": len(questions)}
+    existing = sorted(parts.glob("part-*.parquet")) if parts.is_dir() else []
+    done, stored = _stored(existing + ([out] if out.is_file() else []))
+    _check_resume(settings, stored, out if out.is_file() else parts)
+    qids = [str(q) for q in questions["question_id"]]
+    gold = dict(zip(qids, questions["gold"].astype(str)))
+    todo = [(i, q, s) for i, q in enumerate(qids) for s in range(k) if (q, s) not in done]
+    resumed = len(qids) * k - len(todo)
+    todo = todo[:limit] if limit is not None else todo
+    rows, tokens, n_parts = [], 0, len(existing)
+    texts = dict(zip(qids, questions["question"].astype(str)))
+    prompts: dict = {}
+    with _progress(progress, "generate", total=len(todo)) as bar:
+        for j, (_, q, s) in enumerate(todo):
+            if q not in prompts:
+                prompts = {q: backend.prompt(prompt.format(question=texts[q]))}
+            c = backend.sample(prompts[q], seed=sample_seed(seed, q, s),
+                               temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+            tokens += len(c.token_ids)
+            rows.append({"model": label, "benchmark": benchmark, "question_id": q,
+                         "sample_idx": s, "response": c.text, "n_tokens": len(c.token_ids),
+                         "token_entropy": float(np.mean(c.entropy)) if len(c.entropy) else None,
+                         "finish_reason": c.finish_reason})
+            bar.update(1)
+            if len(rows) >= flush_every or j == len(todo) - 1:
+                parts.mkdir(parents=True, exist_ok=True)
+                n_parts += 1
+                _write(_table(_graded(rows, gold)), parts / f"part-{n_parts:06d}.parquet", meta)
+                rows = []
+    left = len(qids) * k - resumed - len(todo)
+    if left == 0:
+        _join(out, parts, qids, meta)
+    return {"samples": len(qids) * k - left, "generated": len(todo), "resumed": resumed,
+            "finished": left == 0, "tokens": tokens}
+
+
+def _join(out: Path, parts: Path, qids: list, meta: dict) -> None:
+    """The parts (and an earlier output) as ``out``, in question then sample order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    files = sorted(parts.glob("part-*.parquet")) if parts.is_dir() else []
+    if not files:
+        return
+    tables = [pq.read_table(p) for p in files + ([out] if out.is_file() else [])]
+    t = pa.concat_tables([x.replace_schema_metadata(None) for x in tables])
+    order = {q: i for i, q in enumerate(qids)}
+    rank = pa.array([order[q] for q in t.column("question_id").to_pylist()], pa.int64())
+    t = t.append_column("_q", rank).sort_by([("_q", "ascending"), ("sample_idx", "ascending")])
+    t = t.drop_columns(["_q"])
+    dup = pc.count_distinct(pc.binary_join_element_wise(
+        t.column("question_id"), pc.cast(t.column("sample_idx"), pa.string()), "\x00"))
+    if dup.as_py() != t.num_rows:
+        raise ValueError(f"{parts}: a (question_id, sample_idx) pair is in two parts; remove "
+                         "the folder and run again.")
+    _write(t, out, meta)
+    for p in files:
+        p.unlink()
+    parts.rmdir()
