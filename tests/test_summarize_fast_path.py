@@ -119,6 +119,8 @@ def test_parquet_fast_path_equals_the_rules_row_by_row(tmp_path_factory, types, 
                 t = pa.float64()  # a value this type cannot hold: the column is float
             vals = [None if v is None else float(v) if t == pa.float64() else int(v)
                     for v in vals]
+        elif pa.types.is_floating(t):
+            vals = [None if v is None else float(v) for v in vals]
         elif pa.types.is_boolean(t) and any(v not in (None, True, False) for v in vals):
             t = pa.int64()  # a value a bool column cannot hold: the column is an integer one
             vals = [None if v is None else int(v) for v in vals]

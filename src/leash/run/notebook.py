@@ -30,13 +30,30 @@ from leash.run.parameters import (
 )
 from leash.sources.study import SkipNotebook
 
-__all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_study",
-           "skip", "start"]
+__all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_import",
+           "require_study", "skip", "start"]
 
 
 def skip(reason: str):
     """Stop the notebook here: its data are absent (raises SkipNotebook with ``reason``)."""
     raise SkipNotebook(reason)
+
+
+def require_import(module: str, extra: str):
+    """Skip the notebook unless ``module`` can be imported here (an optional extra).
+
+    Parameters
+    ----------
+    module : str
+        A module name, e.g. ``"llama_cpp"``.
+    extra : str
+        The extra of leash that installs it, e.g. ``"cpu-generate"`` (named in the reason).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise SkipNotebook(f"the {extra} extra is not installed (no module {module}; pip "
+                           f"install -e \".[{extra}]\")")
 
 
 def _injected(history) -> list[str]:
