@@ -8,7 +8,10 @@ other text in that process:
           grading costs at least;
 * 1 core: ``leash.io.rescore.rescore_file(..., jobs=1)``: read the file, grade, count, write the
           rescored Parquet file;
-* all   : the same with ``jobs=`` every usable core (worker processes).
+* all   : the same with ``jobs=`` every usable core (worker processes);
+* cluster: the same on a local Dask cluster (``cluster=``: one worker process per usable core,
+          one thread each), started in that process before the clock starts (skipped without
+          the cluster extra).
 
 Responses, by length: **short** (~300 characters), **median** (a chain-of-thought response as
 it is) and **long** (~29,000 characters). With the data mirror (``LEASH_DATA_MIRROR``, dataset
@@ -132,7 +135,7 @@ def write_bucket(path: Path, items) -> None:
 # ----------------------------------------------------------------------------- one route
 
 
-def _warm_up(route: str, jobs: int) -> None:
+def _warm_up(route: str, jobs: int, cluster=None) -> None:
     """Imports, compiled regexes and (for ``all``) the fork server, on text not measured."""
     import math_verify as mv
 
@@ -145,8 +148,21 @@ def _warm_up(route: str, jobs: int) -> None:
         return
     path = BUILD / f"warm-{os.getpid()}.parquet"
     write_bucket(path, warm)
-    rs.rescore_file(path, None, fmt="samples", jobs=jobs, batch_size=2)
+    rs.rescore_file(path, None, fmt="samples", jobs=jobs, batch_size=2, cluster=cluster)
     path.unlink()
+
+
+def _local_cluster(jobs: int):
+    """A Dask cluster on this machine: ``jobs`` worker processes of one thread, non-daemonic
+    (so that they may start the grading processes, as the README says to start workers)."""
+    import logging
+
+    import dask
+    import distributed
+
+    with dask.config.set({"distributed.worker.daemon": False}):
+        return distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=logging.ERROR)
 
 
 def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
@@ -157,7 +173,9 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
 
     from leash.io import rescore as rs
 
-    _warm_up(route, jobs)
+    cluster = _local_cluster(jobs) if route == "cluster" else None
+    address = cluster.scheduler_address if cluster else None
+    _warm_up(route, jobs, address)
     if route == "raw":
         import math_verify as mv
 
@@ -172,8 +190,11 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
         return {"n": len(pairs), "seconds": seconds, "right": right}
     out = BUILD / f"out-{os.getpid()}.parquet"
     t0 = time.perf_counter()
-    rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size)
+    rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size,
+                          cluster=address)
     seconds = time.perf_counter() - t0
+    if cluster is not None:
+        cluster.close()
     right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
     out.unlink()
     return {"n": rep.n_samples, "seconds": seconds, "right": right}
@@ -223,6 +244,10 @@ def main(argv=None) -> int:
                   "Qwen2.5-Math instruct, from the data mirror); short = their last ~300 "
                   "characters, long = responses of one question joined to ~29k characters")
     all_jobs = default_jobs()
+    import importlib.util
+
+    routes = [("raw", "raw", 1), ("one", "leash", 1), ("all", "leash", all_jobs)] + (
+        [("cluster", "cluster", all_jobs)] if importlib.util.find_spec("distributed") else [])
     print(f"responses: {source}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores: {all_jobs} usable (os.sched_getaffinity), load average {load:.2f} at the "
@@ -230,7 +255,8 @@ def main(argv=None) -> int:
           "(min-max)")
     header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
-              f"{'per core':>8}  {'1 core / raw':>12}  {'all / 1 core':>12}")
+              f"{'per core':>8}  {'1 core / raw':>12}  {'all / 1 core':>12}  "
+              f"{'local cluster':>20}  {'cluster / all':>13}")
     print(header)
     print("-" * len(header))
     summary = {}
@@ -238,10 +264,9 @@ def main(argv=None) -> int:
         path = BUILD / f"{name}.parquet"
         write_bucket(path, items)
         batch = max(1, len(items) // (8 * all_jobs))
-        res = {"raw": [], "one": [], "all": []}
+        res = {key: [] for key, _, _ in routes}
         for _ in range(reps):
-            for key, route, jobs in (("raw", "raw", 1), ("one", "leash", 1),
-                                     ("all", "leash", all_jobs)):
+            for key, route, jobs in routes:
                 proc = subprocess.run(
                     [sys.executable, __file__, "--_route", route, str(path), str(jobs),
                      str(batch)], capture_output=True, text=True, cwd=ROOT)
@@ -255,14 +280,18 @@ def main(argv=None) -> int:
             return 1
         raw, one, every = _rate(res["raw"]), _rate(res["one"]), _rate(res["all"])
         chars = statistics.median(len(r) for _, _, r in items)
+        on = _rate(res["cluster"]) if res.get("cluster") else None
+        tail = (f"  {_fmt(*on):>20}  {on[0] / every[0]:>13.2f}" if on else
+                f"  {'(no cluster extra)':>20}")
         print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
               f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {one[0] / raw[0]:>12.2f}  "
-              f"{every[0] / one[0]:>12.2f}")
+              f"{every[0] / one[0]:>12.2f}{tail}")
         summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
     print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
           "grade, count, write) against math-verify alone; 'all / 1 core' the speed-up of "
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
-          "eats first.")
+          "eats first; 'cluster / all' the local Dask cluster against the local processes "
+          "(its scheduler and transfers cost; a real cluster adds machines).")
     if hasattr(os, "getloadavg"):
         print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     return 0

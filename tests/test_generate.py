@@ -234,3 +234,22 @@ def test_real_model_entropy_and_log_probabilities_by_hand(smol):
     assert again.token_ids == c.token_ids and again.text == c.text
     cold = smol.sample(prompt, seed=3, temperature=0.05, top_p=1.0, max_tokens=6)
     assert cold.entropy.max() < c.entropy.max() + 1e-12
+
+
+def test_two_runs_on_one_output_take_turns(tmp_path):
+    """A second run on the same output waits for the first, then finds nothing left to do."""
+    import threading
+
+    results = []
+
+    def run():
+        results.append(_run(tmp_path, flush_every=3)[0])
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r["generated"] for r in results) == [0, 12]
+    assert all(r["finished"] for r in results)
+    assert len(pd.read_parquet(tmp_path / "s.parquet")) == 12

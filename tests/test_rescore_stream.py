@@ -432,3 +432,29 @@ def test_study_rescore_keys_are_checked(tmp_path, source, message):
 def test_data_folder_is_not_touched(tmp_path):
     # the default cache lives in build/ (ignored by git), never next to the user's data
     assert rs.CACHE_DIR == REPO / "build" / "rescored"
+
+
+@needs_mv
+def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
+    """`--cluster`: a local Dask cluster of two worker processes on this machine's cores grades
+    the batches and the output is byte for byte the local run's."""
+    distributed = pytest.importorskip("distributed", reason="the cluster extra (dask.distributed)")
+    records = [dict(r, idx=r["idx"] + 3 * k) for k in range(10) for r in RECORDS]
+    f = _evaluator_file(tmp_path / "eval.jsonl", records)
+    kw = dict(fmt="evaluator", model="m", benchmark="b", batch_size=7)
+    import dask
+
+    local = rs.rescore_file(f, tmp_path / "local.jsonl", jobs=1, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        with pytest.raises(ValueError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+            rs.rescore_file(f, None, cluster=cluster.scheduler_address, **kw)
+    # workers that may start processes (as the README says to start them)
+    with dask.config.set({"distributed.worker.daemon": False}), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR) as cluster:
+        on = rs.rescore_file(f, tmp_path / "cluster.jsonl", cluster=cluster.scheduler_address,
+                             **kw)
+    assert (tmp_path / "cluster.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+    assert on.n_samples == local.n_samples == 120 and on.n_no_answer == 10 * HAND_NO_ANSWER
+    assert _read_jsonl(tmp_path / "cluster.jsonl")["correct"].tolist() == HAND_CORRECT * 10

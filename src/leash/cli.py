@@ -274,6 +274,9 @@ _OPTIONS = {
                        ".parquet; default: not written)")),
         ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: every "
                         "usable core); the output does not depend on it")),
+        ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of the Dask scheduler "
+                           "at ADDRESS (tcp://host:8786; the cluster extra) instead of local "
+                           "processes; the output does not depend on it (default: local)")),
         ("--batch-size", dict(type=positive_int, default=1000, metavar="N", help="samples per "
                               "batch; memory grows with batch size x jobs")),
         _READER, _DATA, _JSON],
@@ -608,13 +611,15 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     inputs = _inputs(args, ctx)
     gold = _gold_for(args)
     jobs = args.jobs or rs.default_jobs()
-    ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {jobs} process(es), "
+    where = f"the cluster at {args.cluster}" if args.cluster else f"{jobs} process(es)"
+    ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {where}, "
              f"{args.batch_size} samples per batch")
     try:
         report = rs._stream(
             inputs, args.out, gold, scorer=args.scorer,
             extract=args.extract if args.scorer == "math-verify" else "math-verify",
-            task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet)
+            task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,
+            cluster=args.cluster)
     except rs.MissingGoldError as exc:
         if gold is None:
             raise ValueError(f"{exc} The input carries no gold answers there: pass --gold (a "
@@ -917,7 +922,7 @@ _FLAG_OF = {
     "jobs": "--jobs", "n_jobs": "--jobs", "batch_size": "--batch-size",
     "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-tokens",
     "flush_every": "--flush-every", "prompt": "--prompt", "label": "--label",
-    "limit": "--limit",
+    "limit": "--limit", "cluster": "--cluster",
     ("name", "load_benchmark"): "--gold", ("rule", "read_benchmark"): "--gold-rule",
 }
 # Options that take no value: "restrict_to_shared=True" is "--shared-only".

@@ -540,14 +540,85 @@ def _stop_workers(executor) -> None:
         p.join(timeout=10)
 
 
-def _graded(tasks, spec: _Spec, jobs: int):
+_CLUSTER_STATE: dict = {}
+_CLUSTER_LOCK = threading.Lock()
+
+
+def _cluster_grade(spec: _Spec, args) -> _Graded:
+    """One batch on a worker of a Dask cluster. Dask runs tasks in threads, and math-verify's
+    timeouts need the main thread (``signal.alarm``), so the worker grades in its own pool of
+    processes (one per worker thread, started for the first batch of a spec, which arrives once
+    per worker, scattered) as :func:`_graded` does outside the main thread.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from distributed import get_worker
+
+    if multiprocessing.current_process().daemon:
+        raise ValueError(
+            "The 'cluster' parameter names a Dask cluster whose workers are daemonic "
+            "processes, which cannot start the processes that "
+            "grading needs (math-verify times out with signal.alarm, in a main thread only): "
+            "start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False in their "
+            "environment (README, 'Running on your own generations').")
+    with _CLUSTER_LOCK:
+        entry = _CLUSTER_STATE.get(id(spec))
+        if entry is None or entry[0] is not spec:
+            for _, pool in _CLUSTER_STATE.values():
+                pool.shutdown(wait=False, cancel_futures=True)
+            _CLUSTER_STATE.clear()
+            pool = ProcessPoolExecutor(max_workers=get_worker().state.nthreads,
+                                       mp_context=_mp_context(), initializer=_worker_init,
+                                       initargs=(spec,))
+            entry = _CLUSTER_STATE[id(spec)] = (spec, pool)
+    return entry[1].submit(_worker_grade, args).result()
+
+
+def _cluster_graded(tasks, spec: _Spec, address: str):
+    """:func:`_graded` on the Dask cluster at ``address`` (``dask.distributed``): at most two
+    batches per worker thread in flight, results in input order; a batch that fails raises
+    its own error here.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("The 'cluster' parameter needs dask.distributed: pip install "
+                         "leash[cluster].") from None
+    try:
+        client = Client(address, timeout="10s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"The 'cluster' parameter names no reachable Dask scheduler: "
+                         f"{address!r} ({type(exc).__name__}: {exc}).") from None
+    pending: deque = deque()
+    try:
+        threads = sum(client.nthreads().values()) or 1
+        spec_f = client.scatter(spec, broadcast=True)
+        for meta, args in tasks:
+            pending.append((meta, client.submit(_cluster_grade, spec_f, args, pure=False)))
+            if len(pending) >= 2 * threads:
+                meta0, fut = pending.popleft()
+                yield meta0, fut.result()
+        while pending:
+            meta0, fut = pending.popleft()
+            yield meta0, fut.result()
+    finally:
+        client.cancel([f for _, f in pending])
+        client.close()
+
+
+def _graded(tasks, spec: _Spec, jobs: int, cluster: str | None = None):
     """Yield ``(meta, _Graded)`` for each ``(meta, args)`` of ``tasks``, in input order: here
     with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes with
-    at most ``2 * jobs`` batches in flight (see the module docstring).
+    at most ``2 * jobs`` batches in flight (see the module docstring), or on the Dask cluster at
+    ``cluster``.
     """
     from concurrent.futures import ProcessPoolExecutor
 
     state = _prepare(spec)  # here first: a missing package or bad task fails before any worker
+    if cluster is not None:
+        yield from _cluster_graded(tasks, spec, cluster)
+        return
     it = iter(tasks)
     head = list(itertools.islice(it, 2))
     if not head:
@@ -878,7 +949,7 @@ def _column(batch: pa.RecordBatch, name: str, path: Path):
 
 
 def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
-            func="rescore_file") -> RescoreReport:
+            func="rescore_file", cluster=None) -> RescoreReport:
     """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
     gold_map = None if gold is None else _gold_map(gold, func)
     jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
@@ -916,7 +987,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
 
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
-        with _progress(progress, "rescore") as bar, closing(_graded(tasks(), spec, jobs)) as gr:
+        with _progress(progress, "rescore") as bar, \
+                closing(_graded(tasks(), spec, jobs, cluster)) as gr:
             for (path, batch, qids), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
@@ -991,6 +1063,7 @@ def rescore_file(
     jobs: int | None = None,
     batch_size: int = 1000,
     progress: bool = False,
+    cluster: str | None = None,
 ) -> RescoreReport:
     """Rescore a generations file batch by batch, in memory bounded by ``batch_size`` times
     ``jobs`` (see the module docstring), and write the rescored samples in input order.
@@ -1015,6 +1088,11 @@ def rescore_file(
         evaluator readers' own, e.g. ``{"filter": "strict-match"}`` for lm-eval files).
     jobs : int or None, default None
         Worker processes; None: every usable core (:func:`default_jobs`).
+    cluster : str, optional
+        The address of a Dask scheduler (``tcp://host:8786``; ``pip install leash[cluster]``):
+        the batches are graded by its workers instead of ``jobs`` local processes, at most two
+        per worker thread in flight, and written in input order, so the output is the local
+        run's.
 
     Returns
     -------
@@ -1030,7 +1108,8 @@ def rescore_file(
                             "benchmark": benchmark, "step": step,
                             "reader_options": reader_options}.items() if v is not None}
     return _stream([(p, kw) for p in paths], out, gold, scorer=scorer, extract=extract,
-                   task=task, jobs=jobs, batch_size=batch_size, progress=progress)
+                   task=task, jobs=jobs, batch_size=batch_size, progress=progress,
+                   cluster=cluster)
 
 
 # ----------------------------------------------------------------------------- cache
