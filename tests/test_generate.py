@@ -253,3 +253,27 @@ def test_two_runs_on_one_output_take_turns(tmp_path):
     assert sorted(r["generated"] for r in results) == [0, 12]
     assert all(r["finished"] for r in results)
     assert len(pd.read_parquet(tmp_path / "s.parquet")) == 12
+
+
+def test_a_backend_a_worker_cannot_open_is_refused_before_a_cluster_is_used(tmp_path):
+    pytest.importorskip("distributed", reason="the cluster extra (dask.distributed)")
+    with pytest.raises(ValueError, match="needs a backend that a worker can open again"):
+        _run(tmp_path, cluster="tcp://127.0.0.1:9")
+
+
+@needs_model
+def test_real_model_on_a_local_cluster_writes_the_local_file(tmp_path, smol):
+    """`--cluster`: two Dask workers on this machine generate the chunks (each opens the model
+    once); every sample has its own seed, so the file equals the local run's."""
+    import logging
+
+    distributed = pytest.importorskip("distributed", reason="the cluster extra")
+    kw = {"label": "smol", "benchmark": "toy", "k": 2, "temperature": 0.8, "max_tokens": 8,
+          "flush_every": 2, "backend": smol}
+    _run(tmp_path, "local.parquet", **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as c:
+        r, _ = _run(tmp_path, "cluster.parquet", cluster=c.scheduler_address, **kw)
+    assert r["finished"] and r["generated"] == 6
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local.parquet"),
+                                  pd.read_parquet(tmp_path / "cluster.parquet"))

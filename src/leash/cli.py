@@ -304,7 +304,11 @@ _OPTIONS = {
                                    "part file: what an interruption can lose (default: "
                                    "%(default)s)")),
             ("--limit", dict(type=positive_int, metavar="N", help="generate at most N new "
-                             "samples, then stop (rerun to continue; default: all)"))]),
+                             "samples, then stop (rerun to continue; default: all)")),
+            ("--cluster", dict(metavar="ADDRESS", help="generate on the workers of the Dask "
+                               "scheduler at ADDRESS (the cluster extra), --flush-every "
+                               "samples per task; the file is the local run's (default: "
+                               "here)"))]),
         _JSON],
     "score-traces": [
         ("model_path", dict(metavar="MODEL", help="as for generate")),
@@ -671,7 +675,7 @@ def _cmd_generate(args, ctx: _Context) -> int:
     ctx.note(f"generating {args.k} samples for each of {len(questions)} questions with "
              f"{label} ({args.backend})")
     r = generate(backend, questions, args.out, label=label, benchmark=args.benchmark or bench,
-                 **settings, progress=not ctx.quiet, limit=args.limit)
+                 **settings, progress=not ctx.quiet, limit=args.limit, cluster=args.cluster)
     ctx.note(f"wrote {args.out}" if r["finished"] else
              f"stopped with {r['samples']} of {len(questions) * args.k} samples in "
              f"{args.out}.parts/: rerun the same command to continue")

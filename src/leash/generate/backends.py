@@ -159,6 +159,8 @@ class LlamaCpp:
                                    n_threads=n_threads, n_threads_batch=n_threads, seed=1,
                                    verbose=False)
         self.n_ctx, self.n_vocab = n_ctx, self.llm.n_vocab()
+        #: how a cluster worker opens the same model (:func:`open_backend` arguments)
+        self.spec = ("llama-cpp", str(model_path), (("n_ctx", n_ctx), ("n_threads", n_threads)))
 
     def describe(self) -> dict:
         """See :meth:`Backend.describe`."""
@@ -247,6 +249,7 @@ class VLLM:  # pragma: no cover - needs a GPU; written against vLLM's documented
         self.llm = LLM(model=model, max_model_len=n_ctx, logprobs_mode="processed_logprobs",
                        max_logprobs=-1, **engine_kwargs)
         self.tok = self.llm.get_tokenizer()
+        self.spec = ("vllm", model, (("n_ctx", n_ctx), *sorted(engine_kwargs.items())))
 
     def describe(self) -> dict:
         """See :meth:`Backend.describe`."""
