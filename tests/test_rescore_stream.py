@@ -443,6 +443,7 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
     f = _evaluator_file(tmp_path / "eval.jsonl", records)
     kw = dict(fmt="evaluator", model="m", benchmark="b", batch_size=7)
     import dask
+    import psutil
 
     local = rs.rescore_file(f, tmp_path / "local.jsonl", jobs=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -455,6 +456,11 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
             silence_logs=logging.ERROR) as cluster:
         on = rs.rescore_file(f, tmp_path / "cluster.jsonl", cluster=cluster.scheduler_address,
                              **kw)
+        started = [p for p in psutil.Process().children(recursive=True)  # the workers' own
+                   if "resource_tracker" not in " ".join(p.cmdline())]  # (this process's)
+    # no process of the run outlives the cluster (a grading pool left behind would wait forever)
+    _, alive = psutil.wait_procs(started, timeout=30)
+    assert not alive, [p.cmdline()[-1][:80] for p in alive]
     assert (tmp_path / "cluster.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert on.n_samples == local.n_samples == 120 and on.n_no_answer == 10 * HAND_NO_ANSWER
     assert _read_jsonl(tmp_path / "cluster.jsonl")["correct"].tolist() == HAND_CORRECT * 10

@@ -575,6 +575,16 @@ def _cluster_grade(spec: _Spec, args) -> _Graded:
     return entry[1].submit(_worker_grade, args).result()
 
 
+def _cluster_close() -> None:
+    """End the grading processes of a cluster worker (run on every worker after a call): a
+    pool left behind would outlive the worker, its processes waiting for work forever.
+    """
+    with _CLUSTER_LOCK:
+        for _, pool in _CLUSTER_STATE.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+        _CLUSTER_STATE.clear()
+
+
 def _cluster_graded(tasks, spec: _Spec, address: str):
     """:func:`_graded` on the Dask cluster at ``address`` (``dask.distributed``): at most two
     batches per worker thread in flight, results in input order; a batch that fails raises
@@ -604,7 +614,10 @@ def _cluster_graded(tasks, spec: _Spec, address: str):
             yield meta0, fut.result()
     finally:
         client.cancel([f for _, f in pending])
-        client.close()
+        try:
+            client.run(_cluster_close)
+        finally:
+            client.close()
 
 
 def _graded(tasks, spec: _Spec, jobs: int, cluster: str | None = None):
