@@ -23,7 +23,6 @@ import fcntl
 import json
 import os
 import threading
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -276,10 +275,13 @@ def _sample_chunk(backend, chunk, prompts: dict, params: dict) -> list[dict]:
 _WORKER = threading.local()  # a cluster worker thread's backend: (spec, backend)
 
 
-def _remote_chunk(spec: tuple, chunk, prompts: dict, params: dict) -> list[dict]:
-    """:func:`_sample_chunk` on a Dask worker: each worker thread opens the model once."""
+def _remote_chunk(spec: tuple, params: dict, job) -> list[dict]:
+    """:func:`_sample_chunk` of ``job = (chunk, prompts)`` on a Dask worker: each worker thread
+    opens the model once.
+    """
     from leash.generate.backends import open_backend
 
+    chunk, prompts = job
     held = getattr(_WORKER, "held", None)
     if held is None or held[0] != spec:
         _WORKER.held = held = (spec, open_backend(spec[0], spec[1], **dict(spec[2])))
@@ -298,33 +300,16 @@ def _sampled(backend, chunks, texts: dict, prompt: str, params: dict, cluster):
         for chunk in chunks:
             yield _sample_chunk(backend, chunk, prompts_of(chunk), params)
         return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ValueError("The 'cluster' parameter needs dask.distributed: pip install "
-                         "leash[cluster].") from None
     spec = getattr(backend, "spec", None)
     if spec is None:
         raise ValueError("The 'cluster' parameter needs a backend that a worker can open "
                          "again (leash.generate.backends.open_backend).")
-    try:
-        client = Client(cluster, timeout="10s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"The 'cluster' parameter names no reachable Dask scheduler: "
-                         f"{cluster!r} ({type(exc).__name__}: {exc}).") from None
-    pending: deque = deque()
-    try:
-        window = 2 * (sum(client.nthreads().values()) or 1)
-        for chunk in chunks:
-            pending.append(client.submit(_remote_chunk, spec, chunk, prompts_of(chunk), params,
-                                         pure=False))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:
-        client.cancel(list(pending))
-        client.close()
+    from leash.io.cluster import connected, in_order
+
+    with connected(cluster) as client:
+        items = ((None, (chunk, prompts_of(chunk))) for chunk in chunks)
+        for _, rows in in_order(client, _remote_chunk, items, spec, params):
+            yield rows
 
 
 def _join(out: Path, parts: Path, qids: list, meta: dict) -> None:

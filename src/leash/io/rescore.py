@@ -590,34 +590,14 @@ def _cluster_graded(tasks, spec: _Spec, address: str):
     batches per worker thread in flight, results in input order; a batch that fails raises
     its own error here.
     """
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ValueError("The 'cluster' parameter needs dask.distributed: pip install "
-                         "leash[cluster].") from None
-    try:
-        client = Client(address, timeout="10s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"The 'cluster' parameter names no reachable Dask scheduler: "
-                         f"{address!r} ({type(exc).__name__}: {exc}).") from None
-    pending: deque = deque()
-    try:
-        threads = sum(client.nthreads().values()) or 1
-        spec_f = client.scatter(spec, broadcast=True)
-        for meta, args in tasks:
-            pending.append((meta, client.submit(_cluster_grade, spec_f, args, pure=False)))
-            if len(pending) >= 2 * threads:
-                meta0, fut = pending.popleft()
-                yield meta0, fut.result()
-        while pending:
-            meta0, fut = pending.popleft()
-            yield meta0, fut.result()
-    finally:
-        client.cancel([f for _, f in pending])
+    from leash.io.cluster import connected, in_order
+
+    with connected(address) as client:
         try:
-            client.run(_cluster_close)
+            spec_f = client.scatter(spec, broadcast=True)
+            yield from in_order(client, _cluster_grade, tasks, spec_f)
         finally:
-            client.close()
+            client.run(_cluster_close)
 
 
 def _graded(tasks, spec: _Spec, jobs: int, cluster: str | None = None):
