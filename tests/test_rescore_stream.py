@@ -450,14 +450,15 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster:
         with pytest.raises(ValueError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
             rs.rescore_file(f, None, cluster=cluster.scheduler_address, **kw)
-    # workers that may start processes (as the README says to start them)
+    # workers that may start processes (as the README says to start them); this process's own
+    # helpers (a resource tracker, a fork server of an earlier test) are not the cluster's
+    before = set(psutil.Process().children(recursive=True))
     with dask.config.set({"distributed.worker.daemon": False}), distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
             silence_logs=logging.ERROR) as cluster:
         on = rs.rescore_file(f, tmp_path / "cluster.jsonl", cluster=cluster.scheduler_address,
                              **kw)
-        started = [p for p in psutil.Process().children(recursive=True)  # the workers' own
-                   if "resource_tracker" not in " ".join(p.cmdline())]  # (this process's)
+        started = set(psutil.Process().children(recursive=True)) - before  # the cluster's
     # no process of the run outlives the cluster (a grading pool left behind would wait forever)
     _, alive = psutil.wait_procs(started, timeout=30)
     assert not alive, [p.cmdline()[-1][:80] for p in alive]
