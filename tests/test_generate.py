@@ -277,3 +277,30 @@ def test_real_model_on_a_local_cluster_writes_the_local_file(tmp_path, smol):
     assert r["finished"] and r["generated"] == 6
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local.parquet"),
                                   pd.read_parquet(tmp_path / "cluster.parquet"))
+
+
+def test_reasoning_gym_questions_are_graded_by_their_task(tmp_path):
+    r"""gym:TASK:SIZE: the task's questions (seed 0) and its own scorer. Every response here is
+    "\boxed{-4}", the answer of exactly the second question of basic_arithmetic's dataset."""
+    pytest.importorskip("reasoning_gym", reason="the gym extra")
+    import reasoning_gym
+
+    questions, bench = G.read_questions("gym:basic_arithmetic:3")
+    entries = list(reasoning_gym.create_dataset("basic_arithmetic", size=3, seed=0))
+    assert bench == "basic_arithmetic" and questions.question.tolist() == [
+        e["question"] for e in entries]
+    right = [e["answer"] == "-4" for e in entries]
+    assert right == [False, True, False]
+
+    class Four(Fake):
+        def sample(self, prompt, **kw):
+            super().sample(prompt, **kw)
+            return Completion([1, 2], "so \\boxed{-4}", "stop", np.zeros(2), np.zeros(2))
+
+    G.generate(Four(), questions, tmp_path / "g.parquet", label="m", benchmark=bench, k=2)
+    df = pd.read_parquet(tmp_path / "g.parquet")
+    assert df.groupby("question_id", sort=False).correct.sum().tolist() == [
+        2 * r for r in right]
+    assert set(df.answer) == {"-4"}
+    with pytest.raises(ValueError, match="must be gym:TASK or gym:TASK:SIZE"):
+        G.read_questions("gym:basic_arithmetic:x")

@@ -151,7 +151,8 @@ _HELP = {
         "generated token's distribution at the sampling temperature, grade them with "
         "math-verify against the gold answers, and write the canonical samples file (--out, "
         "Parquet) that the other commands read. QUESTIONS is a benchmark of the manifest "
-        "(math500, aime24, amc23, minerva, olympiadbench, gsm8k) or a JSONL file with question "
+        "(math500, aime24, amc23, minerva, olympiadbench, gsm8k), a Reasoning Gym task "
+        "(gym:TASK or gym:TASK:SIZE, graded by the task's scorer) or a JSONL file with question "
         "and gold per line. Resumable: a rerun with the same settings continues where the last "
         "one stopped. Backends: llama-cpp (a GGUF file on the CPU; `smollm2` is the 135M test "
         "model of the cpu-generate extra) and vllm (GPUs). Prints what was generated.",
@@ -283,8 +284,10 @@ _OPTIONS = {
     "generate": [
         ("model_path", dict(metavar="MODEL", help="a GGUF file (llama-cpp), `smollm2` (the test "
                             "model of the cpu-generate extra), or a Hugging Face model (vllm)")),
-        ("questions", dict(metavar="QUESTIONS", help="a benchmark of data/manifest.yaml or a "
-                           "JSONL file with question (or problem) and gold (or answer)")),
+        ("questions", dict(metavar="QUESTIONS", help="a benchmark of data/manifest.yaml, "
+                           "gym:TASK[:SIZE] (a Reasoning Gym task, SIZE questions with seed 0, "
+                           "100 by default) or a JSONL file with question (or problem) and gold "
+                           "(or answer)")),
         ("--out", dict(required=True, help="the samples file to write (.parquet; required); "
                        "OUT.parts/ holds a run in progress")),
         _GEN_MODEL,

@@ -42,17 +42,42 @@ _FLAGS = {"model": "--label", "benchmark": "--benchmark", "k": "--k",
 
 def read_questions(source: str):
     """Questions and gold answers: a benchmark of the data manifest (``math500``, ``aime24``,
-    ...; :func:`leash.io.rescore.load_benchmark`) or a JSONL file with ``question`` (or
-    ``problem``) and ``gold`` (or ``answer``) per line.
+    ...; :func:`leash.io.rescore.load_benchmark`), a Reasoning Gym task (``gym:TASK`` or
+    ``gym:TASK:SIZE``, SIZE questions of its dataset with seed 0, 100 by default; graded by the
+    task's own scorer) or a JSONL file with ``question`` (or ``problem``) and ``gold`` (or
+    ``answer``) per line.
 
     Returns
     -------
     (pandas.DataFrame, str)
-        ``question_id, question, gold``, and the benchmark label (the manifest's, or the
-        file's name without its suffixes).
+        ``question_id, question, gold`` (for a Reasoning Gym task, ``gold`` holds each entry
+        and ``attrs["task"]`` the task), and the benchmark label (the manifest's, the task's
+        name, or the file's name without its suffixes).
     """
+    import pandas as pd
+
     from leash.io import rescore as rs
 
+    if source.startswith("gym:"):
+        task, _, size = source[4:].partition(":")
+        if not task or not (size.isdigit() and int(size) >= 1 if size else True):
+            raise ValueError(f"The questions {source!r} must be gym:TASK or gym:TASK:SIZE "
+                             "(SIZE an integer >= 1).")
+        try:
+            import reasoning_gym
+        except ImportError:
+            raise ValueError("Reasoning Gym questions need the reasoning-gym package: pip "
+                             "install leash[gym].") from None
+        try:
+            ds = reasoning_gym.create_dataset(task, size=int(size or 100), seed=0)
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"The questions {source!r}: no Reasoning Gym task {task!r} "
+                             f"({exc}).") from None
+        entries = list(ds)
+        frame = pd.DataFrame({"question_id": [f"{task}-{i}" for i in range(len(entries))],
+                              "question": [e["question"] for e in entries], "gold": entries})
+        frame.attrs["task"] = task
+        return frame, task
     path = Path(source)
     if not path.is_file():
         ds = rs.question_dataset(source)
@@ -122,12 +147,13 @@ def _table(rows: list[dict]):
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def _graded(rows: list[dict], gold: dict) -> list[dict]:
+def _graded(rows: list[dict], gold: dict, task=None) -> list[dict]:
     import pandas as pd
 
     from leash.io.rescore import rescore
 
-    res = rescore(pd.DataFrame(rows), gold, jobs=1).samples
+    kw = {"scorer": "reasoning-gym", "task": task} if task else {}
+    res = rescore(pd.DataFrame(rows), gold, jobs=1, **kw).samples
     answers = res["answer"].astype(object).where(res["answer"].notna(), None)
     for r, ok, ans in zip(rows, res["correct"].tolist(), answers.tolist()):
         r["correct"], r["answer"] = bool(ok), ans
@@ -234,7 +260,8 @@ def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature
     done, stored = _stored(existing + ([out] if out.is_file() else []))
     _check_resume(settings, stored, out if out.is_file() else parts)
     qids = [str(q) for q in questions["question_id"]]
-    gold = dict(zip(qids, questions["gold"].astype(str)))
+    task = questions.attrs.get("task")  # a Reasoning Gym task: its entries are the golds
+    gold = dict(zip(qids, questions["gold"] if task else questions["gold"].astype(str)))
     todo = [(i, q, s) for i, q in enumerate(qids) for s in range(k) if (q, s) not in done]
     resumed = len(qids) * k - len(todo)
     todo = todo[:limit] if limit is not None else todo
@@ -251,7 +278,8 @@ def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature
             tokens += sum(r["n_tokens"] for r in rows)
             parts.mkdir(parents=True, exist_ok=True)
             n_parts += 1
-            _write(_table(_graded(rows, gold)), parts / f"part-{n_parts:06d}.parquet", meta)
+            _write(_table(_graded(rows, gold, task)), parts / f"part-{n_parts:06d}.parquet",
+                   meta)
             bar.update(len(rows))
     left = len(qids) * k - resumed - len(todo)
     if left == 0:
