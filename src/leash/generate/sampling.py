@@ -126,13 +126,14 @@ def _check_resume(settings: dict, stored: dict | None, where: Path) -> None:
                              "to continue, or give another --out.")
 
 
-def _write(table, path: Path, meta: dict) -> None:
-    """``table`` with ``meta`` as ``path``, whole or not at all (a temporary file, renamed)."""
+def _write(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> None:
+    """``table`` with ``meta`` under ``key`` as ``path``, whole or not at all (a temporary file,
+    renamed).
+    """
     import pyarrow.parquet as pq
 
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()}),
-                   tmp)
+    pq.write_table(table.replace_schema_metadata({key: json.dumps(meta).encode()}), tmp)
     os.replace(tmp, path)
 
 

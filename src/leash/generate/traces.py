@@ -68,8 +68,8 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
         The number of traces written.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from leash.generate.sampling import _write
     from leash.io.rescore import _progress
 
     path = Path(traces)
@@ -91,9 +91,6 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
         raise ValueError(f"{path} has no trace.")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    meta = {"backend": backend.describe(), "prompt": prompt, "model": label}
-    pq.write_table(pa.Table.from_pylist(rows).replace_schema_metadata(
-        {b"leash.score-traces": json.dumps(meta).encode()}), tmp)
-    tmp.replace(out)
+    _write(pa.Table.from_pylist(rows), out, {"backend": backend.describe(), "prompt": prompt,
+                                             "model": label}, key=b"leash.score-traces")
     return len(rows)
