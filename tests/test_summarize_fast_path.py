@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import leash.io.summarize as S
 from leash.analysis.compare import frame_differences
-from leash.io import formats as F
+from leash.io import validate as V
 
 # per field: values the rules accept and values they refuse, of every JSON type
 POOLS = {
@@ -130,20 +130,34 @@ def test_parquet_fast_path_equals_the_rules_row_by_row(tmp_path_factory, types, 
     _same(_summary(p, fast=True), _summary(p, fast=False))
 
 
-def test_a_clean_file_takes_the_fast_path(tmp_path, monkeypatch):
-    """The witnesses vouch for a clean typed file: no row is read by the exact readers."""
-    p = tmp_path / "s.parquet"
-    pq.write_table(pa.table({"model": ["m"] * 4, "benchmark": ["b"] * 4,
-                             "question_id": ["q"] * 4, "sample_idx": [0, 1, 2, 3],
-                             "correct": [True, False, True, False],
-                             "token_entropy": [0.1, 0.2, 0.3, 0.4]}), p)
-    seen = []
-    real = F.vouched
-    monkeypatch.setattr(F, "vouched", lambda src: seen.append(real(src)) or seen[-1])
-    monkeypatch.setattr(F.Source, "_parquet_rows", lambda self: pytest.fail("exact reader"))
+OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "step")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+@pytest.mark.parametrize("present", [(), *((c,) for c in OPTIONAL), OPTIONAL],
+                         ids=lambda cols: "+".join(cols) or "required-only")
+def test_a_clean_file_takes_the_fast_path(tmp_path, monkeypatch, suffix, present):
+    """The witnesses vouch for a clean file whatever optional columns it has: the row-by-row
+    check (leash.io.validate.check) never runs. (A file without token_entropy once failed its
+    witness and was read twice.)"""
+
+
+    values = {"answer": ["7", None, "7", "8"], "n_tokens": [3, 4, 5, 6],
+              "token_entropy": [0.1, 0.2, 0.3, 0.4], "finish_reason": ["stop"] * 4,
+              "step": [100] * 4}
+    cols = {"model": ["m"] * 4, "benchmark": ["b"] * 4, "question_id": ["q"] * 4,
+            "sample_idx": [0, 1, 2, 3], "correct": [True, False, True, False],
+            **{c: values[c] for c in present}}
+    p = tmp_path / f"s{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(pa.table(cols), p)
+    else:
+        p.write_text("".join(json.dumps(dict(zip(cols, row))) + "\n"
+                             for row in zip(*cols.values())))
+    monkeypatch.setattr(V, "check", lambda *a: pytest.fail("the row-by-row check ran"))
     df = S.summarize(p)
-    assert seen and seen[0] is not None
     assert (df.n.tolist(), df.c.tolist(), df.first_correct.tolist()) == ([4], [2], [0])
+    assert df.n_answer_missing.tolist() == [4 if "answer" not in present else 1]
 
 
 @pytest.mark.parametrize("field, late", [

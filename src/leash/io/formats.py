@@ -612,7 +612,8 @@ def vouch(kind: str, v: _Val, col: str, *, required=True, min_value=0) -> tuple[
     form (the rules of :func:`checked_sql` decide).
     """
     x, j, cat = v.x, v.text, v.hint if v.json else v.cat
-    every = "count(*)" if required and kind != "float" else f"count({x})"  # values it gives
+    required = required and kind != "float"  # a number may be missing (:func:`rule`)
+    every = "count(*)" if required else f"count({x})"  # the values it gives
     if cat in ("null", ""):  # "": JSON in none of the lines DuckDB sampled
         return "NULL", "false" if required else "true" if cat else f"count({x}) = 0"
     if kind == "int" and cat == "int":  # a JSON number read as BIGINT is rounded: 5.5 -> 6
