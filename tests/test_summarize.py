@@ -302,3 +302,33 @@ def test_a_given_canonical_format_still_reads_the_files_columns(tmp_path):
     pd.DataFrame({"model": ["m"], "benchmark": ["b"], "question_id": ["q"], "n": [8],
                   "c": [3]}).to_parquet(c)
     assert summarize(c, fmt="counts")[["n", "c"]].values.tolist() == [[8, 3]]
+
+
+def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
+    """summary_table gives summarize's rows and provenance as a pyarrow Table; summary_frame
+    turns it back; concat_summaries joins tables and refuses a question given twice."""
+    import pyarrow as pa
+
+    from leash.analysis.compare import frame_differences
+    from leash.io.summarize import SUMMARY_SCHEMA, concat_summaries, summary_frame, summary_table
+
+    p = tmp_path / "a.jsonl"
+    p.write_text("".join(json.dumps({"model": m, "benchmark": "b", "question_id": str(q),
+                                     "sample_idx": i, "correct": (q + i) % 3 == 0,
+                                     "answer": str(i % 2)}) + "\n"
+                         for m in ("base", "rl") for q in range(3) for i in range(4)))
+    table = summary_table(p)
+    assert isinstance(table, pa.Table) and table.schema.equals(SUMMARY_SCHEMA)
+    frame = summary_frame(table)
+    assert frame_differences(frame, summarize(p)) == []
+    assert frame.attrs["provenance"]["rows_read"] == 24
+    q = tmp_path / "b.jsonl"
+    q.write_text(p.read_text().replace('"b"', '"b2"'))
+    both = concat_summaries([table, summary_table(q)])
+    assert both.num_rows == 12
+    parts = summary_frame(both).attrs["provenance"]["parts"]
+    assert [part["files"][0]["path"] for part in parts] == [str(p), str(q)]
+    with pytest.raises(ValueError, match=r"^6 questions appear in more than one input \(first: "
+                       r"\[\{'model': 'base', 'benchmark': 'b', 'question_id': '0', 'step': "
+                       r"None\}"):
+        concat_summaries([table, table])

@@ -410,20 +410,43 @@ def _json_value(x):
     raise TypeError(f"not JSON serializable: {type(x).__name__}")
 
 
-def _emit(df, as_json: bool) -> None:
-    import pandas as pd
+def _rows(data) -> tuple[list, list]:
+    """(column names, rows of Python values, None where missing) of a pandas DataFrame, a
+    pyarrow Table or a list of row dicts.
+    """
+    if isinstance(data, list):
+        cols = list(dict.fromkeys(c for row in data for c in row))
+        return cols, [[row.get(c) for c in cols] for row in data]
+    if hasattr(data, "to_pylist"):
+        return list(data.column_names), [list(r.values()) for r in data.to_pylist()]
+    return [str(c) for c in data.columns], data.astype(object).where(data.notna(),
+                                                                     None).values.tolist()
 
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "NA"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _emit(data, as_json: bool) -> None:
+    """Print a table (:func:`_rows`): JSON records (``--json``), or aligned text columns with
+    floats to 4 significant digits and NA where a value is missing. Written here, not with
+    pandas' ``to_string``, so that a command without a frame need not load pandas (0.3-0.4 s
+    of a command's start-up).
+    """
+    cols, rows = _rows(data)
     if as_json:
-        records = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        records = [dict(zip(cols, r)) for r in rows]
         sys.stdout.write(json.dumps(records, indent=1, default=_json_value) + "\n")
         return
-    if df.empty:
+    if not rows:
         sys.stdout.write("(no rows)\n")
         return
-    with pd.option_context("display.max_rows", None, "display.max_columns", None,
-                           "display.width", 200):
-        sys.stdout.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
-
+    text = [cols, *([_cell(v) for v in r] for r in rows)]
+    widths = [max(len(r[i]) for r in text) for i in range(len(cols))]
+    sys.stdout.write("".join("  ".join(v.rjust(w) for v, w in zip(r, widths)) + "\n"
+                             for r in text))
 
 
 def _inputs(args, ctx: _Context):
@@ -451,47 +474,39 @@ def _inputs(args, ctx: _Context):
     return out
 
 
-def _load_summary(args, ctx: _Context, **summarize_kwargs):
-    """Summary frame of every input: one reader call per set of labels, then one frame.
+def _load_table(args, ctx: _Context, **summarize_kwargs):
+    """Summary table of every input (:func:`leash.io.summarize.summary_table`): one reader call
+    per set of labels, then one table, each question once.
 
-    Without ``summarize_kwargs`` the inputs go through :func:`leash.io.summarize.load_counts`
-    (summary Parquet files allowed), else through :func:`leash.io.summarize.summarize`.
+    Without ``summarize_kwargs`` summary Parquet files are allowed too (as
+    :func:`leash.io.summarize.load_counts`), with only ``--on-error``.
     """
-    import pandas as pd
-
-    from leash.io.summarize import KEY_COLUMNS, load_counts, summarize
+    from leash.io.summarize import concat_summaries, summary_table
 
     groups: dict[str, tuple[list, dict]] = {}
     for path, kw in _inputs(args, ctx):
         groups.setdefault(json.dumps(kw, sort_keys=True), ([], kw))[0].append(path)
-    frames = []
+    tables = []
     for i, (paths, kw) in enumerate(groups.values(), start=1):
         ctx.note(f"reading {len(paths)} file(s) ({i}/{len(groups)}): "
                  f"{', '.join(Path(p).name for p in paths)}")
-        if summarize_kwargs:
-            frames.append(summarize(paths, **summarize_kwargs, **kw))
-        else:
-            frames.append(load_counts(paths, on_error=args.on_error, **kw))
-        for f in frames[-1].attrs.get("provenance", {}).get("files", []):
+        tables.append(summary_table(paths, **(summarize_kwargs or {
+            "summaries": True, "on_error": args.on_error}), **kw))
+        prov = json.loads(tables[-1].schema.metadata[b"leash.summary"])
+        for f in prov.get("files", []):
             for note in f["notes"]:  # e.g. an ignored column that looks misspelled
                 ctx.note(f"note: {f['path']}: {note}")
-    if len(frames) == 1:
-        return frames[0]
-    summary = pd.concat(frames, ignore_index=True)
-    summary.attrs["provenance"] = {"parts": [f.attrs.get("provenance", {}) for f in frames]}
-    keys = summary[list(KEY_COLUMNS)].astype(object)
-    keys = keys.where(keys.notna(), None)
-    dup = keys.duplicated(keep=False)
-    if dup.any():
-        first = keys[dup].drop_duplicates().head(3).to_dict("records")
-        raise ValueError(f"{int(keys[dup].drop_duplicates().shape[0])} questions appear in more "
-                         f"than one input (first: {first}); pass each question once.")
-    return summary
+    return concat_summaries(tables)
 
+
+def _load_summary(args, ctx: _Context, **summarize_kwargs):
+    """:func:`_load_table` as the summary frame."""
+    from leash.io.summarize import summary_frame
+
+    return summary_frame(_load_table(args, ctx, **summarize_kwargs))
 
 
 def _cmd_validate(args, ctx: _Context) -> int:
-    import pandas as pd
 
     from leash.io.validate import validate
 
@@ -507,7 +522,7 @@ def _cmd_validate(args, ctx: _Context) -> int:
                      "problems_by_reason": json.dumps(rep.counts_by_reason()),
                      "notes": json.dumps(rep.notes)})
     if args.json:
-        _emit(pd.DataFrame(rows), True)
+        _emit(rows, True)
     else:
         for rep in reports:  # the problems in the options' words, as the errors
             sys.stdout.write("".join(_cli_words(line) + "\n" for line in str(rep).splitlines()))
@@ -518,37 +533,35 @@ def _cmd_validate(args, ctx: _Context) -> int:
     return 0 if all(r.ok for r in reports) else EXIT_INVALID
 
 
-def _overview(summary):
-    """Per (model, benchmark, step): questions, samples, correct, avg@n and pass@n."""
-    from leash.core.passk import avg_at_n
+def _overview(table) -> list[dict]:
+    """Per (model, benchmark, step) of a summary table: questions, samples, correct, avg@n
+    (mean of c / n, :func:`leash.core.passk.avg_at_n`) and pass@n (share with c > 0).
+    """
+    import duckdb
 
-    df = summary.assign(
-        _avg=avg_at_n(summary["n"].to_numpy(), summary["c"].to_numpy()),
-        _found=(summary["c"].to_numpy() > 0),
-        step=summary["step"].astype("Int64"),
-    )
-    g = df.groupby(["model", "benchmark", "step"], dropna=False, sort=True, observed=True)
-    out = g.agg(questions=("question_id", "size"), samples=("n", "sum"), correct=("c", "sum"),
-                n_min=("n", "min"), n_max=("n", "max"), answer_missing=("n_answer_missing",
-                                                                         "sum"),
-                truncated=("n_truncated", "sum"), **{"avg@n": ("_avg", "mean"),
-                                                     "pass@n": ("_found", "mean")})
-    return out.reset_index()
+    con = duckdb.connect()
+    con.register("t", table)
+    rel = con.sql(
+        "SELECT model, benchmark, step, count(*) AS questions, sum(n)::BIGINT AS samples, "
+        "sum(c)::BIGINT AS correct, min(n) AS n_min, max(n) AS n_max, sum(n_answer_missing)"
+        "::BIGINT AS answer_missing, sum(n_truncated)::BIGINT AS truncated, avg(c / n) AS "
+        "\"avg@n\", avg((c > 0)::DOUBLE) AS \"pass@n\" FROM t GROUP BY ALL "
+        "ORDER BY model, benchmark, step NULLS LAST")
+    return [dict(zip(rel.columns, r)) for r in rel.fetchall()]
 
 
 def _cmd_summarize(args, ctx: _Context) -> int:
     from leash.io.summarize import write_summary
 
-    summary = _load_summary(args, ctx, na=args.na, on_error=args.on_error)
+    table = _load_table(args, ctx, na=args.na, on_error=args.on_error)
     if args.out:
-        write_summary(summary, args.out)
-        ctx.note(f"wrote {len(summary)} question rows to {args.out}")
-    _emit(_overview(summary), args.json)
+        write_summary(table, args.out)
+        ctx.note(f"wrote {table.num_rows} question rows to {args.out}")
+    _emit(_overview(table), args.json)
     return 0
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
-    import pandas as pd
 
     from leash.io import manifest as mf
 
@@ -563,9 +576,9 @@ def _cmd_fetch(args, ctx: _Context) -> int:
                    "step": None, "path": " ".join(members), "local": ""}
                   for g, members in m.groups.items()]
         if args.json:
-            _emit(pd.DataFrame(rows + groups), True)
+            _emit(rows + groups, True)
         else:
-            _emit(pd.DataFrame(rows).drop(columns="kind"), False)
+            _emit([{k: v for k, v in r.items() if k != "kind"} for r in rows], False)
             sys.stdout.write("\ngroups:\n" + "".join(
                 f"  {g['name']}: {g['path']}\n" for g in groups))
         return 0
@@ -576,7 +589,7 @@ def _cmd_fetch(args, ctx: _Context) -> int:
         paths = {name: got} if isinstance(got, Path) else got
         for n, p in paths.items():
             rows.append({"name": n, "path": str(p), "sha256": m.datasets[n].sha256})
-    _emit(pd.DataFrame(rows), args.json)
+    _emit(rows, args.json)
     return 0
 
 
@@ -663,7 +676,6 @@ def _prompt(args) -> str:
 
 
 def _cmd_generate(args, ctx: _Context) -> int:
-    import pandas as pd
 
     from leash.generate.sampling import check_settings, generate, read_questions
 
@@ -682,7 +694,7 @@ def _cmd_generate(args, ctx: _Context) -> int:
     ctx.note(f"wrote {args.out}" if r["finished"] else
              f"stopped with {r['samples']} of {len(questions) * args.k} samples in "
              f"{args.out}.parts/: rerun the same command to continue")
-    _emit(pd.DataFrame([{"out": args.out, **r}]), args.json)
+    _emit([{"out": args.out, **r}], args.json)
     return 0
 
 

@@ -20,7 +20,8 @@ from leash.io.formats import SUMMARY_COLUMNS
 SUMMARY_SCHEMA: object  # a pyarrow schema, made on first use (module __getattr__ below)
 
 __all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
-           "SUMMARY_COLUMNS", "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
+           "summary_table", "summary_frame", "concat_summaries", "SUMMARY_COLUMNS",
+           "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
 
 #: The NA rules a summary can be made under (see :data:`leash.core.entropy.NA_RULES`; "drop" is
 #: applied when the entropy is computed, from a "class" summary).
@@ -183,10 +184,11 @@ def _run(paths, *, na, finish=True, **kw):
     return table, prov
 
 
-def _checked_frame(paths, *, on_error, **kw):
+def _checked_table(paths, *, on_error, **kw):
     """:func:`_run` with the checks of a whole call: ``on_error`` known; every row rejected
     (``on_error="skip"``) an error, never a summary without rows (it could not be read back);
-    one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)").
+    one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)"). Returns
+    (the table in :data:`SUMMARY_SCHEMA`, provenance).
     """
     import warnings
 
@@ -202,8 +204,85 @@ def _checked_frame(paths, *, on_error, **kw):
     for f in prov["files"]:
         if f["rows_rejected"]:
             warnings.warn(f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
-                          f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=3)
-    return _to_frame(table, prov)
+                          f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=4)
+    return table.cast(__getattr__("SUMMARY_SCHEMA")), prov
+
+
+def _checked_frame(paths, **kw):
+    return _to_frame(*_checked_table(paths, **kw))
+
+
+def _with_provenance(table, provenance: dict):
+    return table.replace_schema_metadata(
+        {F.SUMMARY_METADATA_KEY: json.dumps(provenance).encode()})
+
+
+def summary_table(paths, *, summaries=False, **kw):
+    """The summary of :func:`summarize` as a pyarrow Table, without pandas.
+
+    Parameters
+    ----------
+    paths : str, os.PathLike or list of them
+        As in :func:`summarize`.
+    summaries : bool, default False
+        Also accept summary files, as :func:`load_counts` does.
+    **kw
+        The keyword arguments of :func:`summarize` except ``out``.
+
+    Returns
+    -------
+    pyarrow.Table, shape (n_questions, 16)
+        In :data:`SUMMARY_SCHEMA`; the provenance is JSON in the schema metadata under
+        ``leash.summary`` (as in a summary file). :func:`summary_frame` makes it a frame.
+    """
+    kw.setdefault("on_error", "raise")
+    kw.setdefault("na", "class")
+    kw.setdefault("chunk_size", 250_000)
+    for name in ("fmt", "model", "benchmark", "step", "mapping", "reader_options"):
+        kw.setdefault(name, None)
+    return _with_provenance(*_checked_table(paths, allow_summary=summaries, **kw))
+
+
+def summary_frame(table):
+    """The summary frame of a table of :func:`summary_table` (``attrs["provenance"]`` from its
+    metadata).
+    """
+    meta = (table.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
+    return _to_frame(table, json.loads(meta) if meta else {})
+
+
+def concat_summaries(tables):
+    """Tables of :func:`summary_table` as one, in order; a question in two of them (the same
+    model, benchmark, question_id and step) is a ValueError naming the first three.
+
+    Parameters
+    ----------
+    tables : list of pyarrow.Table
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows of every table; its provenance is ``{"parts": [each table's provenance]}``.
+    """
+    import duckdb
+    import pyarrow as pa
+
+    if len(tables) == 1:
+        return tables[0]
+    parts = [json.loads((t.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}"))
+             for t in tables]
+    table = pa.concat_tables([t.replace_schema_metadata(None) for t in tables])
+    con = duckdb.connect()
+    con.register("t", table.select(list(KEY_COLUMNS)))
+    keys = ", ".join(KEY_COLUMNS)
+    dup = con.execute(f"SELECT {keys}, count(*) OVER () FROM (SELECT {keys}, min(r) AS r FROM "
+                      f"(SELECT *, row_number() OVER () AS r FROM t) GROUP BY ALL HAVING "
+                      "count(*) > 1) ORDER BY r").fetchall()
+    if dup:
+        first = [dict(zip(KEY_COLUMNS, d[:4])) for d in dup[:3]]
+        raise ValueError(f"{dup[0][4]} questions appear in more than one input (first: {first});"
+                         " pass each question once.")
+    return _with_provenance(table, {"parts": parts})
 
 
 def _to_frame(table, provenance: dict | None):
@@ -224,21 +303,36 @@ def write_summary(frame, path) -> None:
 
     Parameters
     ----------
-    frame : pandas.DataFrame, shape (n_questions, 16)
+    frame : pandas.DataFrame, shape (n_questions, 16), or pyarrow.Table
         The summary columns (:data:`SUMMARY_COLUMNS`) and at least one row (a summary without
-        rows could not be read back: a ValueError, as a missing column).
+        rows could not be read back: a ValueError, as a missing column); a table of
+        :func:`summary_table` is written as it is.
     path : str or os.PathLike
     """
-    import numpy as np
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if missing := [c for c in SUMMARY_COLUMNS if c not in frame.columns]:
+    names = frame.column_names if isinstance(frame, pa.Table) else frame.columns
+    if missing := [c for c in SUMMARY_COLUMNS if c not in names]:
         raise ValueError(f"The 'frame' parameter lacks summary columns {missing}.")
     if not len(frame):
         raise ValueError(f"The 'frame' parameter has no rows; {path} is not written, since "
                          "a summary without rows could not be read back.")
+    if isinstance(frame, pa.Table):
+        table = frame.select(list(SUMMARY_COLUMNS)).cast(__getattr__("SUMMARY_SCHEMA"))
+        table = _with_provenance(table, json.loads(
+            (frame.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}")))
+    else:
+        table = _with_provenance(_frame_table(frame), frame.attrs.get("provenance", {}))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def _frame_table(frame):
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
     schema, cols = __getattr__("SUMMARY_SCHEMA"), {}
     for f in schema:
         s = frame[f.name]
@@ -247,9 +341,7 @@ def write_summary(frame, path) -> None:
                                      else list(v) for v in s.tolist()], type=f.type)
         else:
             cols[f.name] = pa.array(s.astype(object).where(s.notna(), None).tolist(), type=f.type)
-    meta = {F.SUMMARY_METADATA_KEY: json.dumps(frame.attrs.get("provenance", {})).encode()}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(cols, schema=schema).replace_schema_metadata(meta), path)
+    return pa.table(cols, schema=schema)
 
 
 def read_summary(path):
