@@ -481,7 +481,7 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
     Without ``summarize_kwargs`` summary Parquet files are allowed too (as
     :func:`leash.io.summarize.load_counts`), with only ``--on-error``.
     """
-    from leash.io.summarize import concat_summaries, summary_table
+    from leash.io.summarize import concat_summaries, summary_table, table_provenance
 
     groups: dict[str, tuple[list, dict]] = {}
     for path, kw in _inputs(args, ctx):
@@ -492,8 +492,7 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
                  f"{', '.join(Path(p).name for p in paths)}")
         tables.append(summary_table(paths, **(summarize_kwargs or {
             "summaries": True, "on_error": args.on_error}), **kw))
-        prov = json.loads(tables[-1].schema.metadata[b"leash.summary"])
-        for f in prov.get("files", []):
+        for f in table_provenance(tables[-1]).get("files", []):
             for note in f["notes"]:  # e.g. an ignored column that looks misspelled
                 ctx.note(f"note: {f['path']}: {note}")
     return concat_summaries(tables)
@@ -507,7 +506,6 @@ def _load_summary(args, ctx: _Context, **summarize_kwargs):
 
 
 def _cmd_validate(args, ctx: _Context) -> int:
-
     from leash.io.validate import validate
 
     rows, reports = [], []
@@ -562,7 +560,6 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
-
     from leash.io import manifest as mf
 
     m = mf.load_manifest()
@@ -676,7 +673,6 @@ def _prompt(args) -> str:
 
 
 def _cmd_generate(args, ctx: _Context) -> int:
-
     from leash.generate.sampling import check_settings, generate, read_questions
 
     if not args.out.lower().endswith((".parquet", ".pq")):

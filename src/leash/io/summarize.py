@@ -20,7 +20,8 @@ from leash.io.formats import SUMMARY_COLUMNS
 SUMMARY_SCHEMA: object  # a pyarrow schema, made on first use (module __getattr__ below)
 
 __all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
-           "summary_table", "summary_frame", "concat_summaries", "SUMMARY_COLUMNS",
+           "summary_table", "summary_frame", "table_provenance", "concat_summaries",
+           "SUMMARY_COLUMNS",
            "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
 
 #: The NA rules a summary can be made under (see :data:`leash.core.entropy.NA_RULES`; "drop" is
@@ -217,6 +218,11 @@ def _with_provenance(table, provenance: dict):
         {F.SUMMARY_METADATA_KEY: json.dumps(provenance).encode()})
 
 
+def table_provenance(table) -> dict:
+    """The provenance a table of :func:`summary_table` carries (``{}`` if none)."""
+    return json.loads((table.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}"))
+
+
 def summary_table(paths, *, summaries=False, **kw):
     """The summary of :func:`summarize` as a pyarrow Table, without pandas.
 
@@ -247,8 +253,7 @@ def summary_frame(table):
     """The summary frame of a table of :func:`summary_table` (``attrs["provenance"]`` from its
     metadata).
     """
-    meta = (table.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
-    return _to_frame(table, json.loads(meta) if meta else {})
+    return _to_frame(table, table_provenance(table))
 
 
 def concat_summaries(tables):
@@ -269,8 +274,7 @@ def concat_summaries(tables):
 
     if len(tables) == 1:
         return tables[0]
-    parts = [json.loads((t.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}"))
-             for t in tables]
+    parts = [table_provenance(t) for t in tables]
     table = pa.concat_tables([t.replace_schema_metadata(None) for t in tables])
     con = duckdb.connect()
     con.register("t", table.select(list(KEY_COLUMNS)))
@@ -320,8 +324,7 @@ def write_summary(frame, path) -> None:
                          "a summary without rows could not be read back.")
     if isinstance(frame, pa.Table):
         table = frame.select(list(SUMMARY_COLUMNS)).cast(__getattr__("SUMMARY_SCHEMA"))
-        table = _with_provenance(table, json.loads(
-            (frame.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}")))
+        table = _with_provenance(table, table_provenance(frame))
     else:
         table = _with_provenance(_frame_table(frame), frame.attrs.get("provenance", {}))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
