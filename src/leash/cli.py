@@ -430,8 +430,9 @@ def _cell(v) -> str:
 
 
 def _emit(data, as_json: bool) -> None:
-    """Print a table (:func:`_rows`): JSON records (``--json``), or aligned text columns with
-    floats to 4 significant digits and NA where a value is missing. Written here, not with
+    """Print a table (:func:`_rows`): JSON records (``--json``), or aligned text columns (numbers
+    right-aligned, floats to 4 significant digits, text left-aligned, NA where a value is
+    missing). Written here, not with
     pandas' ``to_string``, so that a command without a frame need not load pandas (0.3-0.4 s
     of a command's start-up).
     """
@@ -445,7 +446,10 @@ def _emit(data, as_json: bool) -> None:
         return
     text = [cols, *([_cell(v) for v in r] for r in rows)]
     widths = [max(len(r[i]) for r in text) for i in range(len(cols))]
-    sys.stdout.write("".join("  ".join(v.rjust(w) for v, w in zip(r, widths)) + "\n"
+    numeric = [all(isinstance(r[i], (int, float)) or r[i] is None for r in rows)
+               for i in range(len(cols))]  # right-aligned; text columns left-aligned
+    sys.stdout.write("".join("  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in
+                                       zip(r, widths, numeric)).rstrip() + "\n"
                              for r in text))
 
 
