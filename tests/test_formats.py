@@ -127,6 +127,33 @@ def test_canonical_containers_give_identical_summaries(tmp_path, samples):
                                        rtol=1e-12, err_msg=f"{name} {col}")
 
 
+@pytest.mark.parametrize("name", ["s.csv", "s.jsonl", "s.csv.gz", "counts.csv"])
+def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path, samples, name):
+    # Excel's "CSV UTF-8" and pandas' to_csv(encoding="utf-8-sig") start the file with a BOM;
+    # it used to be read into the first column's name ("\ufeffmodel": "field 'model' missing")
+    if name == "counts.csv":
+        g = samples.groupby(["model", "benchmark", "question_id"], as_index=False)
+        frame = g.agg(n=("correct", "size"), c=("correct", "sum"))
+    else:
+        frame = samples.drop(columns="response")
+    plain, bom = tmp_path / ("plain_" + name), tmp_path / name
+    if ".csv" in name:
+        frame.to_csv(plain, index=False)
+    else:
+        write_jsonl(frame, plain)
+    data = plain.read_bytes()
+    if name.endswith(".gz"):
+        data = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        bom.write_bytes(gzip.compress(b"\xef\xbb\xbf" + data))
+    else:
+        bom.write_bytes(b"\xef\xbb\xbf" + data)
+    got = summarize(bom)
+    by_hand = samples.groupby(["model", "question_id"]).correct.agg(["size", "sum"])
+    assert dict(zip(zip(got.model, got.question_id), zip(got.n, got.c))) == {
+        k: (int(n), int(c)) for k, (n, c) in by_hand.iterrows()}
+    pd.testing.assert_frame_equal(got, summarize(plain))
+
+
 def test_nested_layouts_match_canonical(tmp_path, samples):
     canon = tmp_path / "s.parquet"
     samples.to_parquet(canon)

@@ -157,6 +157,22 @@ def test_questions_from_a_jsonl_file(tmp_path):
     assert q.values.tolist() == [["5", "1+1?", "2"], ["6", "2+2?", "4"]]
     with pytest.raises(ValueError, match="neither a file nor a benchmark"):
         G.read_questions(str(tmp_path / "absent.jsonl"))
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())  # a byte-order mark, as Notepad writes
+    assert G.read_questions(str(p))[0].values.tolist() == q.values.tolist()
+    p.write_text('{"qid": 5, "question": "1+1?", "gold": 2\n')
+    with pytest.raises(ValueError, match=r"my_questions.jsonl, line 1: malformed JSON"):
+        G.read_questions(str(p))
+
+
+def test_traces_with_a_byte_order_mark(tmp_path):
+    from leash.generate.traces import score_traces
+
+    p = tmp_path / "traces.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(
+        {"question_id": "1", "question": "?", "trace": "abc", "reference": "R1",
+         "benchmark": "aime24"}).encode() + b"\n")
+    assert score_traces(Fake(), p, tmp_path / "t.parquet", label="base") == 1
+    assert pd.read_parquet(tmp_path / "t.parquet").n_tokens.tolist() == [3]
 
 
 def test_score_traces_writes_what_table2_reads(tmp_path):

@@ -607,7 +607,7 @@ def _gold_for(args):
         if not gpath.is_file():
             raise FileNotFoundError(f"The --gold file {gpath} does not exist.")
         entries = {}
-        with open(gpath, encoding="utf-8") as fh:
+        with open(gpath, encoding="utf-8-sig") as fh:
             for i, line in enumerate(fh):
                 if line.strip():
                     try:

@@ -87,8 +87,7 @@ def read_questions(source: str):
         from leash.io import manifest as mf
 
         return rs.load_benchmark(source), mf.load_manifest().datasets[ds].benchmark or ds
-    with open(path, encoding="utf-8") as fh:
-        first = next((json.loads(line) for line in fh if line.strip()), {})
+    first = next((rec for _, rec in rs._json_records(path)), {})  # file and line in errors
     rule = "gold" if "gold" in first else "answer"
     return rs.read_benchmark(path, rule), path.name.split(".")[0]
 

@@ -24,7 +24,7 @@ TRACE_FIELDS = ("question_id", "question", "trace", "reference", "benchmark")
 
 def _traces(path: Path):
     """(line number, record) of each trace, every field a non-empty string (or an id)."""
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -416,7 +416,7 @@ def _first_record(path: Path):
     import json
 
     with (gzip.open if path.name.endswith(".gz") else open)(
-            path, "rt", encoding="utf-8", errors="replace") as f:
+            path, "rt", encoding="utf-8-sig", errors="replace") as f:
         raw = next((line for line in f if line.strip()), "null")
     try:
         rec = json.loads(raw)

@@ -310,7 +310,8 @@ def _head(path: Path, kind: str):
                 if kind == "csv":  # bytes: a bad byte further down is not the header's
                     import csv
 
-                    return set(next(csv.reader([line.decode("utf-8", "replace")]))), None, None
+                    header = line.decode("utf-8-sig", "replace")  # a BOM is no column name
+                    return set(next(csv.reader([header]))), None, None
                 try:
                     rec = loads(line)
                 except ValueError as exc:
@@ -984,7 +985,8 @@ class Source:
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
         opener = gzip.open if self.path.name.lower().endswith(".gz") else open
         bad = int(code(MALFORMED_CSV, "malformed"))
-        with opener(self.path, "rt", newline="", encoding="utf-8", errors="surrogateescape") as fh:
+        with opener(self.path, "rt", newline="", encoding="utf-8-sig",  # a BOM is no text
+                    errors="surrogateescape") as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             while header == []:
