@@ -237,6 +237,18 @@ def test_detection_errors_name_file_and_formats(tmp_path):
         detect_format(q)
     with pytest.raises(ValueError, match="'fmt' parameter"):
         detect_format(p, fmt="bogus")
+    # the two look-alikes users save most: a JSON array and a CSV file separated by semicolons
+    recs = [{"question_id": "1", "sample_idx": i, "correct": True} for i in range(2)]
+    for text in (json.dumps(recs), json.dumps(recs, indent=1)):
+        (tmp_path / "results.json").write_text(text)
+        with pytest.raises(ValueError, match=r"results.json: .*cannot detect the format\. The "
+                                             r"file looks like one JSON array.*one object per "
+                                             r"line"):
+            detect_format(tmp_path / "results.json")
+    (tmp_path / "excel.csv").write_text("question_id;n;c\n1;4;2\n")
+    with pytest.raises(ValueError, match=r"Found keys: \['question_id;n;c'\] \(semicolon-"
+                                         r"separated: leash reads CSV separated by commas\)"):
+        detect_format(tmp_path / "excel.csv")
 
 
 def test_explicit_format_override(tmp_path, samples):

@@ -312,14 +312,18 @@ def _head(path: Path, kind: str):
 
                     header = line.decode("utf-8-sig", "replace")  # a BOM is no column name
                     return set(next(csv.reader([header]))), None, None
+                # a JSON array (json.dump of a list, often named .json) is no JSON lines
+                array = (f" The file looks like one JSON array: leash reads JSON lines, one "
+                         f"object per line (jq -c '.[]' {path.name} > records.jsonl writes "
+                         "them).") if line.lstrip().startswith(b"[") else ""
                 try:
                     rec = loads(line)
                 except ValueError as exc:
                     raise ValueError(f"{path}: line {lineno}: malformed JSON ({exc}); cannot "
-                                     "detect the format.") from None
+                                     f"detect the format.{array}") from None
                 if not isinstance(rec, dict):
                     raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}"
-                                     ", not an object; cannot detect the format.")
+                                     f", not an object; cannot detect the format.{array}")
                 return set(rec), rec, None
     except (EOFError, zlib.error, OSError) as exc:
         raise unreadable(path, exc) from None
@@ -392,9 +396,12 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
     tried += [f"{f} (leash.io.evaluators)" for f in E.EVALUATOR_FORMATS]
+    sep = next((f" ({name}-separated: leash reads CSV separated by commas)" for c, name in
+                ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")) if kind == "csv" and
+                len(keys) == 1 and c in next(iter(keys))), "")
     raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
-                     f"Found keys: {sorted(keys)[:20]}. Pass fmt= (one of {FORMATS}) and, for "
-                     "nested layouts, mapping= to override.")
+                     f"Found keys: {sorted(keys)[:20]}{sep}. Pass fmt= (one of {FORMATS}) "
+                     "and, for nested layouts, mapping= to override.")
 
 
 # --------------------------------------------------------------------------------------------
