@@ -36,7 +36,9 @@ def naive_summary(df: pd.DataFrame) -> pd.DataFrame:
         ent = g.token_entropy.dropna().to_numpy(float)
         rows.append({
             "model": m, "benchmark": b, "question_id": q, "n": len(g), "c": int(corr.sum()),
-            "first_correct": int(g.sample_idx.to_numpy()[corr][0]) if corr.any() else -1,
+            # the position of the first correct sample in sample_idx order (its sample_idx when
+            # the indices run 0..n-1; 1-based indices or gaps count as positions)
+            "first_correct": int(np.flatnonzero(corr)[0]) if corr.any() else -1,
             "n_answer_missing": sum(a is None for a in ans),
             "answer_values": [k for k, _ in order], "answer_counts": [v for _, v in order],
             "n_tokens_mean": tok.mean() if len(tok) else np.nan,
@@ -73,6 +75,7 @@ sample_rows = st.lists(
         st.one_of(st.none(), st.integers(1, 900)),            # n_tokens
         st.one_of(st.none(), st.floats(0, 5, allow_nan=False)),
         st.sampled_from(["stop", "length", None]),
+        st.sampled_from([0, 0, 0, 1, 3]),                     # indices skipped before it
     ),
     min_size=1, max_size=60)
 
@@ -83,8 +86,9 @@ sample_rows = st.lists(
 def test_any_chunk_size_matches_naive_groupby(tmp_path, rows, chunk, perm_seed):
     recs = []
     counter = Counter()
-    for m, b, q, ok, ans, tok, ent, fr in rows:
-        key = (m, b, q)
+    for m, b, q, ok, ans, tok, ent, fr, skipped in rows:
+        key = (m, b, q)  # indices with gaps and offsets: first_correct counts positions
+        counter[key] += skipped
         recs.append({"model": m, "benchmark": b, "question_id": f"q{q}",
                      "sample_idx": counter[key], "correct": ok, "answer": ans,
                      "n_tokens": tok, "token_entropy": ent, "finish_reason": fr})
@@ -332,3 +336,34 @@ def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
                        r"\[\{'model': 'base', 'benchmark': 'b', 'question_id': '0', 'step': "
                        r"None\}"):
         concat_summaries([table, table])
+
+
+def test_first_correct_counts_positions_not_indices(tmp_path):
+    # 1-based indices (a common layout), a row rejected with on_error="skip" and a question
+    # whose samples two files give with a gap between them: "the first k samples" are the
+    # first k kept samples in sample_idx order, whatever their numbers
+    from leash.analysis.pairing import pair_counts
+    from leash.analysis.tables import support_table
+
+    rows = [{"model": m, "benchmark": "b", "question_id": q, "sample_idx": s + 1,
+             "correct": (q == "0" and s == 3) or (q == "1" and s == 0)}
+            for m in ("base", "rl") for q in ("0", "1", "2") for s in range(4)]
+    pd.DataFrame(rows).to_csv(tmp_path / "one_based.csv", index=False)
+    got = summarize(tmp_path / "one_based.csv")
+    assert got.first_correct.tolist() == [3, 0, -1] * 2  # sample_idx 4 is the 4th sample
+    # by hand: both models solve questions 0 and 1 within their 4 samples, neither solves 2
+    table = support_table(pair_counts(got, "base", "rl"), k=4)
+    assert table[["P", "E", "S", "O"]].iloc[0].tolist() == [2, 0, 0, 1]
+    recs = [{"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": i,
+             "correct": "maybe" if i == 2 else i == 5} for i in range(8)]
+    (tmp_path / "gap.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = summarize(tmp_path / "gap.jsonl", on_error="skip")
+    assert got[["n", "c", "first_correct"]].iloc[0].tolist() == [7, 1, 4]  # 0, 1, 3, 4 first
+    for name, idx in (("a.jsonl", range(4)), ("b.jsonl", range(8, 12))):
+        (tmp_path / name).write_text("".join(json.dumps(
+            {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": i,
+             "correct": i in (9, 10)}) + "\n" for i in idx))
+    got = summarize([tmp_path / "b.jsonl", tmp_path / "a.jsonl"])
+    assert got[["n", "c", "first_correct"]].iloc[0].tolist() == [8, 2, 5]  # 0-3, 8, then 9

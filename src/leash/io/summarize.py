@@ -148,6 +148,7 @@ def _run(paths, *, na, finish=True, **kw):
     samples = " UNION ALL BY NAME ".join(f"SELECT {s.no} AS no, * FROM part{s.no}" for s in sources
                                  if s.kind == "samples")
     if samples:  # merged over answers and inputs (Chan et al.'s merge of the variances)
+        ranks = _first_ranks(con, samples, [s for s in sources if s.kind == "samples"])
         parts.append(
             f"WITH p AS (SELECT *, sum(ec * em) OVER w / sum(ec) OVER w AS emt FROM ({samples}) "
             f"WINDOW w AS (PARTITION BY {keys})), a AS (SELECT {keys}, list(a ORDER BY cnt "
@@ -157,11 +158,13 @@ def _run(paths, *, na, finish=True, **kw):
             "(WHERE a IS NULL), 0) AS nm, sum(nt) AS nt, sum(tc) AS tc, sum(ts) AS ts, "
             "min(tmin) AS tmin, max(tmax) AS tmax, sum(ec) AS ec, any_value(emt) AS emean, "
             "sum(m2 + ec * (em - emt) ** 2) AS m2, min((no::HUGEINT << 90) + wk) "
-            f"AS wf FROM p GROUP BY ALL) SELECT {keys}, n, c, CASE WHEN c = 0 THEN -1 ELSE "
-            "first END, nm, coalesce(av, []), coalesce(ac, []), CASE WHEN tc > 0 THEN ts / tc "
+            f"AS wf, min(lo) AS lo, max(hi) AS hi FROM p GROUP BY ALL) SELECT {keys}, n, c, CASE "
+            f"WHEN c = 0 THEN -1 WHEN hi - lo + 1 = n THEN first - lo ELSE {ranks} END, nm, "
+            "coalesce(av, []), coalesce(ac, []), CASE WHEN tc > 0 THEN ts / tc "
             "END, CASE WHEN tc > 0 THEN tmin END, CASE WHEN tc > 0 THEN tmax END, CASE WHEN ec "
             "> 0 THEN emean END, CASE WHEN ec > 1 THEN sqrt(m2 / (ec - 1)) END, nt, wf FROM m "
-            f"LEFT JOIN a USING ({keys})")
+            f"LEFT JOIN a USING ({keys})" + (f" LEFT JOIN qrank USING ({keys})" if ranks != "0"
+                                              else ""))
     for s in (s for s in sources if s.kind == "counts"):
         x = [f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA]
         parts.append(f"SELECT {keys}, qn, c, CASE WHEN c = 0 THEN -1 ELSE fc END, "
@@ -183,6 +186,28 @@ def _run(paths, *, na, finish=True, **kw):
     table = (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
     prov["questions"] = table.num_rows
     return table, prov
+
+
+def _first_ranks(con, samples: str, sources) -> str:
+    """SQL of ``first_correct`` where a question's sample indices are not 0..n-1 without gaps.
+
+    ``first_correct`` is the position of the first correct sample among the question's samples
+    in ``sample_idx`` order, what "the first k samples" counts: its ``sample_idx`` when the
+    indices run 0..n-1, ``sample_idx - lo`` when they run lo..lo+n-1 (1-based files), and where
+    they have gaps (rows rejected with ``on_error="skip"``, samples lost) the number of kept
+    samples before it, counted here over the kept rows (table ``qrank``; "0" when no question
+    has gaps, which the merge then never reads).
+    """
+    gap = (f"SELECT {V.KEYS}, min(first) AS first FROM ({samples}) GROUP BY ALL HAVING "
+           "max(hi) - min(lo) + 1 <> sum(n) AND min(first) IS NOT NULL")
+    if not con.execute(f"SELECT count(*) FROM ({gap})").fetchall()[0][0]:
+        return "0"
+    kept = " UNION ALL ".join(
+        f"SELECT {V.KEYS}, idx FROM ({V.samples_rows(s)}) x WHERE NOT bad AND NOT EXISTS "
+        f"(SELECT 1 FROM rej{s.no} r WHERE r.ord = x.ord AND r.sub = x.sub)" for s in sources)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE qrank AS SELECT {V.KEYS}, count_if(x.idx < "
+                f"g.first) AS rank FROM ({gap}) g JOIN ({kept}) x USING ({V.KEYS}) GROUP BY ALL")
+    return "rank"
 
 
 def _checked_table(paths, *, on_error, **kw):
