@@ -195,6 +195,17 @@ def test_truncated_gzip_names_file_and_last_complete_line(tmp_path, capsys):
     for command in ("validate", "summarize", "passk"):
         line = cli_error(capsys, command, p)
         assert want in line and f"line {complete}" in line
+    # the same file as CSV (read by Python's csv module, which raised a bare EOFError)
+    csv_data = "model,benchmark,question_id,sample_idx,correct\n" + "".join(
+        f"m,b,{i % 7},{i // 7},true\n" for i in range(5000))
+    packed = gzip.compress(csv_data.encode())
+    q = tmp_path / "cut.csv.gz"
+    q.write_bytes(packed[: len(packed) // 2])
+    complete = zlib.decompressobj(31).decompress(q.read_bytes()).count(b"\n")
+    for command in ("validate", "summarize", "passk"):
+        line = cli_error(capsys, command, q)
+        assert "cut.csv.gz: the compressed file is truncated or corrupt" in line, line
+        assert f"the last complete line is line {complete}." in line, line
     # not gzip at all, a nested layout, and a cut Parquet file
     junk = tmp_path / "junk.jsonl.gz"
     junk.write_bytes(b"plain text\n")

@@ -1020,6 +1020,8 @@ class Source:
                                              + [(f, pa.string()) for f, _ in pos]))
             except csv.Error as exc:
                 raise InputFileError(f"{self.path}: cannot read the file ({exc}).") from None
+            except (EOFError, zlib.error, OSError) as exc:  # a truncated or corrupt .csv.gz
+                raise unreadable(self.path, exc) from None
 
     def _parquet_rows(self) -> None:
         """The read columns through pyarrow, as JSON text; text that is not UTF-8: a marker."""
