@@ -360,3 +360,31 @@ def test_summarize_loads_no_pandas_and_prints_aligned_text(tmp_path):
     from leash.io.summarize import read_summary, summarize
 
     assert frame_differences(read_summary(out), summarize(f)) == []
+
+
+def test_support_compares_different_sample_counts_at_the_common_budget(tmp_path, capsys):
+    # README: "different sample counts between two models are compared at each question's
+    # common budget". The base has 8 samples, the RLVR model 4: at the common budget 4 the base
+    # finds a question only by a correct sample among its first 4 (its correct counts there are
+    # unknown, the first correct sample decides)
+    first = {"base": {"q0": 0, "q1": 6, "q2": None, "q3": 3}, "rl": {"q0": 2, "q1": 0,
+                                                                      "q2": None, "q3": None}}
+    rows = [{"model": m, "benchmark": "toy", "question_id": q, "sample_idx": i,
+             "correct": f is not None and i >= f}
+            for m, n in (("base", 8), ("rl", 4)) for q, f in first[m].items() for i in range(n)]
+    f = tmp_path / "diff.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # by hand at budget 4: q0 both (P), q1 rl only (E: the base's sample 6 is beyond 4),
+    # q2 neither (O), q3 base only (S)
+    for extra in ([], ["--k", "4"], ["--k", "4", "--n-boot", "0"]):
+        code, out, err = _run(capsys, "support", str(f), "--base", "base", "--rl", "rl",
+                              "--json", *extra)
+        assert code == 0, err
+        row = json.loads(out)[0]
+        assert [row[x] for x in "PESO"] == [1, 1, 1, 1] and row["k"] == 4
+        assert "compared at min(n_base, n_rl)" in err
+    code, out, err = _run(capsys, "support", str(f), "--base", "base", "--rl", "rl",
+                          "--min-count", "2")
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "Traceback" not in err and last.startswith("leash support: error:")
+    assert "correct counts are unknown at the common budget" in last and "--min-count 2" in last

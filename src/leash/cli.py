@@ -860,7 +860,6 @@ def _warn_about_the_bootstrap(args, paired) -> None:
 
 def _cmd_support(args, ctx: _Context) -> int:
     import numpy as np
-    import pandas as pd
 
     from leash.analysis.pairing import pair_counts
     from leash.analysis.tables import support_table
@@ -872,13 +871,6 @@ def _cmd_support(args, ctx: _Context) -> int:
     # samples in generation order, from first_correct), which needs the per-question counts.
     base, rl = _model_spec(args.base), _model_spec(args.rl)
     paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.shared_only)
-    for side in ("base", "rl"):
-        unknown = int(pd.isna(paired[f"c_{side}"]).sum())
-        if unknown:
-            raise ValueError(
-                f"The {side} model's sample counts differ from the other model's, so pairing "
-                f"reduced them to a common budget and {unknown} correct counts are unknown; "
-                "the support table needs them: compare models with equal samples per question.")
     if args.k is not None:
         for spec in (base, rl):
             _check_k_fits(_side_rows(summary, spec, paired), args.k)

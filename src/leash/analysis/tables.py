@@ -123,7 +123,16 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
     """
     n = np.asarray(n, dtype=np.int64)
     if k is None or (n == k).all():
-        return np.asarray(c, dtype=np.int64) >= min_count
+        unknown = pd.isna(np.asarray(c, dtype=object))  # pairing at a common budget leaves c
+        if not unknown.any():                            # NA where the first k do not fix it
+            return np.asarray(c, dtype=np.int64) >= min_count
+        if min_count != 1 or first_correct is None or pd.isna(
+                np.asarray(first_correct, dtype=object)[unknown]).any():
+            raise ValueError(
+                f"{where}: {int(unknown.sum())} correct counts are unknown at the common budget "
+                "of two models with different sample counts, and min_count="
+                f"{min_count} needs them; with min_count=1 the first correct sample decides.")
+        return found_within(np.asarray(first_correct, dtype=np.int64), n)
     if (n < k).any():
         i = int(np.flatnonzero(n < k)[0])
         raise ValueError(
