@@ -331,3 +331,26 @@ def test_parquet_reads_int_question_ids_as_strings(tmp_path):
     assert out.question_id.tolist() == ["5", "12"]
     assert str(out.question_id.dtype) == "string"
     assert out.c.tolist() == [1, 1]
+
+
+def test_pandas_integer_columns_with_missing_values_read_in_csv(tmp_path):
+    # pandas writes an integer column that has missing values as floats: "2.0" in CSV, where
+    # JSON lines and Parquet keep the number 2.0, which was always read as 2
+    counts = pd.DataFrame({"model": "m", "benchmark": "b", "question_id": [1, 2, 3],
+                           "n": 8, "c": [0, 3, 8], "first_correct": [None, 2, 0],
+                           "step": [None, 100, 100]})
+    counts.to_csv(tmp_path / "c.csv", index=False)
+    assert "2,8,3,2.0,100.0" in (tmp_path / "c.csv").read_text()
+    counts.to_json(tmp_path / "c.jsonl", orient="records", lines=True)
+    got = load_counts_frame(tmp_path / "c.csv")
+    assert got.first_correct.tolist() == [-1, 2, 0] and got.step.tolist()[1:] == [100, 100]
+    pd.testing.assert_frame_equal(got, load_counts_frame(tmp_path / "c.jsonl"))
+    (tmp_path / "bad.csv").write_text("model,benchmark,question_id,n,c\nm,b,1,8,2.5\n")
+    with pytest.raises(ValueError, match=r"line 2: field 'c': must be an integer \(got '2.5'\)"):
+        load_counts_frame(tmp_path / "bad.csv")
+
+
+def load_counts_frame(path):
+    from leash.io.summarize import load_counts
+
+    return load_counts(path)[["question_id", "step", "n", "c", "first_correct"]]

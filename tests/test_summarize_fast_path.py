@@ -21,7 +21,8 @@ from leash.io import validate as V
 
 # per field: values the rules accept and values they refuse, of every JSON type
 POOLS = {
-    "sample_idx": [0, 1, 2, 3, 2.0, 2.5, -1, "3", " 1 ", True, None, 2**63, 2**62],
+    "sample_idx": [0, 1, 2, 3, 2.0, 2.5, -1, "3", " 1 ", "2.0", "2.5", True, None, 2**63,
+                   2**62],
     "correct": [True, False, 1, 0, 1.0, "true", "False", "yes", 2, None],
     "n_tokens": [10, 0, 12.5, -1, None, "12", True, math.nan, math.inf],
     "token_entropy": [0.5, 0.0, 1, -0.1, None, "0.3", math.nan, math.inf, False],

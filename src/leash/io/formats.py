@@ -516,8 +516,11 @@ def rule(kind: str, v: _Val, k: str, *, required=True, min_value=0) -> tuple[str
             "must be a string or an integer, not {}")
     if kind == "int":  # within int64 (never wrapped or rounded) and >= min_value
         lo, big = code(OUT_OF_RANGE, f"must be >= {min_value}"), code(OUT_OF_RANGE, TOO_LARGE)
-        t = f"trim({s}, {_WS})"
-        ok, si = f"regexp_full_match({s}, '\\s*[+-]?[0-9]+\\s*')", f"TRY_CAST({t} AS BIGINT)"
+        # text: digits, and a whole decimal such as "2.0" (pandas writes an integer column
+        # with missing values so in CSV); its ".0" is dropped, never rounded
+        t = f"regexp_replace(trim({s}, {_WS}), '\\.0*$', '')"
+        ok = f"regexp_full_match({s}, '\\s*[+-]?[0-9]+(\\.0*)?\\s*')"
+        si = f"TRY_CAST({t} AS BIGINT)"
         whole = f"isfinite({f}) AND {f} = floor({f})"
         return _compile(v, k, {
             "null": miss,
