@@ -434,7 +434,7 @@ def test_unknown_columns_are_noted_with_did_you_mean(tmp_path, capsys):
     code, text, _ = cli(capsys, "validate", p)
     assert code == 0 and f"note: {want}" in text
     code, text, _ = cli(capsys, "validate", p, "--json")
-    assert want in json.loads(json.loads(text)[0]["notes"])
+    assert want in json.loads(text)[0]["notes"]
     code = main(["summarize", str(p)])  # without -q: the note goes to stderr
     assert code == 0 and want in capsys.readouterr().err
     # CSV and counts, and a nested mapping field that no record holds

@@ -99,8 +99,14 @@ def test_validate_reports_problems_with_exit_1(capsys, tmp_path):
     rows = json.loads(out)
     assert [r["ok"] for r in rows] == [True, False]
     assert set(rows[0]) == {"file", "format", "ok", "rows_read", "rows_used", "rows_rejected",
-                            "n_problems", "problems_by_reason", "notes"}
+                            "n_problems", "problems_by_reason", "notes", "problems"}
     assert rows[1]["rows_read"] == 2 and rows[1]["rows_rejected"] == 1
+    # the problems themselves, as the text lists them (they were left out), and the counts as
+    # a JSON object (they were JSON text inside a string)
+    assert rows[0]["problems"] == [] and rows[1]["problems_by_reason"] == {"invalid_bool": 1}
+    assert rows[1]["problems"] == [{"location": "line 1", "field": "correct", "value": "0.5",
+                                    "reason": "invalid_bool", "message": "must be boolean-like "
+                                    "(true/false, 0/1)"}]
 
 
 # ----------------------------------------------------------------------------- passk / summarize

@@ -521,9 +521,11 @@ def _cmd_validate(args, ctx: _Context) -> int:
         rows.append({"file": str(path), "format": rep.format, "ok": rep.ok,
                      "rows_read": rep.rows_read, "rows_used": rep.rows_used,
                      "rows_rejected": rep.rows_rejected, "n_problems": len(rep.problems),
-                     "problems_by_reason": json.dumps(rep.counts_by_reason()),
-                     "notes": json.dumps(rep.notes)})
-    if args.json:
+                     "problems_by_reason": rep.counts_by_reason(), "notes": rep.notes,
+                     "problems": [{"location": p.location, "field": p.field, "value": p.value,
+                                   "reason": p.reason, "message": _cli_words(p.message)}
+                                  for p in rep.problems]})
+    if args.json:  # every problem, as the text lists them; counts and notes as JSON values
         _emit(rows, True)
     else:
         for rep in reports:  # the problems in the options' words, as the errors
