@@ -394,3 +394,19 @@ def test_support_compares_different_sample_counts_at_the_common_budget(tmp_path,
     last = err.strip().splitlines()[-1]
     assert code == 2 and "Traceback" not in err and last.startswith("leash support: error:")
     assert "correct counts are unknown at the common budget" in last and "--min-count 2" in last
+
+
+def test_summarize_of_a_summary_names_the_commands_that_read_it(tmp_path, capsys):
+    f = _samples_file(tmp_path)
+    out = tmp_path / "s.parquet"
+    assert _run(capsys, "-q", "summarize", str(f), "--out", str(out))[0] == 0
+    code, _, err = _run(capsys, "-q", "summarize", str(out))
+    assert code == 2 and err == (f"leash summarize: error: {out} is already a per-question "
+                                 "summary; `leash passk` and `leash support` read it as it "
+                                 "is.\n")
+    code, text, _ = _run(capsys, "passk", str(out), "--k", "4", "-q")
+    assert code == 0 and "toy" in text
+    # its --help does not offer summaries as input (validate's, passk's and support's do)
+    with pytest.raises(SystemExit):
+        main(["summarize", "--help"])
+    assert "summaries written by" not in capsys.readouterr().out

@@ -205,6 +205,9 @@ _FILES = ("files", dict(
     "JSONL, JSONL.gz, Parquet, CSV; see data/README.md), per-question summaries written by "
     "`leash summarize --out`, or dataset/group names of data/manifest.yaml (`leash fetch "
     "--list`), fetched and labelled by the manifest"))
+# summarize and rescore read generations, not summaries (a summary is summarized already)
+_GENERATIONS = ("files", {**_FILES[1], "help": _FILES[1]["help"].replace(
+    ", per-question summaries written by `leash summarize --out`,", ",")})
 _READER = ("reader options (apply to every FILE; override manifest labels)", [
     ("--fmt", dict(choices="FORMATS", help="input format (default: detected from the file's "
                    "name and first records)")),
@@ -242,7 +245,7 @@ _GEN_MODEL = ("model options", [
 _OPTIONS = {
     "validate": [_FILES, _READER, _DATA, _JSON],
     "summarize": [
-        _FILES,
+        _GENERATIONS,
         ("--out", dict(help="write the per-question summary as Parquet here (default: not "
                        "written)")),
         ("--na", dict(choices=("class", "truncated"), default="class", help="which samples "
@@ -258,7 +261,7 @@ _OPTIONS = {
                          "a verified copy")),
         _DATA, _JSON],
     "rescore": [
-        _FILES,
+        _GENERATIONS,
         ("--gold", dict(help="gold answers: a benchmark of the manifest (e.g. math500) or a "
                         "JSONL question file (default: the file's own gold field). For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
@@ -952,6 +955,8 @@ _CLI_PHRASES = (
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
+    ("use leash.io.summarize.load_counts to combine summaries with other inputs",
+     "`leash passk` and `leash support` read it as it is"),
     ("needs a 'mapping'", "needs --mapping"),
     (" or a NestedMapping", ""),
     ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),
