@@ -406,6 +406,10 @@ def test_summarize_of_a_summary_names_the_commands_that_read_it(tmp_path, capsys
                                  "is.\n")
     code, text, _ = _run(capsys, "passk", str(out), "--k", "4", "-q")
     assert code == 0 and "toy" in text
+    # a summary is Parquet: another extension is refused before anything is read
+    code, _, err = _run(capsys, "-q", "summarize", str(f), "--out", str(tmp_path / "s.csv"))
+    assert code == 2 and "--out must end in .parquet" in err
+    assert not (tmp_path / "s.csv").exists()
     # its --help does not offer summaries as input (validate's, passk's and support's do)
     with pytest.raises(SystemExit):
         main(["summarize", "--help"])

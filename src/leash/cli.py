@@ -560,6 +560,9 @@ def _overview(table) -> list[dict]:
 def _cmd_summarize(args, ctx: _Context) -> int:
     from leash.io.summarize import write_summary
 
+    if args.out and not args.out.lower().endswith((".parquet", ".pq")):  # before any reading
+        raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
+                         f"its provenance). Got {args.out!r}.")
     table = _load_table(args, ctx, na=args.na, on_error=args.on_error)
     if args.out:
         write_summary(table, args.out)
