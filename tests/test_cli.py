@@ -414,3 +414,12 @@ def test_summarize_of_a_summary_names_the_commands_that_read_it(tmp_path, capsys
     with pytest.raises(SystemExit):
         main(["summarize", "--help"])
     assert "summaries written by" not in capsys.readouterr().out
+
+
+def test_a_duplicate_names_its_key_not_options_the_user_never_gave(tmp_path, capsys):
+    rec = {"model": "m", "benchmark": "b", "question_id": "1", "sample_idx": 0, "correct": True}
+    f = tmp_path / "dup.jsonl"
+    f.write_text((json.dumps(rec) + "\n") * 2)
+    code, _, err = _run(capsys, "-q", "summarize", str(f))
+    assert code == 2 and "(got model 'm', benchmark 'b', question_id '1', sample_idx 0)" in err
+    assert "--model" not in err and "--benchmark" not in err

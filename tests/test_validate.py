@@ -81,7 +81,7 @@ def test_duplicates_across_chunks(tmp_path):
     lines = [rec(i=i) for i in range(5)] + [rec(q="q2", i=0), rec(i=3)]
     p = write_lines(tmp_path / "dup.jsonl", lines)
     msg = raises_naming(p, "line 7", "'sample_idx'", "duplicate", chunk_size=2)
-    assert "question_id='q1'" in msg and "sample_idx=3" in msg
+    assert "question_id 'q1'" in msg and "sample_idx 3" in msg
     with pytest.warns(UserWarning, match="1 of 7 rows rejected"):
         out = summarize(p, chunk_size=2, on_error="skip")
     prov = out.attrs["provenance"]

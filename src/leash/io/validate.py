@@ -135,10 +135,13 @@ class Sink:
 
 
 def describe(key, idx=None) -> str:
+    """The key of a question (and sample) in a message: ``model 'm', benchmark 'b', ...`` (not
+    ``model='m'``, which reads as a keyword argument, and the CLI as its option).
+    """
     m, b, q, s = key
-    return (f"model={m!r}, benchmark={b!r}, question_id={q!r}" + (
-        f", step={s}" if s is not None and s >= 0 else "") + (
-        f", sample_idx={idx}" if idx is not None else ""))
+    return (f"model {m!r}, benchmark {b!r}, question_id {q!r}" + (
+        f", step {s}" if s is not None and s >= 0 else "") + (
+        f", sample_idx {idx}" if idx is not None else ""))
 
 
 def samples_rows(src) -> str:
