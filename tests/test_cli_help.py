@@ -197,6 +197,8 @@ BAD_INPUTS = [
     (["support", "{good}", "--base", "base", "--rl", "base"], "--base and --rl", 2),
     (["support", "{steps}", "--base", "rl", "--rl", "base"], "--base MODEL@STEP", 2),
     (["support", "{good}", "--base", "base", "--rl", "rl", "--n-boot", "1"], "--n-boot", 2),
+    (["support", "{good}", "--base", "base", "--rl", "rl@last"], "--rl rl@last", 2),
+    (["summarize", "{good}", "--out", "summary.csv"], "--out must end in .parquet", 2),
     (["rescore", "{good}", "--gold", "no-such-benchmark"], "--gold", 2),
     (["rescore", "{good}", "--task", "basic_arithmetic"], "--task", 2),
     (["rescore", "{good}", "--scorer", "reasoning-gym", "--gold", "{entries}"], "--task", 2),

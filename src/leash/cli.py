@@ -495,8 +495,8 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
         groups.setdefault(json.dumps(kw, sort_keys=True), ([], kw))[0].append(path)
     tables = []
     for i, (paths, kw) in enumerate(groups.values(), start=1):
-        ctx.note(f"reading {len(paths)} file(s) ({i}/{len(groups)}): "
-                 f"{', '.join(Path(p).name for p in paths)}")
+        ctx.note(f"reading {', '.join(Path(p).name for p in paths)}" + (
+            f" (labels {i} of {len(groups)})" if len(groups) > 1 else ""))
         tables.append(summary_table(paths, **(summarize_kwargs or {
             "summaries": True, "on_error": args.on_error}), **kw))
         for f in table_provenance(tables[-1]).get("files", []):
@@ -877,7 +877,7 @@ def _cmd_support(args, ctx: _Context) -> int:
     summary = _load_summary(args, ctx)
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
-    base, rl = _model_spec(args.base), _model_spec(args.rl)
+    base, rl = _model_spec(args.base, "--base"), _model_spec(args.rl, "--rl")
     paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.shared_only)
     if args.k is not None:
         for spec in (base, rl):
@@ -912,14 +912,15 @@ def _cmd_support(args, ctx: _Context) -> int:
     return 0
 
 
-def _model_spec(text: str):
+def _model_spec(text: str, flag: str):
     """``MODEL`` or ``MODEL@STEP`` (one checkpoint of a trajectory) for pair_counts."""
     if "@" in text:
         model, _, step = text.rpartition("@")
         try:
             return (model, int(step))
         except ValueError:
-            raise ValueError(f"A model@step label needs an integer step. Got {text!r}.") from None
+            raise ValueError(f"{flag} {text}: a MODEL@STEP label needs an integer step (e.g. "
+                             f"{model}@100).") from None
     return text
 
 
