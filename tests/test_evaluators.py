@@ -392,6 +392,20 @@ def test_openai_batch_completions(con):
         ("gsm8k-7", 0, " 42", 2), ("gsm8k-7", 1, " 41", 1)]
 
 
+def test_the_rescore_hint_carries_what_rescore_will_need():
+    # an OpenAI batch output names neither benchmark nor gold (the model is its "model" field):
+    # the command the message suggests must run as written, once the placeholders are filled
+    from leash.io.summarize import summarize
+
+    with pytest.raises(ValueError) as e:
+        summarize(OA_CHAT)
+    assert (f"run `leash rescore {OA_CHAT} --benchmark BENCHMARK --gold GOLD --out "
+            "rescored.parquet` first") in str(e.value)
+    with pytest.raises(ValueError) as e:
+        summarize(OA_CHAT, benchmark="gsm8k")
+    assert f"`leash rescore {OA_CHAT} --benchmark gsm8k --gold GOLD --out" in str(e.value)
+
+
 def test_openai_batch_custom_id_suffix_offsets_choices(con, tmp_path):
     line = json.loads(OA_CHAT.read_text(encoding="utf-8").splitlines()[1])   # q1, n = 3
     a, b = dict(line, custom_id="17#0"), dict(line, custom_id="17#3")

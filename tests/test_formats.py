@@ -245,6 +245,11 @@ def test_detection_errors_name_file_and_formats(tmp_path):
                                              r"file looks like one JSON array.*one object per "
                                              r"line"):
             detect_format(tmp_path / "results.json")
+    pd.DataFrame({"question_id": ["1"], "sample_idx": [0], "correct": [True]}).to_json(
+        tmp_path / "columns.json")  # pandas' default: {"question_id": {"0": "1"}, ...}
+    with pytest.raises(ValueError, match=r"columns.json: the first record holds one object per "
+                                         r"column.*orient='records', lines=True"):
+        detect_format(tmp_path / "columns.json")
     (tmp_path / "excel.csv").write_text("question_id;n;c\n1;4;2\n")
     with pytest.raises(ValueError, match=r"Found keys: \['question_id;n;c'\] \(semicolon-"
                                          r"separated: leash reads CSV separated by commas\)"):

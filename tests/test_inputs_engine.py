@@ -72,7 +72,7 @@ def test_a_format_without_verdicts_says_to_rescore_first(tmp_path, fake, capsys)
     p = write_lines(tmp_path / "fake.jsonl", FAKE)
     opts = {"no_verdicts": True}
     want = (f"{p}: the fake format logs no per-sample correctness; run `leash rescore {p} "
-            "--out rescored.parquet` first")
+            "--model m --out rescored.parquet` first")  # the labels it was given, to pass on
     with pytest.raises(ValueError) as e:
         summarize(p, model="m", reader_options=opts)
     assert want in str(e.value) and "\n" not in str(e.value)

@@ -381,6 +381,10 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         return "summary", None, keys, meta
     for name, need in (("samples", {"sample_idx", "correct", "question_id"}),
                        ("counts", {"n", "c", "question_id"})):
+        if need <= keys and rec and all(isinstance(v, dict) for v in rec.values()):
+            raise ValueError(f"{path}: the first record holds one object per column, as pandas"
+                             "' DataFrame.to_json() writes by default; leash reads one record "
+                             "per line, as to_json(path, orient='records', lines=True) writes.")
         if need <= keys:
             return name, None, keys, None
     for m in MAPPINGS.values():
@@ -902,10 +906,17 @@ class Source:
         E.relation(self.con, self.path, self.fmt, options=self.options).create_view(
             f"ev{self.no}", replace=True)
         self.keys = set(E.RELATION_COLUMNS)
-        if not self.con.execute(f"SELECT count(correct) FROM ev{self.no}").fetchall()[0][0] \
-                and "correct" not in self.optional:
+        graded, *named, gold = self.con.execute(
+            f"SELECT count(correct), count(model), count(benchmark), count(gold) FROM "
+            f"ev{self.no}").fetchall()[0]
+        if not graded and "correct" not in self.optional:
+            # what rescore needs: the caller's labels, placeholders where the file has none
+            labels = "".join(f" --{k} {self.labels[k]}" if self.labels.get(k) is not None else
+                             "" if n else f" --{k} {k.upper()}"
+                             for k, n in zip(("model", "benchmark"), named))
+            labels += "" if gold else " --gold GOLD"
             raise ValueError(f"{self.fname}: the {self.fmt} format logs no per-sample "
-                             f"correctness; run `leash rescore {self.fname} --out "
+                             f"correctness; run `leash rescore {self.fname}{labels} --out "
                              "rescored.parquet` first and summarize rescored.parquet.")
         return (f"SELECT line AS ord, -1 AS sub, 1 AS nrows, {self._cols(self.keys, _quoted)}, "
                 f"response AS x_response, gold AS x_gold FROM ev{self.no}")
