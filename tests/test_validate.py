@@ -120,8 +120,8 @@ def test_counts_rules(tmp_path):
     got = [(x.location, x.field, x.reason) for x in rep.problems]
     assert got == [("line 2", "first_correct", "first_correct_inconsistent"),
                    ("line 3", "first_correct", "first_correct_inconsistent"),
-                   ("line 5", "c", "out_of_range"),
-                   ("line 4", "question_id", "duplicate")]
+                   ("line 4", "question_id", "duplicate"),  # in file order
+                   ("line 5", "c", "out_of_range")]
     assert rep.rows_read == 5 and rep.rows_rejected == 4 and rep.rows_used == 1
     with pytest.raises(ValueError, match="4 problems in .*counts.jsonl"):
         rep.raise_on_error()
@@ -192,3 +192,22 @@ def test_on_error_parameter_checked(tmp_path):
         summarize(p, chunk_size=0)
     with pytest.raises(ValueError, match="'na' parameter"):
         summarize(p, na="drop")
+
+
+def test_duplicates_and_rule_problems_come_in_file_order(tmp_path):
+    # the docs promise problems in file order; duplicates used to follow every other problem,
+    # and on_error="raise" stopped at a later bad row rather than at an earlier duplicate
+    import json
+
+    one = {"model": "m", "benchmark": "b", "question_id": "1", "sample_idx": 0, "correct": True}
+    lines = [one, one, {**one, "sample_idx": 1, "correct": "x"}, {**one, "sample_idx": 2},
+             one, {**one, "sample_idx": 3, "correct": "y"}]
+    p = tmp_path / "order.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    rep = validate(p)
+    assert [(x.location, x.reason) for x in rep.problems] == [
+        ("line 2", "duplicate"), ("line 3", "invalid_bool"), ("line 5", "duplicate"),
+        ("line 6", "invalid_bool")]
+    assert rep.counts_by_reason() == {"duplicate": 2, "invalid_bool": 2}
+    with pytest.raises(ValueError, match=r"order\.jsonl: line 2: field 'sample_idx': duplicate"):
+        summarize(p)

@@ -79,6 +79,7 @@ class Problem:
     value: str
     reason: str
     message: str
+    order: tuple = dataclasses.field(default=(), compare=False, repr=False)  # in its file
 
     def __str__(self) -> str:
         if self.location == "file":  # a whole-file problem: its message names the file
@@ -1179,7 +1180,7 @@ def rule_problems(src: Source, limit=None):
         value = (short_repr(str(r)[:60]) if reason == MALFORMED and j >= 0 else
                  src.show(r) if r is not None else "None")
         out.append(Problem(src.fname, src.where(ord_, sub if j >= 0 else -1), field, value,
-                           reason, m or message))
+                           reason, m or message, (ord_, sub, j)))
     return out, by_reason
 
 

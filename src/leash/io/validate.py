@@ -159,7 +159,7 @@ def check(src, sources, sink: Sink) -> int:
     earlier one); returns the rows rejected.
     """
     con, no = src.con, src.no
-    sink.add(*F.rule_problems(src, sink.limit))
+    problems, by_reason = F.rule_problems(src, sink.limit)
     if src.kind == "samples":
         cur = f"SELECT {no} AS no, ord, sub, {KEYS}, idx FROM ({samples_rows(src)}) WHERE NOT bad"
         prev = [f"SELECT {s.no}, ord, sub, {KEYS}, idx FROM ({samples_rows(s)}) x WHERE NOT bad "
@@ -179,7 +179,6 @@ def check(src, sources, sink: Sink) -> int:
         f"first_value(sub) OVER w AS fsub FROM ({' UNION ALL '.join([cur, *prev])}) WINDOW w AS "
         f"(PARTITION BY {part} ORDER BY no, ord, sub)) WHERE rn > 1 AND no = {no}")
     n = con.execute(f"SELECT count(*) FROM rej{no}").fetchall()[0][0]
-    problems = []
     for d in con.execute(f"SELECT * FROM rej{no} ORDER BY ord, sub" + (
             f" LIMIT {sink.limit}" if sink.limit else "")).fetchall():
         first, other = sources[d[9]], src.kind == "counts" and d[9] != no
@@ -187,8 +186,10 @@ def check(src, sources, sink: Sink) -> int:
             src.fname, src.where(d[1], d[2]), what, describe(d[3:7], d[7] if what ==
                                                              "sample_idx" else None), F.DUPLICATE,
             f"{msg}{' in more than one input' if other else ''}; first given at {first.fname}: "
-            f"{first.where(d[10], d[11])}"))
-    sink.add(problems, {F.DUPLICATE: n} if n else {})
+            f"{first.where(d[10], d[11])}", (d[1], d[2], len(src.fields))))
+    # the rules' problems and the duplicates, merged in file order (each list is in order)
+    problems = sorted(problems, key=lambda p: p.order)[: sink.limit or None]
+    sink.add(problems, {**by_reason, **({F.DUPLICATE: n} if n else {})})
     return int(con.execute(f"SELECT coalesce(sum(nrows), 0) FROM chk{no} WHERE bad")
                .fetchall()[0][0]) + n
 
