@@ -254,6 +254,9 @@ def test_detection_errors_name_file_and_formats(tmp_path):
     with pytest.raises(ValueError, match=r"Found keys: \['question_id;n;c'\] \(semicolon-"
                                          r"separated: leash reads CSV separated by commas\)"):
         detect_format(tmp_path / "excel.csv")
+    (tmp_path / "spaced.csv").write_text("question_id, n, c\n1, 4, 2\n")
+    with pytest.raises(ValueError, match=r"\(names with spaces around them: \[' c', ' n'\]\)"):
+        detect_format(tmp_path / "spaced.csv")
 
 
 def test_explicit_format_override(tmp_path, samples):

@@ -404,6 +404,9 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     sep = next((f" ({name}-separated: leash reads CSV separated by commas)" for c, name in
                 ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")) if kind == "csv" and
                 len(keys) == 1 and c in next(iter(keys))), "")
+    padded = sorted(k for k in keys if k != k.strip() and k.strip() in READ["samples"] +
+                    READ["counts"])  # "model, benchmark": a space after each comma
+    sep += f" (names with spaces around them: {padded[:3]})" if padded else ""
     raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
                      f"Found keys: {sorted(keys)[:20]}{sep}. Pass fmt= (one of {FORMATS}) "
                      "and, for nested layouts, mapping= to override.")
