@@ -296,6 +296,7 @@ LIBRARY_ONLY = {
     "paths", "chunk_size", "frame", "summary", "budget", "budget_rule", "samples",
     "response", "name", "rule", "question_col", "response_col",
     "n_base", "n_rl", "n_tokens", "sum_logprob",
+    "orient", "lines",  # pandas' to_json keywords, in the hint of a column-oriented JSON file
 }
 # the modules whose messages reach the command line
 LIBRARY_MODULES = ("io.summarize", "io.formats", "io.validate", "analysis.pairing",
