@@ -367,3 +367,14 @@ def test_first_correct_counts_positions_not_indices(tmp_path):
              "correct": i in (9, 10)}) + "\n" for i in idx))
     got = summarize([tmp_path / "b.jsonl", tmp_path / "a.jsonl"])
     assert got[["n", "c", "first_correct"]].iloc[0].tolist() == [8, 2, 5]  # 0-3, 8, then 9
+
+
+def test_truncation_is_finish_reason_length_in_any_case(tmp_path):
+    recs = [{"model": "m", "benchmark": "b", "question_id": "1", "sample_idx": i,
+             "correct": True, "answer": "5", "finish_reason": fr}
+            for i, fr in enumerate(["LENGTH", "length", "Length", "stop", "STOP", None])]
+    p = tmp_path / "fr.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert summarize(p).n_truncated.tolist() == [3]
+    out = summarize(p, na="truncated")
+    assert out[["n_truncated", "n_answer_missing"]].values.tolist() == [[3, 3]]

@@ -45,13 +45,15 @@ def __getattr__(name):
 
 
 RAWKEYS = "r_model, r_benchmark, r_question_id, r_step, r_answer"
+# a truncated sample: finish_reason "length" (vLLM's, OpenAI's, llama.cpp's word), in any case
+TRUNCATED = "coalesce(lower(finish_reason) = 'length', false)"
 
 
 def aggs(idx: str) -> str:
     """The sums of one partial row (Chan et al.'s merge needs count, mean and M2)."""
     return (f"count(*) AS n, count_if(correct) AS c, min({idx}) FILTER (WHERE correct) AS "
             f"first, min({idx}) AS lo, max({idx}) AS hi, bit_xor(hash({idx})) AS h, count_if("
-            "coalesce(finish_reason = 'length', false)) AS nt, count(n_tokens) AS tc, "
+            f"{TRUNCATED}) AS nt, count(n_tokens) AS tc, "
             "sum(n_tokens) AS ts, min(n_tokens) AS tmin, max(n_tokens) AS tmax, "
             "count(token_entropy) AS ec, avg(token_entropy) AS em, var_pop(token_entropy) * "
             "count(token_entropy) AS m2")
@@ -63,8 +65,7 @@ def _partial(na: str):
     is vouched for: no row rejected, no duplicate possible (per question the indices are the
     range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's).
     """
-    miss = "answer IS NULL" + (" OR coalesce(finish_reason = 'length', false)"
-                               if na == "truncated" else "")
+    miss = "answer IS NULL" + (f" OR {TRUNCATED}" if na == "truncated" else "")
 
     def partial(src, exact: bool):
         con, no = src.con, src.no
@@ -78,8 +79,8 @@ def _partial(na: str):
             # and, where the fields allow it, the others once per group (F.vouch)
             rows, ok = F.vouched(src) or (f"SELECT * FROM chk{no}", None)
             nbad = f"CASE WHEN {ok} THEN 0 ELSE count(*) END" if ok else "count_if(badr)"
-            con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, coalesce("
-                        f"finish_reason = 'length', false) AS tr, {aggs('sample_idx')}, "
+            con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, "
+                        f"{TRUNCATED} AS tr, {aggs('sample_idx')}, "
                         f"{wk} AS wk, {nbad} AS nbad, sum(nrows) AS nrows FROM ({rows}) "
                         "GROUP BY ALL")
             types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
