@@ -155,3 +155,40 @@ def test_pass_at_k_curves_stop_at_the_study_budget_with_the_study_estimator(tmp_
         load_study(write(tmp_path, sft % ", estimator: chen"))
     with pytest.raises(ValueError, match=r"unknown key `sections.support.estimator`"):
         load_study(write(tmp_path, "sections: {support: {estimator: unbiased}}"))
+
+
+def test_a_support_pair_whose_rl_model_has_several_steps_is_refused(tmp_path):
+    # the support tables compare one model per side; an RLVR model given at several steps
+    # counted every question once per step (60 of 20 questions), with no word
+    from leash import artifacts as A
+
+    rows = [{"model": m, "benchmark": "A", "question_id": q, "sample_idx": i, "correct": i == 0,
+             "step": step} for m, step in (("b", None), ("r", 50), ("r", 100))
+            for q in ("1", "2") for i in range(4)]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = ("benchmarks: {A: {domain: math}}\nsections:\n  %s: {sources: [{path: s.jsonl}], "
+            "pairs: [{label: p, base: b, rl: r}]}\n")
+    with pytest.raises(ValueError, match=r"s\.yaml: section 'support', pair 'p': the RLVR model "
+                                         r"'r' has rows at 2 steps \(50, 100\).*'checkpoints'"):
+        A.support_long(load_study(write(tmp_path, text % "support")))
+    # the checkpoints section is where such a run goes: one row per step
+    t = A.checkpoint_support(load_study(write(tmp_path, text % "checkpoints")))
+    assert t.groupby("step").P.sum().to_dict() == {50: 2, 100: 2}
+
+
+def test_support_long_computes_only_the_pairs_asked_for(tmp_path):
+    # a copy of paper.yaml keeps pairs the user has no files for: asking for the others by
+    # label (the notebooks' `pairs` parameter) works, as it did not when every pair was paired
+    from leash import artifacts as A
+
+    _ordered_samples(tmp_path)
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\nsections: {support: "
+                                   "{sources: [{path: s.jsonl}], pairs: [{label: mine, base: b, "
+                                   "rl: r}, {label: theirs, base: b, rl: nobody}]}}"))
+    t = A.support_long(s, pairs=["mine"])
+    assert set(t["pair"]) == {"mine"} and t.iloc[0][["P", "E", "S", "O"]].tolist() == [2, 0, 0, 0]
+    with pytest.raises(ValueError, match=r"model 'nobody' is not in the summary"):
+        A.support_long(s)
+    with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['ours'\]; available: \['mine', "
+                                         r"'theirs'\]"):
+        A.support_long(s, pairs=["ours"])

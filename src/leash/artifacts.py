@@ -169,11 +169,24 @@ class StudySource:
         return self._option("entropy", "na", given, (PAPER_NA, "the paper's rule (the default)"))
 
     def _support(self, section, *, by=(), pool=True, min_count=1, k=None, n_boot=0, seed=0,
-                 level=0.95) -> pd.DataFrame:
+                 level=0.95, pairs=None) -> pd.DataFrame:
         rng = np.random.default_rng(seed)
-        frames = []
-        for p in self.section(section).pairs:
-            f = support_table(self.paired(section, p), by=list(by), k=k, min_count=min_count,
+        frames, listed = [], self.section(section).pairs
+        if pairs and (unknown := sorted(set(pairs) - {p.label for p in listed})):
+            raise ValueError(f"Unknown pair(s) {unknown}; available: "
+                             f"{[p.label for p in listed]}.")
+        for p in (p for p in listed if not pairs or p.label in pairs):  # only those asked for
+            paired = self.paired(section, p)
+            steps = sorted(paired["step"].dropna().unique().tolist())
+            if "step" not in by and len(steps) > 1:  # else each question counts once a step
+                raise ValueError(
+                    f"{self.study.source or self.study.name}: section {section!r}, pair "
+                    f"{p.label!r}: the RLVR model "
+                    f"{p.rl!r} has rows at {len(steps)} steps ({', '.join(map(str, steps[:5]))}"
+                    f"{', ...' if len(steps) > 5 else ''}), and these tables compare one model"
+                    " per side: list the checkpoints in the 'checkpoints' section, and here "
+                    "only the files of the final model.")
+            f = support_table(paired, by=list(by), k=k, min_count=min_count,
                               domains=self.domains, pool=pool, n_boot=n_boot,
                               rng=rng if n_boot else None, level=level)
             f.insert(0, "pair", p.label)
@@ -448,7 +461,7 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
         columns); the budgets are integers, ``k`` NA where a row's budgets differ.
     """
     t = open_study(study).support_counts(section, min_count=min_count, k=k, n_boot=n_boot,
-                                          seed=seed, level=level)
+                                          seed=seed, level=level, pairs=pairs)
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
     t = t.astype({"k": "Int64", "k_min": "Int64", "k_max": "Int64"})
     if pairs:
