@@ -393,7 +393,8 @@ def test_support_compares_different_sample_counts_at_the_common_budget(tmp_path,
                           "--min-count", "2")
     last = err.strip().splitlines()[-1]
     assert code == 2 and "Traceback" not in err and last.startswith("leash support: error:")
-    assert "correct counts are unknown at the common budget" in last and "--min-count 2" in last
+    assert "correct counts are unknown at the budget of the pairing" in last
+    assert "--min-count 2" in last
 
 
 def test_summarize_of_a_summary_names_the_commands_that_read_it(tmp_path, capsys):

@@ -71,3 +71,28 @@ def test_budgets_are_numbers_with_k_min_and_k_max_where_they_differ():
         assert (by.at["A", "k"], by.at["B", "k"]) == (8, 4)
         assert pd.isna(by.at["Math", "k"])
         assert (by.at["Math", "k_min"], by.at["Math", "k_max"]) == (4, 8)
+
+
+def test_a_budget_below_the_samples_leaves_out_the_settings_that_need_counts():
+    # a study's declared budget 4 on 8 samples: the count among the first 4 is unknown where
+    # the first correct sample does not fix it, so min_count 2 (and the rate rule) cannot be
+    # computed there; the sweep used to stop with pandas' "cannot convert to int64"
+    import warnings
+
+    from leash.analysis.pairing import pair_counts
+
+    rows = [{"model": m, "benchmark": "A", "question_id": q, "n": 8, "c": c, "first_correct": f,
+             "step": pd.NA} for m, q, c, f in [("b", "1", 3, 0), ("b", "2", 0, -1),
+                                              ("r", "1", 2, 5), ("r", "2", 8, 0)]]
+    paired = pair_counts(pd.DataFrame(rows), "b", "r", budget=4)
+    assert paired.c_base.isna().tolist() == [True, False]  # 3 of 8 from sample 0: unknown in 4
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = sensitivity_sweep(paired, min_counts=(1, 2), zetas=(0.05,))
+    assert len(w) == 1 and "left out min_count 2, zeta 0.05" in str(w[0].message)
+    assert w[0].filename == __file__  # the warning points at the caller
+    row = t[t.scope == "benchmark"].iloc[0]
+    # by hand at budget 4: q1 base finds (sample 0), rl does not (sample 5): S; q2: E
+    assert (row.rule, row.min_count, row.P, row.E, row.S, row.O) == ("count", 1, 0, 1, 1, 0)
+    with pytest.raises(ValueError, match="no setting can be computed"):
+        sensitivity_sweep(paired, min_counts=(2,), zetas=(0.05,))

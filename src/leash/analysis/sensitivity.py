@@ -18,6 +18,7 @@ k-subsets of the n samples (hypergeometric), which is defined for every min_coun
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -100,7 +101,11 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     n_max = int(max(paired["n_base"].max(), paired["n_rl"].max()))
     full_n = sorted(set(paired["n_base"].astype(int)))  # the budgets of k=None
     settings = [("count", np.nan, int(m)) for m in min_counts]
-    frames = []
+    # counts within a budget below the samples on hand are unknown where the first ones do not
+    # fix them (leash.analysis.pairing); only found-ness by the first correct sample is known
+    unknown = bool(paired["c_base"].isna().any() or paired["c_rl"].isna().any()) \
+        if {"c_base", "c_rl"} <= set(paired.columns) else False
+    frames, skipped = [], []
     for k in [None] if ks is None else [int(k) for k in ks]:
         rate = []
         for z in zetas:
@@ -112,12 +117,24 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
             rate.append(("rate", float(z), ms.pop()))
         exact = k is None or k == n_min == n_max
         for rule, zeta, m in settings + rate:
+            if unknown and (m != 1 or not exact):  # needs the counts
+                skipped.append(f"min_count {m}" if rule == "count" else f"zeta {zeta}")
+                skipped[-1] += f" at k = {k}" if k else ""
+                continue
             t = support_table(paired, k=None if exact else k, min_count=m, domains=domains,
                               by=by, pool=pool, budget_rule="expected")
             t = t.drop(columns=[c for c in t.columns if c.startswith(("mcnemar", "E/(E+S)"))])
             head = {"rule": rule, "zeta": zeta, "min_count": m, **{c: t.pop(c) for c in (
                 "k", "k_min", "k_max")}, "full_budget": k is None, "exact_counts": exact}
             frames.append(pd.concat([pd.DataFrame(head, index=t.index), t], axis=1))
+    if skipped:
+        why = ("the correct counts within the pairing's budget are unknown where it is below "
+               "the samples on hand (a summary keeps the first correct sample, not the count "
+               "among the first k)")
+        if not frames:
+            raise ValueError(f"sensitivity_sweep: no setting can be computed: {why}.")
+        warnings.warn(f"sensitivity_sweep: left out {', '.join(skipped)}: {why}; only "
+                      "min_count 1 at the full budget is exact there.", stacklevel=3)
     return pd.concat(frames, ignore_index=True)
 
 

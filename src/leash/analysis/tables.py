@@ -129,9 +129,10 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
         if min_count != 1 or first_correct is None or pd.isna(
                 np.asarray(first_correct, dtype=object)[unknown]).any():
             raise ValueError(
-                f"{where}: {int(unknown.sum())} correct counts are unknown at the common budget "
-                "of two models with different sample counts, and min_count="
-                f"{min_count} needs them; with min_count=1 the first correct sample decides.")
+                f"{where}: {int(unknown.sum())} correct counts are unknown at the budget of the "
+                "pairing (a declared budget, or the smaller sample count of two models, below "
+                f"the samples on hand), and min_count={min_count} needs them; with min_count=1 "
+                "the first correct sample decides.")
         return found_within(np.asarray(first_correct, dtype=np.int64), n)
     if (n < k).any():
         i = int(np.flatnonzero(n < k)[0])
