@@ -192,3 +192,33 @@ def test_support_long_computes_only_the_pairs_asked_for(tmp_path):
     with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['ours'\]; available: \['mine', "
                                          r"'theirs'\]"):
         A.support_long(s, pairs=["ours"])
+
+
+def test_a_pair_may_drop_the_questions_one_model_lacks(tmp_path):
+    # the library's restrict_to_shared, which a study file could not set: its error named a
+    # keyword argument no notebook parameter or study key reaches
+    import warnings
+
+    from leash import artifacts as A
+
+    _ordered_samples(tmp_path)
+    extra = {"model": "b", "benchmark": "A", "question_id": "3", "sample_idx": 0, "correct": True}
+    with open(tmp_path / "s.jsonl", "a") as fh:
+        fh.write(json.dumps(extra) + "\n")
+    text = ("benchmarks: {A: {domain: math, budget: 1}}\nsections: {support: {sources: [{path: "
+            "s.jsonl}], pairs: [{label: p, base: b, rl: r%s}]}}")
+    with pytest.raises(ValueError, match=r"s\.yaml, section 'support', pair 'p': pair_counts: "
+                                         r"questions are not shared; present for base 'b' only: "
+                                         r"1 questions \(A/3\)\. Set `shared_only: true` on the "
+                                         r"pair to drop them\."):
+        A.support_long(load_study(write(tmp_path, text % "")))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = A.support_long(load_study(write(tmp_path, text % ", shared_only: true")))
+    assert any("dropping unshared questions" in str(x.message) for x in w)
+    # by hand at budget 1 (sample 0): the base solves questions 1 and 2 there, the RLVR model
+    # neither (its first correct samples are 6 and 1): S = 2; question 3 is dropped
+    assert t.iloc[0][["N", "P", "E", "S", "O"]].tolist() == [2, 0, 0, 2, 0]
+    with pytest.raises(ValueError, match=r"`sections.support.pairs\[0\].shared_only` must be "
+                                         r"true or false"):
+        load_study(write(tmp_path, text % ", shared_only: yes please"))

@@ -159,7 +159,8 @@ _SOURCE = C.Fields(
     what="a mapping (path:, dataset: or demo:, reader options, rescore:)")
 _PAIR = C.Fields(
     {"label": _LABEL, "base": _LABEL, "rl": _LABEL, "base_step": _int(0),
-     "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets")},
+     "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets"),
+     "shared_only": _BOOL},
     required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
 _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
 _SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
@@ -231,6 +232,7 @@ class Pair:
     rl: str
     base_step: int | None = None
     budgets: Mapping = field(default_factory=dict)  # domain -> k, overriding the benchmarks'
+    shared_only: bool = False  # drop (and count) questions one model lacks, else an error
 
 
 @dataclass(frozen=True)
@@ -300,7 +302,8 @@ class Study:
                            **{k: s[k] for k in ("gold", "extract") if s.get(k) is not None}}
             sources.append(Source(kind, str(s[kind]), reader, rescore))
         pairs = [Pair(str(p.get("label") or f"{p['base']} -> {p['rl']}"), str(p["base"]),
-                      str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}))
+                      str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}),
+                      bool(p.get("shared_only")))
                  for p in raw.get("pairs") or []]
         options = {k: v for k, v in raw.items() if k not in ("sources", "pairs") and v is not None}
         return Section(name, tuple(sources), tuple(pairs), options)
@@ -510,14 +513,27 @@ class Study:
         compared at the study's declared budgets (:meth:`budgets`; the first ``budget``
         samples) unless ``at_budgets=False`` or a ``budget=`` is given. When the pair's base is
         a step of the RLVR run itself (``base_step``, e.g. step 0), it is paired against every
-        other step, and not against itself.
+        other step, and not against itself. A pair's ``shared_only: true`` drops (and counts)
+        the questions one model lacks.
         """
-        from leash.analysis.pairing import pair_counts
-
         p = pair if isinstance(pair, Pair) else self.section(name).pair(pair)
         s = self.summaries(name)
         if at_budgets and "budget" not in pair_kwargs:
             pair_kwargs["budget"] = self.budgets(name, p)
+        pair_kwargs.setdefault("restrict_to_shared", p.shared_only)
+        try:
+            return self._pair_counts(s, p, pair_kwargs)
+        except ValueError as exc:  # the study's word for the library's keyword
+            if "restrict_to_shared=True" not in str(exc):
+                raise
+            raise ValueError(f"{self._where}, section {name!r}, pair {p.label!r}: " + str(
+                exc).replace("Pass restrict_to_shared=True", "Set `shared_only: true` on the "
+                             "pair")) from None
+
+    @staticmethod
+    def _pair_counts(s, p: Pair, pair_kwargs) -> pd.DataFrame:
+        from leash.analysis.pairing import pair_counts
+
         if p.base_step is None:
             return pair_counts(s, base=p.base, rl=p.rl, **pair_kwargs)
         paired = pair_counts(s, base=(p.base, p.base_step), rl=p.rl, **pair_kwargs)
