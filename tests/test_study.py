@@ -187,8 +187,15 @@ def test_support_long_computes_only_the_pairs_asked_for(tmp_path):
                                    "rl: r}, {label: theirs, base: b, rl: nobody}]}}"))
     t = A.support_long(s, pairs=["mine"])
     assert set(t["pair"]) == {"mine"} and t.iloc[0][["P", "E", "S", "O"]].tolist() == [2, 0, 0, 0]
-    with pytest.raises(ValueError, match=r"model 'nobody' is not in the summary"):
+    # in the study file's words: its file, section and pair, and the pair's keys
+    with pytest.raises(ValueError, match=r"s\.yaml, section 'support', pair 'theirs': Its `rl` "
+                                         r"selects no rows: model 'nobody' is not in the summary"):
         A.support_long(s)
+    same = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\nsections: {support: "
+                                      "{sources: [{path: s.jsonl}], pairs: [{base: b, rl: b}]}}"))
+    with pytest.raises(ValueError, match=r"Its `base` and `rl` name the same model 'b'.*or one "
+                                         r"run's checkpoints with `base_step`\.$"):
+        A.support_long(same)
     with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['ours'\]; available: \['mine', "
                                          r"'theirs'\]"):
         A.support_long(s, pairs=["ours"])

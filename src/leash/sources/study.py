@@ -223,6 +223,15 @@ class Source:
         return f"{self.kind}: {self.value}{extra}"
 
 
+# pair_counts' messages name its keywords; a study pair names its keys instead
+_PAIR_WORDS = (("The 'base' and 'rl' parameters name", "Its `base` and `rl` name"),
+               ("The 'base' parameter selects", "Its `base` selects"),
+               ("The 'rl' parameter selects", "Its `rl` selects"),
+               ("or two checkpoints of one run as (model, step)",
+                "or one run's checkpoints with `base_step`"),
+               ("Pass restrict_to_shared=True", "Set `shared_only: true` on the pair"))
+
+
 @dataclass(frozen=True)
 class Pair:
     """A base/RLVR comparison: model labels as they appear in the summary's ``model`` column."""
@@ -523,12 +532,12 @@ class Study:
         pair_kwargs.setdefault("restrict_to_shared", p.shared_only)
         try:
             return self._pair_counts(s, p, pair_kwargs)
-        except ValueError as exc:  # the study's word for the library's keyword
-            if "restrict_to_shared=True" not in str(exc):
-                raise
-            raise ValueError(f"{self._where}, section {name!r}, pair {p.label!r}: " + str(
-                exc).replace("Pass restrict_to_shared=True", "Set `shared_only: true` on the "
-                             "pair")) from None
+        except ValueError as exc:  # named by the pair, in the study file's words
+            text = str(exc)
+            for library, study in _PAIR_WORDS:
+                text = text.replace(library, study)
+            raise ValueError(f"{self._where}, section {name!r}, pair {p.label!r}: {text}"
+                             ) from None
 
     @staticmethod
     def _pair_counts(s, p: Pair, pair_kwargs) -> pd.DataFrame:
