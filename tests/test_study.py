@@ -229,3 +229,21 @@ def test_a_pair_may_drop_the_questions_one_model_lacks(tmp_path):
     with pytest.raises(ValueError, match=r"`sections.support.pairs\[0\].shared_only` must be "
                                          r"true or false"):
         load_study(write(tmp_path, text % ", shared_only: yes please"))
+
+
+def test_a_declared_question_count_the_data_do_not_have_is_said(tmp_path):
+    # a run that lost questions (450 of MATH500's 500) was tabled without a word
+    import warnings
+
+    from leash import artifacts as A
+
+    _ordered_samples(tmp_path)  # 2 questions
+    text = ("benchmarks: {A: {domain: math, N: %d}}\nsections: {support: {sources: [{path: "
+            "s.jsonl}], pairs: [{label: p, base: b, rl: r}]}}")
+    with pytest.warns(UserWarning, match=r"s\.yaml, section 'support', pair 'p': A declares N = "
+                                         r"3 \(`benchmarks\.A\.N`\), the data 2 questions"):
+        t = A.support_long(load_study(write(tmp_path, text % 3)))
+    assert t.iloc[0].N == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        A.support_long(load_study(write(tmp_path, text % 2)))

@@ -61,6 +61,7 @@ never claims a budget it does not have. The entropy section (Table 5) uses every
 from __future__ import annotations
 
 import glob as _glob
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -531,13 +532,21 @@ class Study:
             pair_kwargs["budget"] = self.budgets(name, p)
         pair_kwargs.setdefault("restrict_to_shared", p.shared_only)
         try:
-            return self._pair_counts(s, p, pair_kwargs)
+            paired = self._pair_counts(s, p, pair_kwargs)
         except ValueError as exc:  # named by the pair, in the study file's words
             text = str(exc)
             for library, study in _PAIR_WORDS:
                 text = text.replace(library, study)
             raise ValueError(f"{self._where}, section {name!r}, pair {p.label!r}: {text}"
                              ) from None
+        declared = self.benchmarks.dropna(subset=["N"]).set_index("benchmark")["N"]
+        have = paired.groupby("benchmark")["question_id"].nunique()
+        if off := [f"{b} declares N = {int(declared[b])} (`benchmarks.{b}.N`), the data "
+                   f"{int(n)}" for b, n in have.items() if b in declared and n != declared[b]]:
+            warnings.warn(f"{self._where}, section {name!r}, pair {p.label!r}: "
+                          f"{'; '.join(off)} questions; the tables count the questions "
+                          "paired (their N).", stacklevel=2)
+        return paired
 
     @staticmethod
     def _pair_counts(s, p: Pair, pair_kwargs) -> pd.DataFrame:
