@@ -213,3 +213,18 @@ def test_expected_support_curve_ends_at_exact_counts():
     assert last.P == full.P.sum() and last.S == full.S.sum()
     # at k = 1: P = sum of (c_b/n)(c_r/n)
     assert c.iloc[0].P == pytest.approx(float(((df.c_base / 8) * (df.c_rl / 8)).sum()))
+
+
+def test_avg_at_n_is_the_float_nearest_its_exact_percentage():
+    # 51 of 160 is 31.875 % exactly; 100 * (51 / 160) in floats is 31.874999..., which a table
+    # printed to two decimals showed as 31.87
+    from fractions import Fraction
+
+    from leash.analysis.tables import entropy_table
+
+    s = pd.DataFrame({"model": "m", "benchmark": "b", "question_id": ["1", "2", "3"],
+                      "n": [160, 3, 7], "c": [51, 1, 2]})
+    got = entropy_table(s.iloc[:1], na="class")["avg@n (%)"].iat[0]
+    assert got == 31.875 and f"{got:.2f}" == "31.88"
+    exact = 100 * (Fraction(51, 160) + Fraction(1, 3) + Fraction(2, 7)) / 3
+    assert entropy_table(s, na="class")["avg@n (%)"].iat[0] == float(exact)
