@@ -401,8 +401,9 @@ def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
     records = [{"idx": 0, "gt": "1", "code": ["\\boxed{204}", "\\boxed{1}"],
                 "score": [False, True]}]
     _evaluator_file(tmp_path / "eval.jsonl", records)
-    frame = load_study(_study(tmp_path, "rescore: math-verify\ngold: aime24\n")).summaries(
-        "support")
+    with pytest.warns(UserWarning, match=r"own gold answers contradict the 'gold' parameter"):
+        frame = load_study(_study(tmp_path, "rescore: math-verify\ngold: aime24\n")
+                           ).summaries("support")  # said, and graded as asked
     assert (frame["n"].tolist(), frame["c"].tolist()) == ([2], [1])
 
 
@@ -465,3 +466,57 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
     assert (tmp_path / "cluster.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     assert on.n_samples == local.n_samples == 120 and on.n_no_answer == 10 * HAND_NO_ANSWER
     assert _read_jsonl(tmp_path / "cluster.jsonl")["correct"].tolist() == HAND_CORRECT * 10
+
+
+@needs_mv
+def test_gold_files_inputs_and_outputs_that_used_to_go_wrong(tmp_path, capsys):
+    samples = [{"model": "m", "benchmark": "b", "question_id": str(q), "sample_idx": 0,
+                "response": f"so \\boxed{{{10 * (q + 1)}}}"} for q in range(3)]
+    f = tmp_path / "s.jsonl"  # responses and no verdicts: detected, not only with --fmt
+    f.write_text("".join(json.dumps(r) + "\n" for r in samples))
+    # a gold file keyed by question_id, in another order: it was matched by line number
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"question_id": q, "answer": str(10 * (q + 1))}) + "\n"
+                            for q in (2, 0, 1)))
+    code, _, err = _cli(capsys, "-q", "rescore", str(f), "--gold", str(gold), "--out",
+                        str(tmp_path / "o.jsonl"), "--jobs", "1")
+    assert code == 0, err
+    assert _read_jsonl(tmp_path / "o.jsonl").correct.tolist() == [True, True, True]
+    # the input as --out: refused before anything is read, the input left as it was
+    before = f.read_bytes()
+    code, _, err = _cli(capsys, "-q", "rescore", str(f), "--gold", str(gold), "--out", str(f))
+    assert code == 2 and "--out is its input" in err and f.read_bytes() == before
+    # CSV (its response column was not read: a DuckDB binder traceback)
+    pd.DataFrame(samples).assign(gold=["10", "21", "30"]).to_csv(tmp_path / "s.csv", index=False)
+    code, _, err = _cli(capsys, "-q", "rescore", str(tmp_path / "s.csv"), "--out",
+                        str(tmp_path / "c.parquet"), "--jobs", "1")
+    assert code == 0, err
+    assert pd.read_parquet(tmp_path / "c.parquet").correct.tolist() == [True, False, True]
+    # summarizing the ungraded file says to grade it first
+    code, _, err = _cli(capsys, "-q", "summarize", str(tmp_path / "s.csv"))
+    assert code == 2 and "grade its responses first (`leash rescore" in err
+
+
+@needs_mv
+def test_gold_answers_the_file_contradicts_are_a_warning(tmp_path, capsys):
+    # the file's own gold answers against the given ones: another benchmark's (or the same in
+    # another order) grade every response against another question's answer, which was silent;
+    # a warning, not an error, since a file's own gold answers may be the wrong ones
+    f = _evaluator_file(tmp_path / "eval.jsonl")  # its own gold: 1/2, 3, 10
+    out = tmp_path / "o.parquet"
+    for given, agree in ((["0.5", "3", "10"], True),  # the same answers (0.5 is 1/2)
+                         (["3", "10", "\\frac{1}{2}"], False), (["1", "2", "10"], False),
+                         (["1", "3", "10"], True)):  # one of three differs: not most
+        gold = tmp_path / "gold.jsonl"
+        gold.write_text("".join(json.dumps({"idx": i, "answer": a}) + "\n"
+                                for i, a in enumerate(given)))
+        code, _, err = _cli(capsys, "-q", "rescore", str(f), "--fmt", "evaluator", "--model",
+                            "m", "--benchmark", "b", "--gold", str(gold), "--out", str(out),
+                            "--jobs", "1")
+        assert code == 0 and out.exists(), err
+        warned = "leash rescore: warning: " in err and "contradict --gold on" in err
+        assert warned != agree, err
+        if not agree:
+            assert "leave out --gold to grade against the file's own." in err
+            assert err.count("\n") == 1  # one line
+        out.unlink()

@@ -263,7 +263,8 @@ _OPTIONS = {
     "rescore": [
         _GENERATIONS,
         ("--gold", dict(help="gold answers: a benchmark of the manifest (e.g. math500) or a "
-                        "JSONL question file (default: the file's own gold field). For "
+                        "JSONL question file (the question id in question_id, idx or qid, else "
+                        "the line number from 0; default: the file's own gold field). For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
         ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
                              default="answer", help="where the gold is in a --gold JSONL file")),

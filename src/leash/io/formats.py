@@ -380,13 +380,17 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     keys, rec, meta = _head(path, kind)
     if fmt == "summary" or meta is not None:
         return "summary", None, keys, meta
+    if {"question_id", "sample_idx", "response"} <= keys:  # to be graded by leash rescore
+        keys_ = keys | {"correct"}
+    else:
+        keys_ = keys
     for name, need in (("samples", {"sample_idx", "correct", "question_id"}),
                        ("counts", {"n", "c", "question_id"})):
-        if need <= keys and rec and all(isinstance(v, dict) for v in rec.values()):
+        if need <= keys_ and rec and all(isinstance(v, dict) for v in rec.values()):
             raise ValueError(f"{path}: the first record holds one object per column, as pandas"
                              "' DataFrame.to_json() writes by default; leash reads one record "
                              "per line, as to_json(path, orient='records', lines=True) writes.")
-        if need <= keys:
+        if need <= keys_:
             return name, None, keys, None
     for m in MAPPINGS.values():
         if rec is not None and all(k in rec for k in m.detection_keys()) \
@@ -395,7 +399,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     found = E.detect(path, keys, rec)
     if found:
         return found, None, keys, None
-    tried = ["samples (needs columns question_id, sample_idx, correct)",
+    tried = ["samples (needs columns question_id, sample_idx, correct or response)",
              "counts (needs question_id, n, c)"]
     if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
@@ -762,7 +766,10 @@ class Source:
             if f in self.fields and f not in have and f not in self.optional and \
                     self.labels.get(f) is None:
                 tail = (f" and was not supplied: pass {f}=... to name it"
-                        if f in ("model", "benchmark") else "")
+                        if f in ("model", "benchmark") else
+                        f": grade its responses first (`leash rescore {self.fname} --out "
+                        "rescored.parquet`), then read rescored.parquet"
+                        if f == "correct" and "response" in have else "")
                 raise ValueError(f"{self.fname}: required field '{f}' is missing from the "
                                  f"file{tail}.")
         out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
@@ -1019,7 +1026,7 @@ class Source:
             if header is None:
                 raise no_rows_error(self.path, "csv")
             self.keys = set(header)
-            pos = [(f, header.index(f)) for f in self.fields if f in header]
+            pos = [(f, header.index(f)) for f in (*self.fields, *self.extra) if f in header]
 
             def rows():
                 prev = reader.line_num

@@ -53,6 +53,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections import deque
 from collections.abc import Mapping
 from contextlib import closing, contextmanager, suppress
@@ -169,7 +170,7 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     p = Path(path)
     rows = []
     for where, rec in _json_records(p):
-        qid = rec.get("idx", rec.get("qid", len(rows)))
+        qid = rec.get("question_id", rec.get("idx", rec.get("qid", len(rows))))
         question = rec.get("problem", rec.get("question"))
         if rule in ("answer", "gold"):
             if rule not in rec:
@@ -941,9 +942,20 @@ def _column(batch: pa.RecordBatch, name: str, path: Path):
     return batch.column(name)
 
 
+def _check_out(out, inputs, func: str) -> None:
+    """The output replaces its file at the end: never one of the inputs."""
+    if out is not None and Path(out).exists():
+        for path, _ in inputs:
+            if Path(path).exists() and os.path.samefile(path, out):
+                raise ValueError(f"The 'out' parameter of {func} is its input {path}: the "
+                                 "rescored file would replace the responses it is graded "
+                                 "from; write it to another file.")
+
+
 def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
             func="rescore_file", cluster=None) -> RescoreReport:
     """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
+    _check_out(out, inputs, func)
     gold_map = None if gold is None else _gold_map(gold, func)
     jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     spec = _spec(func, scorer, extract, task, gold_map)
@@ -951,6 +963,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
     tally = _Tally()
     counts = {"rows": 0, "gold_seen": False}
     extras: list[str] | None = None
+    check = _GoldCheck(gold_map, func) if gold_map is not None and \
+        spec.scorer == "math-verify" else None
 
     def tasks():
         for path, batch in _batches_of(inputs, batch_size):
@@ -963,6 +977,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                     raise MissingGoldError(
                         f"{path}: {len(missing)} question(s) have no gold answer in the "
                         f"{len(gold_map)} given, e.g. {missing[:5]}.")
+                if check is not None and "gold" in batch.schema.names:
+                    check.add(qids, batch.column("gold").to_pylist(), path)
                 golds = None
             else:
                 golds = _column(batch, "gold", path).to_pylist()
@@ -977,6 +993,8 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                 counts["gold_seen"] = True
             responses = _column(batch, "response", path).to_pylist()
             yield (path, batch, qids), (responses, golds, qids, offset)
+        if check is not None:
+            check.done()
 
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
@@ -1014,6 +1032,52 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
         raise
     return RescoreReport(writer.out if writer is not None else None, n, n_changed, n_no_answer,
                          n_timeouts, tally.table())
+
+
+class _GoldCheck:
+    """The file's own gold answers, where it has them, against the given ones, on its first
+    :attr:`SIZE` questions: a warning when most differ (math-verify), since the given ones are
+    then another benchmark's, or the same in another order, and every response is graded
+    against another question's answer. A warning, not an error: a file's own gold answers may
+    be the wrong ones, which is why gold answers are given.
+    """
+
+    SIZE = 50
+
+    def __init__(self, given: dict, func: str):
+        self.given, self.func, self.own, self.path = given, func, {}, None
+
+    def add(self, qids, golds, path) -> None:
+        if self.own is None:
+            return
+        self.path = path
+        for q, g in zip(qids, golds):
+            if g is not None and len(self.own) < self.SIZE:
+                self.own.setdefault(q, g)
+        if len(self.own) >= self.SIZE:
+            self.done()
+
+    def done(self) -> None:
+        own, self.own = self.own, None
+        if not own:
+            return
+        mv = _math_verify()
+
+        def same(a, b):
+            a, b = str(a).strip(), str(b).strip()
+            return a == b or bool(_parsed_gold(a) and _parsed_gold(b) and mv.verify(
+                list(_parsed_gold(b)), list(_parsed_gold(a))))
+
+        differ = [(q, a, self.given[q]) for q, a in own.items() if not same(a, self.given[q])]
+        if 2 * len(differ) > len(own):
+            q, a, b = differ[0]
+            warnings.warn(
+                f"{self.path}: the file's own gold answers contradict the 'gold' parameter of "
+                f"{self.func} on {len(differ)} of the {len(own)} questions compared (question "
+                f"{q}: {a!r} in the file, {b!r} given): if those are another benchmark's "
+                "answers, or in another order, every response is graded against another "
+                "question's; leave out the 'gold' parameter to grade against the file's own.",
+                stacklevel=2)
 
 
 def _output_table(batch: pa.RecordBatch, g: _Graded, schema: pa.Schema, extras: list,
