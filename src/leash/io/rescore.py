@@ -529,14 +529,27 @@ def _mp_context():
 
 
 def _stop_workers(executor) -> None:
-    """End the workers now, not after their current batch (Ctrl-C, an error, early close)."""
+    """End the workers now, not after their current batch (Ctrl-C, an error, early close).
+
+    Never waits without a bound: batches still queued for a worker that is gone can keep the
+    queue's feeder thread writing into a full pipe, and the executor joins that thread holding
+    the lock its ``shutdown`` takes; so the queue drops them, and ``shutdown`` runs in a thread
+    of its own. (A Ctrl-C under a loaded ``make test`` hung once, twice over the project's
+    life, and was not reproduced; this is where a wait had no bound.)
+    """
     procs = list((getattr(executor, "_processes", None) or {}).values())
+    queue = getattr(executor, "_call_queue", None)
+    if queue is not None:
+        queue.cancel_join_thread()  # the batches not yet sent are dropped, not awaited
     if hasattr(executor, "terminate_workers"):  # Python >= 3.14
         executor.terminate_workers()
     else:  # before 3.14 the executor has no public way to stop a running worker
         for p in procs:
             p.terminate()
-    executor.shutdown(wait=False, cancel_futures=True)
+    closer = threading.Thread(target=executor.shutdown, kwargs={"wait": False,
+                              "cancel_futures": True}, daemon=True)
+    closer.start()
+    closer.join(timeout=10)
     for p in procs:
         p.join(timeout=10)
 
