@@ -56,7 +56,7 @@ def test_simulate_negative_seed(capsys):
 def test_simulate_check_missing_folder(capsys, tmp_path):
     assert main_simulate(["--check", "--out", str(tmp_path / "nope")]) == 2
     assert one_line(capsys.readouterr().err) == (
-        f"leash simulate: --out {tmp_path / 'nope'}: no such folder")
+        f"leash simulate: error: --out {tmp_path / 'nope'}: no such folder")
     (tmp_path / "file").write_text("x")
     assert main_simulate(["--out", str(tmp_path / "file")]) == 2
     assert "not a folder" in one_line(capsys.readouterr().err)

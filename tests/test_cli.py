@@ -424,3 +424,17 @@ def test_a_duplicate_names_its_key_not_options_the_user_never_gave(tmp_path, cap
     code, _, err = _run(capsys, "-q", "summarize", str(f))
     assert code == 2 and "(got model 'm', benchmark 'b', question_id '1', sample_idx 0)" in err
     assert "--model" not in err and "--benchmark" not in err
+
+
+def test_budget_lists_and_thresholds_that_cannot_mean_anything(tmp_path, capsys):
+    f = _samples_file(tmp_path)
+    code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "4,1,4,2", "--json")
+    assert code == 0 and [r["k"] for r in json.loads(out)] == [1, 2, 4] * 2  # once, ascending
+    with pytest.raises(SystemExit) as e:  # argparse's own exit, one line
+        main(["-q", "passk", str(f), "--k", "1,,2"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--k: must be a comma-separated list of integers" in err
+    # more correct samples than the budget has: every question out of support, silently
+    code, _, err = _run(capsys, "-q", "support", str(f), "--base", "base", "--rl", "rl",
+                        "--min-count", "5")
+    assert code == 2 and "--min-count 5 exceeds the budget of 4 samples" in err

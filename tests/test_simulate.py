@@ -569,7 +569,7 @@ def test_leash_simulate_config_option(tmp_path, capsys):
     bad = _bad_config(tmp_path, "rho: 0.8", "rho: 1.8")
     assert main_simulate(["--config", str(bad), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("leash simulate: simulation config ") and "\n" not in err
+    assert err.startswith("leash simulate: error: simulation config ") and "\n" not in err
     assert "`rho` must be a number in [-1, 1], got 1.8 (float)" in err
     assert not (tmp_path / "out").exists()
     assert main_simulate(["--config", str(tmp_path / "none.yaml")]) == 2

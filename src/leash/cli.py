@@ -44,14 +44,15 @@ class _Context:
 
 
 def _int_list(text: str) -> list[int]:
+    """The budgets of a list such as ``1,2,4,8``, ascending, each once."""
     try:
-        ks = [int(x) for x in text.split(",") if x.strip()]
+        ks = [int(x) for x in text.split(",")]  # an empty item ("1,,2") is no integer
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"must be a comma-separated list of integers, got {text!r}") from None
-    if not ks or any(k < 1 for k in ks):
+    if any(k < 1 for k in ks):
         raise argparse.ArgumentTypeError(f"must list integers >= 1, got {text!r}")
-    return ks
+    return sorted(set(ks))
 
 
 def _version() -> str:
@@ -1095,12 +1096,15 @@ def main_simulate(argv=None):
             for n, diffs in bad.items():
                 print(f"leash simulate --check: {n}.parquet differs from a fresh regeneration: "
                       f"{'; '.join(diffs)}", file=sys.stderr)
+            if not bad:
+                print(f"leash simulate --check: the {len(DEMO_FILES)} files in {out} equal a "
+                      "fresh regeneration", file=sys.stderr)
             return 1 if bad else 0
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {args.out}: not a folder")
         paths = write_demo(out, args.seed, config=cfg)
-    except (ValueError, OSError) as exc:
-        print(f"leash simulate: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:  # one line, as every command's errors
+        print(f"leash simulate: error: {_cli_words(str(exc))}", file=sys.stderr)
         return 2
     for p in paths.values():
         print(f"{p} ({p.stat().st_size} bytes) [SIMULATED]", file=sys.stderr)

@@ -122,6 +122,10 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
     ndarray of bool, shape (n_questions,)
     """
     n = np.asarray(n, dtype=np.int64)
+    if len(n) and min_count > (k if k is not None else n.min()):
+        raise ValueError(f"{where}: min_count={min_count} exceeds the budget of "
+                         f"{k if k is not None else int(n.min())} samples, so no question "
+                         "could be found.")
     if k is None or (n == k).all():
         unknown = pd.isna(np.asarray(c, dtype=object))  # pairing at a common budget leaves c
         if not unknown.any():                            # NA where the first k do not fix it
