@@ -437,4 +437,4 @@ def test_budget_lists_and_thresholds_that_cannot_mean_anything(tmp_path, capsys)
     # more correct samples than the budget has: every question out of support, silently
     code, _, err = _run(capsys, "-q", "support", str(f), "--base", "base", "--rl", "rl",
                         "--min-count", "5")
-    assert code == 2 and "--min-count 5 exceeds the budget of 4 samples" in err
+    assert code == 2 and "--min-count 5 exceeds every question's budget (at most 4" in err

@@ -520,3 +520,28 @@ def test_gold_answers_the_file_contradicts_are_a_warning(tmp_path, capsys):
             assert "leave out --gold to grade against the file's own." in err
             assert err.count("\n") == 1  # one line
         out.unlink()
+
+
+@needs_mv
+def test_the_gold_check_runs_outside_the_main_thread(tmp_path):
+    # math-verify refuses to parse with its signal timeouts outside the main thread; the check
+    # of given gold answers against the file's own compares them as leash normalizes them there
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": str(q),
+                                     "sample_idx": 0, "response": f"\\boxed{{{q + 1}}}",
+                                     "gold": f"{q + 1}.0", "correct": False}) + "\n"
+                         for q in range(3)))
+    result = {}
+
+    def run():
+        try:
+            result["report"] = rs.rescore_file(f, gold={str(q): str(q + 1) for q in range(3)},
+                                               jobs=1)
+        except Exception as exc:  # the test reports it
+            result["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert "error" not in result, result.get("error")
+    assert result["report"].table["accuracy_after"].tolist() == [1.0]

@@ -96,3 +96,17 @@ def test_a_budget_below_the_samples_leaves_out_the_settings_that_need_counts():
     assert (row.rule, row.min_count, row.P, row.E, row.S, row.O) == ("count", 1, 0, 1, 1, 0)
     with pytest.raises(ValueError, match="no setting can be computed"):
         sensitivity_sweep(paired, min_counts=(2,), zetas=(0.05,))
+
+
+def test_default_thresholds_run_on_small_budgets():
+    # min_count 5 on 4 samples finds nothing, a valid row of the sweep (it was refused)
+    from leash.analysis.pairing import pair_counts
+
+    rows = [{"model": m, "benchmark": "A", "question_id": str(q), "n": 4, "c": c,
+             "first_correct": 0 if c else -1, "step": pd.NA}
+            for m, cs in (("b", (4, 1, 0)), ("r", (4, 4, 2))) for q, c in enumerate(cs)]
+    t = sensitivity_sweep(pair_counts(pd.DataFrame(rows), "b", "r"), zetas=(0.05,))
+    got = t[(t.rule == "count") & (t.scope == "benchmark")].set_index("min_count")
+    assert got.loc[5, ["P", "E", "S", "O"]].tolist() == [0, 0, 0, 3]
+    # by hand at min_count 2: base finds q0 (4), rl finds q0, q1, q2 (4, 4, 2)
+    assert got.loc[2, ["P", "E", "S", "O"]].tolist() == [1, 2, 0, 0]

@@ -228,3 +228,18 @@ def test_avg_at_n_is_the_float_nearest_its_exact_percentage():
     assert got == 31.875 and f"{got:.2f}" == "31.88"
     exact = 100 * (Fraction(51, 160) + Fraction(1, 3) + Fraction(2, 7)) / 3
     assert entropy_table(s, na="class")["avg@n (%)"].iat[0] == float(exact)
+
+
+def test_found_at_budget_mixes_known_counts_and_first_correct():
+    # pairing at a common budget leaves some counts unknown (NA) and a counts input may have no
+    # first_correct: each row is decided by what it has (this raised pandas' int64 error)
+    from leash.analysis.tables import found_at_budget
+
+    n = [4, 4, 4, 4]
+    c = pd.array([2, pd.NA, 0, pd.NA], dtype="Int64")
+    first = pd.array([pd.NA, 3, pd.NA, 5], dtype="Int64")  # row 3: first correct beyond 4
+    assert found_at_budget(n, c, first, None).tolist() == [True, True, False, False]
+    with pytest.raises(ValueError, match="2 correct counts are unknown.*min_count=2 needs them"):
+        found_at_budget(n, c, first, None, min_count=2)
+    # a threshold above a budget finds nothing there, and is no error (sensitivity sweeps)
+    assert found_at_budget([4, 8], [4, 6], [0, 0], None, min_count=5).tolist() == [False, True]

@@ -881,6 +881,10 @@ def _cmd_support(args, ctx: _Context) -> int:
     # samples in generation order, from first_correct), which needs the per-question counts.
     base, rl = _model_spec(args.base, "--base"), _model_spec(args.rl, "--rl")
     paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.shared_only)
+    most = args.k or int(max(paired["n_base"].max(), paired["n_rl"].max(), 0))
+    if args.min_count > most:  # else every question is out of support, and says nothing
+        raise ValueError(f"--min-count {args.min_count} exceeds every question's budget (at "
+                         f"most {most} samples), so no question could be found.")
     if args.k is not None:
         for spec in (base, rl):
             _check_k_fits(_side_rows(summary, spec, paired), args.k)
