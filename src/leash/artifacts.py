@@ -172,9 +172,7 @@ class StudySource:
                  level=0.95, pairs=None) -> pd.DataFrame:
         rng = np.random.default_rng(seed)
         frames, listed = [], self.section(section).pairs
-        if pairs and (unknown := sorted(set(pairs) - {p.label for p in listed})):
-            raise ValueError(f"Unknown pair(s) {unknown}; available: "
-                             f"{[p.label for p in listed]}.")
+        _check_pairs(pairs, [p.label for p in listed])
         for p in (p for p in listed if not pairs or p.label in pairs):  # only those asked for
             paired = self.paired(section, p)
             steps = sorted(paired["step"].dropna().unique().tolist())
@@ -465,12 +463,15 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
     t = t.astype({"k": "Int64", "k_min": "Int64", "k_max": "Int64"})
     if pairs:
-        unknown = sorted(set(pairs) - set(t["pair"]))
-        if unknown:
-            known = list(dict.fromkeys(t["pair"]))
-            raise ValueError(f"Unknown pair(s) {unknown}; available: {known}.")
+        _check_pairs(pairs, list(dict.fromkeys(t["pair"])))
         t = t[t["pair"].isin(pairs)].reset_index(drop=True)
     return t
+
+
+def _check_pairs(pairs, known: list) -> None:
+    """Refuse pair labels that are not among ``known`` (the ``pairs`` parameter)."""
+    if pairs and (unknown := sorted(set(pairs) - set(known))):
+        raise ValueError(f"Unknown pair(s) {unknown}; available: {known}.")
 
 
 def table1(long: pd.DataFrame) -> pd.DataFrame:

@@ -123,19 +123,21 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
     """
     n = np.asarray(n, dtype=np.int64)
     if k is None or (n == k).all():
-        unknown = pd.isna(np.asarray(c, dtype=object))  # pairing at a common budget leaves c
-        if not unknown.any():                            # NA where the first k do not fix it
-            return np.asarray(c, dtype=np.int64) >= min_count
+        # pairing at a common budget leaves c NA where the first k samples do not fix it: there
+        # the first correct sample decides (min_count 1 only)
+        c = np.asarray(c, dtype=object)
+        unknown = pd.isna(c)
         first = None if first_correct is None else np.asarray(first_correct, dtype=object)
-        if min_count != 1 or first is None or pd.isna(first[unknown]).any():
+        if unknown.any() and (min_count != 1 or first is None or pd.isna(first[unknown]).any()):
             raise ValueError(
                 f"{where}: {int(unknown.sum())} correct counts are unknown at the budget of the "
                 "pairing (a declared budget, or the smaller sample count of two models, below "
                 f"the samples on hand), and min_count={min_count} needs them; with min_count=1 "
                 "the first correct sample decides.")
-        found = np.zeros(len(n), dtype=bool)  # by the count where known, else the first
-        found[~unknown] = np.asarray(c, dtype=object)[~unknown].astype(np.int64) >= 1
-        found[unknown] = found_within(first[unknown].astype(np.int64), n[unknown])
+        found = np.zeros(len(n), dtype=bool)
+        found[~unknown] = c[~unknown].astype(np.int64) >= min_count
+        if unknown.any():
+            found[unknown] = found_within(first[unknown].astype(np.int64), n[unknown])
         return found
     if (n < k).any():
         i = int(np.flatnonzero(n < k)[0])

@@ -380,18 +380,17 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     keys, rec, meta = _head(path, kind)
     if fmt == "summary" or meta is not None:
         return "summary", None, keys, meta
-    if {"question_id", "sample_idx", "response"} <= keys:  # to be graded by leash rescore
-        keys_ = keys | {"correct"}
-    else:
-        keys_ = keys
+    # responses without verdicts are samples too, to be graded by leash rescore
+    have = keys | ({"correct"} if {"question_id", "sample_idx", "response"} <= keys else set())
     for name, need in (("samples", {"sample_idx", "correct", "question_id"}),
                        ("counts", {"n", "c", "question_id"})):
-        if need <= keys_ and rec and all(isinstance(v, dict) for v in rec.values()):
+        if not need <= have:
+            continue
+        if rec and all(isinstance(v, dict) for v in rec.values()):
             raise ValueError(f"{path}: the first record holds one object per column, as pandas"
                              "' DataFrame.to_json() writes by default; leash reads one record "
                              "per line, as to_json(path, orient='records', lines=True) writes.")
-        if need <= keys_:
-            return name, None, keys, None
+        return name, None, keys, None
     for m in MAPPINGS.values():
         if rec is not None and all(k in rec for k in m.detection_keys()) \
                 and isinstance(rec[m.samples or m.correct], list):

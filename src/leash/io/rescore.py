@@ -1081,10 +1081,10 @@ class _GoldCheck:
 
         def same(a, b):
             a, b = str(a).strip(), str(b).strip()
-            if not exact:
+            if a == b or not exact:
                 return a == b or normalize_answer(a) == normalize_answer(b)
-            return a == b or bool(_parsed_gold(a) and _parsed_gold(b) and mv.verify(
-                list(_parsed_gold(b)), list(_parsed_gold(a))))
+            pa, pb = _parsed_gold(a), _parsed_gold(b)
+            return bool(pa and pb and mv.verify(list(pb), list(pa)))
 
         differ = [(q, a, self.given[q]) for q, a in own.items() if not same(a, self.given[q])]
         if 2 * len(differ) > len(own):
