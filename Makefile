@@ -46,7 +46,7 @@ help:
 	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, headless"
 	@echo "                 Chromium (needs chromium + chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
-	@echo "make lint        ruff over src/, tests/ and benchmarks/ (part of make test)"
+	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
 
 $(STAMP): pyproject.toml
@@ -83,8 +83,11 @@ reproduce: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# ruff, then the layer contracts of pyproject.toml (import-linter; no console script needed, so
+# that PYTHON=... works too).
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
+	$(PY) -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv[0] = 'lint-imports'; sys.exit(c())"
 
 lab: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lab]"

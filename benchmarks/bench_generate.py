@@ -2,11 +2,11 @@
 
 SmolLM2-135M-Instruct (the cpu-generate extra), one thread, the same prompts and token budget:
 
-* leash generate  : :meth:`leash.generate.backends.LlamaCpp.sample` (temperature then top-p in
+* leash generate  : :meth:`leash_eval.generate.backends.LlamaCpp.sample` (temperature then top-p in
                     numpy, the full-vocabulary entropy of every token): generated tokens/s;
 * llama.cpp       : ``Llama.create_completion(prompt=tokens, seed=..., max_tokens=...)``, its own
                     sampler and no entropies: what a user of llama-cpp-python alone gets;
-* leash score     : :meth:`~leash.generate.backends.LlamaCpp.score` (one token per evaluation,
+* leash score     : :meth:`~leash_eval.generate.backends.LlamaCpp.score` (one token per evaluation,
                     the schedule of sampling, so scores are exact): trace tokens/s;
 * batched eval    : the same trace in one ``eval`` with ``logits_all=True`` (faster, but llama.cpp
                     then differs from the sampled log-probabilities by up to 0.3 nats a token).
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     import llama_cpp
     import numpy as np
 
-    from leash.generate.backends import DEFAULT_PROMPT, LlamaCpp, smollm2_path
+    from leash_eval.generate.backends import DEFAULT_PROMPT, LlamaCpp, smollm2_path
 
     n_samples, max_tokens = (3, 24) if args.quick else (8, 96)
     questions = ["What is 7 + 5?", "Solve for x: 2x + 3 = 11.", "What is 15% of 80?"]

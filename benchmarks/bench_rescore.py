@@ -6,7 +6,7 @@ other text in that process:
 
 * raw   : ``math_verify.verify(parse(gold), parse(response))`` in a loop: the baseline, what
           grading costs at least;
-* 1 core: ``leash.io.rescore.rescore_file(..., jobs=1)``: read the file, grade, count, write the
+* 1 core: ``leash_eval.rescore.rescore_file(..., jobs=1)``: read the file, grade, count, write the
           rescored Parquet file;
 * all   : the same with ``jobs=`` every usable core (worker processes);
 * cluster: the same on a local Dask cluster (``cluster=``: one worker process per usable core,
@@ -51,7 +51,7 @@ SHORT_CHARS = 300
 
 def _real_rows():
     """``[(question, gold, [responses])]`` from the mirror, or None."""
-    from leash.io import manifest as mf
+    from leash_eval import manifest as mf
 
     try:
         path = mf.locate(DATASET)
@@ -139,7 +139,7 @@ def _warm_up(route: str, jobs: int, cluster=None) -> None:
     """Imports, compiled regexes and (for ``all``) the fork server, on text not measured."""
     import math_verify as mv
 
-    from leash.io import rescore as rs
+    from leash_eval import rescore as rs
 
     warm = [(str(i), str(i + 1), f"so the sum is $\\boxed{{{i + 1}}}$") for i in range(4 * jobs)]
     if route == "raw":
@@ -171,7 +171,7 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
 
     import pyarrow.parquet as pq
 
-    from leash.io import rescore as rs
+    from leash_eval import rescore as rs
 
     cluster = _local_cluster(jobs) if route == "cluster" else None
     address = cluster.scheduler_address if cluster else None
@@ -229,7 +229,7 @@ def main(argv=None) -> int:
         print("bench_rescore: math-verify is not installed (pip install 'leash[verify]'); "
               "skipped")
         return 0
-    from leash.io.rescore import default_jobs
+    from leash_eval.rescore import default_jobs
 
     reps = args.reps or (1 if args.quick else 3)
     n_long = 40 if args.quick else 120

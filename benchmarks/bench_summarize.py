@@ -7,7 +7,7 @@ sample_idx, correct, answer, n_tokens, token_entropy) under build/bench/: a Parq
 in a fresh process under ``/usr/bin/time -v`` (peak RSS of that process alone; a child forked
 from this parent would inherit its peak), three times, and the best time counts:
 
-* leash     : ``leash.io.summarize.summarize(path)`` (the scan, the rules of every row, the
+* leash     : ``leash_eval.summarize.summarize(path)`` (the scan, the rules of every row, the
               duplicate check and the whole 16-column summary), imports not timed;
 * duckdb    : DuckDB's query doing the aggregation of the issue (n, c, first correct index,
               mean tokens per question), imports not timed;
@@ -131,7 +131,7 @@ def measure(route: str, path: str) -> dict:
         import pandas  # noqa: F401  (the frame summarize returns)
         import pyarrow  # noqa: F401
 
-        from leash.io.summarize import summarize
+        from leash_eval.summarize import summarize
 
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -199,7 +199,7 @@ def main(argv=None):
                                         "sample_idx": i, "correct": (q + i) % 3 == 0,
                                         "n_tokens": 10 + i}) + "\n"
                             for q in range(5) for i in range(4)))
-    leash_cli = [sys.executable, "-m", "leash.cli", "-q", "summarize", str(tiny)]
+    leash_cli = [sys.executable, "-m", "leash_eval.cli", "-q", "summarize", str(tiny)]
     duck_cli = [sys.executable, "-c", "import duckdb; print(duckdb.connect().execute("
                 f"{ISSUE_QUERY.format(src=_source(str(tiny)))!r}).fetchall())"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

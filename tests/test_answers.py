@@ -1,4 +1,4 @@
-"""Tests of leash.io.answers: extraction, normalization, equivalence classes."""
+"""Tests of leash_eval.answers: extraction, normalization, equivalence classes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
-from leash.io.answers import (
+from leash_eval.answers import (
     MATH_METHODS,
     METHODS,
     REASONING_GYM_METHODS,
@@ -250,7 +250,7 @@ def test_math_verify_classes():
 def test_math_verify_missing_gives_install_hint(monkeypatch):
     import builtins
 
-    import leash.io.answers as la
+    import leash_eval.answers as la
 
     real_import = builtins.__import__
 
@@ -318,7 +318,7 @@ def test_extraction_agrees_with_evaluator_preds():
 
 def test_normalize_reaches_a_fixed_point_on_exposed_delimiters():
     # Found by hypothesis: removing "%" exposed "$$", which one pass left behind.
-    from leash.io.answers import normalize_answer
+    from leash_eval.answers import normalize_answer
 
     assert normalize_answer("%$$") is None
     assert normalize_answer("$%5%$") == normalize_answer(normalize_answer("$%5%$"))

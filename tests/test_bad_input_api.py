@@ -246,7 +246,7 @@ def toy_samples(tmp_path, benchmarks=(("toy", 5),)):
 
 def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
     pytest.importorskip("leash.analysis.pairing")
-    from leash.cli import main
+    from leash_eval.cli import main
 
     f = toy_samples(tmp_path)
     args = ["-q", "support", str(f), "--base", "base", "--rl", "rl", "--json", "--n-boot"]
@@ -701,7 +701,7 @@ def test_bootstrap_reads_the_strata_once(func):
 
 def cli_lines(capsys, *argv):
     """(exit status, stderr lines) of ``leash -q ARGV`` run in-process, refusing a traceback."""
-    from leash.cli import main
+    from leash_eval.cli import main
 
     try:
         code = main(["-q", *map(str, argv)])

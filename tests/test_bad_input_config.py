@@ -17,7 +17,7 @@ run_all refuses before any notebook      -> test_run_all_refuses_a_bad_study_bef
 the shipped studies still load           -> test_shipped_studies_load
 paper.yaml documents every schema key    -> test_paper_yaml_documents_every_key
 
-The data manifest (leash.io.manifest; `leash fetch`; commands taking a dataset name):
+The data manifest (leash_eval.manifest; `leash fetch`; commands taking a dataset name):
 empty, absolute or `..` entry path       -> test_manifest_refuses_paths_outside_the_root
 (relative file paths still accepted)     -> test_manifest_accepts_relative_file_paths
 the same through the CLI, exit 2         -> test_cli_refuses_an_empty_manifest_path
@@ -42,11 +42,11 @@ import pytest
 import yaml
 
 from leash import _config as C
-from leash.cli import main as leash_main
-from leash.io import manifest as mf
 from leash.run.reproduce import ParameterError, run_all
 from leash.run.reproduce import main as reproduce_main
 from leash.sources.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
+from leash_eval import manifest as mf
+from leash_eval.cli import main as leash_main
 
 
 def _study(tmp_path, text: str, name: str = "s.yaml"):

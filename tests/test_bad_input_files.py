@@ -39,9 +39,9 @@ import warnings
 import pytest
 
 from _support import rec, write_lines
-from leash.cli import main
-from leash.io.summarize import summarize
-from leash.io.validate import validate
+from leash_eval.cli import main
+from leash_eval.summarize import summarize
+from leash_eval.validate import validate
 
 
 def cli(capsys, *argv):
@@ -178,7 +178,7 @@ def test_truncated_gzip_names_file_and_last_complete_line(tmp_path, capsys):
     import gzip
     import zlib
 
-    from leash.io.summarize import load_counts
+    from leash_eval.summarize import load_counts
 
     data = "".join(json.dumps(rec(q=str(i % 7), i=i // 7)) + "\n" for i in range(5000))
     packed = gzip.compress(data.encode())
@@ -278,7 +278,7 @@ def test_fifo_and_directory_are_refused(tmp_path, capsys):
 # 3. summary files are checked with the counts rules, and leash validate accepts them
 # --------------------------------------------------------------------------------------------
 def _summary_files(tmp_path):
-    from leash.io.summarize import write_summary
+    from leash_eval.summarize import write_summary
 
     s = write_lines(tmp_path / "s.jsonl", [
         rec(q=str(q), i=i, correct=(i + q) % 3 == 0, model=m, answer=str(i % 2))
@@ -295,7 +295,7 @@ def _summary_files(tmp_path):
 def test_summary_files_are_validated_like_counts(tmp_path, capsys):
     import pandas as pd
 
-    from leash.io.summarize import load_counts, read_summary
+    from leash_eval.summarize import load_counts, read_summary
 
     frame, good, bad = _summary_files(tmp_path)
     rep = validate(bad)
@@ -354,7 +354,7 @@ def test_same_evaluator_file_twice_or_a_copy_is_refused(tmp_path, capsys):
 def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
     import pandas as pd
 
-    from leash.io.summarize import load_counts
+    from leash_eval.summarize import load_counts
 
     # evaluator: one question twice in one file
     ev = write_lines(tmp_path / "ev.jsonl", [
@@ -406,7 +406,7 @@ def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
     # summary files: a row twice, and a summary with the samples it came from
     summ = tmp_path / "summ.parquet"
     frame = summarize(a, out=summ)
-    from leash.io.summarize import write_summary
+    from leash_eval.summarize import write_summary
 
     write_summary(pd.concat([frame, frame], ignore_index=True), tmp_path / "dup.parquet")
     with pytest.raises(ValueError, match=r"dup\.parquet: row group 0, row 1: .*first given at "
@@ -478,7 +478,7 @@ def test_missing_first_correct_says_what_to_do(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 def test_same_model_twice_is_refused(tmp_path, capsys):
     from leash.analysis.pairing import pair_counts
-    from leash.io.summarize import load_counts
+    from leash_eval.summarize import load_counts
 
     p = write_lines(tmp_path / "s.jsonl", [rec(i=i, model=m, step=st)
                                            for m, st in (("m", 10), ("m", 20)) for i in range(4)])
@@ -498,7 +498,7 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
     for command in ("summarize", "passk"):
         line = cli_error(capsys, command, bad)
         assert "--on-error skip" in line and "leash validate FILE" in line
-        assert "on_error=" not in line and "leash.io.validate" not in line
+        assert "on_error=" not in line and "leash_eval.validate" not in line
     # and --on-error skip is honoured by every command that reads generations
     code, _, err = cli(capsys, "passk", bad, "--on-error", "skip", "--k", "1")
     assert code == 0
@@ -530,7 +530,7 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
 # 11. many malformed CSV rows: one cleaning pass per block, not one per bad row
 # --------------------------------------------------------------------------------------------
 def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypatch):
-    from leash.io import formats as F
+    from leash_eval import formats as F
 
     head = "model,benchmark,question_id,sample_idx,correct"
     rows, good, expected = [], [], []
@@ -721,7 +721,7 @@ def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
     import pyarrow.parquet as pq
 
     from _support import REPO
-    from leash.io.summarize import load_counts, read_summary
+    from leash_eval.summarize import load_counts, read_summary
 
     for name in ("entropy", "support", "checkpoints", "sft", "gym"):
         path = REPO / "data" / "demo" / f"{name}.parquet"
@@ -737,7 +737,7 @@ def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
 # 15. every row rejected: an error, before anything is written; what leash writes it reads
 # --------------------------------------------------------------------------------------------
 def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys):
-    from leash.io.summarize import load_counts, read_summary, write_summary
+    from leash_eval.summarize import load_counts, read_summary, write_summary
 
     bad = write_lines(tmp_path / "all_bad.jsonl", [rec(i=0, correct="maybe"),
                                                    rec(i=1, correct="no")])
@@ -752,7 +752,7 @@ def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys)
     assert not out.exists()
     line = cli_error(capsys, "summarize", bad, "--on-error", "skip", "--out", out)
     assert re.search(want, line) and "`leash validate FILE`" in line, line
-    assert "leash.io.validate" not in line and not out.exists()
+    assert "leash_eval.validate" not in line and not out.exists()
     # one input all bad, another good: the good rows are a summary that reads back
     with pytest.warns(UserWarning, match=r"all_bad\.jsonl: 2 of 2 rows rejected"):
         frame = summarize([bad, good], on_error="skip", out=out)
@@ -775,8 +775,8 @@ def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, m
     import pyarrow.parquet as pq
 
     from _support import REPO
-    from leash.io import formats as F
-    from leash.io.summarize import read_summary
+    from leash_eval import formats as F
+    from leash_eval.summarize import read_summary
 
     calls = Counter()
 
@@ -804,8 +804,8 @@ def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, m
 def test_an_error_of_the_rules_is_not_an_unreadable_file(tmp_path, monkeypatch):
     import duckdb
 
-    from leash.io import formats as F
-    from leash.io.validate import InputFileError
+    from leash_eval import formats as F
+    from leash_eval.validate import InputFileError
 
     p = write_lines(tmp_path / "ok.jsonl", [rec(i=0), rec(i=1)])
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from leash.cli import main as leash_main
-from leash.cli import main_simulate
 from leash.run import reproduce
+from leash_eval.cli import main as leash_main
+from leash_eval.cli import main_simulate
 
 HERE = Path(__file__).resolve().parent
 TINY = HERE / "notebooks" / "tiny.ipynb"

@@ -90,8 +90,8 @@ def test_committed_math_example_matches_raw_scores():
 def test_notebook_inputs_follow_the_study_files(tmp_path, monkeypatch):
     # What notebook 09 requires comes from its studies' own sources and benchmarks, so another
     # study file skips for its own missing data (and runs where it is present).
-    from leash.io import manifest
     from leash.run.notebook import SkipNotebook, require_gold, require_study
+    from leash_eval import manifest
 
     monkeypatch.setattr(manifest, "default_dest", lambda: tmp_path / "raw")
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(tmp_path / "no-mirror"))

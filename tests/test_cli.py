@@ -1,4 +1,4 @@
-"""Tests of the leash command line, run in-process through leash.cli.main."""
+"""Tests of the leash command line, run in-process through leash_eval.cli.main."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
-from leash.cli import main
+from leash_eval.cli import main
 
 # Hand-made counts: question -> (n, c) per model; every question has 4 samples, and the
 # correct ones come first except where noted in SAMPLES below.
@@ -348,7 +348,8 @@ def test_summarize_loads_no_pandas_and_prints_aligned_text(tmp_path):
 
     f = _samples_file(tmp_path)
     out = tmp_path / "s.parquet"
-    code = ("import sys; from leash.cli import main; rc = main(['-q', 'summarize', sys.argv[1], "
+    code = ("import sys; from leash_eval.cli import main; "
+            "rc = main(['-q', 'summarize', sys.argv[1], "
             "'--out', sys.argv[2]]); assert 'pandas' not in sys.modules, 'pandas'; sys.exit(rc)")
     run = subprocess.run([sys.executable, "-c", code, str(f), str(out)], capture_output=True,
                          text=True)
@@ -363,7 +364,7 @@ def test_summarize_loads_no_pandas_and_prints_aligned_text(tmp_path):
     assert lines[1].split()[-1] == f"{3 / 5:.4g}"
     # the summary written from the table reads back as the library's own summary
     from leash.analysis.compare import frame_differences
-    from leash.io.summarize import read_summary, summarize
+    from leash_eval.summarize import read_summary, summarize
 
     assert frame_differences(read_summary(out), summarize(f)) == []
 

@@ -2,7 +2,7 @@
 that name options (not the library's keywords), one-line warnings, and command examples in the
 READMEs and help texts that name real manifest datasets.
 
-Run in-process through leash.cli.main, except where the real process matters (exit status of
+Run in-process through leash_eval.cli.main, except where the real process matters (exit status of
 ``--version``, what a warning looks like in a terminal).
 """
 
@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror
-from leash import cli
-from leash.cli import build_parser, main
+from leash_eval import cli
+from leash_eval.cli import build_parser, main
 
 COMMANDS = ("validate", "summarize", "fetch", "rescore", "generate", "score-traces", "passk",
             "support")
@@ -105,7 +105,7 @@ def test_defaults_shown_are_the_parsers_own(capsys):
 @pytest.mark.parametrize("name", PASSTHROUGH)
 def test_runners_have_their_own_help_with_examples(capsys, name):
     if name == "simulate":
-        from leash.cli import main_simulate as run
+        from leash_eval.cli import main_simulate as run
     else:
         from leash.run.reproduce import main as run
     text = _help_of(capsys, run, ["--help"])
@@ -129,7 +129,7 @@ def test_version_prints_the_installed_version(capsys):
 
 
 def test_version_of_the_real_process():
-    run = subprocess.run([sys.executable, "-m", "leash.cli", "--version"], capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "leash_eval.cli", "--version"], capture_output=True,
                          text=True, timeout=120)
     assert (run.returncode, run.stdout, run.stderr) == (0, f"leash {version('leash')}\n", "")
 
@@ -331,7 +331,7 @@ def _library_messages():
 
 def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
     """Systematic: every "'x' parameter" and "x=" of the library's messages is translated by
-    the one table of leash.cli (or declared above as having no option), so a new message or
+    the one table of leash_eval.cli (or declared above as having no option), so a new message or
     keyword cannot reach the terminal in the library's words unnoticed."""
     import importlib
 
@@ -350,7 +350,7 @@ def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
         for kw in found & options:
             if re.search(rf"'{kw}' parameter|(?<![\w.'\"]){kw}=(?!=)", words):
                 untranslated.append((where, words))
-    assert not unknown, f"keywords without an option in leash.cli._FLAG_OF: {sorted(unknown)}"
+    assert not unknown, f"keywords without an option in leash_eval.cli._FLAG_OF: {sorted(unknown)}"
     assert not untranslated
 
 
@@ -407,7 +407,7 @@ def test_warnings_in_a_terminal_have_no_source_line(tmp_path):
              "correct": ["true", "maybe"][i]} for i in range(2)]
     f = tmp_path / "bad.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = subprocess.run([sys.executable, "-m", "leash.cli", "-q", "summarize", str(f),
+    run = subprocess.run([sys.executable, "-m", "leash_eval.cli", "-q", "summarize", str(f),
                           "--on-error", "skip"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0
     assert run.stderr.splitlines() == [
@@ -508,8 +508,8 @@ def test_readme_commands_name_real_datasets():
 
 
 def test_help_examples_name_real_datasets(capsys):
-    from leash.cli import main_simulate
     from leash.run.reproduce import main as reproduce_main
+    from leash_eval.cli import main_simulate
 
     texts = {"leash --help": _help_of(capsys, main, ["--help"])}
     texts |= {f"leash {c} --help": _help_of(capsys, main, [c, "--help"]) for c in COMMANDS}

@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from leash.analysis.compare import ATOL, RTOL, close, csv_differences, frame_differences
-from leash.cli import main_simulate
 from leash.output.report import save_figure, save_table
-from leash.sources import simulate as S
+from leash_eval.cli import main_simulate
+from leash_eval.demo import write_demo
 
 
 def ulps(x, n=3):
@@ -137,7 +137,7 @@ def test_save_figure_keeps_its_csv_when_equal_under_the_rule(tmp_path):
 
 @pytest.fixture(scope="module")
 def demo_files(tmp_path_factory):
-    return S.write_demo(tmp_path_factory.mktemp("demo"))
+    return write_demo(tmp_path_factory.mktemp("demo"))
 
 
 def _perturb(path, column, how):
@@ -154,11 +154,11 @@ def test_write_demo_keeps_files_equal_under_the_rule(demo_files):
     out = demo_files["truth"].parent
     nudged = _perturb(demo_files["truth"], "p_rl", ulps)  # what another CPU computes
     assert main_simulate(["--check", "--out", str(out)]) == 0
-    S.write_demo(out)
+    write_demo(out)
     assert demo_files["truth"].read_bytes() == nudged  # left in place
     _perturb(demo_files["truth"], "p_rl", lambda v: v * (1 + 1e-9))
     assert main_simulate(["--check", "--out", str(out)]) == 1
-    S.write_demo(out)  # a real difference is rewritten
+    write_demo(out)  # a real difference is rewritten
     assert main_simulate(["--check", "--out", str(out)]) == 0
 
 
@@ -168,4 +168,4 @@ def test_simulate_check_names_the_column_that_differs(demo_files, capsys):
     assert main_simulate(["--check", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "entropy.parquet differs from a fresh regeneration: column 'token_entropy_mean':" in err
-    S.write_demo(out)
+    write_demo(out)

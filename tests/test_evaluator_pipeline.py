@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from leash.cli import main
-from leash.io.rescore import rescore_file
-from leash.io.summarize import summarize
+from leash_eval.cli import main
+from leash_eval.rescore import rescore_file
+from leash_eval.summarize import summarize
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "evaluators"
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")

@@ -1,4 +1,4 @@
-"""leash.io.evaluators: the evaluators' own files as canonical per-sample rows.
+"""leash_eval.evaluators: the evaluators' own files as canonical per-sample rows.
 
 The fixtures (tests/fixtures/evaluators/) are written by make_fixtures.py, which follows each
 upstream writer (named there). Expected rows and per-question counts below are written out by
@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from leash.io import evaluators as ev
+from leash_eval import evaluators as ev
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "evaluators"
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
@@ -395,7 +395,7 @@ def test_openai_batch_completions(con):
 def test_the_rescore_hint_carries_what_rescore_will_need():
     # an OpenAI batch output names neither benchmark nor gold (the model is its "model" field):
     # the command the message suggests must run as written, once the placeholders are filled
-    from leash.io.summarize import summarize
+    from leash_eval.summarize import summarize
 
     with pytest.raises(ValueError) as e:
         summarize(OA_CHAT)

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from leash.io.formats import MAPPINGS, NestedMapping, detect_format
-from leash.io.summarize import summarize
+from leash_eval.formats import MAPPINGS, NestedMapping, detect_format
+from leash_eval.summarize import summarize
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -359,6 +359,6 @@ def test_pandas_integer_columns_with_missing_values_read_in_csv(tmp_path):
 
 
 def load_counts_frame(path):
-    from leash.io.summarize import load_counts
+    from leash_eval.summarize import load_counts
 
     return load_counts(path)[["question_id", "step", "n", "c", "first_correct"]]

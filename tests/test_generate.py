@@ -13,9 +13,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from leash.generate import sampling as G
-from leash.generate.backends import Completion, sample_seed
-from leash.io.summarize import summarize
+from leash_eval.generate import sampling as G
+from leash_eval.generate.backends import Completion, sample_seed
+from leash_eval.summarize import summarize
 
 QUESTIONS = pd.DataFrame({"question_id": ["a", "b", "c"],
                           "question": ["What is 7 + 5?", "What is 3 * 4?", "What is 9 - 2?"],
@@ -165,7 +165,7 @@ def test_questions_from_a_jsonl_file(tmp_path):
 
 
 def test_traces_with_a_byte_order_mark(tmp_path):
-    from leash.generate.traces import score_traces
+    from leash_eval.generate.traces import score_traces
 
     p = tmp_path / "traces.jsonl"
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps(
@@ -177,7 +177,7 @@ def test_traces_with_a_byte_order_mark(tmp_path):
 
 def test_score_traces_writes_what_table2_reads(tmp_path):
     from leash.analysis.tables import perplexity_table
-    from leash.generate.traces import score_traces
+    from leash_eval.generate.traces import score_traces
 
     p = tmp_path / "traces.jsonl"
     p.write_text("".join(json.dumps({"question_id": q, "question": "?", "trace": t,
@@ -207,7 +207,7 @@ needs_model = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def smol():
-    from leash.generate.backends import LlamaCpp
+    from leash_eval.generate.backends import LlamaCpp
 
     return LlamaCpp("smollm2", n_ctx=256)
 

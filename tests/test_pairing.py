@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from leash.analysis.pairing import pair_counts
-from leash.io.summarize import load_counts, summarize
+from leash_eval.summarize import load_counts, summarize
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,12 +13,12 @@ def test_every_public_name_is_importable_and_documented():
 def test_modules_are_not_shadowed_by_functions():
     import types
 
-    from leash.io import validate as v
+    from leash_eval import validate as v
 
     assert isinstance(v, types.ModuleType)
-    import leash.io.summarize
+    import leash_eval.summarize
 
-    assert isinstance(leash.io.summarize, types.ModuleType)
+    assert isinstance(leash_eval.summarize, types.ModuleType)
 
 
 def test_unknown_attribute():
@@ -34,7 +34,8 @@ def test_the_command_line_starts_without_numpy_scipy_or_pandas():
     import subprocess
     import sys
 
-    code = ("import sys, leash, leash.cli; leash.cli.build_parser(); print(sorted(m for m in "
+    code = ("import sys, leash, leash_eval.cli; leash_eval.cli.build_parser(); "
+            "print(sorted(m for m in "
             "('numpy', 'scipy', 'pandas', 'pyarrow', 'duckdb') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -213,7 +213,7 @@ def test_require_data_existing_missing_and_unknown(tmp_path):
 
 
 def test_require_data_skips_a_dataset_without_local_copy(tmp_path, monkeypatch):
-    from leash.io import manifest
+    from leash_eval import manifest
 
     name = next(iter(manifest.load_manifest().datasets))
     monkeypatch.setattr(manifest, "default_dest", lambda: tmp_path / "cache")
@@ -224,7 +224,7 @@ def test_require_data_skips_a_dataset_without_local_copy(tmp_path, monkeypatch):
 
 @pytest.mark.mirror
 def test_require_data_finds_the_mirror(monkeypatch):
-    from leash.io import manifest
+    from leash_eval import manifest
 
     mirror = REPO_ROOT.parent / "shared" / "data"
     if not mirror.is_dir():
@@ -364,10 +364,10 @@ def test_the_notebook_checks_its_own_parameters_under_plain_papermill(tmp_path):
 
 
 def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
-    from leash.io import manifest
+    from leash_eval import manifest
 
     name = next(iter(manifest.load_manifest().datasets))
-    body = ("from leash.io.manifest import DatasetUnavailableError\n"
+    body = ("from leash_eval.manifest import DatasetUnavailableError\n"
             f"raise DatasetUnavailableError('no copy of {name}')")
     nb = _notebook(tmp_path / "nbs", "09_real", "outdir: str = 'figures'", body)
     res = run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")

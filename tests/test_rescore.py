@@ -1,4 +1,4 @@
-"""Tests of leash.io.rescore: benchmark loaders, math-verify and Reasoning Gym rescoring."""
+"""Tests of leash_eval.rescore: benchmark loaders, math-verify and Reasoning Gym rescoring."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
-from leash.io import rescore as rs
+from leash_eval import rescore as rs
 
 # ----------------------------------------------------------------------------- benchmark files
 
@@ -184,7 +184,7 @@ def test_reasoning_gym_real_scorer():
 
 
 def test_read_benchmark_names_file_and_line_of_malformed_json(tmp_path):
-    from leash.io.rescore import read_benchmark
+    from leash_eval.rescore import read_benchmark
 
     p = tmp_path / "bench.jsonl"
     p.write_text('{"idx": 0, "answer": "1"}\n\n{"idx": 1, "answer": \n')

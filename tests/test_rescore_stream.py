@@ -1,8 +1,9 @@
-"""Tests of streaming, parallel and cached rescoring (leash.io.rescore.rescore_file, leash rescore,
+"""Tests of streaming, parallel and cached rescoring (leash_eval.rescore.rescore_file, leash
+rescore,
 study sources with ``rescore:``).
 
 Expected verdicts are worked out by hand from the fixture texts below; the streaming output is
-compared with the in-memory :func:`leash.io.rescore.rescore` on the same rows.
+compared with the in-memory :func:`leash_eval.rescore.rescore` on the same rows.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support import MIRROR, REPO, needs_mirror, needs_mv
-from leash.cli import main
-from leash.io import rescore as rs
+from leash_eval import rescore as rs
+from leash_eval.cli import main
 
 # One evaluator-format record per question (Qwen2.5-Math evaluator: idx, gt, code[], score[]).
 # Hand verdicts with math-verify's own extraction, in order:
@@ -124,7 +125,7 @@ def test_streaming_equals_in_memory_and_formats_agree(tmp_path):
 
 @needs_mv
 def test_rescored_file_is_read_by_the_summary_readers(tmp_path):
-    from leash.io.summarize import load_counts
+    from leash_eval.summarize import load_counts
 
     f = _evaluator_file(tmp_path / "eval.jsonl")
     out = tmp_path / "o.parquet"
@@ -259,8 +260,8 @@ def test_cli_notes_responses_without_answer(capsys, tmp_path):
 _CHILD = textwrap.dedent("""
     import resource, sys
     import pyarrow.parquet as pq
-    from leash.io import formats
-    from leash.io import rescore as rs
+    from leash_eval import formats
+    from leash_eval import rescore as rs
 
     path, out = sys.argv[1], sys.argv[2]
 

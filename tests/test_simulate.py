@@ -22,12 +22,13 @@ from scipy import stats
 from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
 from leash.analysis.compare import frame_differences
 from leash.analysis.tables import entropy_table
-from leash.cli import main_simulate
 from leash.core.support import CATEGORIES, epsilon, support_counts, support_metrics
-from leash.io.summarize import SUMMARY_COLUMNS as SCHEMA_COLUMNS
-from leash.io.summarize import read_summary
 from leash.sources import demo as D
 from leash.sources import simulate as S
+from leash.summary import SUMMARY_COLUMNS as SCHEMA_COLUMNS
+from leash_eval.cli import main_simulate
+from leash_eval.demo import write_demo
+from leash_eval.summarize import read_summary
 
 SUMMARY_FRAMES = ("support", "entropy", "checkpoints", "sft", "gym")
 
@@ -349,8 +350,8 @@ def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
     for name in D.DEMO_FILES:
         assert frame_differences(on_disk[name], demo[name]) == [], name
     # Writing is deterministic on one machine: two writes give the same bytes.
-    a = S.write_demo(tmp_path / "a")
-    b = S.write_demo(tmp_path / "b")
+    a = write_demo(tmp_path / "a")
+    b = write_demo(tmp_path / "b")
     for name in D.DEMO_FILES:
         assert a[name].read_bytes() == b[name].read_bytes()
 
@@ -597,7 +598,7 @@ def test_committed_metadata_records_the_full_configuration():
     meta = pq.read_schema(D.demo_dir() / "support.parquet").metadata
     recorded = json.loads(meta[b"leash.sources.simulate"])
     assert recorded["seed"] == D.DEMO_SEED
-    assert recorded["config"] == json.loads(json.dumps(S._jsonable(D.load_config())))
+    assert recorded["config"] == json.loads(json.dumps(S.config_record(D.load_config())))
     # every default written out, e.g. an RLVR update given as {beta: 4.0} in the file
     assert recorded["config"]["gym"][0]["rlvr"] == {
         "beta": 4.0, "sharpen": 1.0, "tau": 0.0, "p_prune": 0.0, "p_expand": 0.0,
@@ -605,14 +606,14 @@ def test_committed_metadata_records_the_full_configuration():
 
 
 def test_summary_columns_follow_the_summary_schema():
-    # independent derivation: the pyarrow schema of leash.io.summarize, as read_summary types it
+    # independent derivation: the pyarrow schema of leash.summary, as read_summary types it
     import pyarrow as pa
 
-    from leash.io.summarize import SUMMARY_SCHEMA
+    from leash.summary import summary_schema
 
     nullable = {"step", "first_correct", "n_answer_missing", "n_truncated"}
     expected = {}
-    for f in SUMMARY_SCHEMA:
+    for f in summary_schema():
         if pa.types.is_list(f.type):
             expected[f.name] = "object"
         elif f.type == pa.string():
@@ -630,7 +631,8 @@ def test_simulate_does_not_load_the_summary_format_or_the_study():
 
     # beyond what `import leash` loads (the package imports its metric core and tables)
     code = ("import sys, leash; before = set(sys.modules); import leash.sources.simulate; "
-            "bad = [m for m in ('leash.io.formats', 'leash.io.summarize', 'leash.analysis.tables', "
+            "bad = [m for m in ('leash_eval.formats', 'leash_eval.summarize', "
+            "'leash.analysis.tables', "
             "'leash.sources.study') if m in set(sys.modules) - before]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
     code = "import sys, leash.sources.study; assert 'leash.sources.simulate' not in sys.modules"

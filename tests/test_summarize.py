@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leash.io.formats import SUMMARY_METADATA_KEY
-from leash.io.summarize import SUMMARY_COLUMNS, load_counts, read_summary, summarize
+from leash.summary import SUMMARY_COLUMNS, SUMMARY_METADATA_KEY
+from leash_eval.summarize import load_counts, read_summary, summarize
 
 
 def naive_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -247,7 +247,7 @@ def _truncated_example(tmp_path):
 
 def test_one_na_rule_from_summary_to_table(tmp_path):
     from leash.analysis.tables import answer_entropy_per_question, entropy_table
-    from leash.io.summarize import summary_na
+    from leash.summary import summary_na
 
     p = _truncated_example(tmp_path)
     cls, trunc = summarize(p), summarize(p, na="truncated")
@@ -314,7 +314,8 @@ def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
     import pyarrow as pa
 
     from leash.analysis.compare import frame_differences
-    from leash.io.summarize import SUMMARY_SCHEMA, concat_summaries, summary_frame, summary_table
+    from leash.summary import summary_schema
+    from leash_eval.summarize import concat_summaries, summary_frame, summary_table
 
     p = tmp_path / "a.jsonl"
     p.write_text("".join(json.dumps({"model": m, "benchmark": "b", "question_id": str(q),
@@ -322,7 +323,7 @@ def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
                                      "answer": str(i % 2)}) + "\n"
                          for m in ("base", "rl") for q in range(3) for i in range(4)))
     table = summary_table(p)
-    assert isinstance(table, pa.Table) and table.schema.equals(SUMMARY_SCHEMA)
+    assert isinstance(table, pa.Table) and table.schema.equals(summary_schema())
     frame = summary_frame(table)
     assert frame_differences(frame, summarize(p)) == []
     assert frame.attrs["provenance"]["rows_read"] == 24

@@ -1,5 +1,5 @@
 """The fast path of a summary (the rules of a field checked once per group, through aggregate
-witnesses: leash.io.formats.vouch) gives exactly what reading the file row by row under the
+witnesses: leash_eval.formats.vouch) gives exactly what reading the file row by row under the
 rules gives: the same summary, the same provenance, the same first problem, for values of every
 JSON type and typed Parquet columns, clean or not."""
 
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import leash.io.summarize as S
+import leash_eval.summarize as S
 from leash.analysis.compare import frame_differences
-from leash.io import validate as V
+from leash_eval import validate as V
 
 # per field: values the rules accept and values they refuse, of every JSON type
 POOLS = {
@@ -139,7 +139,7 @@ OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "step")
                          ids=lambda cols: "+".join(cols) or "required-only")
 def test_a_clean_file_takes_the_fast_path(tmp_path, monkeypatch, suffix, present):
     """The witnesses vouch for a clean file whatever optional columns it has: the row-by-row
-    check (leash.io.validate.check) never runs. (A file without token_entropy once failed its
+    check (leash_eval.validate.check) never runs. (A file without token_entropy once failed its
     witness and was read twice.)"""
 
 

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support import rec, write_lines
-from leash.io.summarize import summarize
-from leash.io.validate import ValidationReport, validate
+from leash_eval.summarize import summarize
+from leash_eval.validate import ValidationReport, validate
 
 
 def raises_naming(path, *parts, **kw):

@@ -1,26 +1,31 @@
 """leash: empirical support dynamics of base vs RLVR models (arXiv 2507.14843v4).
 
-The package's layers, bottom up; a module imports only from its own layer or a lower one
-(``tests/test_layers.py`` checks it), and each idea lives in the module named after it:
+The package's layers, bottom up; a module imports only from its own layer or a lower one (the
+import-linter contracts of ``pyproject.toml`` check it, in ``make lint``), and each idea lives
+in the module named after it:
 
+* :mod:`leash.summary`: the per-question summary format (what the toolkit writes, the notebooks
+  read);
 * :mod:`leash.core`: the metric core, numpy only (scipy inside two functions): pass@k
   estimators (``passk``), epsilon, support categories and SRR/NDR/SDS/NSCR (``support``),
   answer/token entropy and perplexity (``entropy``), bootstrap, McNemar, crossover and Holm
   (``stats``), and the declared parameter validation (``_validation``);
-* :mod:`leash.io`: reading generations on one engine (``formats``, ``evaluators``,
-  ``validate``), per-question summaries (``summarize``), answers and rescoring (``answers``,
-  ``rescore``), the data manifest and fetching (``manifest``);
 * :mod:`leash.analysis`: pairing two models (``pairing``), the tables (``tables``), the
   robustness analyses (``sensitivity``), the one rule for "the same numbers" (``compare``);
 * :mod:`leash.sources`: the paper's printed numbers and their audit (``paper``), study files
-  (``study``), the SIMULATED demo's model (``simulate``) and its configuration and files
-  (``demo``);
+  (``study``, with the names they choose among in ``choices``), the SIMULATED demo's model
+  (``simulate``) and its configuration and files (``demo``), and the one seam to the toolkit
+  (``toolkit``);
 * :mod:`leash.artifacts`: one function per paper artifact, over those sources;
 * :mod:`leash.output`: plot helpers (``plots``) and byte-stable saving (``report``);
 * :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``);
-* :mod:`leash.cli`: the ``leash`` command.
 
 ``leash._paths`` is the one module that knows the repository's folders.
+
+The evaluation toolkit is a package of its own beside this one, ``leash_eval``: every input
+reader, validation and summarizing, answers and rescoring, the data manifest and fetching,
+generation, the ``leash`` command and the demo's generator. ``leash`` never imports it but
+through :func:`leash.sources.toolkit.toolkit`, for study sources that name raw files.
 """
 __version__ = "0.1.0"
 
@@ -38,17 +43,29 @@ _LAZY = {
         "support_metrics", "support_status", "token_entropy"), "core"),
     **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table", "perplexity_table",
                      "support_from_counts", "support_table"), "analysis.tables"),
-    "load_counts": "io.summarize", "read_summary": "io.summarize",
-    "pair_counts": "analysis.pairing", "fetch": "io.manifest",
-    "locate": "io.manifest", "extract_answer": "io.answers", "normalize_answer": "io.answers",
-    "answer_classes": "io.answers", "load_benchmark": "io.rescore",
-    "load_study": "sources.study", "simulate_study": "sources.simulate",
+    "pair_counts": "analysis.pairing", "load_study": "sources.study",
+    "simulate_study": "sources.simulate",
     "simulate_pair": "sources.simulate",
     "sensitivity_sweep": "analysis.sensitivity", "significance_table": "analysis.sensitivity",
 }
 
 
+# Names that moved to the evaluation toolkit (leash_eval), kept here for one release.
+_MOVED = {"load_counts": "summarize", "read_summary": "summarize", "fetch": "manifest",
+          "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
+          "answer_classes": "answers", "load_benchmark": "rescore"}
+
+
 def __getattr__(name):
+    if name in _MOVED:
+        import warnings
+
+        from leash.sources.toolkit import toolkit
+
+        warnings.warn(f"leash.{name} moved to leash_eval.{_MOVED[name]}.{name}; import it from "
+                      "there (this alias goes in the next release)", DeprecationWarning,
+                      stacklevel=2)
+        return toolkit(f"leash.{name}").public(name)
     if name in _LAZY:
         import importlib
 

@@ -799,7 +799,7 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     categories : sequence of str
         Support categories to list.
     gold : pandas.DataFrame, optional
-        ``question_id, gold[, question]`` (e.g. :func:`leash.io.rescore.load_benchmark`), with a
+        ``question_id, gold[, question]`` (e.g. :func:`leash_eval.rescore.load_benchmark`), with a
         ``benchmark`` column when the study has several (:func:`leash.run.notebook.require_gold`):
         then matched on benchmark and question.
 

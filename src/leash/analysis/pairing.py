@@ -107,7 +107,7 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     Parameters
     ----------
     summary : pandas.DataFrame, shape (n_rows, >=7)
-        A summary frame (``leash.io.summarize.load_counts``) with columns model, benchmark,
+        A summary frame (``leash_eval.summarize.load_counts``) with columns model, benchmark,
         question_id, step, n, c, first_correct.
     base, rl : str or tuple (str, int)
         Model label, or (model, step) to select one checkpoint (e.g. step 0 vs step 300).

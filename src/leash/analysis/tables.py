@@ -4,7 +4,7 @@ share).
 Inputs are the frames of the generations layer:
 
 * a *summary* frame, one row per (model, benchmark, question_id[, step]) with ``n``, ``c``,
-  ``first_correct`` and optional answer/token columns (``leash.io.summarize``), and
+  ``first_correct`` and optional answer/token columns (``leash_eval.summarize``), and
 * a *paired* frame, one row per (benchmark, question_id[, step]) with ``n_base, c_base,
   first_correct_base, n_rl, c_rl, first_correct_rl`` (``leash.analysis.pairing.pair_counts``).
 
@@ -41,6 +41,7 @@ from leash.core.support import (
     expected_support_counts,
     support_metrics,
 )
+from leash.summary import summary_na
 
 __all__ = [
     "BUDGET_RULES",
@@ -417,7 +418,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
     na : {"class", "drop", "truncated"}, default "class"
         The NA rule of the answer entropy (:data:`leash.core.entropy.NA_RULES`: "truncated" is the
         paper's, which Table 5 through :func:`leash.artifacts.entropy_long` uses by default).
-        Which samples are NA is fixed when a summary is made (``leash.io.summarize``, which
+        Which samples are NA is fixed when a summary is made (``leash_eval.summarize``, which
         records its rule): "truncated" needs a summary made with ``na="truncated"``, "class"
         and "drop" one made with ``na="class"``. A summary with no truncated sample serves
         every rule; another mismatch is a ValueError. A frame whose rule is not recorded is
@@ -469,8 +470,6 @@ def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
     """Check that ``summary``'s NA samples follow the rule ``na``; return how they enter the
     answer distribution ("class" or "drop", for :mod:`leash.core.entropy`).
     """
-    from leash.io.summarize import summary_na
-
     made_as = "truncated" if na == "truncated" else "class"
     trunc = (summary["n_truncated"].astype("Float64").fillna(0).to_numpy(dtype=np.float64)
              if "n_truncated" in summary else np.zeros(len(summary)))

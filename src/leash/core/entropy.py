@@ -24,7 +24,7 @@ accepted (:data:`NA_RULES`):
     keeps its answer.
 
 Which samples are NA is decided when generations are summarized
-(:func:`leash.io.summarize.summarize`, ``na="class"`` or ``"truncated"``; the summary records it),
+(:func:`leash_eval.summarize.summarize`, ``na="class"`` or ``"truncated"``; the summary records it),
 so the tables (:func:`leash.analysis.tables.entropy_table`) check that a summary was made under the
 rule
 asked for. The functions of this module take the NA samples as given (``None`` answers,
@@ -214,7 +214,7 @@ def answer_entropy(answers_per_question: Iterable[Sequence], *, base=None, na="c
         Optional first-order bias correction.
     classes : callable, optional
         Maps one question's list of non-missing answers to equivalence-class labels (same
-        length), e.g. ``leash.io.answers.answer_classes``; default: answers are classes as given.
+        length), e.g. ``leash_eval.answers.answer_classes``; default: answers are classes as given.
 
     Returns
     -------

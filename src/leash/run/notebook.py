@@ -110,7 +110,7 @@ def require_data(path_or_name):
         here; ValueError for a name that is neither a path nor in the manifest (a misspelt name
         is a bug, not a reason to skip) or a mirror file with the wrong checksum.
     """
-    from leash.io import manifest as _manifest
+    from leash.sources.toolkit import toolkit
 
     if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
         raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
@@ -119,24 +119,21 @@ def require_data(path_or_name):
     if p.exists():
         return p
     name = str(path_or_name)
-    m = _manifest.load_manifest()
+    tk = toolkit("A dataset of the data manifest")
     try:
-        names = m.names(name)
+        found = tk.local_copies(name)
     except ValueError as exc:
         if isinstance(path_or_name, os.PathLike) or "/" in name or os.sep in name or p.suffix:
             raise SkipNotebook(f"input file {name} not found") from None
         raise ValueError(f"require_data: {name!r} is neither an existing file nor a dataset or "
                          f"group of the manifest. {exc}") from None
-    found = {n: _manifest.locate(n, manifest=m) for n in names}
     absent = [n for n, path in found.items() if path is None]
     if absent:
         raise SkipNotebook(
             f"data not available locally: {', '.join(absent)} (no verified copy in data/raw/ and "
-            f"none in the mirror ${_manifest.MIRROR_ENV}; `leash fetch {name}` downloads it)"
+            f"none in the mirror ${tk.MIRROR_ENV}; `leash fetch {name}` downloads it)"
         )
-    if name in m.datasets:
-        return found[name]
-    return found
+    return found[name] if list(found) == [name] else found
 
 
 def require_study(study, sections=None):
@@ -179,7 +176,8 @@ def require_study(study, sections=None):
 def require_gold(study):
     """The gold answers of a study's benchmarks, or skip the notebook if they are not here.
 
-    Each benchmark's question file of the data manifest (:func:`leash.io.rescore.question_dataset`)
+    Each benchmark's question file of the data manifest (``question_dataset`` of
+    :mod:`leash_eval.studies`)
     through :func:`require_data`; benchmarks without one have no gold answers.
 
     Parameters
@@ -193,17 +191,18 @@ def require_gold(study):
     """
     import pandas as pd
 
-    from leash.io.rescore import load_benchmark, question_dataset
     from leash.sources.study import load_study
+    from leash.sources.toolkit import toolkit
 
+    tk = toolkit("Gold answers")
     s = load_study(study)
     frames = []
     for bench in s.benchmarks["benchmark"]:
-        name = question_dataset(str(bench))
+        name = tk.question_dataset(str(bench))
         if name is None:
             continue
         require_data(name)
-        frames.append(load_benchmark(name).assign(benchmark=str(bench)))
+        frames.append(tk.load_benchmark(name).assign(benchmark=str(bench)))
     if not frames:
         return None
     gold = pd.concat(frames, ignore_index=True)

@@ -12,7 +12,6 @@ file the key-value metadata ``source = simulated``; ``data/demo/README.md`` docu
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import warnings
@@ -29,7 +28,7 @@ from leash.core.support import CATEGORIES, _codes, epsilon
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
            "TRUTH_COLUMNS",
            "CONFIG_SCHEMA", "demo_dir", "config_path", "load_config", "check_config",
-           "summary_frame", "truth_frame", "true_category_codes", "write_frames", "read_demo",
+           "summary_frame", "truth_frame", "true_category_codes", "frame_from_table", "read_demo",
            "misclassification_table"]
 
 SOURCE = "simulated"
@@ -50,7 +49,7 @@ SUMMARY_COLUMNS = {
     "token_entropy_std": "float64", "n_truncated": "Int64", "source": "string",
 }
 """Columns and pandas dtypes of a simulated summary frame: the per-question summary schema
-(``leash.io.summarize.SUMMARY_SCHEMA``, as ``read_summary`` gives it: nullable Int64 where
+(``leash_eval.summarize.SUMMARY_SCHEMA``, as ``read_summary`` gives it: nullable Int64 where
 counts-only inputs have NA; list columns hold Python lists) plus ``source``."""
 
 TRUTH_COLUMNS = {
@@ -276,10 +275,10 @@ def _answer_lists(counts, answers):
 def summary_frame(model, benchmark, qids, step, n, counts, answers, first_correct,
                   token_stats=None):
     """Summary rows (``SUMMARY_COLUMNS``) of one model from class counts (column 0 correct,
-    the last NA); ``answers`` None gives counts-only rows, as ``leash.io.summarize`` does.
+    the last NA); ``answers`` None gives counts-only rows, as ``leash_eval.summarize`` does.
     """
     n_q = counts.shape[0]
-    if answers is None:  # counts-only rows, as leash.io.summarize gives them
+    if answers is None:  # counts-only rows, as leash_eval.summarize gives them
         values = [None] * n_q
         cnts = [None] * n_q
         missing = pd.array([None] * n_q, dtype="Int64")
@@ -353,106 +352,6 @@ def true_category_codes(p_base, p_rl, eps):
 # --------------------------------------------------------------------------------------------
 
 
-def _to_arrow(frame, name, seed, config):
-    """Arrow table with an explicit schema and no pandas metadata (so that the bytes depend on
-    the data and the pyarrow version only).
-    """
-    import pyarrow as pa
-
-    # The files are leash summaries: their schema and metadata key are the summary format's.
-    from leash.io.formats import SUMMARY_METADATA_KEY
-    from leash.io.summarize import SUMMARY_SCHEMA
-
-    if name == "truth":
-        types = {"string": pa.string(), "Int64": pa.int64(), "int64": pa.int64(),
-                 "float64": pa.float64(), "bool": pa.bool_()}
-        schema = pa.schema([pa.field(c, types[d]) for c, d in TRUTH_COLUMNS.items()])
-    else:
-        schema = SUMMARY_SCHEMA.append(pa.field("source", pa.string()))
-    cols = {}
-    for f in schema:
-        s = frame[f.name]
-        if pa.types.is_list(f.type):
-            cols[f.name] = pa.array([None if v is None else list(v) for v in s], type=f.type)
-        else:
-            cols[f.name] = pa.array(s.astype(object).where(s.notna(), None).tolist(),
-                                    type=f.type)
-    table = pa.table(cols, schema=schema)
-    notice = ("SIMULATED data from leash.sources.simulate; not the paper's data, not model "
-              "generations.")
-    meta = {
-        b"source": SOURCE.encode(),
-        b"leash.sources.simulate": json.dumps(
-            {"source": SOURCE, "notice": notice, "frame": name, "seed": seed,
-             "config": config}, sort_keys=True).encode(),
-    }
-    if name != "truth":
-        # Makes the file a leash summary for leash.io.summarize.read_summary / load_counts; the
-        # provenance there says "simulated".
-        meta[SUMMARY_METADATA_KEY] = json.dumps(
-            {"source": SOURCE, "notice": notice, "generator": "leash.sources.simulate.write_demo",
-             "frame": name, "seed": seed}, sort_keys=True).encode()
-    return table.replace_schema_metadata(meta)
-
-
-def _same_content(path: Path, table, name: str) -> bool:
-    """Whether the Parquet file at ``path`` holds ``table`` under leash.analysis.compare's rule."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from leash.analysis.compare import frame_differences
-
-    if not path.is_file():
-        return False
-    try:
-        old = pq.read_table(path)
-    except (OSError, pa.ArrowException):
-        return False
-    return (old.schema == table.schema and old.schema.metadata == table.schema.metadata
-            and not frame_differences(_frame(old, name), _frame(table, name)))
-
-
-def write_frames(frames, out_dir=None, *, seed, config):
-    """Write the demo frames as Parquet files, one per frame, deterministically.
-
-    A file already there is left in place when it holds the same frame (same metadata, floats
-    within 1e-12, everything else exact; :mod:`leash.analysis.compare`), so regenerating on another
-    CPU,
-    whose ``exp``/``log`` differ in the last bits, leaves the committed demo untouched.
-
-    Parameters
-    ----------
-    frames : dict of str to pandas.DataFrame
-        Keyed by ``DEMO_FILES`` (:func:`leash.sources.simulate.simulate_study`).
-    out_dir : str or Path, optional
-        Default :func:`demo_dir`. Created if missing.
-    seed : int
-        The seed the frames were drawn with (recorded in the metadata).
-    config : dict
-        The full configuration they were drawn from, JSON-serializable (recorded too).
-
-    Returns
-    -------
-    dict of str to Path
-        The files (written or kept), keyed by frame name.
-    """
-    import pyarrow.parquet as pq
-
-    out = Path(out_dir) if out_dir is not None else demo_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name in DEMO_FILES:
-        path = out / f"{name}.parquet"
-        table = _to_arrow(frames[name], name, seed, config)
-        if not _same_content(path, table, name):
-            # Deterministic: fixed compression, no statistics timestamps (Parquet has none),
-            # one row group.
-            pq.write_table(table, path, compression="zstd", compression_level=9,
-                           row_group_size=len(frames[name]) + 1)
-        paths[name] = path
-    return paths
-
-
 def _restore_dtypes(frame, columns):
     out = frame.copy()
     for col, dtype in columns.items():
@@ -465,14 +364,17 @@ def _restore_dtypes(frame, columns):
     return out
 
 
-def _frame(table, name: str) -> pd.DataFrame:
-    """A demo frame from its Arrow table, with the schema dtypes restored."""
+def frame_from_table(table, name: str) -> pd.DataFrame:
+    """A demo frame (``name`` of :data:`DEMO_FILES`) from its Arrow table, with the schema
+    dtypes restored.
+    """
     cols = TRUTH_COLUMNS if name == "truth" else SUMMARY_COLUMNS
     return _restore_dtypes(table.to_pandas(), cols)[list(cols)]
 
 
 def read_demo(directory=None):
-    """Read the demo frames written by :func:`write_frames`, with the schema dtypes restored.
+    """Read the demo frames written by ``leash simulate`` (:func:`leash_eval.demo.write_demo`),
+    with the schema dtypes restored.
 
     Parameters
     ----------
@@ -503,7 +405,7 @@ def read_demo(directory=None):
             raise ValueError(
                 f"read_demo: {path.name} is not labelled source=simulated in its metadata."
             )
-        out[name] = _frame(table, name)
+        out[name] = frame_from_table(table, name)
     return out
 
 

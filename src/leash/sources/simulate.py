@@ -40,11 +40,11 @@ from scipy import special
 from leash.core._checks import as_count_array, check_c_le_n, check_positive_int
 from leash.core.support import CATEGORIES, epsilon
 from leash.sources import demo
-from leash.sources.demo import DEMO_FILES, DEMO_SEED, SOURCE
+from leash.sources.demo import DEMO_FILES, SOURCE
 
 __all__ = ["BasePrior", "RLVRModel", "TokenModel", "draw_answer_distribution", "tilt",
            "rlvr_distribution", "draw_counts", "draw_first_correct", "simulate_pair",
-           "simulate_study", "TraceModel", "simulate_traces", "write_demo"]
+           "simulate_study", "config_record", "TraceModel", "simulate_traces"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,7 +468,7 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
     -------
     pandas.DataFrame, shape (2 * n_questions, len(SUMMARY_COLUMNS))
         The summary schema (base rows first, then RLVR rows) for counts-only inputs, as
-        ``leash.io.summarize`` gives them: answer lists None, ``n_answer_missing`` and
+        ``leash_eval.summarize`` gives them: answer lists None, ``n_answer_missing`` and
         ``n_truncated`` NA, token columns NaN.
     """
     func = "simulate_pair"
@@ -534,7 +534,7 @@ def _models(cfg):
     }
 
 
-def _jsonable(cfg):
+def config_record(cfg):
     """The configuration with every default of the model's classes written out (metadata)."""
     def plain(obj):
         if dataclasses.is_dataclass(obj):
@@ -765,33 +765,3 @@ def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
                 "n_tokens": n_tok, "sum_logprob": -n_tok * np.log(np.maximum(ppl, 1.0)),
                 "source": SOURCE}))
     return pd.concat(frames, ignore_index=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Writing the demo (reading it: leash.sources.demo)
-# --------------------------------------------------------------------------------------------
-
-
-def write_demo(out_dir=None, seed=DEMO_SEED, *, config=None):
-    """Generate the demo with a fixed seed and write one Parquet file per frame.
-
-    Files that already hold the same frame are left in place
-    (:func:`leash.sources.demo.write_frames`).
-
-    Parameters
-    ----------
-    out_dir : str or Path, optional
-        Default ``data/demo/`` (:func:`leash.sources.demo.demo_dir`). Created if missing.
-    seed : int, default DEMO_SEED
-        Seed of ``numpy.random.default_rng``.
-    config : dict, optional
-        A configuration from :func:`leash.sources.demo.load_config`; default the demo's.
-
-    Returns
-    -------
-    dict of str to Path
-        The files (written or kept), keyed by frame name (``DEMO_FILES``).
-    """
-    cfg = demo.load_config() if config is None else config
-    frames = simulate_study(cfg, rng=np.random.default_rng(seed))
-    return demo.write_frames(frames, out_dir, seed=seed, config=_jsonable(cfg))

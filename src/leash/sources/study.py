@@ -44,7 +44,7 @@ paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept
 ``Section.options``, and a notebook parameter overrides them only when it is given.
 
 Rescoring. A ``path:`` or ``dataset:`` source with ``rescore: math-verify`` has its responses
-graded (:func:`leash.io.rescore.rescored_path`) before it is summarized: against the gold answers
+graded (:func:`leash_eval.rescore.rescored_path`) before it is summarized: against the gold answers
 of ``gold:`` (a benchmark of ``data/manifest.yaml`` with a question file, e.g. ``math500``) or,
 without it, each file's own gold field; ``extract:`` picks the answer extraction. The rescored
 file is cached under ``build/rescored/``, keyed by the input's sha256, the scorer, the
@@ -73,17 +73,21 @@ from leash import _config as C
 from leash._paths import DATA
 from leash.core.entropy import NA_RULES
 from leash.core.passk import ESTIMATORS
-from leash.io.formats import FORMATS, MAPPINGS, NestedMapping
-from leash.io.rescore import EXTRACTORS
+from leash.sources.choices import (
+    EXTRACTORS,
+    FORMATS,
+    GOLD_DATASETS,
+    MAPPING_FIELDS,
+    MAPPINGS,
+    RESCORERS,
+)
+from leash.sources.toolkit import toolkit
 
 __all__ = ["SkipNotebook", "Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
            "studies_dir", "list_studies"]
 
 SOURCE_KINDS = ("path", "dataset", "demo")
 READER_KEYS = ("fmt", "model", "benchmark", "step", "mapping")
-#: Scorers a study source can ask for (``rescore:``); Reasoning Gym needs entries per question,
-#: which a study file does not name.
-RESCORERS = ("math-verify",)
 DOMAINS = ("math", "non-math", "reasoning-gym")  # RG is never pooled into Table 1
 #: The analyses a study can feed, one per section; the notebooks read no other.
 SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym", "perplexity")
@@ -110,26 +114,18 @@ def _demo_parts():
     return DEMO_FILES
 
 
+# The data manifest's names are the toolkit's to read: checked only when a study names one.
 def _gold_names():
-    from leash.io.manifest import load_manifest
-    from leash.io.rescore import _RULES
-
-    m = load_manifest()
-    labels = {m.datasets[n].benchmark for n in _RULES if n in m.datasets}
-    return (*_RULES, *sorted(b for b in labels if b))
+    return toolkit("A `gold:` benchmark").gold_names()
 
 
 def _is_gold(v) -> bool:
-    from leash.io.rescore import question_dataset
-
-    return isinstance(v, str) and question_dataset(v) is not None
+    return isinstance(v, str) and (v in GOLD_DATASETS or toolkit(
+        "A `gold:` benchmark").question_dataset(v) is not None)
 
 
 def _manifest_names():
-    from leash.io.manifest import load_manifest
-
-    m = load_manifest()
-    return (*m.datasets, *m.groups, "all")
+    return toolkit("A `dataset:` source").manifest_names()
 
 
 _LABEL = C.Value("a non-empty string (quote it if YAML reads it as a number, date or bool)",
@@ -146,7 +142,7 @@ _MAPPING = C.Either(
             lambda v: isinstance(v, str) and (v in MAPPINGS or v.lower().endswith((".yaml",
                                                                                    ".yml"))),
             choices=tuple(MAPPINGS)),
-    C.Fields({f: _TEXT for f in NestedMapping.__dataclass_fields__}, required=("correct",),
+    C.Fields({f: _TEXT for f in MAPPING_FIELDS}, required=("correct",),
              what="a mapping of NestedMapping fields"),
     what=f"one of {', '.join(MAPPINGS)}, or a mapping of NestedMapping fields "
          "(data/README.md, section 4b)")
@@ -390,14 +386,12 @@ class Study:
             Dataset names of ``data/manifest.yaml``, each once, in the order the sources list
             them; what :func:`leash.run.notebook.require_study` checks is available locally.
         """
-        from leash.io.manifest import load_manifest
-
-        m = load_manifest()
         out: dict[str, None] = {}
         for sec in self._sections(sections):
             for src in sec.sources:
                 if src.kind == "dataset":
-                    out.update(dict.fromkeys(m.names(src.value)))
+                    out.update(dict.fromkeys(toolkit("A `dataset:` source").dataset_names(
+                        src.value)))
         return list(out)
 
     def path_sources(self, sections=None) -> list[str]:
@@ -423,7 +417,7 @@ class Study:
     def summaries(self, name: str, *, na: str = "class") -> pd.DataFrame:
         """The per-question summary frame of a section, from all of its sources (cached).
 
-        ``na`` ("class" or "truncated", :data:`leash.io.summarize.NA_MODES`) is the NA rule the
+        ``na`` ("class" or "truncated", :data:`leash.summary.NA_MODES`) is the NA rule the
         generations are summarized under (which samples count as "answer missing"); it is
         recorded in ``attrs["provenance"]["na"]`` when every source was read under it (a demo
         part, already a summary, has no recorded rule: its NA samples are its truncated ones).
@@ -434,7 +428,7 @@ class Study:
             If the section has no sources.
         FileNotFoundError
             If a path matches no file or a dataset is neither cached nor mirrored nor
-            downloadable (``leash.io.manifest.DatasetUnavailableError``).
+            downloadable (``leash_eval.manifest.DatasetUnavailableError``).
         """
         if (name, na) in self._cache:
             return self._cache[(name, na)]
@@ -444,8 +438,6 @@ class Study:
                 f"Section {name!r} of the {self._where} lists no sources: add the paths of your "
                 "generations (see data/README.md) under 'sources'."
             )
-        from leash.io.summarize import load_counts
-
         parts, read = [], True
         for src in sec.sources:
             for path, kwargs in self._resolve(src):
@@ -453,7 +445,8 @@ class Study:
                     parts.append(path)
                     read = False
                 else:
-                    parts.append(load_counts([path], na=na, **kwargs))
+                    parts.append(toolkit("Reading generations").load_counts(
+                        [path], na=na, **kwargs))
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].copy()
         frame.attrs["provenance"] = {"na": na if read else None,
                                      "parts": [p.attrs.get("provenance", {}) for p in parts]}
@@ -478,10 +471,7 @@ class Study:
                 )
             yield read_demo()[src.value], {}
         elif src.kind == "dataset":
-            from leash.io.manifest import resolve
-
-            for path, ds in resolve(src.value, progress=False):
-                kw = ds.reader_kwargs() if ds is not None else {}
+            for path, kw in toolkit("A `dataset:` source").resolve(src.value):
                 kw.update(self._reader(src.reader))
                 yield self._rescored(src, path, kw)
         else:
@@ -500,10 +490,9 @@ class Study:
         """``(path, reader kwargs)`` of a source file, or of its rescored (cached) samples."""
         if not src.rescore:
             return path, kw
-        from leash.io.rescore import rescored_path
-
         opts = dict(src.rescore)
-        return rescored_path(path, scorer=opts.pop("scorer"), reader=kw, **opts), {
+        return toolkit("A `rescore:` source").rescored_path(
+            path, scorer=opts.pop("scorer"), reader=kw, **opts), {
             "fmt": "samples"}
 
     def _reader(self, reader: dict) -> dict:

@@ -1,11 +1,11 @@
 """Per-question summaries of model generations, aggregated by DuckDB in one pass per file.
 
-Each file is scanned once by a query applying the rules of :mod:`leash.io.formats` and aggregating
+Each file is scanned once by a query applying the rules of :mod:`leash_eval.formats` and aggregating
 per question (memory bounded by the questions; DuckDB spills beyond its limit); a file the rules
-reject a row of is checked row by row (:func:`leash.io.validate.check`) and aggregated again.
+reject a row of is checked row by row (:func:`leash_eval.validate.check`) and aggregated again.
 :func:`load_counts` reads samples, counts and summary files alike. The summary frame has a row
 per (model, benchmark, question_id, step) in order of first appearance; its 16 columns
-(:data:`SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
+(:data:`leash.summary.SUMMARY_COLUMNS`) are described in ``data/README.md``, section 3.
 """
 
 from __future__ import annotations
@@ -13,35 +13,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from leash.io import formats as F
-from leash.io import validate as V
-from leash.io.formats import SUMMARY_COLUMNS
+from leash.summary import (
+    KEY_COLUMNS,
+    NA_MODES,
+    SUMMARY_COLUMNS,
+    SUMMARY_EXTRA,
+    SUMMARY_METADATA_KEY,
+    SUMMARY_TYPES,
+    provenance_na,
+    summary_schema,
+)
+from leash_eval import formats as F
+from leash_eval import validate as V
 
-SUMMARY_SCHEMA: object  # a pyarrow schema, made on first use (module __getattr__ below)
+__all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_table",
+           "summary_frame", "table_provenance", "concat_summaries"]
 
-__all__ = ["summarize", "load_counts", "read_summary", "write_summary", "summary_na",
-           "summary_table", "summary_frame", "table_provenance", "concat_summaries",
-           "SUMMARY_COLUMNS",
-           "SUMMARY_SCHEMA", "NA_MODES", "KEY_COLUMNS"]
-
-#: The NA rules a summary can be made under (see :data:`leash.core.entropy.NA_RULES`; "drop" is
-#: applied when the entropy is computed, from a "class" summary).
-NA_MODES = ("class", "truncated")
-KEY_COLUMNS = ("model", "benchmark", "question_id", "step")
 NAN = "'NaN'::DOUBLE"
-_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT",
-          "VARCHAR[]", "BIGINT[]", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE", "DOUBLE", "BIGINT")
-
-
-def __getattr__(name):
-    if name == "SUMMARY_SCHEMA":  # pyarrow loads on first use (a cheap `import leash.io.summarize`)
-        import pyarrow as pa
-
-        t = {"VARCHAR": pa.string(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
-             "VARCHAR[]": pa.list_(pa.string()), "BIGINT[]": pa.list_(pa.int64())}
-        globals()[name] = pa.schema([(c, t[k]) for c, k in zip(SUMMARY_COLUMNS, _TYPES)])
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 RAWKEYS = "r_model, r_benchmark, r_question_id, r_step, r_answer"
@@ -61,7 +49,7 @@ def aggs(idx: str) -> str:
 
 def _partial(na: str):
     """The aggregate of one source per (question, answer), ``part<no>``, for
-    :func:`leash.io.validate.run`: fast (``exact=False``) over every row, and None unless the file
+    :func:`leash_eval.validate.run`: fast (``exact=False``) over every row, and None unless the file
     is vouched for: no row rejected, no duplicate possible (per question the indices are the
     range lo..hi, which the sum of their hashes confirms; they overlap no earlier input's).
     """
@@ -97,7 +85,7 @@ def _partial(na: str):
             sql = (f"SELECT {V.KEYS}, CASE WHEN {miss} THEN NULL ELSE answer END AS a, "
                    f"{aggs('idx')}, {common} FROM ({V.samples_rows(src)}) x {keep} GROUP BY ALL")
         else:
-            x = "".join(f", any_value(x_{c}) AS x_{c}" for c in F.SUMMARY_EXTRA
+            x = "".join(f", any_value(x_{c}) AS x_{c}" for c in SUMMARY_EXTRA
                         if src.fmt == "summary")
             sql = (f"SELECT {V.KEYS}, count(*) AS n, any_value(n) AS qn, any_value(c) AS c, "
                    "any_value(first_correct) AS fc, NULL::BIGINT AS lo, NULL::BIGINT AS hi, "
@@ -128,7 +116,7 @@ def _partial(na: str):
 
 
 def _run(paths, *, na, finish=True, **kw):
-    """Read every input (:func:`leash.io.validate.run`), then merge the per-file aggregates."""
+    """Read every input (:func:`leash_eval.validate.run`), then merge the per-file aggregates."""
     if na not in NA_MODES:
         raise ValueError(f"The 'na' parameter must be one of {NA_MODES}. Got {na!r} instead.")
     files, sink, sources = V.run(paths, partial=_partial(na), **kw)
@@ -167,10 +155,10 @@ def _run(paths, *, na, finish=True, **kw):
             f"LEFT JOIN a USING ({keys})" + (f" LEFT JOIN qrank USING ({keys})" if ranks != "0"
                                               else ""))
     for s in (s for s in sources if s.kind == "counts"):
-        x = [f"x_{c}" if s.fmt == "summary" else "NULL" for c in F.SUMMARY_EXTRA]
+        x = [f"x_{c}" if s.fmt == "summary" else "NULL" for c in SUMMARY_EXTRA]
         parts.append(f"SELECT {keys}, qn, c, CASE WHEN c = 0 THEN -1 ELSE fc END, "
                      f"{', '.join(x)}, ({s.no}::HUGEINT << 90) + wk FROM part{s.no}")
-        stored = _provenance_na(files[s.no].get("stored_provenance") or {})
+        stored = provenance_na(files[s.no].get("stored_provenance") or {})
         if s.fmt == "summary" and stored not in (None, na) and con.execute(
                 f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
             raise ValueError(
@@ -179,7 +167,7 @@ def _run(paths, *, na, finish=True, **kw):
                 f"when the generations are summarized): summarize them again with na={na!r} "
                 f"(leash summarize --na {na}).")
     cols = ", ".join(f"CAST({f'coalesce({c}, {NAN})' if t == 'DOUBLE' else c} AS {t}) AS {c}"
-                     for c, t in zip(SUMMARY_COLUMNS, _TYPES))
+                     for c, t in zip(SUMMARY_COLUMNS, SUMMARY_TYPES))
     names = ", ".join((*KEY_COLUMNS[:3], "stepk", *SUMMARY_COLUMNS[4:], "wf"))
     union = " UNION ALL ".join(f"SELECT * FROM ({q})" for q in parts)
     rel = con.sql(f"SELECT {cols.replace('CAST(step AS', 'CAST(nullif(stepk, -1) AS')} "
@@ -215,7 +203,7 @@ def _checked_table(paths, *, on_error, **kw):
     """:func:`_run` with the checks of a whole call: ``on_error`` known; every row rejected
     (``on_error="skip"``) an error, never a summary without rows (it could not be read back);
     one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)"). Returns
-    (the table in :data:`SUMMARY_SCHEMA`, provenance).
+    (the table in :func:`leash.summary.summary_schema`, provenance).
     """
     import warnings
 
@@ -226,13 +214,13 @@ def _checked_table(paths, *, on_error, **kw):
     if prov["rows_read"] and not prov["questions"]:
         raise ValueError(f"{', '.join(f['path'] for f in prov['files'])}: all "
                          f"{prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
-                         "nothing is left to summarize. Run leash.io.validate.validate(path) to "
+                         "nothing is left to summarize. Run leash_eval.validate.validate(path) to "
                          "list every problem.")
     for f in prov["files"]:
         if f["rows_rejected"]:
             warnings.warn(f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
                           f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=4)
-    return table.cast(__getattr__("SUMMARY_SCHEMA")), prov
+    return table.cast(summary_schema()), prov
 
 
 def _checked_frame(paths, **kw):
@@ -241,12 +229,12 @@ def _checked_frame(paths, **kw):
 
 def _with_provenance(table, provenance: dict):
     return table.replace_schema_metadata(
-        {F.SUMMARY_METADATA_KEY: json.dumps(provenance).encode()})
+        {SUMMARY_METADATA_KEY: json.dumps(provenance).encode()})
 
 
 def table_provenance(table) -> dict:
     """The provenance a table of :func:`summary_table` carries (``{}`` if none)."""
-    return json.loads((table.schema.metadata or {}).get(F.SUMMARY_METADATA_KEY, b"{}"))
+    return json.loads((table.schema.metadata or {}).get(SUMMARY_METADATA_KEY, b"{}"))
 
 
 def summary_table(paths, *, summaries=False, **kw):
@@ -264,7 +252,7 @@ def summary_table(paths, *, summaries=False, **kw):
     Returns
     -------
     pyarrow.Table, shape (n_questions, 16)
-        In :data:`SUMMARY_SCHEMA`; the provenance is JSON in the schema metadata under
+        In :func:`leash.summary.summary_schema`; the provenance is JSON in the schema metadata under
         ``leash.summary`` (as in a summary file). :func:`summary_frame` makes it a frame.
     """
     kw.setdefault("on_error", "raise")
@@ -320,7 +308,7 @@ def _to_frame(table, provenance: dict | None):
     import pandas as pd
     import pyarrow as pa
 
-    df = table.cast(__getattr__("SUMMARY_SCHEMA")).to_pandas(
+    df = table.cast(summary_schema()).to_pandas(
         types_mapper={pa.string(): pd.StringDtype(), pa.int64(): pd.Int64Dtype()}.get)
     for col in ("n", "c"):
         df[col] = df[col].astype(np.int64)
@@ -334,7 +322,8 @@ def write_summary(frame, path) -> None:
     Parameters
     ----------
     frame : pandas.DataFrame, shape (n_questions, 16), or pyarrow.Table
-        The summary columns (:data:`SUMMARY_COLUMNS`) and at least one row (a summary without
+        The summary columns (:data:`leash.summary.SUMMARY_COLUMNS`) and at least one row (a summary
+        without
         rows could not be read back: a ValueError, as a missing column); a table of
         :func:`summary_table` is written as it is.
     path : str or os.PathLike
@@ -349,7 +338,7 @@ def write_summary(frame, path) -> None:
         raise ValueError(f"The 'frame' parameter has no rows; {path} is not written, since "
                          "a summary without rows could not be read back.")
     if isinstance(frame, pa.Table):
-        table = frame.select(list(SUMMARY_COLUMNS)).cast(__getattr__("SUMMARY_SCHEMA"))
+        table = frame.select(list(SUMMARY_COLUMNS)).cast(summary_schema())
         table = _with_provenance(table, table_provenance(frame))
     else:
         table = _with_provenance(_frame_table(frame), frame.attrs.get("provenance", {}))
@@ -362,7 +351,7 @@ def _frame_table(frame):
     import pandas as pd
     import pyarrow as pa
 
-    schema, cols = __getattr__("SUMMARY_SCHEMA"), {}
+    schema, cols = summary_schema(), {}
     for f in schema:
         s = frame[f.name]
         if pa.types.is_list(f.type):
@@ -394,7 +383,7 @@ def read_summary(path):
     try:  # the one read of the file: its footer, then the summary columns
         with pq.ParquetFile(path) as pf:
             schema = pf.schema_arrow
-            meta = (schema.metadata or {}).get(F.SUMMARY_METADATA_KEY)
+            meta = (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
             missing = [c for c in SUMMARY_COLUMNS if c not in schema.names]
             table = None if meta is None or missing else pf.read(columns=list(SUMMARY_COLUMNS))
     except (pa.ArrowException, OSError, EOFError) as exc:
@@ -408,7 +397,7 @@ def read_summary(path):
          chunk_size=250_000, on_error="raise", na="class", allow_summary=True, contents=table,
          finish=False)
     try:
-        table = table.select(list(SUMMARY_COLUMNS)).cast(__getattr__("SUMMARY_SCHEMA"))
+        table = table.select(list(SUMMARY_COLUMNS)).cast(summary_schema())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise ValueError(f"{path}: a column does not have the type of a leash summary "
                          f"({exc}).") from None
@@ -425,14 +414,14 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         Samples, counts, evaluator or nested files (any mix), read in order; without a
         per-sample index a later file's samples follow an earlier file's (seed files).
     fmt : str, optional
-        Format of every file (:data:`leash.io.formats.FORMATS`); default: detected.
+        Format of every file (:data:`leash_eval.formats.FORMATS`); default: detected.
     model, benchmark : str, optional
         Labels for files without them (required for the evaluator format); a given label
         replaces the file's, and the provenance says so.
     step : int, optional
         Checkpoint label for every row (e.g. ``step=100`` for a trajectory file).
     mapping : str, dict or NestedMapping, optional
-        Field mapping of nested layouts (a name of :data:`leash.io.formats.MAPPINGS` or a YAML
+        Field mapping of nested layouts (a name of :data:`leash_eval.formats.MAPPINGS` or a YAML
         file of field paths, ``data/README.md`` section 4b).
     chunk_size : int, default 250_000
         Rows per batch of the exact readers; DuckDB's memory is ``LEASH_MEMORY_LIMIT``
@@ -488,20 +477,3 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     return _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                           mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
                           allow_summary=True, reader_options=reader_options)
-
-
-def summary_na(summary):
-    """The NA rule a summary frame was made under (``"class"``, ``"truncated"``), or None.
-
-    Read from ``attrs["provenance"]``: its ``"na"``, else the common ``"na"`` of its
-    ``"parts"`` (a concatenation); None when it is not recorded (a frame made by hand, or
-    parts made under different rules).
-    """
-    return _provenance_na(summary.attrs.get("provenance") or {})
-
-
-def _provenance_na(prov: dict):
-    if prov.get("na") is not None:
-        return prov["na"]
-    rules = {_provenance_na(p or {}) for p in prov.get("parts") or []}
-    return rules.pop() if len(rules) == 1 else None

@@ -1,8 +1,8 @@
 """Work on a Dask cluster (``--cluster ADDRESS``, the ``cluster`` extra): connect, and run a
 function over items with a bounded number in flight, results in input order.
 
-Used by ``leash rescore`` (:mod:`leash.io.rescore`) and ``leash generate``
-(:mod:`leash.generate.sampling`); a Dask scheduler is started with ``dask scheduler`` and its
+Used by ``leash rescore`` (:mod:`leash_eval.rescore`) and ``leash generate``
+(:mod:`leash_eval.generate.sampling`); a Dask scheduler is started with ``dask scheduler`` and its
 workers with ``dask worker ADDRESS`` (see the README for the environment they need).
 """
 

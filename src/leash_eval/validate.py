@@ -1,7 +1,8 @@
 """Validation of generation files: problems in file order, duplicates, and the report.
 
-:func:`run` reads the inputs of a call in order under the one rule set of :mod:`leash.io.formats`
-(:mod:`leash.io.summarize` drives it too, so validate and summarize never disagree), names the rows
+:func:`run` reads the inputs of a call in order under the one rule set of :mod:`leash_eval.formats`
+(:mod:`leash_eval.summarize` drives it too, so validate and summarize never disagree), names the
+rows
 the rules reject and finds duplicate samples and questions within and across the inputs.
 """
 
@@ -10,8 +11,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from leash.io import formats as F
-from leash.io.formats import InputFileError, Problem
+from leash.summary import SUMMARY_COLUMNS
+from leash_eval import formats as F
+from leash_eval.formats import InputFileError, Problem
 
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
@@ -85,7 +87,7 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
         A file of any format (see ``data/README.md``); a summary's rows are checked with the
         counts rules.
     fmt, model, benchmark, step, mapping, reader_options
-        As in :func:`leash.io.summarize.summarize` (labels are required for the evaluator format).
+        As in :func:`leash_eval.summarize.summarize` (labels are required for the evaluator format).
     chunk_size : int
         Rows per batch of the exact readers.
 
@@ -127,7 +129,7 @@ class Sink:
         if problems and self.on_error == "raise":
             raise ValueError(
                 f"{problems[0]}. Pass on_error='skip' to reject bad rows and count them in the "
-                "provenance, or run leash.io.validate.validate(path) to list every problem.")
+                "provenance, or run leash_eval.validate.validate(path) to list every problem.")
         self.n_problems += sum(by_reason.values())
         self.by_reason.update(by_reason)
         self.examples += problems[: _MAX_EXAMPLES - len(self.examples)]
@@ -282,7 +284,7 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
                             labels={"model": model, "benchmark": benchmark, "step": step},
                             contents=contents)
         if src.fmt == "summary" and not allow_summary:
-            raise ValueError(f"{p} is already a per-question summary; use leash.io.summarize."
+            raise ValueError(f"{p} is already a per-question summary; use leash_eval.summarize."
                              "load_counts to combine summaries with other inputs.")
         sources.append(src)
         src.batch, before, reasons = chunk_size, sink.n_problems, dict(sink.by_reason)
@@ -347,7 +349,7 @@ def notes(src) -> list[str]:
 
     m, out = src.mapping, []
     if m is None and src.form != "evaluator_file":
-        known = set(F.SUMMARY_COLUMNS if src.fmt == "summary" else (
+        known = set(SUMMARY_COLUMNS if src.fmt == "summary" else (
             F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL if src.kind == "samples"
             else F.COUNTS_REQUIRED + F.COUNTS_OPTIONAL))
         unknown = sorted((src.peek()[0] if src.form == "jsonl" else src.keys) - known)

@@ -1,7 +1,7 @@
 """Readers for the files evaluators write (lm-evaluation-harness, lighteval, evalscope, vLLM).
 
 Each reader only *translates a layout* into DuckDB rows in leash's canonical per-sample columns;
-the rules and the aggregation are :mod:`leash.io.formats` and :mod:`leash.io.summarize`.
+the rules and the aggregation are :mod:`leash_eval.formats` and :mod:`leash_eval.summarize`.
 ``data/README.md`` ("Evaluator files") documents each layout and the upstream file writing it.
 The interface: :data:`EVALUATOR_FORMATS`, :func:`detect`, :func:`relation` (a lazy relation of
 :data:`RELATION_COLUMNS`) and :func:`translate_error` (a layout error raised while the relation
@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from leash.sources.choices import EVALUATOR_FORMATS
+
 __all__ = ["EVALUATOR_FORMATS", "RELATION_COLUMNS", "detect", "relation", "translate_error"]
 
-EVALUATOR_FORMATS: tuple[str, ...] = ("lm-eval", "lighteval", "evalscope", "openai-batch")
 RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "correct",
                     "response", "gold", "answer", "finish_reason", "n_tokens")
 

@@ -59,7 +59,7 @@ class Completion:
 
 
 class Backend(Protocol):
-    """What :func:`leash.generate.sampling.generate` and :func:`leash.generate.traces.
+    """What :func:`leash_eval.generate.sampling.generate` and :func:`leash_eval.generate.traces.
     score_traces` need of a model.
     """
 

@@ -35,14 +35,14 @@ Two orders are used (:data:`METHODS` lists every step):
   not an answer.
 * :data:`REASONING_GYM_METHODS`: ``answer_tag``, ``boxed``, ``think``: the paper's Reasoning Gym
   hierarchy (arXiv 2507.14843v4, App. B.3), used by the ``reasoning-gym`` scorer of
-  :mod:`leash.io.rescore`. Reasoning Gym answers are often not numbers, so no number fallback.
+  :mod:`leash_eval.rescore`. Reasoning Gym answers are often not numbers, so no number fallback.
 
 When no step finds anything the answer is missing (``None``), which the entropy code counts as
-the paper's "NA" class and :mod:`leash.io.rescore` counts as "no extractable answer". Which steps
+the paper's "NA" class and :mod:`leash_eval.rescore` counts as "no extractable answer". Which steps
 are tried, and in which order, is the ``methods`` parameter. The paper extracts answers for its
 entropy study (Table 5) with Lighteval, whose exact configuration it does not give; this module
 is a documented stand-in, and math-verify (which Lighteval uses) is available for answer
-equivalence below and for verification in :mod:`leash.io.rescore`.
+equivalence below and for verification in :mod:`leash_eval.rescore`.
 
 Normalization (:func:`normalize_answer`)
 ----------------------------------------

@@ -9,12 +9,12 @@ Two scorers:
     given to ``parse``, i.e. math-verify's own answer extraction (last ``\boxed{}`` first, then
     other LaTeX/plain expressions), which is how the library is meant to be used and what
     Lighteval does; with ``extract="leash"`` the answer is first extracted with
-    :func:`leash.io.answers.extract_answer` in its default order (:data:`leash.io.answers.
+    :func:`leash_eval.answers.extract_answer` in its default order (:data:`leash_eval.answers.
     MATH_METHODS`: ``<answer>`` tag, last ``\boxed{}``, ``#### X``, "The answer is X", the last
     number) and parsed as ``$answer$``.
 ``"reasoning-gym"`` (optional extra ``pip install reasoning-gym``)
     The task's own scorer, ``dataset.score_answer(answer, entry)``, on the answer extracted with
-    :data:`leash.io.answers.REASONING_GYM_METHODS` (``<answer>`` tag, then last ``\boxed{}``, then
+    :data:`leash_eval.answers.REASONING_GYM_METHODS` (``<answer>`` tag, then last ``\boxed{}``, then
     the text after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial
     credit (e.g. 0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the
     gold is a substring); a sample counts as correct **only at full credit**, ``score == 1.0``.
@@ -25,11 +25,12 @@ A response from which the grading extractor gets no answer is wrong and counted
 (``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit
 (``n_timeouts``; math-verify's warning, which prints the whole response, is kept off the
 terminal). The ``answer`` column is leash's extraction, normalized
-(:func:`leash.io.answers.normalize_answer`), with either extractor: the answer as the model wrote
+(:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the model wrote
 it, which answer entropy (Table 5) counts.
 
 :func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and ``leash rescore``) reads
-a file in batches (:func:`leash.io.formats.response_batches`) and writes the rescored samples batch
+a file in batches (:func:`leash_eval.formats.response_batches`) and writes the rescored samples
+batch
 by batch. Both grade with one per-batch function, here (``jobs=1``) or in ``jobs`` worker
 processes with at most ``2 * jobs`` batches in flight, so memory is bounded by the batch size
 times the jobs, never by the file; results come back in input order, so the output does not
@@ -67,22 +68,21 @@ import pandas as pd
 import pyarrow as pa
 
 from leash._paths import BUILD
-from leash.io.answers import (
+from leash.sources.choices import EXTRACTORS, SCORERS
+from leash_eval.answers import (
     REASONING_GYM_METHODS,
     _canonical_number,
     extract_answer,
     last_boxed,
     normalize_answer,
 )
-from leash.io.answers import _math_verify as _answers_math_verify
+from leash_eval.answers import _math_verify as _answers_math_verify
 
-__all__ = ["SCORERS", "EXTRACTORS", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
+__all__ = ["GOLD_RULES", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
            "MissingGoldError", "RescoreReport", "RescoreResult", "default_jobs", "gold_from_frame",
            "load_benchmark", "question_dataset", "read_benchmark", "read_responses", "rescore",
            "rescore_file", "rescored_path", "verify_response"]
 
-SCORERS = ("math-verify", "reasoning-gym")
-EXTRACTORS = ("math-verify", "leash")
 
 #: How the gold answer of each benchmark file is found (manifest dataset name -> rule).
 BENCHMARK_GOLD = {
@@ -134,7 +134,7 @@ def _json_records(path: Path):
     """Yield ``(where, record)`` for each non-blank line of a JSONL file (.gz too), where
     ``where`` names the file and line for error messages; malformed JSON is a ValueError.
     """
-    from leash.io import formats as F
+    from leash_eval import formats as F
 
     with F._open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -196,9 +196,10 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     return df.astype({"question_id": "string", "question": "string", "gold": "string"})
 
 
-_RULES = {"math500": "answer", "aime24": "answer", "amc23": "answer",
-          "minerva-math": "minerva", "olympiadbench": "olympiadbench",
-          "gsm8k-probe-questions": "gold"}
+#: How each question file of :data:`leash.sources.choices.GOLD_DATASETS` is read.
+GOLD_RULES = {"math500": "answer", "aime24": "answer", "amc23": "answer",
+              "minerva-math": "minerva", "olympiadbench": "olympiadbench",
+              "gsm8k-probe-questions": "gold"}
 
 
 def question_dataset(name: str, *, manifest=None) -> str | None:
@@ -214,12 +215,12 @@ def question_dataset(name: str, *, manifest=None) -> str | None:
     str or None
         The dataset name, or None when the manifest has no question file for ``name``.
     """
-    from leash.io import manifest as mf
+    from leash_eval import manifest as mf
 
     m = manifest or mf.load_manifest()
-    if name in _RULES:
+    if name in GOLD_RULES:
         return name
-    by_label = [n for n in _RULES if n in m.datasets and m.datasets[n].benchmark == name]
+    by_label = [n for n in GOLD_RULES if n in m.datasets and m.datasets[n].benchmark == name]
     return by_label[0] if len(by_label) == 1 else None
 
 
@@ -233,22 +234,22 @@ def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:
         ``olympiadbench``, ``gsm8k-probe-questions``) or a benchmark label of one of them
         (e.g. ``minerva``).
     **fetch_kwargs
-        Passed to :func:`leash.io.manifest.fetch` (``mirror``, ``dest``, ...).
+        Passed to :func:`leash_eval.manifest.fetch` (``mirror``, ``dest``, ...).
 
     Returns
     -------
     pandas.DataFrame
         ``question_id, question, gold`` (see :func:`read_benchmark`).
     """
-    from leash.io import manifest as mf
+    from leash_eval import manifest as mf
 
     m = fetch_kwargs.pop("manifest", None) or mf.load_manifest()
     ds = question_dataset(name, manifest=m)
     if ds is None:
         raise ValueError(f"The 'name' parameter of load_benchmark must be one of "
-                         f"{sorted(_RULES)} or their benchmark labels. Got {name!r}.")
+                         f"{sorted(GOLD_RULES)} or their benchmark labels. Got {name!r}.")
     fetch_kwargs.setdefault("progress", False)
-    return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), _RULES[ds])
+    return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), GOLD_RULES[ds])
 
 
 def gold_from_frame(frame: pd.DataFrame, *, question_col: str = "question_id",
@@ -270,7 +271,7 @@ _RESPONSE_COLUMNS = ["model", "benchmark", "question_id", "step", "sample_idx", 
 def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
                    step=None, reader_options=None) -> pd.DataFrame:
     """Per-sample rows *with response texts* from one generations file, as one frame (the
-    batches of :func:`leash.io.formats.response_batches`, for callers that want them in memory).
+    batches of :func:`leash_eval.formats.response_batches`, for callers that want them in memory).
 
     Parameters
     ----------
@@ -278,7 +279,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
         A nested/evaluator JSONL file, an evaluator tool's file, or a canonical samples file
         (JSONL, Parquet or CSV) with a ``response`` column.
     fmt, mapping, model, benchmark, step, reader_options
-        As in :func:`leash.io.summarize.summarize`; given labels replace the file's.
+        As in :func:`leash_eval.summarize.summarize`; given labels replace the file's.
 
     Returns
     -------
@@ -286,7 +287,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
         ``model, benchmark, question_id (str), step (Int64), sample_idx, response, correct
         (boolean, NA when the file has none), gold`` (the file's own gold answer, NA if none).
     """
-    from leash.io import formats as F
+    from leash_eval import formats as F
 
     batches = list(F.response_batches(path, fmt=fmt, mapping=mapping, model=model,
                                       benchmark=benchmark, step=step,
@@ -341,7 +342,7 @@ def _counting_timeouts():
 
 def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str | None, bool]:
     r"""``(correct, answer, found)`` of one response against one gold (a string) with
-    math-verify. ``answer`` is leash's extraction (:func:`leash.io.answers.extract_answer`,
+    math-verify. ``answer`` is leash's extraction (:func:`leash_eval.answers.extract_answer`,
     normalized), the answer as the model wrote it, with either extractor: math-verify's own
     matched string is already rewritten (``0.5`` comes back as ``\frac{1}{2}``). ``found``
     says whether the grading extractor found an answer at all.
@@ -373,8 +374,8 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     gold : str or number
         Gold answer.
     extract : {"math-verify", "leash"}, default "math-verify"
-        Answer extraction: math-verify's own, or :func:`leash.io.answers.extract_answer` (its
-        default order, :data:`leash.io.answers.MATH_METHODS`).
+        Answer extraction: math-verify's own, or :func:`leash_eval.answers.extract_answer` (its
+        default order, :data:`leash_eval.answers.MATH_METHODS`).
 
     Returns
     -------
@@ -523,7 +524,7 @@ def _mp_context():
 
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["leash.io.rescore", "math_verify"])
+        ctx.set_forkserver_preload(["leash_eval.rescore", "math_verify"])
         return ctx
     return mp.get_context("spawn")  # pragma: no cover - not POSIX
 
@@ -604,7 +605,7 @@ def _cluster_graded(tasks, spec: _Spec, address: str):
     batches per worker thread in flight, results in input order; a batch that fails raises
     its own error here.
     """
-    from leash.io.cluster import connected, in_order
+    from leash_eval.cluster import connected, in_order
 
     with connected(address) as client:
         try:
@@ -823,8 +824,9 @@ OUTPUT_SCHEMA = pa.schema([("model", pa.string()), ("benchmark", pa.string()),
                            ("question_id", pa.string()), ("step", pa.int64()),
                            ("sample_idx", pa.int64()), ("correct", pa.bool_()),
                            ("answer", pa.string())])
-# Other canonical samples columns (leash.io.formats.SAMPLES_OPTIONAL) passed through when the input
-# batches carry them; `response` is left out (rescored files are for counting) and so is `gold`.
+# Other canonical samples columns (leash_eval.formats.SAMPLES_OPTIONAL) passed through when the
+# input batches carry them; `response` is left out (rescored files are for counting) and so is
+# `gold`.
 _EXTRA_COLUMNS = {"n_tokens": pa.int64(), "token_entropy": pa.float64(),
                   "finish_reason": pa.string()}
 _OUT_SUFFIXES = (".parquet", ".pq", ".jsonl")
@@ -937,7 +939,7 @@ class _Tally:
 
 def _batches_of(inputs, batch_size: int):
     """``(path, batch)`` for every batch of every ``(path, reader kwargs)`` input."""
-    from leash.io import formats as F
+    from leash_eval import formats as F
 
     for path, kw in inputs:
         for batch in F.response_batches(path, batch_size=batch_size, **kw):
@@ -1159,7 +1161,7 @@ def rescore_file(
     scorer, extract, task, batch_size, progress
         As in :func:`rescore`.
     fmt, mapping, model, benchmark, step, reader_options
-        Reader options, as in :func:`leash.io.summarize.summarize` (``reader_options``: the
+        Reader options, as in :func:`leash_eval.summarize.summarize` (``reader_options``: the
         evaluator readers' own, e.g. ``{"filter": "strict-match"}`` for lm-eval files).
     jobs : int or None, default None
         Worker processes; None: every usable core (:func:`default_jobs`).
@@ -1230,7 +1232,7 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     import hashlib
     from importlib.metadata import version
 
-    from leash.io import manifest as mf
+    from leash_eval import manifest as mf
 
     if scorer != "math-verify":
         raise ValueError(f"The 'scorer' parameter of rescored_path must be 'math-verify'. "
@@ -1246,7 +1248,7 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
         ds = question_dataset(gold)
         if ds is None:
             raise ValueError(f"The 'gold' parameter of rescored_path must be a benchmark of the "
-                             f"data manifest with a question file ({sorted(_RULES)}). "
+                             f"data manifest with a question file ({sorted(GOLD_RULES)}). "
                              f"Got {gold!r}.")
         gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
     key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,

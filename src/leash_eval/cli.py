@@ -1,10 +1,10 @@
 """The ``leash`` command line: validate, summarize, fetch, rescore, generate, score-traces, passk,
 support.
 
-Every subcommand is a thin layer over the library (:mod:`leash.io.summarize`,
-:mod:`leash.io.validate`,
-:mod:`leash.analysis.pairing`, :mod:`leash.analysis.tables`, :mod:`leash.io.manifest`,
-:mod:`leash.io.rescore`); a
+Every subcommand is a thin layer over the library (:mod:`leash_eval.summarize`,
+:mod:`leash_eval.validate`,
+:mod:`leash.analysis.pairing`, :mod:`leash.analysis.tables`, :mod:`leash_eval.manifest`,
+:mod:`leash_eval.rescore`); a
 ``FILE`` may also be a dataset or group name of the data manifest, fetched (mirror first) and
 read with the manifest's labels. ``leash COMMAND --help`` says what a command reads and writes,
 with examples (``_HELP``) and every option's default. Tables go to stdout (``--json``: a JSON
@@ -273,7 +273,7 @@ _OPTIONS = {
                           help="how a response is graded")),
         ("--extract", dict(choices=("math-verify", "leash"), default="math-verify",
                            help="answer extraction for --scorer math-verify: math-verify's own "
-                           "(the default) or leash.io.answers")),
+                           "(the default) or leash_eval.answers")),
         ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
@@ -364,7 +364,7 @@ _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
 
 
 def _add_options(p, options) -> None:
-    from leash.io.formats import FORMATS
+    from leash_eval.formats import FORMATS
 
     for name, spec in options:
         if isinstance(spec, list):
@@ -460,8 +460,8 @@ def _emit(data, as_json: bool) -> None:
 
 def _inputs(args, ctx: _Context):
     """Resolve FILE arguments (paths or manifest names) into (path, reader kwargs) pairs."""
-    from leash.io import manifest as mf
-    from leash.io.formats import check_regular_file
+    from leash_eval import manifest as mf
+    from leash_eval.formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping,
@@ -484,13 +484,13 @@ def _inputs(args, ctx: _Context):
 
 
 def _load_table(args, ctx: _Context, **summarize_kwargs):
-    """Summary table of every input (:func:`leash.io.summarize.summary_table`): one reader call
+    """Summary table of every input (:func:`leash_eval.summarize.summary_table`): one reader call
     per set of labels, then one table, each question once.
 
     Without ``summarize_kwargs`` summary Parquet files are allowed too (as
-    :func:`leash.io.summarize.load_counts`), with only ``--on-error``.
+    :func:`leash_eval.summarize.load_counts`), with only ``--on-error``.
     """
-    from leash.io.summarize import concat_summaries, summary_table, table_provenance
+    from leash_eval.summarize import concat_summaries, summary_table, table_provenance
 
     groups: dict[str, tuple[list, dict]] = {}
     for path, kw in _inputs(args, ctx):
@@ -509,13 +509,13 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
 
 def _load_summary(args, ctx: _Context, **summarize_kwargs):
     """:func:`_load_table` as the summary frame."""
-    from leash.io.summarize import summary_frame
+    from leash_eval.summarize import summary_frame
 
     return summary_frame(_load_table(args, ctx, **summarize_kwargs))
 
 
 def _cmd_validate(args, ctx: _Context) -> int:
-    from leash.io.validate import validate
+    from leash_eval.validate import validate
 
     rows, reports = [], []
     inputs = _inputs(args, ctx)
@@ -560,7 +560,7 @@ def _overview(table) -> list[dict]:
 
 
 def _cmd_summarize(args, ctx: _Context) -> int:
-    from leash.io.summarize import write_summary
+    from leash_eval.summarize import write_summary
 
     if args.out and not args.out.lower().endswith((".parquet", ".pq")):  # before any reading
         raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
@@ -574,7 +574,7 @@ def _cmd_summarize(args, ctx: _Context) -> int:
 
 
 def _cmd_fetch(args, ctx: _Context) -> int:
-    from leash.io import manifest as mf
+    from leash_eval import manifest as mf
 
     m = mf.load_manifest()
     if args.list or not args.names:
@@ -606,7 +606,7 @@ def _cmd_fetch(args, ctx: _Context) -> int:
 
 def _gold_for(args):
     """The --gold answers by question id, or None: each file's own gold field."""
-    from leash.io import rescore as rs
+    from leash_eval import rescore as rs
 
     if args.gold is None:
         if args.scorer == "reasoning-gym":
@@ -633,7 +633,7 @@ def _gold_for(args):
 
 
 def _cmd_rescore(args, ctx: _Context) -> int:
-    from leash.io import rescore as rs
+    from leash_eval import rescore as rs
 
     if args.out is not None and not args.out.lower().endswith((".jsonl", ".parquet", ".pq")):
         raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
@@ -673,7 +673,7 @@ def _cmd_rescore(args, ctx: _Context) -> int:
 
 
 def _backend(args):
-    from leash.generate.backends import open_backend
+    from leash_eval.generate.backends import open_backend
 
     kw = {"n_ctx": args.n_ctx}
     label = args.label or Path(args.model_path).name.split(".")[0]
@@ -681,13 +681,13 @@ def _backend(args):
 
 
 def _prompt(args) -> str:
-    from leash.generate.backends import DEFAULT_PROMPT
+    from leash_eval.generate.backends import DEFAULT_PROMPT
 
     return DEFAULT_PROMPT if args.prompt is None else args.prompt
 
 
 def _cmd_generate(args, ctx: _Context) -> int:
-    from leash.generate.sampling import check_settings, generate, read_questions
+    from leash_eval.generate.sampling import check_settings, generate, read_questions
 
     if not args.out.lower().endswith((".parquet", ".pq")):
         raise ValueError(f"--out must end in .parquet. Got {args.out!r}.")
@@ -712,7 +712,7 @@ def _cmd_score_traces(args, ctx: _Context) -> int:
     import numpy as np
     import pandas as pd
 
-    from leash.generate.traces import score_traces
+    from leash_eval.generate.traces import score_traces
 
     backend, label = _backend(args)
     n = score_traces(backend, args.traces, args.out, label=label, prompt=_prompt(args),
@@ -957,15 +957,15 @@ _SWITCHES = {"--shared-only", "--force"}
 # does not make, and remedies that have no option on the command line.
 _CLI_PHRASES = (
     ("Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
-     "leash.io.validate.validate(path) to list every problem",
+     "leash_eval.validate.validate(path) to list every problem",
      "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE` "
      "to list every problem"),
     ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
-    ("leash.io.validate.validate(path)", "`leash validate FILE`"),
+    ("leash_eval.validate.validate(path)", "`leash validate FILE`"),
     ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
     ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
      "MODEL@STEP"),
-    ("use leash.io.summarize.load_counts to combine summaries with other inputs",
+    ("use leash_eval.summarize.load_counts to combine summaries with other inputs",
      "`leash passk` and `leash support` read it as it is"),
     ("needs a 'mapping'", "needs --mapping"),
     (" or a NestedMapping", ""),
@@ -1085,7 +1085,8 @@ def main_simulate(argv=None):
 
     from leash.analysis.compare import frame_differences
     from leash.sources import demo
-    from leash.sources.simulate import simulate_study, write_demo
+    from leash.sources.simulate import simulate_study
+    from leash_eval.demo import write_demo
 
     out = Path(args.out) if args.out is not None else demo.demo_dir()
     try:

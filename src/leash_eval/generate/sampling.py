@@ -4,17 +4,19 @@ The output is the canonical per-sample Parquet of ``data/README.md`` (``model, b
 question_id, sample_idx, response, answer, correct, n_tokens, token_entropy, finish_reason``),
 which every other command reads. ``n_tokens`` counts the generated tokens without the
 end-of-generation token, and ``token_entropy`` is the mean over them of the entropy of the
-distribution each was drawn from (:class:`leash.generate.backends.Completion`); a response of no
-token has none. Responses are graded as ``leash rescore`` grades (:func:`leash.io.rescore.
+distribution each was drawn from (:class:`leash_eval.generate.backends.Completion`); a response of
+no
+token has none. Responses are graded as ``leash rescore`` grades (:func:`leash_eval.rescore.
 rescore`, math-verify against the gold answer).
 
 A run is resumable: finished samples go, in groups of ``flush_every``, to part files beside the
 output (``OUT.parts/``), each written whole or not at all; a rerun with the same settings
 generates only the (question, sample) pairs no part holds, and the last step joins the parts
 into ``OUT`` (in question order, then sample order) and removes them. Every sample is drawn from
-its own seed (:func:`leash.generate.backends.sample_seed`), so a resumed run writes exactly what
+its own seed (:func:`leash_eval.generate.backends.sample_seed`), so a resumed run writes exactly
+what
 an uninterrupted one would. The settings (sampling, prompt, backend and model) are in the
-file's Parquet metadata under ``leash.generate``; a rerun with other settings is refused.
+file's Parquet metadata under ``leash_eval.generate``; a rerun with other settings is refused.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from leash.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
+from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
 __all__ = ["generate", "check_settings", "read_questions", "METADATA_KEY", "COLUMNS"]
 
-METADATA_KEY = b"leash.generate"
+METADATA_KEY = b"leash_eval.generate"
 COLUMNS = ("model", "benchmark", "question_id", "sample_idx", "response", "answer", "correct",
            "n_tokens", "token_entropy", "finish_reason")
 # the settings a resumed run must share with the samples already written (CLI flag, key)
@@ -42,7 +44,7 @@ _FLAGS = {"model": "--label", "benchmark": "--benchmark", "k": "--k",
 
 def read_questions(source: str):
     """Questions and gold answers: a benchmark of the data manifest (``math500``, ``aime24``,
-    ...; :func:`leash.io.rescore.load_benchmark`), a Reasoning Gym task (``gym:TASK`` or
+    ...; :func:`leash_eval.rescore.load_benchmark`), a Reasoning Gym task (``gym:TASK`` or
     ``gym:TASK:SIZE``, SIZE questions of its dataset with seed 0, 100 by default; graded by the
     task's own scorer) or a JSONL file with ``question`` (or ``problem``) and ``gold`` (or
     ``answer``) per line.
@@ -56,7 +58,7 @@ def read_questions(source: str):
     """
     import pandas as pd
 
-    from leash.io import rescore as rs
+    from leash_eval import rescore as rs
 
     if source.startswith("gym:"):
         task, _, size = source[4:].partition(":")
@@ -84,7 +86,7 @@ def read_questions(source: str):
         if ds is None:
             raise ValueError(f"The questions {source!r} are neither a file nor a benchmark of "
                              f"the data manifest ({', '.join(sorted(rs.BENCHMARK_GOLD))}).")
-        from leash.io import manifest as mf
+        from leash_eval import manifest as mf
 
         return rs.load_benchmark(source), mf.load_manifest().datasets[ds].benchmark or ds
     first = next((rec for _, rec in rs._json_records(path)), {})  # file and line in errors
@@ -150,7 +152,7 @@ def _table(rows: list[dict]):
 def _graded(rows: list[dict], gold: dict, task=None) -> list[dict]:
     import pandas as pd
 
-    from leash.io.rescore import rescore
+    from leash_eval.rescore import rescore
 
     kw = {"scorer": "reasoning-gym", "task": task} if task else {}
     res = rescore(pd.DataFrame(rows), gold, jobs=1, **kw).samples
@@ -191,7 +193,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
     Parameters
     ----------
     backend : Backend
-        The model (:func:`leash.generate.backends.open_backend`).
+        The model (:func:`leash_eval.generate.backends.open_backend`).
     questions : pandas.DataFrame, shape (n_questions, 3)
         ``question_id, question, gold`` (:func:`read_questions`).
     out : str or os.PathLike
@@ -209,7 +211,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
         Tokens per response at most (``finish_reason`` "length" when reached).
     seed : int, default 0
         The run's seed; sample i of question q is drawn from ``sample_seed(seed, q, i)``.
-    prompt : str, default :data:`~leash.generate.backends.DEFAULT_PROMPT`
+    prompt : str, default :data:`~leash_eval.generate.backends.DEFAULT_PROMPT`
         The user message, with ``{question}`` for the question; the model's chat template wraps
         it.
     flush_every : int, default 64
@@ -246,7 +248,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
 
 def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature, top_p,
               max_tokens, seed, prompt, flush_every, progress, limit, cluster) -> dict:
-    from leash.io.rescore import _progress
+    from leash_eval.rescore import _progress
 
     parts = _parts_dir(out)
     settings = {"model": label, "benchmark": benchmark, "k": k, "temperature": float(temperature),
@@ -307,7 +309,7 @@ def _remote_chunk(spec: tuple, params: dict, job) -> list[dict]:
     """:func:`_sample_chunk` of ``job = (chunk, prompts)`` on a Dask worker: each worker thread
     opens the model once.
     """
-    from leash.generate.backends import open_backend
+    from leash_eval.generate.backends import open_backend
 
     chunk, prompts = job
     held = getattr(_WORKER, "held", None)
@@ -331,8 +333,8 @@ def _sampled(backend, chunks, texts: dict, prompt: str, params: dict, cluster):
     spec = getattr(backend, "spec", None)
     if spec is None:
         raise ValueError("The 'cluster' parameter needs a backend that a worker can open "
-                         "again (leash.generate.backends.open_backend).")
-    from leash.io.cluster import connected, in_order
+                         "again (leash_eval.generate.backends.open_backend).")
+    from leash_eval.cluster import connected, in_order
 
     with connected(cluster) as client:
         items = ((None, (chunk, prompts_of(chunk))) for chunk in chunks)

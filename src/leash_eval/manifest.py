@@ -37,10 +37,10 @@ __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUna
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
            "sha256_file"]
 
-#: Generation formats (readers of :mod:`leash.io.formats`) a manifest entry may name.
+#: Generation formats (readers of :mod:`leash_eval.formats`) a manifest entry may name.
 GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: Every ``format`` a manifest entry may name: generation formats, benchmark question files
-#: (:func:`leash.io.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
+#: (:func:`leash_eval.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
 FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
 #: Environment variable naming the mirror root.
 MIRROR_ENV = "LEASH_DATA_MIRROR"
@@ -79,7 +79,7 @@ class Dataset:
 
     @property
     def is_generations(self) -> bool:
-        """Whether the file is a generations input (readable by :mod:`leash.io.summarize`)."""
+        """Whether the file is a generations input (readable by :mod:`leash_eval.summarize`)."""
         return self.format in GENERATION_FORMATS
 
     def reader_kwargs(self) -> dict:

@@ -1,7 +1,7 @@
 """Input formats of model generations: detection, field mappings, the rule set and the readers.
 
 The formats (``data/README.md``): samples, counts, summary, nested (a :class:`NestedMapping`),
-evaluator and the evaluators' own files (:mod:`leash.io.evaluators`). DuckDB reads every file into
+evaluator and the evaluators' own files (:mod:`leash_eval.evaluators`). DuckDB reads every file into
 raw canonical fields; :func:`checked_sql` is the one rule set (SQL) deciding each field's clean
 value and problem, so validate, summarize and :func:`response_batches` agree on every row. The
 exact readers (Python; only for a file that failed, and for CSV) locate what DuckDB cannot.
@@ -20,23 +20,18 @@ import stat
 import zlib
 from pathlib import Path
 
-from leash.io import evaluators as E
+from leash.sources.choices import FORMATS
+from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
+from leash_eval import evaluators as E
 
 __all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
-           "check_regular_file", "SUMMARY_METADATA_KEY", "response_batches", "InputFileError"]
+           "check_regular_file", "response_batches", "InputFileError"]
 
-FORMATS = ("samples", "counts", "summary", "evaluator", "nested", *E.EVALUATOR_FORMATS)
 SAMPLES_REQUIRED = ("model", "benchmark", "question_id", "sample_idx", "correct")
 SAMPLES_OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "response", "step")
 COUNTS_REQUIRED = ("model", "benchmark", "question_id", "n", "c")
 COUNTS_OPTIONAL = ("first_correct", "step")
-SUMMARY_METADATA_KEY = b"leash.summary"
-SUMMARY_COLUMNS = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct",
-                   "n_answer_missing", "answer_values", "answer_counts", "n_tokens_mean",
-                   "n_tokens_min", "n_tokens_max", "token_entropy_mean", "token_entropy_std",
-                   "n_truncated")
-SUMMARY_EXTRA = SUMMARY_COLUMNS[7:]  # what a summary file keeps beyond its counts
 READ = {"samples": ("model", "benchmark", "question_id", "step", "sample_idx", "correct",
                     "answer", "n_tokens", "token_entropy", "finish_reason"),
         "counts": ("model", "benchmark", "question_id", "step", "n", "c", "first_correct")}
@@ -280,7 +275,7 @@ def open_bytes(path: Path):
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
-_open_text = open_bytes  # the name leash.io.rescore reads benchmark files with
+_open_text = open_bytes  # the name leash_eval.rescore reads benchmark files with
 
 
 def loads(line: bytes):
@@ -403,7 +398,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
-    tried += [f"{f} (leash.io.evaluators)" for f in E.EVALUATOR_FORMATS]
+    tried += [f"{f} (leash_eval.evaluators)" for f in E.EVALUATOR_FORMATS]
     sep = next((f" ({name}-separated: leash reads CSV separated by commas)" for c, name in
                 ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")) if kind == "csv" and
                 len(keys) == 1 and c in next(iter(keys))), "")
@@ -733,7 +728,7 @@ class Source:
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
                        "duckdb read_parquet", "table": "arrow table", "nested":
                        f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
-                           self.form, f"leash.io.evaluators '{fmt}'")
+                           self.form, f"leash_eval.evaluators '{fmt}'")
 
     def build(self, exact: bool = False) -> None:
         """(Re)define the views; ``exact``: the exact reader (repairs, malformed lines)."""
@@ -1137,7 +1132,7 @@ def open_source(con, p, no: int, *, fmt, mapping, labels, options=None, contents
                 checked=True) -> Source:
     """Detect the format of input ``p`` and make its :class:`Source` (views not built)."""
     path = Path(p)
-    if contents is not None:  # a summary already read (leash.io.summarize.read_summary)
+    if contents is not None:  # a summary already read (leash_eval.summarize.read_summary)
         f, m, keys = "summary", None, contents.column_names
         meta = (contents.schema.metadata or {}).get(SUMMARY_METADATA_KEY)
     else:
@@ -1202,7 +1197,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
     path : str or os.PathLike
         A samples file with a ``response`` column, a nested/evaluator file or an evaluator's.
     fmt, mapping, model, benchmark, step, reader_options
-        As in :func:`leash.io.summarize.summarize`.
+        As in :func:`leash_eval.summarize.summarize`.
     batch_size : int
         Rows per batch: memory is bounded by it, not by the file.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from leash.generate.backends import DEFAULT_PROMPT, Backend
+from leash_eval.generate.backends import DEFAULT_PROMPT, Backend
 
 __all__ = ["score_traces", "TRACE_FIELDS"]
 
@@ -58,8 +58,8 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
         token_logprobs`` (natural log; ``model`` is ``label``).
     label : str
         The scoring model's label (as in the support section of a study).
-    prompt : str, default :data:`~leash.generate.backends.DEFAULT_PROMPT`
-        The user message with ``{question}``, as in :func:`leash.generate.sampling.generate`.
+    prompt : str, default :data:`~leash_eval.generate.backends.DEFAULT_PROMPT`
+        The user message with ``{question}``, as in :func:`leash_eval.generate.sampling.generate`.
     progress : bool, default False
 
     Returns
@@ -69,8 +69,8 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
     """
     import pyarrow as pa
 
-    from leash.generate.sampling import _write
-    from leash.io.rescore import _progress
+    from leash_eval.generate.sampling import _write
+    from leash_eval.rescore import _progress
 
     path = Path(traces)
     if not path.is_file():

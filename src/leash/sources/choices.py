@@ -1,0 +1,36 @@
+"""The names a study file chooses among, for what the evaluation toolkit does with its sources.
+
+A study source may name an input format (``fmt:``), a built-in field mapping (``mapping:``), a
+scorer (``rescore:``), an answer extractor (``extract:``) and a benchmark whose question file
+holds the gold answers (``gold:``). The toolkit (``leash_eval``) implements each; the names live
+here, as plain data, so that checking a study file (:mod:`leash.sources.study`) imports nothing
+from the toolkit, and the toolkit takes its names from here (one home for each).
+"""
+
+from __future__ import annotations
+
+__all__ = ["INPUT_FORMATS", "EVALUATOR_FORMATS", "FORMATS", "MAPPINGS", "MAPPING_FIELDS",
+           "RESCORERS", "SCORERS", "EXTRACTORS", "GOLD_DATASETS"]
+
+#: leash's own input formats (``data/README.md``, sections 1-4).
+INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
+#: The evaluators' own result files leash reads (``data/README.md``, section 5).
+EVALUATOR_FORMATS = ("lm-eval", "lighteval", "evalscope", "openai-batch")
+#: Every value of ``fmt:`` (and of the CLI's ``--fmt``).
+FORMATS = (*INPUT_FORMATS, *EVALUATOR_FORMATS)
+#: The built-in field mappings of nested files (``leash_eval.formats.MAPPINGS``).
+MAPPINGS = ("evaluator", "rollouts", "samples")
+#: The fields of a mapping (``leash_eval.formats.NestedMapping``); ``correct`` is required.
+MAPPING_FIELDS = ("name", "correct", "question_id", "samples", "answer", "response", "index",
+                  "n_tokens", "token_entropy", "finish_reason", "model", "benchmark", "step",
+                  "gold", "constants")
+#: Scorers a study source can ask for (``rescore:``); Reasoning Gym needs entries per question,
+#: which a study file does not name.
+RESCORERS = ("math-verify",)
+#: Every scorer of ``leash rescore``.
+SCORERS = ("math-verify", "reasoning-gym")
+#: How the answer is taken from a response before it is graded (``extract:``).
+EXTRACTORS = ("math-verify", "leash")
+#: The manifest datasets that are question files with gold answers (``gold:``, ``--gold``).
+GOLD_DATASETS = ("math500", "aime24", "amc23", "minerva-math", "olympiadbench",
+                 "gsm8k-probe-questions")

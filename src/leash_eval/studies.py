@@ -1,0 +1,66 @@
+"""What the notebooks' study files read through the evaluation toolkit: the seam's toolkit side.
+
+``leash`` reads the paper's numbers, the SIMULATED demo and per-question summaries on its own; a
+study source that names raw files (``path:`` to generations in any format, ``dataset:`` of the
+data manifest, ``rescore:``) is read here, through :func:`leash.sources.toolkit.toolkit`, the one
+place where ``leash`` imports this package. Everything ``leash`` calls of the toolkit is a
+function of this module, so the interface between the two packages is this page.
+"""
+
+from __future__ import annotations
+
+__all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
+           "load_counts", "rescored_path", "local_copies", "MIRROR_ENV", "load_benchmark",
+           "DatasetUnavailableError", "public"]
+
+from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
+from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, rescored_path
+from leash_eval.summarize import load_counts
+
+
+def manifest_names() -> tuple[str, ...]:
+    """Every name a ``dataset:`` source may take: datasets, groups and ``"all"``."""
+    m = load_manifest()
+    return (*m.datasets, *m.groups, "all")
+
+
+def dataset_names(name_or_group: str) -> list[str]:
+    """The datasets of a dataset or group name of the manifest (ValueError if it is neither)."""
+    return load_manifest().names(name_or_group)
+
+
+def gold_names() -> tuple[str, ...]:
+    """Every value ``gold:`` may take: question-file datasets and their benchmark labels."""
+    m = load_manifest()
+    labels = {m.datasets[n].benchmark for n in GOLD_RULES if n in m.datasets}
+    return (*GOLD_RULES, *sorted(b for b in labels if b))
+
+
+def resolve(name_or_group: str) -> list[tuple[object, dict]]:
+    """``(path, reader options)`` of each local file of a dataset or group (fetched, verified),
+    the options from its manifest entry (format, mapping, labels).
+    """
+    from leash_eval.manifest import resolve as _resolve
+
+    return [(path, ds.reader_kwargs() if ds is not None else {})
+            for path, ds in _resolve(name_or_group, progress=False)]
+
+
+def local_copies(name_or_group: str) -> dict:
+    """``{dataset: path or None}`` for a dataset or group, looked up in the download cache and
+    the mirror only (never online); ValueError for a name the manifest does not have.
+    """
+    m = load_manifest()
+    return {n: locate(n, manifest=m) for n in m.names(name_or_group)}
+
+
+_PUBLIC = {"load_counts": "summarize", "read_summary": "summarize", "fetch": "manifest",
+           "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
+           "answer_classes": "answers", "load_benchmark": "rescore"}
+
+
+def public(name: str):
+    """A toolkit function that ``leash`` exported before the two packages were split."""
+    import importlib
+
+    return getattr(importlib.import_module(f"leash_eval.{_PUBLIC[name]}"), name)

@@ -1,0 +1,122 @@
+"""The boundary between the two packages: ``leash`` (what the notebooks import) and the
+evaluation toolkit ``leash_eval`` beside it.
+
+The layers themselves are import-linter's contracts (``pyproject.toml``, run by ``make lint``);
+these tests check what a contract cannot: what ``import leash.artifacts`` loads, that the
+paper's and the demo's notebook runs need no toolkit at all (it is made unimportable in their
+kernel), that the names a study file chooses among are the toolkit's, and the one line a user
+gets at the seam when the toolkit is missing.
+"""
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from _support import REPO, freshness
+
+# A sitecustomize that makes the toolkit unimportable, as if only src/leash were installed.
+REFUSE = textwrap.dedent('''
+    import sys
+
+    class _RefuseToolkit:
+        def find_spec(self, name, path=None, target=None):
+            if name == "leash_eval" or name.startswith("leash_eval."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, _RefuseToolkit())
+''')
+
+
+@pytest.fixture
+def no_toolkit(tmp_path, monkeypatch):
+    """An environment whose Python processes (kernels too) cannot import leash_eval."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(REFUSE)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    return site
+
+
+def _python(code, env_site=None):
+    import os
+
+    env = dict(os.environ)
+    if env_site is not None:
+        env["PYTHONPATH"] = str(env_site)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=REPO)
+
+
+def test_import_of_the_artifacts_loads_no_toolkit_and_no_duckdb():
+    out = _python("import leash.artifacts, sys; print(sorted(m for m in sys.modules "
+                  "if m == 'duckdb' or m.startswith('leash_eval')))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_refusing_hook_refuses(no_toolkit):
+    out = _python("import leash_eval", no_toolkit)
+    assert out.returncode == 1 and "No module named 'leash_eval'" in out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", ["01_table1_support", "07_table5_entropy"])
+@pytest.mark.parametrize("study", ["paper", "demo"])
+def test_paper_and_demo_runs_need_no_toolkit(notebook, study, no_toolkit, tmp_path):
+    from leash.run.reproduce import run_notebook
+
+    out = tmp_path / "out"
+    res = run_notebook(REPO / "notebooks" / f"{notebook}.ipynb", {"study": study}, outdir=out,
+                       build=tmp_path / "build", run=f"{notebook}-{study}")
+    assert res.status == "ok"
+    # the kernel really ran without the toolkit: its sitecustomize was loaded
+    text = (tmp_path / "build" / f"{notebook}-{study}.ipynb").read_text()
+    assert "leash_eval" not in text
+    written = {f for r in res.records for f in r["files"]}
+    assert written
+    report = freshness(written, out, skipped=())
+    assert not report["missing"] and not report["differ"], report
+
+
+def test_a_raw_file_source_without_the_toolkit_says_so_in_one_line(no_toolkit, tmp_path):
+    study = tmp_path / "s.yaml"
+    study.write_text("name: s\nbenchmarks: {b: {domain: math}}\nsections:\n  support:\n"
+                     "    sources: [{path: gen.jsonl}]\n"
+                     "    pairs: [{base: m1, rl: m2}]\n")
+    (tmp_path / "gen.jsonl").write_text("{}\n")
+    out = _python(f"from leash.sources.study import load_study; "
+                  f"load_study({str(study)!r}).summaries('support')", no_toolkit)
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("leash.sources.toolkit.ToolkitMissingError: Reading generations")
+    assert "leash_eval" in last and "pip install -e ." in last
+
+
+def test_the_study_choices_are_the_toolkits():
+    from leash.sources import choices
+    from leash_eval import evaluators, formats, rescore
+
+    assert tuple(formats.MAPPINGS) == choices.MAPPINGS
+    assert tuple(f.name for f in dataclasses.fields(formats.NestedMapping)) == \
+        choices.MAPPING_FIELDS
+    assert tuple(rescore.GOLD_RULES) == choices.GOLD_DATASETS
+    assert evaluators.EVALUATOR_FORMATS == choices.EVALUATOR_FORMATS
+    assert set(choices.RESCORERS) <= set(choices.SCORERS)
+
+
+@pytest.mark.parametrize("name", ["load_counts", "read_summary", "fetch", "locate",
+                                  "extract_answer", "normalize_answer", "answer_classes",
+                                  "load_benchmark"])
+def test_moved_names_still_work_for_one_release(name):
+    import importlib
+
+    import leash
+
+    leash.__dict__.pop(name, None)
+    with pytest.warns(DeprecationWarning, match=f"leash_eval\\.\\w+\\.{name}"):
+        old = getattr(leash, name)
+    module = importlib.import_module(f"leash_eval.{old.__module__.split('.')[-1]}")
+    assert old is getattr(module, name)
