@@ -102,8 +102,8 @@ def test_notebook_inputs_follow_the_study_files(tmp_path, monkeypatch):
         "  support: {sources: [{dataset: math-eval-example}, {path: gen/*.jsonl}]}\n"
         "  entropy: {sources: [{path: gen/*.jsonl}]}\n")
     s = A.open_study(study)
-    assert s.datasets() == ["math-eval-example-cot100"] and s.datasets("entropy") == []
-    assert s.path_sources("entropy") == [str(tmp_path / "gen" / "*.jsonl")]
+    assert s.study.datasets() == ["math-eval-example-cot100"] and s.study.datasets("entropy") == []
+    assert s.study.path_sources("entropy") == [str(tmp_path / "gen" / "*.jsonl")]
     with pytest.raises(SkipNotebook, match=r"data not available locally: math-eval-example-cot100"):
         require_study(study, "support")
     with pytest.raises(SkipNotebook, match=r"input files of study 'mine' not found: .*gen/\*"):

@@ -30,7 +30,8 @@ import pandas as pd
 
 from leash._paths import REPO
 from leash.analysis.tables import passk_table, support_table
-from leash.sources.paper import PaperSource
+from leash.core.support import COUNT_NAMES, METRIC_NAMES
+from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
 __all__ = [
@@ -42,12 +43,9 @@ __all__ = [
     "entropy_pairs", "table2", "table2_wide", "answer_cases",
 ]
 
-PAPER = "paper"
-METRICS = ["SRR", "NDR", "SDS", "NSCR"]
-COUNTS = ["P", "E", "S", "O"]
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
                 "pass@k base", "pass@k rl",
-                *COUNTS, *METRICS, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
+                *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 #: The pass@k estimator of the artifacts when neither the caller nor the study names one: the
@@ -103,9 +101,9 @@ _ESTIMATOR_TEXT = {"first-k": "the first k samples in generation order, as the p
 
 class StudySource:
     """A study (:class:`leash.sources.study.Study`) as an artifact source: per-question data,
-    paired per
-    model pair of a section, then the tables. Every other attribute is the study's own
-    (``summaries``, ``section``, ``paired``, ``domains``...).
+    paired per model pair of a section, then the tables. What it reads of the study is named
+    below (its name, title and sections; :meth:`summaries`, :meth:`paired`, :meth:`section`);
+    anything else is ``source.study``'s.
 
     Parameters
     ----------
@@ -116,11 +114,28 @@ class StudySource:
 
     def __init__(self, study: Study):
         self.study = study
+        self.name: str = study.name
+        self.title: str = study.title
+        self.simulated: bool = study.simulated
+        #: Benchmark -> domain, as the study declares them.
+        self.domains = study.domains
+        self.sections = study.sections
 
-    def __getattr__(self, name):  # only called for names the source does not define
-        if name == "study":
-            raise AttributeError(name)
-        return getattr(self.study, name)
+    def section(self, name: str):
+        """The study's section ``name`` (:meth:`leash.sources.study.Study.section`)."""
+        return self.study.section(name)
+
+    def summaries(self, name: str, **kw) -> pd.DataFrame:
+        """Per-question summaries of a section (:meth:`leash.sources.study.Study.summaries`)."""
+        return self.study.summaries(name, **kw)
+
+    def paired(self, name: str, pair=None, **kw) -> pd.DataFrame:
+        """One pair of a section, paired per question (:meth:`leash.sources.study.Study.paired`)."""
+        return self.study.paired(name, pair, **kw)
+
+    def budgets(self, name: str, pair) -> dict:
+        """The budgets of a pair, per benchmark (:meth:`leash.sources.study.Study.budgets`)."""
+        return self.study.budgets(name, pair)
 
     def __repr__(self) -> str:
         return f"StudySource({self.study!r})"
@@ -306,7 +321,7 @@ class StudySource:
         read = {".parquet": pd.read_parquet, ".pq": pd.read_parquet, ".csv": pd.read_csv}
         return pd.concat([read.get(Path(path).suffix, lambda f: pd.read_json(f, lines=True))(path)
                           for s in self.section("perplexity").sources
-                          for path, _ in self.study._resolve(s)], ignore_index=True)
+                          for path, _ in self.study.resolve(s)], ignore_index=True)
 
 
 def _categories(paired: pd.DataFrame) -> np.ndarray:
@@ -495,7 +510,7 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     pooled = long["scope"].isin(["domain", "overall"])
     single = (long["scope"] == "benchmark") & ~long["pair"].isin(long.loc[pooled, "pair"])
     out = long[pooled | single].rename(columns={"pair": "Model", "benchmark": "Domain"})
-    return out[["Model", "Domain", *METRICS, *COUNTS]].reset_index(drop=True)
+    return out[["Model", "Domain", *METRIC_NAMES, *COUNT_NAMES]].reset_index(drop=True)
 
 
 def table1_caption(long: pd.DataFrame, src) -> str:
@@ -546,10 +561,11 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
         eps[ok] = epsilon(k[ok].astype(np.int64), zeta)
         out.insert(out.columns.get_loc("k_max") + 1, "epsilon", eps)
     out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
-    for c in [*METRICS, *COUNTS]:
+    for c in [*METRIC_NAMES, *COUNT_NAMES]:
         out[c] = t[c].to_numpy()
     out["McNemar p"] = t["mcnemar_p"].to_numpy()
-    for c in [c for c in t.columns if c.endswith((" low", " high")) and c.split()[0] in METRICS]:
+    for c in [c for c in t.columns
+              if c.endswith((" low", " high")) and c.split()[0] in METRIC_NAMES]:
         out[c] = t[c].to_numpy()
     return out
 

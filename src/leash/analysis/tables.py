@@ -36,6 +36,8 @@ from leash.core.passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_cu
 from leash.core.stats import LEVEL, N_BOOT, _bootstrap_codes, mcnemar_exact
 from leash.core.support import (
     CATEGORIES,
+    COUNT_NAMES,
+    METRIC_NAMES,
     MIN_COUNT,
     _codes,
     expected_support_counts,
@@ -59,8 +61,6 @@ __all__ = [
     "answer_entropy_per_question",
 ]
 
-METRICS = ("SRR", "NDR", "SDS", "NSCR")
-COUNTS = ("P", "E", "S", "O")
 BUDGET_RULES = ("first-k", "expected")
 POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
 # The support categories as an ordered pandas dtype (the core returns their names as numpy).
@@ -295,7 +295,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
                 if n_boot:
                     strata = g["benchmark"].to_numpy() if scope != "benchmark" else None
                     ci = _bootstrap_codes(codes, rng, n_boot, strata, level, "bootstrap_support")
-                    for name in METRICS:
+                    for name in METRIC_NAMES:
                         row[f"{name} low"] = ci.at[name, "low"]
                         row[f"{name} high"] = ci.at[name, "high"]
             rows.append(row)
@@ -340,12 +340,12 @@ def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True)
         One row per (by..., scope, benchmark) with the counts, ``N`` and the four metrics.
     """
     by = list(by)
-    require_columns(counts, ["benchmark", *COUNTS, *by], "support_from_counts")
+    require_columns(counts, ["benchmark", *COUNT_NAMES, *by], "support_from_counts")
     rows = []
     for key, gdf in _groups(counts, by, sort=False):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
-            tot = {c: int(g[c].sum()) for c in COUNTS}
-            m = support_metrics(*(tot[c] for c in COUNTS))
+            tot = {c: int(g[c].sum()) for c in COUNT_NAMES}
+            m = support_metrics(*(tot[c] for c in COUNT_NAMES))
             row = dict(zip(by, key))
             row.update(scope=scope, benchmark=label, domain=domain, N=sum(tot.values()), **tot,
                        **m._asdict())

@@ -62,7 +62,7 @@ from leash.core._validation import (
     validate_params,
 )
 from leash.core.passk import BUDGET_GRID, COUNTS, ESTIMATORS, FIRST_CORRECT, _curve, _curve_inputs
-from leash.core.support import MIN_COUNT, _codes, _found_pair, _metrics
+from leash.core.support import COUNT_NAMES, METRIC_NAMES, MIN_COUNT, _codes, _found_pair, _metrics
 
 __all__ = [
     "MIN_N_BOOT",
@@ -79,7 +79,7 @@ __all__ = [
     "holm",
 ]
 
-SUPPORT_COLUMNS = ("P", "E", "S", "O", "SRR", "NDR", "SDS", "NSCR")
+SUPPORT_COLUMNS = (*COUNT_NAMES, *METRIC_NAMES)
 MIN_N_BOOT = 2  # fewer replicates are not a distribution (see the module docstring)
 
 # The declared kinds of the parameters (leash.core._validation).

@@ -50,6 +50,8 @@ __all__ = [
     "CATEGORIES",
     "SupportCounts",
     "SupportMetrics",
+    "COUNT_NAMES",
+    "METRIC_NAMES",
     "epsilon",
     "found",
     "support_codes",
@@ -86,6 +88,12 @@ class SupportMetrics(NamedTuple):
     NDR: object
     SDS: object
     NSCR: object
+
+
+#: The names of the four counts (the paper's P, E, S, O) and of the four metrics, as the
+#: fields of :class:`SupportCounts` and :class:`SupportMetrics` and the columns of every table.
+COUNT_NAMES: tuple[str, ...] = SupportCounts._fields
+METRIC_NAMES: tuple[str, ...] = SupportMetrics._fields
 
 
 @validate_params({"k": [BUDGETS], "zeta": [ZETA], "exact": ["boolean"]})

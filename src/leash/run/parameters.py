@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leash._paths import REPO
+from leash.sources.choices import PAPER
 
 __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",
            "annotation_text", "notebook_parameters", "validate_parameters"]
 
-PAPER = "paper"  # the paper's printed numbers (leash.artifacts.PAPER)
 
 
 class ParameterError(ValueError):

@@ -32,6 +32,7 @@ from unittest import mock
 from leash._argparse import OneLineParser
 from leash._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
 from leash.run.parameters import ParameterError, _closest, notebook_parameters, validate_parameters
+from leash.sources.choices import PAPER
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -39,7 +40,6 @@ __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookEr
 
 #: ``--data`` value of the default run: the paper's printed numbers and the simulated demo.
 EMBEDDED = "embedded"
-PAPER = "paper"
 #: Environment of every kernel: string hashing fixed, so no output depends on a set's order.
 KERNEL_ENV = {"PYTHONHASHSEED": "0"}
 #: ipykernel logs start-up chatter to the terminal, where it would break the progress lines.

@@ -1,4 +1,4 @@
-"""The names a study file chooses among, for what the evaluation toolkit does with its sources.
+"""The names a study chooses among: the paper's own, and what the toolkit does with a source.
 
 A study source may name an input format (``fmt:``), a built-in field mapping (``mapping:``), a
 scorer (``rescore:``), an answer extractor (``extract:``) and a benchmark whose question file
@@ -9,9 +9,11 @@ from the toolkit, and the toolkit takes its names from here (one home for each).
 
 from __future__ import annotations
 
-__all__ = ["INPUT_FORMATS", "EVALUATOR_FORMATS", "FORMATS", "MAPPINGS", "MAPPING_FIELDS",
+__all__ = ["PAPER", "INPUT_FORMATS", "EVALUATOR_FORMATS", "FORMATS", "MAPPINGS", "MAPPING_FIELDS",
            "RESCORERS", "SCORERS", "EXTRACTORS", "GOLD_DATASETS"]
 
+#: The study that is the paper's printed numbers (``study = "paper"``; ``data/paper/``).
+PAPER = "paper"
 #: leash's own input formats (``data/README.md``, sections 1-4).
 INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: The evaluators' own result files leash reads (``data/README.md``, section 5).

@@ -33,18 +33,17 @@ import numpy as np
 import pandas as pd
 
 from leash._paths import REPO
-from leash.core.support import support_metrics
+from leash.core.support import COUNT_NAMES, METRIC_NAMES, support_metrics
+from leash.sources.choices import PAPER
 
 __all__ = [
-    "DATA_DIR", "METRICS", "SCHEMAS", "round_half_up", "load", "known_explanations",
+    "PAPER", "DATA_DIR", "SCHEMAS", "round_half_up", "load", "known_explanations",
     "rebuild_table1", "audit", "discrepancies", "PaperSource",
 ]
 
 #: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
 DATA_DIR = REPO / "data" / "paper"
 
-METRICS = ("SRR", "NDR", "SDS", "NSCR")
-COUNTS = ("P", "E", "S", "O")
 _DOMAIN_LABEL = {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}
 # Float slack for "within tolerance" comparisons of binary floats (values are <= ~2e4).
 _SLACK = 1e-9
@@ -141,7 +140,8 @@ def round_half_up(x, decimals):
 # Loading: one loader over a schema table
 # ---------------------------------------------------------------------------------------------
 
-_METRIC_SPEC = " ".join([*(f"{m}:f" for m in METRICS), *(f"{m}_decimals:i" for m in METRICS)])
+_METRIC_SPEC = " ".join([*(f"{m}:f" for m in METRIC_NAMES),
+                         *(f"{m}_decimals:i" for m in METRIC_NAMES)])
 _COUNT_SPEC = "P:i+ E:i+ S:i+ O:i+"
 
 #: The schema table: file stem -> its columns, in order, as ``name[:type][?][+]``. Types: ``s``
@@ -294,10 +294,10 @@ def _pool(counts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     "overall" is added only for groups that have more than one domain (Table 1 prints no
     Overall row for the math-only models).
     """
-    by_dom = counts.groupby([*keys, "domain"], sort=False)[list(COUNTS)].sum().reset_index()
+    by_dom = counts.groupby([*keys, "domain"], sort=False)[list(COUNT_NAMES)].sum().reset_index()
     ndom = by_dom.groupby(keys, sort=False)["domain"].transform("size")
     overall = (
-        by_dom[ndom > 1].groupby(keys, sort=False)[list(COUNTS)].sum().reset_index()
+        by_dom[ndom > 1].groupby(keys, sort=False)[list(COUNT_NAMES)].sum().reset_index()
     )
     overall["domain"] = "overall"
     nb = counts.groupby([*keys, "domain"], sort=False).size().rename("n_benchmarks")
@@ -341,9 +341,9 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
     for model, g in t1.groupby("model", sort=False):
         table = g["appendix_table"].iloc[0]
         if pd.isna(table):
-            doms = g[g["domain"] != "overall"][["model", "domain", *COUNTS]].copy()
+            doms = g[g["domain"] != "overall"][["model", "domain", *COUNT_NAMES]].copy()
             doms["n_benchmarks"] = pd.NA
-            overall = doms[list(COUNTS)].sum().to_frame().T
+            overall = doms[list(COUNT_NAMES)].sum().to_frame().T
             overall["model"], overall["domain"] = model, "overall"
             overall["n_benchmarks"] = pd.NA
             part = pd.concat([doms, overall], ignore_index=True)
@@ -361,13 +361,13 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
         part["appendix_table"] = table
         pieces.append(part)
     out = pd.concat(pieces, ignore_index=True)
-    for c in COUNTS:
+    for c in COUNT_NAMES:
         out[c] = out[c].astype("int64")
     out["n_benchmarks"] = out["n_benchmarks"].astype("Int64")
     m = support_metrics(out["P"], out["E"], out["S"], out["O"])
-    for name in METRICS:
+    for name in METRIC_NAMES:
         out[name] = getattr(m, name)
-    for name in METRICS:
+    for name in METRIC_NAMES:
         out[name + "_display"] = round_half_up(round_half_up(out[name].to_numpy(), 3), 2)
     # Order as printed Table 1 (models in order, then math, non-math, overall).
     dom_order = {"math": 0, "non-math": 1, "overall": 2}
@@ -376,8 +376,9 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
         ["model", "domain"],
         key=lambda s: s.map(model_order) if s.name == "model" else s.map(dom_order),
     ).reset_index(drop=True)
-    cols = ["model", "domain", "source", "appendix_table", "n_benchmarks", *COUNTS, *METRICS,
-            *(m_ + "_display" for m_ in METRICS)]
+    cols = ["model", "domain", "source", "appendix_table", "n_benchmarks", *COUNT_NAMES,
+            *METRIC_NAMES,
+            *(m_ + "_display" for m_ in METRIC_NAMES)]
     return out[cols]
 
 
@@ -415,7 +416,7 @@ def _metric_checks(ids: dict, printed: pd.DataFrame, counts, what: str) -> list[
     m = support_metrics(*counts)
     return [_frame(ids, name, printed[name], np.asarray(getattr(m, name)),
                    f"metric from {what}, within half a unit of the last printed digit",
-                   tolerance=_half_unit(printed[name + "_decimals"])) for name in METRICS]
+                   tolerance=_half_unit(printed[name + "_decimals"])) for name in METRIC_NAMES]
 
 
 def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame, step0: pd.DataFrame) -> list:
@@ -464,8 +465,8 @@ def _check_aggregates(sc: pd.DataFrame, ag: pd.DataFrame) -> list[pd.DataFrame]:
                          f"{r['table']} has no per-benchmark rows to pool.")
     ids = _ids(m, m["table"], m["pair"] + " | " + m["aggregate"])
     out = [_frame(ids, c, m[c].astype(float), m[c + "_pooled"].astype(float),
-                  "aggregate count = sum of the per-benchmark counts") for c in COUNTS]
-    return out + _metric_checks(ids, m, [m[c + "_pooled"] for c in COUNTS], "pooled counts")
+                  "aggregate count = sum of the per-benchmark counts") for c in COUNT_NAMES]
+    return out + _metric_checks(ids, m, [m[c + "_pooled"] for c in COUNT_NAMES], "pooled counts")
 
 
 def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
@@ -478,8 +479,8 @@ def _check_table1(t1: pd.DataFrame, rebuilt: pd.DataFrame, sc: pd.DataFrame,
                   np.where(m["appendix_table"].isna(),
                            "overall = math + non-math of the printed Table 1 counts",
                            "Table 1 count = appendix counts pooled per domain"))
-           for c in COUNTS]
-    for name in METRICS:
+           for c in COUNT_NAMES]
+    for name in METRIC_NAMES:
         raw, double = m[name + "_rebuilt"].to_numpy(), m[name + "_display"].to_numpy()
         single = round_half_up(raw, 2)
         expl = [None if s == d else
@@ -670,7 +671,7 @@ class PaperSource:
         Folder holding the CSVs; default :data:`DATA_DIR`.
     """
 
-    name = "paper"
+    name = PAPER
     title = "the paper's printed numbers"
     simulated = False
     is_paper = True
@@ -737,8 +738,8 @@ class PaperSource:
         v2 = _with_pass_and_tests(pd.DataFrame({
             "pair": v2["model"], "scope": np.where(overall, "overall", "domain"),
             "benchmark": v2["domain"].map(_DOMAIN_LABEL),
-            "domain": np.where(overall, "", v2["domain"]), "N": v2[list(COUNTS)].sum(axis=1),
-            **{c: v2[c] for c in [*COUNTS, *METRICS]}}))
+            "domain": np.where(overall, "", v2["domain"]), "N": v2[list(COUNT_NAMES)].sum(axis=1),
+            **{c: v2[c] for c in [*COUNT_NAMES, *METRIC_NAMES]}}))
         order = {p: i for i, p in enumerate(dict.fromkeys(load("pairs", self.data_dir)["pair"]))}
         t = pd.concat([t, v2], ignore_index=True)
         return t.iloc[np.argsort(t["pair"].map(order).to_numpy(), kind="stable")].reset_index(

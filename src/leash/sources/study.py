@@ -440,7 +440,7 @@ class Study:
             )
         parts, read = [], True
         for src in sec.sources:
-            for path, kwargs in self._resolve(src):
+            for path, kwargs in self.resolve(src):
                 if isinstance(path, pd.DataFrame):
                     parts.append(path)
                     read = False
@@ -460,8 +460,11 @@ class Study:
         self._cache[(name, na)] = frame
         return frame
 
-    def _resolve(self, src: Source):
-        """Yield (path or frame, reader kwargs) for one source."""
+    def resolve(self, src: Source):
+        """Yield ``(path or frame, reader options)`` for each file of one source: a demo part's
+        frame, a dataset's local files, a ``path:`` glob's files (each rescored first when the
+        source says ``rescore:``).
+        """
         if src.kind == "demo":
             from leash.sources.demo import DEMO_FILES, read_demo
 
