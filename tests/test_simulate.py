@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
+from _misclassification import misclassification_table
 from leash.analysis.compare import frame_differences
 from leash.analysis.tables import entropy_table
 from leash.core.support import CATEGORIES, epsilon, support_counts, support_metrics
@@ -465,7 +466,7 @@ def test_misclassification_table_on_certain_outcomes():
     pr = np.array([1.0, 1.0, 0.0, 0.0, 1.0])
     qids = [f"q{i:05d}" for i in range(5)]
     summary = S.simulate_pair(pb, pr, 64, rng=np.random.default_rng(0))
-    tab = D.misclassification_table(summary, _truth_rows(pb, pr, qids, 64), k=16)
+    tab = misclassification_table(summary, _truth_rows(pb, pr, qids, 64), k=16)
     assert tab["misclassified"].sum() == 0
     diag = {idx[-1]: tab.loc[idx, idx[-1]] for idx in tab.index}
     assert diag == {"preservation": 2, "expansion": 1, "shrinkage": 1, "out_of_support": 1}
@@ -477,7 +478,7 @@ def test_misclassification_table_near_threshold_errs_as_expected():
     p = 3 * epsilon(k)
     summary = S.simulate_pair(np.full(n_q, p), np.zeros(n_q), k, rng=np.random.default_rng(1))
     truth = _truth_rows(np.full(n_q, p), np.zeros(n_q), [f"q{i:05d}" for i in range(n_q)], k)
-    tab = D.misclassification_table(summary, truth, k=k)
+    tab = misclassification_table(summary, truth, k=k)
     row = tab.xs("shrinkage", level="true_category").iloc[0]
     miss = (1 - p) ** k  # base misses -> empirical out_of_support
     assert row["total"] == n_q
@@ -487,8 +488,8 @@ def test_misclassification_table_near_threshold_errs_as_expected():
 
 def test_misclassification_table_on_demo(demo):
     with pytest.raises(ValueError, match="'study' parameter"):
-        D.misclassification_table(demo["support"], demo["truth"], k=2048)
-    tab = D.misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
+        misclassification_table(demo["support"], demo["truth"], k=2048)
+    tab = misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
     n_questions = sum(b["n_questions"] for b in D.load_config()["benchmarks"])
     assert tab.groupby(level="model")["total"].sum().tolist() == [n_questions] * 2
     # The rule is nearly exact for clear cases and errs near epsilon: questions with p just
@@ -497,7 +498,7 @@ def test_misclassification_table_on_demo(demo):
     assert (pres["misclassified"] <= 0.01 * pres["total"]).all()
     assert 0 < tab["misclassified"].sum() < 0.10 * tab["total"].sum()
     with pytest.raises(ValueError, match="'k' parameter of misclassification_table"):
-        D.misclassification_table(demo["support"], demo["truth"], k=10_000, study="support")
+        misclassification_table(demo["support"], demo["truth"], k=10_000, study="support")
 
 
 def test_misclassification_table_reports_unmatched_and_missing_order():
@@ -505,11 +506,11 @@ def test_misclassification_table_reports_unmatched_and_missing_order():
     summary = S.simulate_pair(pb[:1], pr[:1], 8, rng=np.random.default_rng(0))
     truth = _truth_rows(pb, pr, ["q00000", "q00001"], 8)
     with pytest.warns(UserWarning, match="1 of 2 truth rows .* left out; 1 used"):
-        tab = D.misclassification_table(summary, truth, k=8)
+        tab = misclassification_table(summary, truth, k=8)
     assert tab["total"].sum() == 1
     summary["first_correct"] = pd.array([None, None], dtype="Int64")
     with pytest.warns(UserWarning), pytest.raises(ValueError, match="first_correct NA"):
-        D.misclassification_table(summary, truth, k=4)
+        misclassification_table(summary, truth, k=4)
 
 
 def test_study_config_is_validated():

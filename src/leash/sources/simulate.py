@@ -23,7 +23,7 @@ The model, one benchmark question at a time (arXiv 2507.14843v4 for the referenc
   hypergeometric, :func:`draw_first_correct`); per-sample token entropy and length
   (:class:`TokenModel`) in the n = 32 entropy study.
 * Truth: the true success probabilities and epsilon-support categories of both models, so that
-  :func:`leash.sources.demo.misclassification_table` can grade the empirical rule.
+  the tests can grade the empirical rule against it.
 """
 
 from __future__ import annotations
