@@ -119,28 +119,41 @@ class Violation(Exception):
 
 class Constraint:
     """One allowed kind of value. ``check`` returns the value normalised, or raises
-    :class:`Violation`; ``__str__`` says what is allowed ("an int in the range [1, inf)").
+    :class:`Violation`; ``str()`` says what is allowed ("an int in the range [1, inf)").
+
+    A constraint of one kind of value only sets ``text`` (what ``str()`` says) and ``accepts``
+    (and ``normalise``, the value the body receives); the numeric ones override ``check``.
     """
 
-    def check(self, value):
+    text = ""
+
+    def accepts(self, value) -> bool:
         raise NotImplementedError
+
+    def normalise(self, value):
+        return value
+
+    def check(self, value):
+        if not self.accepts(value):
+            self._refuse(value)
+        return self.normalise(value)
+
+    def __str__(self):
+        return self.text
 
     def _refuse(self, value, typed=False):
         raise Violation(str(self), shown(value), typed)
 
 
-class _NoneConstraint(Constraint):
-    def check(self, value):
-        if value is not None:
-            self._refuse(value)
-        return None
-
-    def __str__(self):
-        return "None"
-
-
 def _is_bool(value) -> bool:
     return isinstance(value, (bool, np.bool_))
+
+
+class _NoneConstraint(Constraint):
+    text = "None"
+
+    def accepts(self, value):
+        return value is None
 
 
 class Interval(Constraint):
@@ -200,14 +213,12 @@ class StrOptions(Constraint):
 
     def __init__(self, *options: str):
         self.options = tuple(options)
+        self.text = "a str among {" + ", ".join(map(repr, self.options)) + "}"
 
     def check(self, value):
         if not isinstance(value, str) or value not in self.options:
             self._refuse(value, typed=isinstance(value, str))
         return value
-
-    def __str__(self):
-        return "a str among {" + ", ".join(map(repr, self.options)) + "}"
 
 
 class Options(Constraint):
@@ -215,28 +226,20 @@ class Options(Constraint):
 
     def __init__(self, type, *options):
         self.type, self.options = type, tuple(options)
-
-    def check(self, value):
-        if _is_bool(value) or not isinstance(value, self.type) or value not in self.options:
-            self._refuse(value)
-        return value
-
-    def __str__(self):
         kind = {int: "an int", numbers.Integral: "an int", float: "a float",
                 str: "a str"}.get(self.type, "a value")
-        return f"{kind} among {{{', '.join(map(repr, self.options))}}}"
+        self.text = f"{kind} among {{{', '.join(map(repr, self.options))}}}"
+
+    def accepts(self, value):
+        return not _is_bool(value) and isinstance(value, self.type) and value in self.options
 
 
 class Boolean(Constraint):
     """A bool (Python or numpy), given as a Python bool; 0 and 1 are not bools here."""
 
-    def check(self, value):
-        if not _is_bool(value):
-            self._refuse(value)
-        return bool(value)
-
-    def __str__(self):
-        return "a bool"
+    text = "a bool"
+    accepts = staticmethod(_is_bool)
+    normalise = staticmethod(bool)
 
 
 class InstancesOf(Constraint):
@@ -245,15 +248,10 @@ class InstancesOf(Constraint):
     """
 
     def __init__(self, type, name: str, example=None):
-        self.type, self.name, self.example = type, name, example
+        self.type, self.text, self.example = type, name, example
 
-    def check(self, value):
-        if not isinstance(value, self.type):
-            self._refuse(value)
-        return value
-
-    def __str__(self):
-        return self.name
+    def accepts(self, value):
+        return isinstance(value, self.type)
 
 
 class Generator(InstancesOf):
@@ -267,38 +265,27 @@ class Generator(InstancesOf):
 class Callables(Constraint):
     """A callable."""
 
-    def check(self, value):
-        if not callable(value):
-            self._refuse(value)
-        return value
-
-    def __str__(self):
-        return "a callable"
+    text = "a callable"
+    accepts = staticmethod(callable)
 
 
 class ArrayLike(Constraint):
     """An array-like that is not a scalar or a string (not converted: read once, by the body)."""
 
-    def check(self, value):
-        if isinstance(value, (str, bytes)) or not (hasattr(value, "__len__")
-                                                    or hasattr(value, "__array__")):
-            self._refuse(value)
-        return value
+    text = "an array-like"
 
-    def __str__(self):
-        return "an array-like"
+    def accepts(self, value):
+        return not isinstance(value, (str, bytes)) and (hasattr(value, "__len__")
+                                                        or hasattr(value, "__array__"))
 
 
 class Iterables(Constraint):
     """An iterable that is not a string (not consumed: a generator stays usable)."""
 
-    def check(self, value):
-        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            self._refuse(value)
-        return value
+    text = "an iterable (not a str)"
 
-    def __str__(self):
-        return "an iterable (not a str)"
+    def accepts(self, value):
+        return not isinstance(value, (str, bytes)) and isinstance(value, Iterable)
 
 
 class StrSequence(Constraint):
@@ -306,27 +293,21 @@ class StrSequence(Constraint):
     characters). Given as a list.
     """
 
-    def check(self, value):
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            self._refuse(value)
-        return list(value)
+    text = "a list or tuple of str"
+    normalise = staticmethod(list)
 
-    def __str__(self):
-        return "a list or tuple of str"
+    def accepts(self, value):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
 class ModelSide(Constraint):
     """A model label (str) or a (model, step) tuple."""
 
-    def check(self, value):
-        ok = isinstance(value, str) or (isinstance(value, tuple) and len(value) == 2
-                                        and isinstance(value[0], str))
-        if not ok:
-            self._refuse(value)
-        return value
+    text = "a model label (str) or a (model, step) tuple"
 
-    def __str__(self):
-        return "a model label (str) or a (model, step) tuple"
+    def accepts(self, value):
+        return isinstance(value, str) or (isinstance(value, tuple) and len(value) == 2
+                                          and isinstance(value[0], str))
 
 
 def _as_numeric_array(value, constraint):
