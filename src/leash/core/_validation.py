@@ -39,7 +39,6 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 INT64_MAX = int(np.iinfo(np.int64).max)
-TOO_LARGE = "too large (beyond the 64-bit integer range)"
 TEMPLATE = "The {name!r} parameter of {func} must be {constraint}. Got {value} instead."
 _AT_MOST_INT64 = f"at most {INT64_MAX} (the 64-bit integer range)"
 
@@ -48,6 +47,7 @@ __all__ = [
     "invalid", "shown", "Constraint", "Violation",
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
+    "as_count_array", "check_positive_int", "check_probability",
     "same_length", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
 ]
 
@@ -511,9 +511,25 @@ def _validate(constraints, value, name, func):
 def check_param(value, constraints: list, name: str, func: str):
     """``value`` normalised by the first of ``constraints`` it satisfies (as declared with
     :func:`validate_params`), else the :data:`TEMPLATE` error naming ``name`` and ``func``: for
-    the few values checked outside a declaration (a field of a configuration).
+    the few values checked outside a declaration (the simulator's, through the three below).
     """
     return _validate([_make(c) for c in constraints], value, name, func)
+
+
+def as_count_array(x, name: str, func: str):
+    """``x`` as an int64 count array, scalar or 1-D (:class:`Counts`), checked alone."""
+    return check_param(x, [Counts()], name, func)
+
+
+def check_positive_int(x, name: str, func: str, *, minimum: int = 1) -> int:
+    """``x`` as an int >= ``minimum`` (a whole float is accepted, a bool is not)."""
+    return check_param(x, [Interval(numbers.Integral, minimum, None, closed="left")], name, func)
+
+
+def check_probability(x, name: str, func: str, *, open_interval: bool = True) -> float:
+    """``x`` as a float in (0, 1) (or [0, 1] when ``open_interval`` is False)."""
+    closed = "neither" if open_interval else "both"
+    return check_param(x, [Interval(numbers.Real, 0, 1, closed=closed)], name, func)
 
 
 def validate_params(parameter_constraints: dict):

@@ -23,7 +23,7 @@ import pandas as pd
 
 from leash import _config as C
 from leash._paths import REPO, shown
-from leash.core._checks import check_positive_int, check_probability
+from leash.core._validation import check_positive_int, check_probability
 from leash.core.support import CATEGORIES, _codes, epsilon
 
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
