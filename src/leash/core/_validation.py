@@ -48,7 +48,7 @@ __all__ = [
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
     "as_count_array", "check_positive_int", "check_probability",
-    "same_length", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
+    "same_length", "check_pairs", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
 ]
 
 
@@ -589,15 +589,22 @@ def same_length(func: str, **arrays: np.ndarray) -> int:
     return sized[0][1] if sized else 1
 
 
+def check_pairs(bad, func: str, must: str, a, a_name: str, b, b_name: str, rel=" with "):
+    """Refuse the first question where the mask ``bad`` holds: the parameter ``a_name`` of
+    ``func`` must be ``must``; the message shows ``a`` and ``b`` (arrays of the shape of
+    ``bad``) there, as "c=5 > n=3 at index 2".
+    """
+    if bad.any():
+        i = _first(bad)
+        where = f" at index {i}" if bad.ndim else ""
+        raise invalid(a_name, func, must, f"{a_name}={a.flat[i]}{rel}{b_name}={b.flat[i]}{where}")
+
+
 def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c") -> None:
     """Refuse any ``c > n`` (after broadcasting), naming the first question."""
     n_b, c_b = np.broadcast_arrays(n, c)
-    bad = c_b > n_b
-    if bad.any():
-        i = _first(bad)
-        where = f" at index {i}" if c_b.ndim else ""
-        raise invalid(c_name, func, f"at most '{n_name}' for every question",
-                      f"{c_name}={c_b.flat[i]} > {n_name}={n_b.flat[i]}{where}")
+    check_pairs(c_b > n_b, func, f"at most '{n_name}' for every question", c_b, c_name, n_b,
+                n_name, " > ")
 
 
 def _smallest_n(n: np.ndarray, n_name: str) -> str:

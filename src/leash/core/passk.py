@@ -43,6 +43,7 @@ from leash.core._validation import (
     check_c_le_n,
     check_k_in_range,
     check_ks_in_range,
+    check_pairs,
     invalid,
     same_length,
     validate_params,
@@ -294,7 +295,8 @@ def check_curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name=
     fc = np.atleast_1d(first_correct)
     same_length(func, **{n_name: n, fc_name: fc})
     _check_first_lt_n(fc, n, func, fc_name, n_name)
-    _check_first_consistent(fc, c, func, fc_name, c_name)
+    check_pairs((fc < 0) != (c == 0), func, f"-1 exactly when {c_name} == 0", fc, fc_name, c,
+                c_name)
     return n, c, fc
 
 
@@ -435,17 +437,4 @@ def avg_at_n(n, c):
 
 def _check_first_lt_n(fc, n, func, name="first_correct", n_name="n"):
     fc_b, n_b = np.broadcast_arrays(fc, n)
-    bad = fc_b >= n_b
-    if bad.any():
-        i = int(np.flatnonzero(np.ravel(bad))[0])
-        where = f" at index {i}" if fc_b.ndim else ""
-        raise invalid(name, func, f"a sample index below '{n_name}'",
-                      f"{name}={fc_b.flat[i]} with {n_name}={n_b.flat[i]}{where}")
-
-
-def _check_first_consistent(fc, c, func, name="first_correct", c_name="c"):
-    bad = (fc < 0) != (c == 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise invalid(name, func, f"-1 exactly when {c_name} == 0",
-                      f"{name}={fc[i]} with {c_name}={c[i]} at index {i}")
+    check_pairs(fc_b >= n_b, func, f"a sample index below '{n_name}'", fc_b, name, n_b, n_name)

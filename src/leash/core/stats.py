@@ -99,6 +99,7 @@ _CURVE_PARAMS = {
     "level": [LEVEL], "estimator": [StrOptions(*ESTIMATORS)],
     "first_correct_base": [FIRST_CORRECT, None], "first_correct_rl": [FIRST_CORRECT, None],
 }
+INCREASING_GRID = Counts(minimum=1, nonempty=True, increasing=True)  # budgets of a crossover
 
 
 class TooFewReplicatesWarning(RuntimeWarning):
@@ -450,10 +451,6 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     rlvr - base (with ``crossover``: (n_boot, 2 n_ks), base and rlvr).
     """
     ks = np.atleast_1d(ks)
-    if crossover and np.any(np.diff(ks) <= 0):
-        i = int(np.flatnonzero(np.diff(ks) <= 0)[0]) + 1
-        raise invalid("ks", func, str(BUDGET_GRID) + ", strictly increasing",
-                      f"{ks[i]} after {ks[i - 1]} at index {i}")
     n_base, c_base, fc_base = check_curve_inputs(n_base, c_base, first_correct_base, estimator,
                                                  func, "n_base", "c_base", "first_correct_base")
     n_rl, c_rl, fc_rl = check_curve_inputs(n_rl, c_rl, first_correct_rl, estimator, func, "n_rl",
@@ -528,7 +525,7 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
 
 
 @validate_params({"curve_base": [Floats(ndim="1+")], "curve_rl": [Floats(ndim="1+")],
-                  "ks": [Counts(minimum=1, nonempty=True, increasing=True)]})
+                  "ks": [INCREASING_GRID]})
 def crossover_budget(curve_base, curve_rl, ks):
     """Smallest budget at which the base model's pass@k reaches the RLVR model's.
 
@@ -567,7 +564,7 @@ def _crossover(b, r, ks):
     return np.where(reached.any(axis=-1), ks.astype(np.float64)[first], np.nan)
 
 
-@validate_params(_CURVE_PARAMS)
+@validate_params({**_CURVE_PARAMS, "ks": [INCREASING_GRID]})
 def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
                         level=0.95, estimator="unbiased", first_correct_base=None,
                         first_correct_rl=None):
