@@ -345,40 +345,26 @@ class Counts(Constraint):
         return (text + (", strictly increasing" if self.increasing else "")
                 + (f" ({self.note})" if self.note else ""))
 
-    def check(self, value):  # noqa: C901 - a fast path per input kind
+    def check(self, value):
         if type(value) is int and self.scalar:  # the common scalar, without numpy's overhead
-            if value > INT64_MAX:
-                raise Violation(_AT_MOST_INT64, shown(value))
-            if value < self.minimum:
-                raise Violation(str(self), shown(value))
+            if value < self.minimum or value > INT64_MAX:
+                raise Violation(_AT_MOST_INT64 if value > INT64_MAX else str(self), shown(value))
             return np.asarray(value, dtype=np.int64)
         arr = _as_numeric_array(value, self)
         if arr.ndim > 1 or (arr.ndim == 0 and not self.scalar):
             raise Violation(str(self), f"an array of shape {arr.shape}")
         if self.nonempty and arr.size == 0:
             raise Violation(str(self), "an empty array")
-        if arr.dtype == object:  # Python ints, some beyond int64
-            bad = [i for i, v in enumerate(arr.ravel()) if v < self.minimum or v > INT64_MAX]
-            if bad:
-                v = arr.ravel()[bad[0]]
-                raise Violation(_AT_MOST_INT64 if v > INT64_MAX else str(self),
-                                _at(arr, bad[0]))
-        elif arr.dtype.kind == "f":
-            bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < self.minimum)
-            if bad.any():
-                raise Violation(str(self), _at(arr, _first(bad)))
-            big = arr >= 2.0**63  # before the cast, which would turn 1e20 into -2**63
-            if big.any():
-                raise Violation(_AT_MOST_INT64, _at(arr, _first(big)))
-        elif arr.dtype.kind == "u":
-            big = arr > np.uint64(INT64_MAX)
-            if big.any():
-                raise Violation(_AT_MOST_INT64, _at(arr, _first(big)))
+        # The first element that is not a whole number >= minimum, or beyond int64 (ints of an
+        # object array, a uint64 2**63, a float 1e20: checked before the cast, which wraps them)
+        big = arr >= 2.0**63 if arr.dtype.kind == "f" else arr > INT64_MAX
+        bad = big | (arr < self.minimum)
+        if arr.dtype.kind == "f":
+            bad |= ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = _first(bad)
+            raise Violation(_AT_MOST_INT64 if np.ravel(big)[i] else str(self), _at(arr, i))
         out = arr.astype(np.int64)
-        if arr.dtype.kind != "f":
-            low = out < self.minimum
-            if low.any():
-                raise Violation(str(self), _at(out, _first(low)))
         if self.increasing and out.ndim and out.size > 1:
             down = np.diff(out) <= 0
             if down.any():
