@@ -37,7 +37,7 @@ import tracemalloc
 
 import numpy as np
 
-from leash.core._checks import check_k_in_range, check_ks_in_range
+from leash.core._validation import check_k_in_range, check_ks_in_range
 from leash.core.passk import pass_at_k, pass_at_k_curve
 from leash.core.stats import bootstrap_pass_at_k, bootstrap_support
 from leash.core.support import support_codes, support_counts, support_metrics

@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from leash.core._checks import check_positive_int, check_probability
-from leash.core.support import CATEGORIES, _codes, epsilon
+from leash.core._validation import check_positive_int, check_probability
+from leash.core.support import CATEGORIES, category_codes, epsilon
 from leash.sources.demo import TRUTH_COLUMNS, true_category_codes
 
 
@@ -109,7 +109,7 @@ def misclassification_table(summary, truth, k, zeta=0.05, *, study=None, min_cou
         )
     fb = found_at_budget(m["n_b"], m["c_b"], m["fc_b"], k, min_count=min_count, where=func)
     fr = found_at_budget(m["n_r"], m["c_r"], m["fc_r"], k, min_count=min_count, where=func)
-    emp = _codes(fb, fr)
+    emp = category_codes(fb, fr)
     true = true_category_codes(m["p_base"].to_numpy(), m["p_rl"].to_numpy(), epsilon(k, zeta))
     # Every observed group (NA steps included) x 4 true x 4 empirical categories, by codes.
     if by:

@@ -300,7 +300,7 @@ LIBRARY_ONLY = {
 }
 # the modules whose messages reach the command line
 LIBRARY_MODULES = ("io.summarize", "io.formats", "io.validate", "analysis.pairing",
-                   "analysis.tables", "io.rescore", "io.manifest", "io.evaluators", "core._checks",
+                   "analysis.tables", "io.rescore", "io.manifest", "io.evaluators",
                    "core._validation")
 
 

@@ -48,7 +48,7 @@ def test_the_metric_core_and_the_package_import_without_pandas_or_scipy_stats():
     import sys
 
     for modules in ("leash.core.passk, leash.core.support, leash.core.entropy, leash.core.stats, "
-                    "leash.core._checks",
+                    "leash.core._validation",
                     "leash"):
         code = (f"import {modules}, sys; loaded = [m for m in ('pandas', 'scipy.stats') if m in "
                 "sys.modules]; assert not loaded, loaded")

@@ -13,6 +13,7 @@ import inspect
 import numpy as np
 import pytest
 
+from _constraints import invalid_values, is_satisfied_by, valid_value
 from leash.analysis import pairing, sensitivity, tables
 from leash.core import _validation, entropy, passk, stats, support
 from leash.core._validation import InvalidParameterError
@@ -56,7 +57,7 @@ def test_every_parameter_is_declared(name, func):
 
 def valid_arguments(func):
     """Every parameter without a default, given a valid value of its first constraint."""
-    return {p.name: func._parameter_constraints[p.name][0].valid_value()
+    return {p.name: valid_value(func._parameter_constraints[p.name][0])
             for p in inspect.signature(func).parameters.values() if p.default is p.empty}
 
 
@@ -64,8 +65,8 @@ def invalid_cases():
     for name, func in DECLARED:
         for param, constraints in func._parameter_constraints.items():
             for c in constraints:
-                for value, got in c.invalid_values():
-                    if any(o.is_satisfied_by(value) for o in constraints if o is not c):
+                for value, got in invalid_values(c):
+                    if any(is_satisfied_by(o, value) for o in constraints if o is not c):
                         continue  # valid through another constraint (None, a mapping, ...)
                     yield pytest.param(name, func, param, c, value, got,
                                        id=f"{name}-{param}-{type(c).__name__}-{got}")
@@ -83,10 +84,10 @@ def split_message(msg, name, param):
 @pytest.mark.parametrize("name, func, param, constraint, value, got", list(invalid_cases()))
 def test_each_invalid_value_gets_the_template_message(name, func, param, constraint, value,
                                                       got):
-    assert not constraint.is_satisfied_by(value)  # the generator's own value is invalid
+    assert not is_satisfied_by(constraint, value)  # the generator's own value is invalid
     args = valid_arguments(func)
     for p, v in args.items():  # each valid alone (together they may fail a check between them)
-        assert func._parameter_constraints[p][0].is_satisfied_by(v)
+        assert is_satisfied_by(func._parameter_constraints[p][0], v)
     args[param] = value
     with pytest.raises(InvalidParameterError) as info:
         func(**args)
@@ -105,7 +106,7 @@ def test_long_bad_values_are_cut_short(name, func):
     long_values = ["x" * 5000, np.full((40, 50), -7.5), list(range(-1000, 0))]
     for param, constraints in func._parameter_constraints.items():
         for value in long_values:
-            if any(c.is_satisfied_by(value) for c in constraints):
+            if any(is_satisfied_by(c, value) for c in constraints):
                 continue
             args = valid_arguments(func)
             args[param] = value

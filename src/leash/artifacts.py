@@ -326,10 +326,10 @@ class StudySource:
 
 def _categories(paired: pd.DataFrame) -> np.ndarray:
     """Support category of each paired question (from pairing's exact found columns)."""
-    from leash.core.support import CATEGORIES, _codes
+    from leash.core.support import CATEGORIES, category_codes
 
     found = (paired[f"found_{side}"].to_numpy(dtype=bool) for side in ("base", "rl"))
-    return np.asarray(CATEGORIES)[_codes(*found)]
+    return np.asarray(CATEGORIES)[category_codes(*found)]
 
 
 def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:

@@ -814,7 +814,7 @@ _LEVEL = 0.95
 
 def _check_support_options(args) -> None:
     """The options of ``leash support`` that need no data, checked before any file is read."""
-    from leash.core._checks import INT64_MAX
+    from leash.core._validation import INT64_MAX
     from leash.core.stats import MIN_N_BOOT
 
     if args.n_boot < 0 or 0 < args.n_boot < MIN_N_BOOT:

@@ -27,7 +27,7 @@ import pandas as pd
 from leash.analysis.tables import BY, DOMAINS, FRAME, POOL, _groups, require_columns, support_table
 from leash.core._validation import Counts, Floats, Interval, validate_params
 from leash.core.stats import holm
-from leash.core.support import ZETA, _epsilon
+from leash.core.support import ZETA, epsilon_kernel
 
 __all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
 
@@ -57,7 +57,7 @@ def rate_rule_min_count(k, zeta=0.05, *, exact=False):
     >>> rate_rule_min_count(8192), rate_rule_min_count(32, 0.5)
     (3, 1)
     """
-    return int(math.floor(k * _epsilon(k, zeta, exact) + 1e-12)) + 1
+    return int(math.floor(k * epsilon_kernel(k, zeta, exact) + 1e-12)) + 1
 
 
 @validate_params({

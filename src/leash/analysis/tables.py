@@ -33,13 +33,13 @@ from leash.core._validation import (
 )
 from leash.core.entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
 from leash.core.passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_curve
-from leash.core.stats import LEVEL, N_BOOT, _bootstrap_codes, mcnemar_exact
+from leash.core.stats import LEVEL, N_BOOT, bootstrap_codes, mcnemar_exact
 from leash.core.support import (
     CATEGORIES,
     COUNT_NAMES,
     METRIC_NAMES,
     MIN_COUNT,
-    _codes,
+    category_codes,
     expected_support_counts,
     support_metrics,
 )
@@ -278,7 +278,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
                 counts = tuple(expected_support_counts(g["n_base"], g["c_base"], g["n_rl"],
                                                        g["c_rl"], k, min_count=min_count))
             else:
-                codes = _codes(g["_fb"].to_numpy(), g["_fr"].to_numpy())
+                codes = category_codes(g["_fb"].to_numpy(), g["_fr"].to_numpy())
                 counts = tuple(int(x) for x in np.bincount(codes, minlength=4))
             P, E, S, O = counts  # noqa: E741
             n_q = len(g)
@@ -294,7 +294,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
                             "E/(E+S) high": mc.ci_high})
                 if n_boot:
                     strata = g["benchmark"].to_numpy() if scope != "benchmark" else None
-                    ci = _bootstrap_codes(codes, rng, n_boot, strata, level, "bootstrap_support")
+                    ci = bootstrap_codes(codes, rng, n_boot, strata, level, "bootstrap_support")
                     for name in METRIC_NAMES:
                         row[f"{name} low"] = ci.at[name, "low"]
                         row[f"{name} high"] = ci.at[name, "high"]

@@ -7,7 +7,8 @@ Each public function states what each of its parameters may be, once, in a decor
 
 as scikit-learn's ``validate_params`` does (``sklearn/utils/_param_validation.py``: constraint
 objects ``Interval``, ``StrOptions``, ``None``, types, ...; the declarations are an attribute of
-the function, so one generic test walks them, ``tests/test_validation.py``). Written here rather
+the function, so one generic test walks them, ``tests/test_validation.py``, with the valid and
+invalid values of each constraint class from ``tests/_constraints.py``). Written here rather
 than imported because scikit-learn's is private API, and because two rules of this project differ
 from it: a satisfied constraint also *normalises* the value the body receives (an
 ``Interval(Integral, ...)`` gives an int and accepts a whole float such as 3.0; :class:`Counts`
@@ -38,16 +39,16 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 INT64_MAX = int(np.iinfo(np.int64).max)
-TOO_LARGE = "too large (beyond the 64-bit integer range)"
 TEMPLATE = "The {name!r} parameter of {func} must be {constraint}. Got {value} instead."
 _AT_MOST_INT64 = f"at most {INT64_MAX} (the 64-bit integer range)"
 
 __all__ = [
     "INT64_MAX", "TEMPLATE", "InvalidParameterError", "validate_params", "check_param",
-    "invalid", "shown",
+    "invalid", "shown", "Constraint", "Violation",
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
-    "same_length", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
+    "as_count_array", "check_positive_int", "check_probability",
+    "same_length", "check_pairs", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
 ]
 
 
@@ -103,17 +104,8 @@ def _first(mask) -> int:
 
 # ---- constraints ---------------------------------------------------------------------------------
 
-class _Opaque:
-    """A value of no kind a constraint accepts (for the generic test), with a stable repr."""
 
-    def __repr__(self):
-        return "<an opaque object>"
-
-
-OPAQUE = _Opaque()
-
-
-class _Violation(Exception):
+class Violation(Exception):
     """Raised by :meth:`Constraint.check`: what the value must be and what it was.
 
     ``typed`` says the value had the constraint's kind (a number for an interval, an array for
@@ -127,49 +119,41 @@ class _Violation(Exception):
 
 class Constraint:
     """One allowed kind of value. ``check`` returns the value normalised, or raises
-    :class:`_Violation`; ``__str__`` says what is allowed ("an int in the range [1, inf)");
-    ``valid_value`` and ``invalid_values`` feed the generic test (pairs of a value and the
-    "Got ..." text its message shows).
+    :class:`Violation`; ``str()`` says what is allowed ("an int in the range [1, inf)").
+
+    A constraint of one kind of value only sets ``text`` (what ``str()`` says) and ``accepts``
+    (and ``normalise``, the value the body receives); the numeric ones override ``check``.
     """
 
-    def check(self, value):
+    text = ""
+
+    def accepts(self, value) -> bool:
         raise NotImplementedError
 
-    def is_satisfied_by(self, value) -> bool:
-        try:
-            self.check(value)
-        except _Violation:
-            return False
-        return True
+    def normalise(self, value):
+        return value
 
-    def _refuse(self, value, typed=False):
-        raise _Violation(str(self), shown(value), typed)
-
-    def valid_value(self):
-        raise NotImplementedError
-
-    def invalid_values(self) -> list:
-        return [(OPAQUE, "<an opaque object>")]
-
-
-class _NoneConstraint(Constraint):
     def check(self, value):
-        if value is not None:
+        if not self.accepts(value):
             self._refuse(value)
-        return None
+        return self.normalise(value)
 
     def __str__(self):
-        return "None"
+        return self.text
 
-    def valid_value(self):
-        return None
-
-    def invalid_values(self):
-        return []
+    def _refuse(self, value, typed=False):
+        raise Violation(str(self), shown(value), typed)
 
 
 def _is_bool(value) -> bool:
     return isinstance(value, (bool, np.bool_))
+
+
+class _NoneConstraint(Constraint):
+    text = "None"
+
+    def accepts(self, value):
+        return value is None
 
 
 class Interval(Constraint):
@@ -207,7 +191,7 @@ class Interval(Constraint):
                 self._refuse(value, typed=True)
             value = int(value)
             if value > INT64_MAX:
-                raise _Violation(_AT_MOST_INT64, shown(given))
+                raise Violation(_AT_MOST_INT64, shown(given))
         else:
             value = float(value)
         if value not in self:
@@ -223,51 +207,18 @@ class Interval(Constraint):
         other = (" other than " + ", ".join(map(str, self.exclude))) if self.exclude else ""
         return f"{kind} in the range {lb}{lo}, {hi}{rb}{other}"
 
-    def valid_value(self):
-        if self.type is numbers.Integral:
-            lo = 0 if self.left is None else self.left
-            return lo if self.closed in ("left", "both") else lo + 1
-        lo = -1.0 if self.left is None else self.left
-        hi = lo + 2.0 if self.right is None else self.right
-        return (lo + hi) / 2
-
-    def invalid_values(self):
-        out = [(True, "True"), (np.bool_(False), "False"), ("1", "'1'")]
-        if self.left is not None:
-            bad = self.left - (0 if self.closed in ("right", "neither") else 1)
-            out.append((bad, shown(bad)))
-        if self.right is not None:
-            bad = self.right + (0 if self.closed in ("left", "neither") else 1)
-            out.append((bad, shown(bad)))
-        out += [(x, shown(x)) for x in self.exclude]
-        if self.type is numbers.Integral:
-            out.append((2.5, "2.5"))
-            if self.right is None:
-                out.append((2**70, str(2**70)))
-        else:
-            out.append((math.nan, "nan"))
-        return out
-
 
 class StrOptions(Constraint):
     """One of the given strings (scikit-learn's ``StrOptions``; the order is kept)."""
 
     def __init__(self, *options: str):
         self.options = tuple(options)
+        self.text = "a str among {" + ", ".join(map(repr, self.options)) + "}"
 
     def check(self, value):
         if not isinstance(value, str) or value not in self.options:
             self._refuse(value, typed=isinstance(value, str))
         return value
-
-    def __str__(self):
-        return "a str among {" + ", ".join(map(repr, self.options)) + "}"
-
-    def valid_value(self):
-        return self.options[0]
-
-    def invalid_values(self):
-        return [("bogus", "'bogus'"), (1, "1")]
 
 
 class Options(Constraint):
@@ -275,40 +226,20 @@ class Options(Constraint):
 
     def __init__(self, type, *options):
         self.type, self.options = type, tuple(options)
-
-    def check(self, value):
-        if _is_bool(value) or not isinstance(value, self.type) or value not in self.options:
-            self._refuse(value)
-        return value
-
-    def __str__(self):
         kind = {int: "an int", numbers.Integral: "an int", float: "a float",
                 str: "a str"}.get(self.type, "a value")
-        return f"{kind} among {{{', '.join(map(repr, self.options))}}}"
+        self.text = f"{kind} among {{{', '.join(map(repr, self.options))}}}"
 
-    def valid_value(self):
-        return self.options[0]
-
-    def invalid_values(self):
-        return [("bogus", "'bogus'")]
+    def accepts(self, value):
+        return not _is_bool(value) and isinstance(value, self.type) and value in self.options
 
 
 class Boolean(Constraint):
     """A bool (Python or numpy), given as a Python bool; 0 and 1 are not bools here."""
 
-    def check(self, value):
-        if not _is_bool(value):
-            self._refuse(value)
-        return bool(value)
-
-    def __str__(self):
-        return "a bool"
-
-    def valid_value(self):
-        return False
-
-    def invalid_values(self):
-        return [("yes", "'yes'"), (1, "1")]
+    text = "a bool"
+    accepts = staticmethod(_is_bool)
+    normalise = staticmethod(bool)
 
 
 class InstancesOf(Constraint):
@@ -317,21 +248,10 @@ class InstancesOf(Constraint):
     """
 
     def __init__(self, type, name: str, example=None):
-        self.type, self.name, self.example = type, name, example
+        self.type, self.text, self.example = type, name, example
 
-    def check(self, value):
-        if not isinstance(value, self.type):
-            self._refuse(value)
-        return value
-
-    def __str__(self):
-        return self.name
-
-    def valid_value(self):
-        return self.example() if self.example else self.type()
-
-    def invalid_values(self):
-        return [(OPAQUE, "<an opaque object>")]
+    def accepts(self, value):
+        return isinstance(value, self.type)
 
 
 class Generator(InstancesOf):
@@ -341,63 +261,31 @@ class Generator(InstancesOf):
         super().__init__(np.random.Generator, "a numpy.random.Generator (for example "
                          "numpy.random.default_rng(0))", lambda: np.random.default_rng(0))
 
-    def invalid_values(self):
-        return [(0, "0"), (OPAQUE, "<an opaque object>")]
-
 
 class Callables(Constraint):
     """A callable."""
 
-    def check(self, value):
-        if not callable(value):
-            self._refuse(value)
-        return value
-
-    def __str__(self):
-        return "a callable"
-
-    def valid_value(self):
-        return lambda x: x
-
-    def invalid_values(self):
-        return [("f", "'f'")]
+    text = "a callable"
+    accepts = staticmethod(callable)
 
 
 class ArrayLike(Constraint):
     """An array-like that is not a scalar or a string (not converted: read once, by the body)."""
 
-    def check(self, value):
-        if isinstance(value, (str, bytes)) or not (hasattr(value, "__len__")
-                                                    or hasattr(value, "__array__")):
-            self._refuse(value)
-        return value
+    text = "an array-like"
 
-    def __str__(self):
-        return "an array-like"
-
-    def valid_value(self):
-        return [0]
-
-    def invalid_values(self):
-        return [(3, "3"), ("ab", "'ab'")]
+    def accepts(self, value):
+        return not isinstance(value, (str, bytes)) and (hasattr(value, "__len__")
+                                                        or hasattr(value, "__array__"))
 
 
 class Iterables(Constraint):
     """An iterable that is not a string (not consumed: a generator stays usable)."""
 
-    def check(self, value):
-        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            self._refuse(value)
-        return value
+    text = "an iterable (not a str)"
 
-    def __str__(self):
-        return "an iterable (not a str)"
-
-    def valid_value(self):
-        return []
-
-    def invalid_values(self):
-        return [(3, "3"), ("ab", "'ab'")]
+    def accepts(self, value):
+        return not isinstance(value, (str, bytes)) and isinstance(value, Iterable)
 
 
 class StrSequence(Constraint):
@@ -405,39 +293,21 @@ class StrSequence(Constraint):
     characters). Given as a list.
     """
 
-    def check(self, value):
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            self._refuse(value)
-        return list(value)
+    text = "a list or tuple of str"
+    normalise = staticmethod(list)
 
-    def __str__(self):
-        return "a list or tuple of str"
-
-    def valid_value(self):
-        return ()
-
-    def invalid_values(self):
-        return [("step", "'step'"), ([1], "[1]")]
+    def accepts(self, value):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
 
 
 class ModelSide(Constraint):
     """A model label (str) or a (model, step) tuple."""
 
-    def check(self, value):
-        ok = isinstance(value, str) or (isinstance(value, tuple) and len(value) == 2
-                                        and isinstance(value[0], str))
-        if not ok:
-            self._refuse(value)
-        return value
+    text = "a model label (str) or a (model, step) tuple"
 
-    def __str__(self):
-        return "a model label (str) or a (model, step) tuple"
-
-    def valid_value(self):
-        return "m"
-
-    def invalid_values(self):
-        return [(3, "3"), (("m", 1, 2), "('m', 1, 2)")]
+    def accepts(self, value):
+        return isinstance(value, str) or (isinstance(value, tuple) and len(value) == 2
+                                          and isinstance(value[0], str))
 
 
 def _as_numeric_array(value, constraint):
@@ -475,67 +345,31 @@ class Counts(Constraint):
         return (text + (", strictly increasing" if self.increasing else "")
                 + (f" ({self.note})" if self.note else ""))
 
-    def check(self, value):  # noqa: C901 - a fast path per input kind
+    def check(self, value):
         if type(value) is int and self.scalar:  # the common scalar, without numpy's overhead
-            if value > INT64_MAX:
-                raise _Violation(_AT_MOST_INT64, shown(value))
-            if value < self.minimum:
-                raise _Violation(str(self), shown(value))
+            if value < self.minimum or value > INT64_MAX:
+                raise Violation(_AT_MOST_INT64 if value > INT64_MAX else str(self), shown(value))
             return np.asarray(value, dtype=np.int64)
         arr = _as_numeric_array(value, self)
         if arr.ndim > 1 or (arr.ndim == 0 and not self.scalar):
-            raise _Violation(str(self), f"an array of shape {arr.shape}")
+            raise Violation(str(self), f"an array of shape {arr.shape}")
         if self.nonempty and arr.size == 0:
-            raise _Violation(str(self), "an empty array")
-        if arr.dtype == object:  # Python ints, some beyond int64
-            bad = [i for i, v in enumerate(arr.ravel()) if v < self.minimum or v > INT64_MAX]
-            if bad:
-                v = arr.ravel()[bad[0]]
-                raise _Violation(_AT_MOST_INT64 if v > INT64_MAX else str(self),
-                                 _at(arr, bad[0]))
-        elif arr.dtype.kind == "f":
-            bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < self.minimum)
-            if bad.any():
-                raise _Violation(str(self), _at(arr, _first(bad)))
-            big = arr >= 2.0**63  # before the cast, which would turn 1e20 into -2**63
-            if big.any():
-                raise _Violation(_AT_MOST_INT64, _at(arr, _first(big)))
-        elif arr.dtype.kind == "u":
-            big = arr > np.uint64(INT64_MAX)
-            if big.any():
-                raise _Violation(_AT_MOST_INT64, _at(arr, _first(big)))
+            raise Violation(str(self), "an empty array")
+        # The first element that is not a whole number >= minimum, or beyond int64 (ints of an
+        # object array, a uint64 2**63, a float 1e20: checked before the cast, which wraps them)
+        big = arr >= 2.0**63 if arr.dtype.kind == "f" else arr > INT64_MAX
+        bad = big | (arr < self.minimum)
+        if arr.dtype.kind == "f":
+            bad |= ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i = _first(bad)
+            raise Violation(_AT_MOST_INT64 if np.ravel(big)[i] else str(self), _at(arr, i))
         out = arr.astype(np.int64)
-        if arr.dtype.kind != "f":
-            low = out < self.minimum
-            if low.any():
-                raise _Violation(str(self), _at(out, _first(low)))
         if self.increasing and out.ndim and out.size > 1:
             down = np.diff(out) <= 0
             if down.any():
                 i = _first(down) + 1
-                raise _Violation(str(self), f"{out[i]} after {out[i - 1]} at index {i}")
-        return out
-
-    def valid_value(self):
-        return np.array([max(self.minimum, 1)])
-
-    def invalid_values(self):
-        m = self.minimum
-        out = [(True, "True"), (np.bool_(True), "True"), ("1", "'1'"), (None, "None"),
-               (np.array([True, False]), "array([ True, False])"), ([True], "[True]"),
-               (["1"], "['1']"),
-               ([[m + 1]], "an array of shape (1, 1)"), ([m + 1, m - 1], f"{m - 1} at index 1"),
-               ([m + 1.5], f"{m + 1.5} at index 0"), ([np.nan], "nan at index 0"),
-               ([m + 1, 2**70], f"{2**70} at index 1"),
-               (np.array([2**63], dtype=np.uint64), f"{2**63} at index 0")]
-        if self.scalar:
-            out.append((m - 1, f"{m - 1}"))
-        else:
-            out.append((m + 1, f"an array of shape {()}"))
-        if self.nonempty:
-            out.append(([], "an empty array"))
-        if self.increasing:
-            out.append(([m + 2, m + 1], f"{m + 1} after {m + 2} at index 1"))
+                raise Violation(str(self), f"{out[i]} after {out[i - 1]} at index {i}")
         return out
 
 
@@ -574,15 +408,15 @@ class Floats(Constraint):
         if type(value) in (int, float) and self.ndim in ((0, 1), None):  # a Python scalar
             if value in self.range or (self.nan and value != value):
                 return np.asarray(value, dtype=np.float64)
-            raise _Violation(str(self), shown(value))
+            raise Violation(str(self), shown(value))
         arr = _as_numeric_array(value, self).astype(np.float64)
         dims_ok = (self.ndim is None or (arr.ndim >= 1 if self.ndim == "1+"
                                          else arr.ndim in self.ndim))
         if not dims_ok:
-            raise _Violation(str(self), f"an array of shape {arr.shape}" if arr.ndim
-                             else shown(arr.item()))
+            raise Violation(str(self), f"an array of shape {arr.shape}" if arr.ndim
+                            else shown(arr.item()))
         if self.nonempty and arr.size == 0:
-            raise _Violation(str(self), "an empty array")
+            raise Violation(str(self), "an empty array")
         r = self.range
         ok = np.isfinite(arr)  # comparisons with NaN are False (and warn of nothing)
         if r.left is not None:
@@ -592,31 +426,8 @@ class Floats(Constraint):
         if self.nan:
             ok |= np.isnan(arr)
         if not ok.all():
-            raise _Violation(str(self), _at(arr, _first(~ok), flat=arr.ndim > 1))
+            raise Violation(str(self), _at(arr, _first(~ok), flat=arr.ndim > 1))
         return arr
-
-    def valid_value(self):
-        return np.full((1,) * (1 if self.ndim in ((1,), "1+") else 0),
-                       self.range.valid_value())
-
-    def invalid_values(self):
-        r = self.range
-        out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"), ([True, True], "[True, True]"),
-               (np.array([True, False]), "array([ True, False])"), (["1"], "['1']"),
-               ([np.inf], "inf at index 0")]
-        if not self.nan:
-            out.append(([np.nan], "nan at index 0"))
-        if r.left is not None:
-            out.append(([r.left - 1.0], f"{r.left - 1.0} at index 0"))
-        if r.right is not None:
-            out.append(([r.right + 1.0], f"{r.right + 1.0} at index 0"))
-        if self.ndim in ((0, 1), (1,)):
-            out.append(([[r.valid_value()]], "an array of shape (1, 1)"))
-        if self.ndim in ((1,), "1+"):
-            out.append((r.valid_value(), shown(r.valid_value())))
-        if self.nonempty:
-            out.append(([], "an empty array"))
-        return out
 
 
 class SequenceOf(Constraint):
@@ -639,22 +450,11 @@ class SequenceOf(Constraint):
         for j, x in enumerate(value):
             try:
                 items.append(self.item.check(x))
-            except _Violation as v:
-                raise _Violation(str(self), f"{v.got} ({self.noun} {j})") from None
+            except Violation as v:
+                raise Violation(str(self), f"{v.got} ({self.noun} {j})") from None
         if self.nonempty and not items:
-            raise _Violation(str(self), "an empty sequence")
+            raise Violation(str(self), "an empty sequence")
         return items
-
-    def valid_value(self):
-        return [self.item.valid_value()]
-
-    def invalid_values(self):
-        out = [("ab", "'ab'"), (3, "3")]
-        out += [([self.item.valid_value(), v], f"{got} ({self.noun} 1)")
-                for v, got in self.item.invalid_values() if got is not None]
-        if self.nonempty:
-            out.append(([], "an empty sequence"))
-        return out
 
 
 def _make(constraint) -> Constraint:
@@ -686,7 +486,7 @@ def _validate(constraints, value, name, func):
     for c in constraints:
         try:
             return c.check(value)
-        except _Violation as v:
+        except Violation as v:
             violations.append(v)
     typed = [v for v in violations if v.typed]
     if typed:
@@ -697,9 +497,25 @@ def _validate(constraints, value, name, func):
 def check_param(value, constraints: list, name: str, func: str):
     """``value`` normalised by the first of ``constraints`` it satisfies (as declared with
     :func:`validate_params`), else the :data:`TEMPLATE` error naming ``name`` and ``func``: for
-    the few values checked outside a declaration (a field of a configuration).
+    the few values checked outside a declaration (the simulator's, through the three below).
     """
     return _validate([_make(c) for c in constraints], value, name, func)
+
+
+def as_count_array(x, name: str, func: str):
+    """``x`` as an int64 count array, scalar or 1-D (:class:`Counts`), checked alone."""
+    return check_param(x, [Counts()], name, func)
+
+
+def check_positive_int(x, name: str, func: str, *, minimum: int = 1) -> int:
+    """``x`` as an int >= ``minimum`` (a whole float is accepted, a bool is not)."""
+    return check_param(x, [Interval(numbers.Integral, minimum, None, closed="left")], name, func)
+
+
+def check_probability(x, name: str, func: str, *, open_interval: bool = True) -> float:
+    """``x`` as a float in (0, 1) (or [0, 1] when ``open_interval`` is False)."""
+    closed = "neither" if open_interval else "both"
+    return check_param(x, [Interval(numbers.Real, 0, 1, closed=closed)], name, func)
 
 
 def validate_params(parameter_constraints: dict):
@@ -745,6 +561,7 @@ def validate_params(parameter_constraints: dict):
 
 # ---- checks between parameters (the same template) -------------------------------------------
 
+
 def same_length(func: str, **arrays: np.ndarray) -> int:
     """The common length of 1-D (or scalar) arrays; the first one whose length differs from
     the first sized one is an error naming both.
@@ -758,15 +575,22 @@ def same_length(func: str, **arrays: np.ndarray) -> int:
     return sized[0][1] if sized else 1
 
 
+def check_pairs(bad, func: str, must: str, a, a_name: str, b, b_name: str, rel=" with "):
+    """Refuse the first question where the mask ``bad`` holds: the parameter ``a_name`` of
+    ``func`` must be ``must``; the message shows ``a`` and ``b`` (arrays of the shape of
+    ``bad``) there, as "c=5 > n=3 at index 2".
+    """
+    if bad.any():
+        i = _first(bad)
+        where = f" at index {i}" if bad.ndim else ""
+        raise invalid(a_name, func, must, f"{a_name}={a.flat[i]}{rel}{b_name}={b.flat[i]}{where}")
+
+
 def check_c_le_n(n: np.ndarray, c: np.ndarray, func: str, n_name="n", c_name="c") -> None:
     """Refuse any ``c > n`` (after broadcasting), naming the first question."""
     n_b, c_b = np.broadcast_arrays(n, c)
-    bad = c_b > n_b
-    if bad.any():
-        i = _first(bad)
-        where = f" at index {i}" if c_b.ndim else ""
-        raise invalid(c_name, func, f"at most '{n_name}' for every question",
-                      f"{c_name}={c_b.flat[i]} > {n_name}={n_b.flat[i]}{where}")
+    check_pairs(c_b > n_b, func, f"at most '{n_name}' for every question", c_b, c_name, n_b,
+                n_name, " > ")
 
 
 def _smallest_n(n: np.ndarray, n_name: str) -> str:

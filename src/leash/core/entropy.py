@@ -69,7 +69,6 @@ NA_CHOICES = ("class", "drop")
 #: Every NA rule of answer entropy (module docstring); the paper's is :data:`PAPER_NA`.
 NA_RULES = ("truncated", "class", "drop")
 PAPER_NA = "truncated"
-CORRECTIONS = (None, "miller-madow")
 
 # The declared kinds of the parameters (leash.core._validation).
 BASE = [Interval(Real, 0, None, closed="neither", exclude=(1,)), None]  # None: natural log

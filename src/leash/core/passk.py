@@ -27,6 +27,10 @@ a few tens of MiB), whatever n, the number of questions and the number of budget
 only the inputs and the output grow. A sum that straddles chunks is carried into the next chunk
 as its running value, so it is accumulated in the same order as in one pass (``np.bincount`` and
 ``np.cumsum`` add sequentially) and results do not depend on the chunk size, bit for bit.
+
+Kernels. :func:`pass_at_k_kernel`, :func:`check_curve_inputs` and :func:`curve_kernel` are the
+bodies of the public functions without their declared checks, for the modules that validated
+at their own boundary (``support``, ``stats``); they are not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from leash.core._validation import (
     check_c_le_n,
     check_k_in_range,
     check_ks_in_range,
+    check_pairs,
     invalid,
     same_length,
     validate_params,
@@ -98,11 +103,11 @@ def pass_at_k(n, c, k):
     check_c_le_n(n, c, func)
     check_k_in_range(k, n, func)
     scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
-    out = _pass_at_k(n, c, k)
+    out = pass_at_k_kernel(n, c, k)
     return float(out[0]) if scalar else out
 
 
-def _pass_at_k(n, c, k):
+def pass_at_k_kernel(n, c, k):
     """pass@k of validated int64 counts (scalars or 1-D of one length): the unchecked kernel
     behind :func:`pass_at_k`, for callers that validated at their own boundary.
     """
@@ -255,7 +260,7 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
     [[0.3, 0.533333333333]]
     """
     func = "pass_at_k_curve"
-    n, c, fc = _curve_inputs(n, c, first_correct, estimator, func)
+    n, c, fc = check_curve_inputs(n, c, first_correct, estimator, func)
     if ks is None:
         if n.size == 0:
             return np.zeros((0, 0))
@@ -267,12 +272,12 @@ def pass_at_k_curve(n, c, ks=None, *, estimator="unbiased", first_correct=None):
         ks = np.arange(1, int(n.min()) + 1)
     ks = np.atleast_1d(ks)
     check_ks_in_range(ks, n, func)  # one array check for all budgets
-    return _curve(n, c, ks, fc)
+    return curve_kernel(n, c, ks, fc)
 
 
-def _curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
+def check_curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
                  fc_name="first_correct"):
-    """One model's inputs of :func:`_curve`, checked against each other: 1-D int64 ``n``,
+    """One model's inputs of :func:`curve_kernel`, checked against each other: 1-D int64 ``n``,
     ``c`` of equal length with c <= n, and ``first_correct`` (required and checked for
     "first-k", else None).
 
@@ -290,12 +295,13 @@ def _curve_inputs(n, c, first_correct, estimator, func, n_name="n", c_name="c",
     fc = np.atleast_1d(first_correct)
     same_length(func, **{n_name: n, fc_name: fc})
     _check_first_lt_n(fc, n, func, fc_name, n_name)
-    _check_first_consistent(fc, c, func, fc_name, c_name)
+    check_pairs((fc < 0) != (c == 0), func, f"-1 exactly when {c_name} == 0", fc, fc_name, c,
+                c_name)
     return n, c, fc
 
 
-def _curve(n, c, ks, first_correct=None):
-    """pass@k of each question at each budget from validated inputs (:func:`_curve_inputs`,
+def curve_kernel(n, c, ks, first_correct=None):
+    """pass@k of each question at each budget from validated inputs (:func:`check_curve_inputs`,
     budgets in [1, min(n)]): the unchecked kernel behind :func:`pass_at_k_curve`. With
     ``first_correct`` the "first-k" estimator, else the unbiased one.
     """
@@ -431,17 +437,4 @@ def avg_at_n(n, c):
 
 def _check_first_lt_n(fc, n, func, name="first_correct", n_name="n"):
     fc_b, n_b = np.broadcast_arrays(fc, n)
-    bad = fc_b >= n_b
-    if bad.any():
-        i = int(np.flatnonzero(np.ravel(bad))[0])
-        where = f" at index {i}" if fc_b.ndim else ""
-        raise invalid(name, func, f"a sample index below '{n_name}'",
-                      f"{name}={fc_b.flat[i]} with {n_name}={n_b.flat[i]}{where}")
-
-
-def _check_first_consistent(fc, c, func, name="first_correct", c_name="c"):
-    bad = (fc < 0) != (c == 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise invalid(name, func, f"-1 exactly when {c_name} == 0",
-                      f"{name}={fc[i]} with {c_name}={c[i]} at index {i}")
+    check_pairs(fc_b >= n_b, func, f"a sample index below '{n_name}'", fc_b, name, n_b, n_name)

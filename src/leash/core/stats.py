@@ -61,8 +61,21 @@ from leash.core._validation import (
     same_length,
     validate_params,
 )
-from leash.core.passk import BUDGET_GRID, COUNTS, ESTIMATORS, FIRST_CORRECT, _curve, _curve_inputs
-from leash.core.support import COUNT_NAMES, METRIC_NAMES, MIN_COUNT, _codes, _found_pair, _metrics
+from leash.core.passk import (
+    BUDGET_GRID,
+    COUNTS,
+    ESTIMATORS,
+    FIRST_CORRECT,
+    check_curve_inputs,
+    curve_kernel,
+)
+from leash.core.support import (
+    COUNT_NAMES,
+    METRIC_NAMES,
+    MIN_COUNT,
+    pair_codes,
+    support_metrics_kernel,
+)
 
 __all__ = [
     "MIN_N_BOOT",
@@ -92,6 +105,7 @@ _CURVE_PARAMS = {
     "level": [LEVEL], "estimator": [StrOptions(*ESTIMATORS)],
     "first_correct_base": [FIRST_CORRECT, None], "first_correct_rl": [FIRST_CORRECT, None],
 }
+INCREASING_GRID = Counts(minimum=1, nonempty=True, increasing=True)  # budgets of a crossover
 
 
 class TooFewReplicatesWarning(RuntimeWarning):
@@ -407,24 +421,25 @@ def bootstrap_support(c_base, c_rl, *, rng, n_boot=1000, strata=None, min_count=
     """
     func = "bootstrap_support"
     n_boot = _check_n_boot(n_boot, level, func)
-    codes = _codes(*_found_pair(c_base, c_rl, min_count, func))
-    return _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates)
+    codes = pair_codes(c_base, c_rl, min_count, func)
+    return bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates)
 
 
-def _bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates=False,
-                     stacklevel=5):  # 5: kernel, bootstrap function, decorator
+def bootstrap_codes(codes, rng, n_boot, strata, level, func, return_replicates=False,
+                    stacklevel=5):  # 5: kernel, bootstrap function, decorator
     """The kernel of :func:`bootstrap_support` from validated category codes (int8, 0..3),
-    ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves.
+    ``rng``, ``n_boot`` and ``level``, for callers that decided found-ness themselves (the
+    support tables); ``func`` is the function its messages name. Not in ``__all__``.
     """
     groups, degenerate = _resampling_groups(codes.size, strata, func, stacklevel=stacklevel)
     rep = _replicate_array((n_boot, len(SUPPORT_COLUMNS)), func)
     # P, E, S, O of each replicate: its draws counted per category (the rows of eye(4))
     _replicate_sums(np.eye(4), codes.astype(np.intp), groups, rng, n_boot, rep[:, :4],
                     func)
-    for j, metric in enumerate(_metrics(rep[:, 0], rep[:, 1], rep[:, 2]), start=4):
+    for j, metric in enumerate(support_metrics_kernel(rep[:, 0], rep[:, 1], rep[:, 2]), start=4):
         rep[:, j] = metric
     point_counts = np.bincount(codes, minlength=4).astype(np.float64)
-    point = np.concatenate([point_counts, np.asarray(_metrics(*point_counts[:3]))])
+    point = np.concatenate([point_counts, np.asarray(support_metrics_kernel(*point_counts[:3]))])
     lo, hi = _interval(rep, level) if not degenerate else (np.nan, np.nan)
     import pandas as pd  # here, not at import: the metric core imports numpy and scipy only
 
@@ -442,20 +457,16 @@ def _paired_curves(func, n_base, c_base, n_rl, c_rl, ks, rng, n_boot, strata, es
     rlvr - base (with ``crossover``: (n_boot, 2 n_ks), base and rlvr).
     """
     ks = np.atleast_1d(ks)
-    if crossover and np.any(np.diff(ks) <= 0):
-        i = int(np.flatnonzero(np.diff(ks) <= 0)[0]) + 1
-        raise invalid("ks", func, str(BUDGET_GRID) + ", strictly increasing",
-                      f"{ks[i]} after {ks[i - 1]} at index {i}")
-    n_base, c_base, fc_base = _curve_inputs(n_base, c_base, first_correct_base, estimator, func,
-                                            "n_base", "c_base", "first_correct_base")
-    n_rl, c_rl, fc_rl = _curve_inputs(n_rl, c_rl, first_correct_rl, estimator, func, "n_rl",
-                                      "c_rl", "first_correct_rl")
+    n_base, c_base, fc_base = check_curve_inputs(n_base, c_base, first_correct_base, estimator,
+                                                 func, "n_base", "c_base", "first_correct_base")
+    n_rl, c_rl, fc_rl = check_curve_inputs(n_rl, c_rl, first_correct_rl, estimator, func, "n_rl",
+                                           "c_rl", "first_correct_rl")
     same_length(func, n_base=n_base, n_rl=n_rl)
     check_ks_in_range(ks, n_base, func, n_name="n_base")
     check_ks_in_range(ks, n_rl, func, n_name="n_rl")
     groups, degenerate = _resampling_groups(n_base.size, strata, func, stacklevel=5)
-    mb = _curve(n_base, c_base, ks, fc_base)
-    mr = _curve(n_rl, c_rl, ks, fc_rl)
+    mb = curve_kernel(n_base, c_base, ks, fc_base)
+    mr = curve_kernel(n_rl, c_rl, ks, fc_rl)
     # Questions with the same counts (and first correct samples) have the same curves: the
     # replicates are sums over the distinct ones.
     inputs = [n_base, c_base, n_rl, c_rl] + ([fc_base, fc_rl] if fc_base is not None else [])
@@ -520,7 +531,7 @@ def bootstrap_pass_at_k(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, str
 
 
 @validate_params({"curve_base": [Floats(ndim="1+")], "curve_rl": [Floats(ndim="1+")],
-                  "ks": [Counts(minimum=1, nonempty=True, increasing=True)]})
+                  "ks": [INCREASING_GRID]})
 def crossover_budget(curve_base, curve_rl, ks):
     """Smallest budget at which the base model's pass@k reaches the RLVR model's.
 
@@ -559,7 +570,7 @@ def _crossover(b, r, ks):
     return np.where(reached.any(axis=-1), ks.astype(np.float64)[first], np.nan)
 
 
-@validate_params(_CURVE_PARAMS)
+@validate_params({**_CURVE_PARAMS, "ks": [INCREASING_GRID]})
 def bootstrap_crossover(n_base, c_base, n_rl, c_rl, ks, *, rng, n_boot=1000, strata=None,
                         level=0.95, estimator="unbiased", first_correct_base=None,
                         first_correct_rl=None):

@@ -24,6 +24,10 @@ and the metrics (Def. 3.3):
 
 Undefined ratios (a zero denominator) are NaN. SDS is 0.0 when NDR = 0 and SRR > 0, as the paper
 prints it; it is NaN when either input is NaN.
+
+Kernels, for the modules that validated at their own boundary (``stats``, the tables, the
+demo): :func:`category_codes` (codes of found masks), :func:`pair_codes`,
+:func:`support_metrics_kernel` and :func:`epsilon_kernel`; they are not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from leash.core._validation import (
     same_length,
     validate_params,
 )
-from leash.core.passk import BUDGETS, COUNTS, _pass_at_k
+from leash.core.passk import BUDGETS, COUNTS, pass_at_k_kernel
 
 CATEGORIES = ("preservation", "expansion", "shrinkage", "out_of_support")
 
@@ -122,11 +126,11 @@ def epsilon(k, zeta=0.05, *, exact=False):
     >>> round(epsilon(8192), 7)  # the paper's 3.66e-4
     0.0003657
     """
-    out = _epsilon(k, zeta, exact)
+    out = epsilon_kernel(k, zeta, exact)
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _epsilon(k, zeta, exact=False):
+def epsilon_kernel(k, zeta, exact=False):
     """Epsilon of validated budgets ``k`` (int64, >= 1) and ``zeta`` (float in (0, 1))."""
     return -np.expm1(np.log(zeta) / k) if exact else -np.log(zeta) / k
 
@@ -150,20 +154,20 @@ def found(c, min_count=1):
     return bool(out) if out.ndim == 0 else out
 
 
-def _found_pair(c_base, c_rl, min_count, func):
-    """Found masks of both models (1-D, one length) from the counts the public caller
-    ``func`` declared (int64 arrays).
-    """
-    c_base, c_rl = np.atleast_1d(c_base), np.atleast_1d(c_rl)
-    same_length(func, c_base=c_base, c_rl=c_rl)
-    return c_base >= min_count, c_rl >= min_count
-
-
-def _codes(found_base, found_rl):
-    """Category codes of validated found masks: the kernel behind :func:`support_codes`."""
+def category_codes(found_base, found_rl):
+    """Category codes 0..3 (index into ``CATEGORIES``) of the found masks of the two models."""
     # (base, rl): (1,1)->0, (0,1)->1, (1,0)->2, (0,0)->3
     return np.where(found_rl, np.where(found_base, 0, 1), np.where(found_base, 2, 3)).astype(
         np.int8)
+
+
+def pair_codes(c_base, c_rl, min_count, func):
+    """Category codes of the counts (int64) and ``min_count`` the public caller ``func``
+    declared, after checking that both have one length: the kernel of :func:`support_codes`.
+    """
+    c_base, c_rl = np.atleast_1d(c_base), np.atleast_1d(c_rl)
+    same_length(func, c_base=c_base, c_rl=c_rl)
+    return category_codes(c_base >= min_count, c_rl >= min_count)
 
 
 @validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
@@ -182,7 +186,7 @@ def support_codes(c_base, c_rl, *, min_count=1):
     ndarray of int8, shape (n_questions,)
         0 preservation, 1 expansion, 2 shrinkage, 3 out_of_support.
     """
-    return _codes(*_found_pair(c_base, c_rl, min_count, "support_codes"))
+    return pair_codes(c_base, c_rl, min_count, "support_codes")
 
 
 @validate_params({"c_base": [COUNTS], "c_rl": [COUNTS], "min_count": [MIN_COUNT]})
@@ -208,7 +212,7 @@ def support_status(c_base, c_rl, *, min_count=1):
     >>> support_status([3, 0, 2, 0], [1, 4, 0, 0]).tolist()
     ['preservation', 'expansion', 'shrinkage', 'out_of_support']
     """
-    codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_status"))
+    codes = pair_codes(c_base, c_rl, min_count, "support_status")
     return np.asarray(CATEGORIES)[codes]
 
 
@@ -231,7 +235,7 @@ def support_counts(c_base, c_rl, *, min_count=1):
     >>> support_counts([3, 0, 2, 0], [1, 4, 0, 0])
     SupportCounts(P=1, E=1, S=1, O=1)
     """
-    codes = _codes(*_found_pair(c_base, c_rl, min_count, "support_counts"))
+    codes = pair_codes(c_base, c_rl, min_count, "support_counts")
     counts = np.bincount(codes, minlength=4)
     return SupportCounts(*(int(x) for x in counts))
 
@@ -263,13 +267,13 @@ def support_metrics(P, E, S, O):  # noqa: E741
     """
     same_length("support_metrics", P=P, E=E, S=S, O=O)
     p, e, s, _ = np.broadcast_arrays(P, E, S, O)
-    out = _metrics(p, e, s)
+    out = support_metrics_kernel(p, e, s)
     if p.ndim == 0:
         return SupportMetrics(*(float(x) for x in out))
     return SupportMetrics(*out)
 
 
-def _metrics(p, e, s):
+def support_metrics_kernel(p, e, s):
     """SRR, NDR, SDS, NSCR of validated float counts of one shape (the kernel behind
     :func:`support_metrics`, e.g. for bootstrap replicates).
     """
@@ -311,7 +315,7 @@ def found_probability(n, c, k, *, min_count=1):
 def _found_probability(n, c, k, min_count):
     """The kernel behind :func:`found_probability`, for validated 1-D counts and budgets."""
     if min_count == 1:
-        return _pass_at_k(n, c, k)
+        return pass_at_k_kernel(n, c, k)
     # scipy's hypergeom(M=population, n=successes, N=draws); sf(m - 1) = P(X >= m).
     from scipy import stats as _st  # here, not at import: scipy.stats costs ~0.8 s
 
@@ -427,5 +431,5 @@ def misclassification_probability(p, k, zeta=0.05):
     """
     _check_broadcast(p, k, "misclassification_probability")
     found = _population_pass_at_k(p, k)
-    out = np.where(p > _epsilon(k, zeta), 1.0 - found, found)
+    out = np.where(p > epsilon_kernel(k, zeta), 1.0 - found, found)
     return float(out) if np.ndim(out) == 0 else out

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from leash.core._checks import as_count_array, check_c_le_n, check_positive_int
+from leash.core._validation import as_count_array, check_c_le_n, check_positive_int
 from leash.core.support import CATEGORIES, epsilon
 from leash.sources import demo
 from leash.sources.demo import DEMO_FILES, SOURCE
