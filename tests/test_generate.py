@@ -116,14 +116,20 @@ def test_a_half_written_part_is_not_read(tmp_path):
     assert r["resumed"] == 6 and r["generated"] == 6 and r["finished"]
 
 
-@pytest.mark.parametrize("change, flag", [({"temperature": 0.7}, "--temperature"),
-                                          ({"k": 5}, "--k"), ({"seed": 1}, "--seed"),
-                                          ({"label": "other"}, "--label"),
-                                          ({"prompt": "Q: {question}"}, "--prompt")])
-def test_a_rerun_with_other_settings_is_refused(tmp_path, change, flag):
+@pytest.mark.parametrize("change", [{"temperature": 0.7}, {"k": 5}, {"seed": 1},
+                                    {"label": "other"}, {"prompt": "Q: {question}"}])
+def test_a_rerun_with_other_settings_is_refused(tmp_path, change):
+    from leash.errors import Param
+
     _run(tmp_path, limit=2)
-    with pytest.raises(ValueError, match=f"^{flag} .* differs from the .* already in"):
+    with pytest.raises(ValueError, match="differs from the .* already in") as info:
         _run(tmp_path, **change)
+    # the setting that differs (its keyword; `--k` on the command line), its new value, where
+    # the earlier samples are, and the way out: another file
+    [(keyword, value)] = change.items()
+    e = info.value
+    assert (e.param, e.value) == (keyword, value) and str(e.file).endswith("s.parquet.parts")
+    assert Param("out") in e.hint
 
 
 @pytest.mark.parametrize("kw, match", [

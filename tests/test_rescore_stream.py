@@ -193,8 +193,10 @@ def test_missing_gold_is_named(tmp_path):
         rs.rescore_file(f, tmp_path / "o.jsonl", {"0": "1", "1": "3"}, fmt="evaluator",
                         model="m", benchmark="b", jobs=1)
     assert not list(tmp_path.glob("*o.jsonl*"))  # no half-written output, no temporary file
-    with pytest.raises(ValueError, match="'out' parameter of rescore_file must end in .jsonl"):
+    with pytest.raises(ValueError, match=r"\.jsonl, \.parquet or \.pq") as info:
         rs.rescore_file(f, tmp_path / "o.csv", fmt="evaluator", model="m", benchmark="b")
+    assert (info.value.param, info.value.func) == ("out", "rescore_file")
+    assert info.value.value == str(tmp_path / "o.csv")
     with pytest.raises(ValueError, match="'jobs' parameter of rescore_file must be an int >= 1"):
         rs.rescore_file(f, None, fmt="evaluator", model="m", benchmark="b", jobs=0)
     with pytest.raises(ValueError, match="'batch_size' parameter of rescore must be an int"):

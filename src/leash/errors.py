@@ -169,7 +169,12 @@ class Words:
         """An error with a ``constraint`` and no message: the template of parameter errors."""
         subject = self.param(Param(exc.param), func=exc.func, start=True)
         got = "" if exc.got is None else f" Got {exc.got} instead."
-        return f"{subject} must be {exc.constraint}.{got}"
+        return f"{subject} must be {self.constraint(exc)}.{got}"
+
+    def constraint(self, exc) -> str:
+        """What the value must be: text, or parts (``Api`` for a Python class it may be)."""
+        c = exc.constraint
+        return self.text(c) if isinstance(c, tuple) else str(c)
 
     def text(self, parts, *, func: str | None = None) -> str:
         """Parts rendered and joined; a :class:`Param` first is the subject (``func``'s)."""
@@ -214,7 +219,8 @@ class _Structured:
                  value=None, got: str | None = None, constraint: str | None = None,
                  file=None, line=None, key: str | None = None, hint=()):
         self.message = tuple(message)
-        subject = message[0] if message and isinstance(message[0], Param) else None
+        subject = (message[0] if message and isinstance(message[0], Param)
+                   and not message[0].has_value else None)  # "The 'x' parameter ..."
         inner = next((p for p in self.message if isinstance(p, BaseException)), None)
 
         def given_or_inner(name, given):  # what an error that wraps another does not say
@@ -225,13 +231,13 @@ class _Structured:
         #: The function whose parameter it is, or that raised (named before a message whose
         #: subject is no parameter: ``pair_counts: questions are not shared``).
         self.func = given_or_inner("func", func or (subject and subject.func))
-        self._prefixed = func is not None and subject is None
+        self._prefixed = func is not None and bool(message) and subject is None
         #: The bad value; ``got``: the bad value as the message shows it.
         self.value = given_or_inner("value", value)
         self.got = given_or_inner("got", got if got is not None or value is None
                                   else shown(value))
-        #: What the value must be (``an int >= 1``); without a message, the error reads as
-        #: the template of parameter errors.
+        #: What the value must be (``an int >= 1``; text, or parts as the message's); without
+        #: a message, the error reads as the template of parameter errors.
         self.constraint = given_or_inner("constraint", constraint)
         #: Where the problem is: the file, the line (a number, or the reader's location such
         #: as ``row group 0, row 5``), the key or field (``benchmarks.A.budget``, ``correct``).

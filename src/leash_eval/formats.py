@@ -20,6 +20,7 @@ import stat
 import zlib
 from pathlib import Path
 
+from leash.errors import Api, LeashTypeError, LeashValueError, Param
 from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
@@ -51,14 +52,14 @@ _BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exac
 _MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of responses)
 
 
-class InputFileError(ValueError):
+class InputFileError(LeashValueError):
     """A problem with a whole input file (not regular, unreadable, no rows); ``reason`` is one
-    of :data:`FILE_REASONS`.
+    of :data:`FILE_REASONS`, ``file`` the file (the attributes of :mod:`leash.errors`).
     """
 
-    def __init__(self, message: str, reason: str = UNREADABLE):
-        super().__init__(message)
+    def __init__(self, *message, reason: str = UNREADABLE, **structure):
         self.reason = reason
+        super().__init__(*message, **structure)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,12 +76,22 @@ class Problem:
     reason: str
     message: str
     order: tuple = dataclasses.field(default=(), compare=False, repr=False)  # in its file
+    #: the error of a whole-file problem, whose message another layer words itself
+    error: BaseException | None = dataclasses.field(default=None, compare=False, repr=False)
 
-    def __str__(self) -> str:
+    def text(self, words=None) -> str:
+        """The message, in ``words`` (:class:`leash.errors.Words`) when it has an error."""
+        return self.message if words is None or self.error is None else words.error(self.error)
+
+    def render(self, words=None) -> str:
+        """The problem on one line: where, the field, the message and the value."""
         if self.location == "file":  # a whole-file problem: its message names the file
-            return self.message
+            return self.text(words)
         return (f"{self.file}: {self.location}: field '{self.field}': {self.message} "
                 f"(got {self.value})")
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 def short_repr(value, limit: int = 60) -> str:
@@ -179,13 +190,13 @@ def get_mapping(mapping) -> NestedMapping:
         return _yaml_mapping(Path(mapping))
     if isinstance(mapping, str):
         if mapping not in MAPPINGS:
-            raise ValueError(f"The 'mapping' parameter must be one of {sorted(MAPPINGS)}, a "
-                             f"YAML file or a NestedMapping. Got {mapping!r} instead.")
+            raise LeashValueError(param="mapping", value=mapping, constraint=(
+                f"one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping")))
         return MAPPINGS[mapping]
     if isinstance(mapping, dict):
         return NestedMapping(**{"name": "custom", **mapping})
-    raise TypeError("The 'mapping' parameter must be a str, dict or NestedMapping. "
-                    f"Got {type(mapping).__name__} instead.")
+    raise LeashTypeError(param="mapping", value=mapping, got=type(mapping).__name__,
+                         constraint="a str, dict or NestedMapping")
 
 
 def _yaml_mapping(path: Path) -> NestedMapping:
@@ -233,7 +244,7 @@ def check_regular_file(path) -> os.stat_result:
             else "a socket" if stat.S_ISSOCK(mode) else "a character device"
             if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
     raise InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
-                         "only.", NOT_REGULAR)
+                         "only.", reason=NOT_REGULAR, file=path)
 
 
 def no_rows_error(path, kind: str) -> InputFileError:
@@ -241,7 +252,7 @@ def no_rows_error(path, kind: str) -> InputFileError:
     what = {"csv": "a header and no data rows", "parquet": "zero rows",
             "empty": "the file is empty"}.get(kind, "no records")
     return InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
-                          "one row.", NO_ROWS)
+                          "one row.", reason=NO_ROWS, file=path)
 
 
 def unreadable(path: Path, exc: BaseException) -> Exception:
@@ -259,8 +270,8 @@ def unreadable(path: Path, exc: BaseException) -> Exception:
             return InputFileError(
                 f"{path}: the compressed file is truncated or corrupt ({detail}); " +
                 (f"the last complete line is line {lines}." if lines else
-                 "not one complete line could be read."))
-    return InputFileError(f"{path}: cannot read the file ({detail}).")
+                 "not one complete line could be read."), file=path, line=lines or None)
+    return InputFileError(f"{path}: cannot read the file ({detail}).", file=path)
 
 
 def container(path: Path) -> str:
@@ -354,12 +365,13 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
     formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
     if fmt is not None and fmt not in formats:
-        raise ValueError(f"The 'fmt' parameter must be one of {formats} or None. "
-                         f"Got {fmt!r} instead.")
+        raise LeashValueError(param="fmt", value=fmt, constraint=f"one of {formats} or None")
     if fmt in ("evaluator", "nested"):
         if fmt == "nested" and mapping is None:
-            raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
-                             f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
+            raise LeashValueError(
+                f"{path}: ", Param("fmt", value="nested"), " needs ", Param("mapping", value=...),
+                f" (one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping"), ").",
+                param="mapping", file=path)
         return fmt, get_mapping(mapping or "evaluator"), None, None
     if fmt in E.EVALUATOR_FORMATS:
         return fmt, None, None, None
@@ -405,9 +417,11 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     padded = sorted(k for k in keys if k != k.strip() and k.strip() in READ["samples"] +
                     READ["counts"])  # "model, benchmark": a space after each comma
     sep += f" (names with spaces around them: {padded[:3]})" if padded else ""
-    raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
-                     f"Found keys: {sorted(keys)[:20]}{sep}. Pass fmt= (one of {FORMATS}) "
-                     "and, for nested layouts, mapping= to override.")
+    raise LeashValueError(
+        f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. Found keys: "
+        f"{sorted(keys)[:20]}{sep}.", param="fmt", file=path, hint=(
+            "Pass ", Param("fmt", value=...), f" (one of {FORMATS}) and, for nested layouts, ",
+            Param("mapping", value=...), " to override."))
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,13 +773,15 @@ class Source:
         for f in ("model", "benchmark", "question_id", "sample_idx", "correct", "n", "c"):
             if f in self.fields and f not in have and f not in self.optional and \
                     self.labels.get(f) is None:
-                tail = (f" and was not supplied: pass {f}=... to name it"
-                        if f in ("model", "benchmark") else
-                        f": grade its responses first (`leash rescore {self.fname} --out "
+                what = f"{self.fname}: required field '{f}' is missing from the file"
+                if f in ("model", "benchmark"):
+                    raise LeashValueError(what, " and was not supplied:", param=f,
+                                          file=self.fname, key=f,
+                                          hint=("pass ", Param(f, value=...), " to name it."))
+                tail = (f": grade its responses first (`leash rescore {self.fname} --out "
                         "rescored.parquet`), then read rescored.parquet"
                         if f == "correct" and "response" in have else "")
-                raise ValueError(f"{self.fname}: required field '{f}' is missing from the "
-                                 f"file{tail}.")
+                raise LeashValueError(f"{what}{tail}.", file=self.fname, key=f)
         out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
                for f in self.fields]
         extra = SUMMARY_EXTRA if self.fmt == "summary" else self.extra
@@ -843,8 +859,10 @@ class Source:
             q[name] = lab or (sql_str(consts[name]) + ("::BIGINT" if name == "step" else
                               "::VARCHAR") if name in consts else _jp(fld) if fld else None)
             if q[name] is None and name != "step":
-                raise ValueError(f"{self.fname}: the '{m.name}' layout does not name the {name}"
-                                 f": pass {name}=... .")
+                raise LeashValueError(
+                    f"{self.fname}: the '{m.name}' layout does not name the {name}:",
+                    param=name, file=self.fname, key=name,
+                    hint=("pass ", Param(name, value=...), " ."))
         q["step"] = q["step"] or "NULL::BIGINT"
         qtypes = {f"r_{k}": ("JSON" if v.startswith("json_") else "BIGINT" if k in
                              ("step", "question_id") else "VARCHAR") for k, v in q.items()}
@@ -1038,7 +1056,8 @@ class Source:
                                               ("m_rec", pa.string()), ("v_rec", pa.string())]
                                              + [(f, pa.string()) for f, _ in pos]))
             except csv.Error as exc:
-                raise InputFileError(f"{self.path}: cannot read the file ({exc}).") from None
+                raise InputFileError(f"{self.path}: cannot read the file ({exc}).",
+                                     file=self.path) from None
             except (EOFError, zlib.error, OSError) as exc:  # a truncated or corrupt .csv.gz
                 raise unreadable(self.path, exc) from None
 
@@ -1157,7 +1176,7 @@ def guarded(src: Source, run):
             src.utf8_error = True
             return None
         if src.form == "evaluator_file":  # the reader's own one-line message, line and field
-            raise InputFileError(str(E.translate_error(exc, src.path))) from None
+            raise InputFileError(str(E.translate_error(exc, src.path)), file=src.path) from None
         raise unreadable(src.path, exc) from None
 
 
