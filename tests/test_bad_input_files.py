@@ -488,7 +488,8 @@ def test_same_model_twice_is_refused(tmp_path, capsys):
             pair_counts(summary, base, rl)
     line = cli_error(capsys, "support", p, "--base", "m@10", "--rl", "m@10")
     assert "--base and --rl name the same model 'm' at step 10" in line
-    assert "MODEL@STEP" in line and "(model, step)" not in line
+    # the remedy, two checkpoints of the run, as the options take them
+    assert "--base m@10 and --rl m@20" in line and "(model, step)" not in line
     # two checkpoints of one run are a legitimate pair
     assert cli(capsys, "support", p, "--base", "m@10", "--rl", "m@20", "--n-boot", "0")[0] == 0
 
@@ -521,7 +522,7 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
         "'out_of_range': 1}); `leash validate FILE` lists them."]
     nomodel = write_lines(tmp_path / "nomodel.jsonl", [{"question_id": "q", "sample_idx": 0,
                                                         "correct": True}])
-    assert "pass --model ... to name it" in cli_error(capsys, "summarize", nomodel)
+    assert "pass --model MODEL to name it" in cli_error(capsys, "summarize", nomodel)
     with pytest.raises(ValueError, match=r"pass model=\.\.\. to name it"):
         summarize(nomodel)  # the API names its keyword
 
