@@ -257,7 +257,7 @@ class _Walk:
                     at = key_lines.get(key, line)
                     if not spec.key.ok(key):
                         self.fail(at, f"the keys of {_q(path)} must be {spec.key.what}, got "
-                                      f"{show(key)}", _join(path, key), key)
+                                      f"{show(key)}", path, key)
                     self.check(v, spec.value, _join(path, key), at)
                 return
             for key in value:
