@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from _support import raises_with
 from leash_eval.generate import sampling as G
 from leash_eval.generate.backends import Completion, sample_seed
 from leash_eval.summarize import summarize
@@ -200,8 +201,7 @@ def test_score_traces_writes_what_table2_reads(tmp_path):
     assert ppl.ppl.iloc[0] == pytest.approx((math.exp(0.2) + math.exp(0.35)) / 2)
     p.write_text('{"question_id": "1", "question": "?", "trace": "", "reference": "R1", '
                  '"benchmark": "b"}\n')
-    with pytest.raises(ValueError, match=r"traces.jsonl, line 1, field 'trace': must be a "
-                                         "non-empty string"):
+    with raises_with(file=p, line=1, key="trace", value="", text="must be a non-empty string"):
         score_traces(Fake(), p, tmp_path / "t2.parquet", label="base")
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _support import MIRROR, REPO, needs_mirror, needs_mv
+from _support import MIRROR, REPO, needs_mirror, needs_mv, raises_with
 from leash_eval import rescore as rs
 from leash_eval.cli import main
 
@@ -197,9 +197,9 @@ def test_missing_gold_is_named(tmp_path):
         rs.rescore_file(f, tmp_path / "o.csv", fmt="evaluator", model="m", benchmark="b")
     assert (info.value.param, info.value.func) == ("out", "rescore_file")
     assert info.value.value == str(tmp_path / "o.csv")
-    with pytest.raises(ValueError, match="'jobs' parameter of rescore_file must be an int >= 1"):
+    with raises_with(param="jobs", func="rescore_file", value=0, constraint="an int >= 1"):
         rs.rescore_file(f, None, fmt="evaluator", model="m", benchmark="b", jobs=0)
-    with pytest.raises(ValueError, match="'batch_size' parameter of rescore must be an int"):
+    with raises_with(param="batch_size", func="rescore", value=0, constraint="an int >= 1"):
         rs.rescore(pd.DataFrame({"question_id": ["0"], "response": ["1"]}), {"0": "1"},
                    batch_size=0)
 

@@ -93,6 +93,13 @@ class Problem:
     def __str__(self) -> str:
         return self.render()
 
+    def as_error(self, hint=()) -> LeashValueError:
+        """The error that stops a read at this problem: its file, location (``line``), field
+        (``key``) and value, and ``hint`` (a remedy: :data:`leash_eval.validate.SKIP_OR_VALIDATE`).
+        """
+        return LeashValueError(f"{self}.", file=self.file, line=self.location, key=self.field,
+                               value=self.value, got=self.value, hint=hint)
+
 
 def short_repr(value, limit: int = 60) -> str:
     """``repr`` of a bad value, cut at about ``limit`` characters (a long integer keeps its
@@ -206,10 +213,11 @@ def _yaml_mapping(path: Path) -> NestedMapping:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).") from None
+        raise LeashValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).",
+                              file=path) from None
     if not isinstance(raw, dict) or "correct" not in raw:
-        raise ValueError(f"{path}: a field mapping is a YAML mapping with at least 'correct:' "
-                         "(data/README.md, section 4b).")
+        raise LeashValueError(f"{path}: a field mapping is a YAML mapping with at least "
+                              "'correct:' (data/README.md, section 4b).", file=path)
     consts = raw.pop("constants", None) or {}
     fields = {f.name for f in dataclasses.fields(NestedMapping)} - {"constants"} | {"tokens"}
     for key, value in [*raw.items(), *((f"constants.{k}", v) for k, v in consts.items())]:
@@ -217,10 +225,12 @@ def _yaml_mapping(path: Path) -> NestedMapping:
                  if key.startswith("constants.") else sorted(fields | {"constants"}))
         if key not in known:
             hit = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            raise ValueError(f"{path}: unknown key '{key}'" + (f" (did you mean '{hit[0]}'?)"
-                             if hit else "") + f"; known keys: {', '.join(known)}.")
+            raise LeashValueError(f"{path}: unknown key '{key}'" + (
+                f" (did you mean '{hit[0]}'?)" if hit else "") + f"; known keys: "
+                f"{', '.join(known)}.", file=path, key=key)
         if not isinstance(value, (str, int)) or isinstance(value, bool):
-            raise ValueError(f"{path}: '{key}' must be a field path (a string). Got {value!r}.")
+            raise LeashValueError(f"{path}: '{key}' must be a field path (a string). Got "
+                                  f"{value!r}.", file=path, key=key, value=value)
     raw["n_tokens"] = raw.pop("tokens", raw.get("n_tokens"))
     return NestedMapping(**{"name": path.name, **raw, "constants": tuple(sorted(consts.items()))})
 
@@ -278,8 +288,8 @@ def container(path: Path) -> str:
     for kind, suffixes in _SUFFIXES.items():
         if path.name.lower().endswith(suffixes):
             return kind
-    raise ValueError(f"Cannot read {path}: unknown file extension. Supported: "
-                     f"{', '.join(s for v in _SUFFIXES.values() for s in v)}.")
+    raise LeashValueError(f"Cannot read {path}: unknown file extension. Supported: "
+                          f"{', '.join(s for v in _SUFFIXES.values() for s in v)}.", file=path)
 
 
 def open_bytes(path: Path):
@@ -326,11 +336,13 @@ def _head(path: Path, kind: str):
                 try:
                     rec = loads(line)
                 except ValueError as exc:
-                    raise ValueError(f"{path}: line {lineno}: malformed JSON ({exc}); cannot "
-                                     f"detect the format.{array}") from None
+                    raise LeashValueError(f"{path}: line {lineno}: malformed JSON ({exc}); "
+                                          f"cannot detect the format.{array}", file=path,
+                                          line=lineno) from None
                 if not isinstance(rec, dict):
-                    raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}"
-                                     f", not an object; cannot detect the format.{array}")
+                    raise LeashValueError(f"{path}: the first record is a JSON "
+                                          f"{type(rec).__name__}, not an object; cannot detect "
+                                          f"the format.{array}", file=path, line=lineno)
                 return set(rec), rec, None
     except (EOFError, zlib.error, OSError) as exc:
         raise unreadable(path, exc) from None
@@ -382,7 +394,8 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         return fmt, None, _head(path, kind)[0], None
     if mapping is not None and fmt is None:
         if kind != "jsonl":
-            raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
+            raise LeashValueError(f"{path}: a nested mapping applies to JSONL files only.",
+                                  param="mapping", file=path)
         return "nested", get_mapping(mapping), None, None
     keys, rec, meta = _head(path, kind)
     if fmt == "summary" or meta is not None:
@@ -394,9 +407,10 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         if not need <= have:
             continue
         if rec and all(isinstance(v, dict) for v in rec.values()):
-            raise ValueError(f"{path}: the first record holds one object per column, as pandas"
-                             "' DataFrame.to_json() writes by default; leash reads one record "
-                             "per line, as to_json(path, orient='records', lines=True) writes.")
+            raise LeashValueError(f"{path}: the first record holds one object per column, as "
+                                  "pandas' DataFrame.to_json() writes by default; leash reads "
+                                  "one record per line, as to_json(path, orient='records', "
+                                  "lines=True) writes.", file=path)
         return name, None, keys, None
     for m in MAPPINGS.values():
         if rec is not None and all(k in rec for k in m.detection_keys()) \
@@ -1231,11 +1245,12 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
                       labels={"model": model, "benchmark": benchmark, "step": step},
                       options=reader_options)
     if src.kind == "counts":
-        raise ValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring needs a "
-                         "samples file with a 'response' column or a nested/evaluator file.")
+        raise LeashValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring "
+                              "needs a samples file with a 'response' column or a "
+                              "nested/evaluator file.", file=path)
     if src.form in ("jsonl", "parquet", "csv") and src.keys and "response" not in src.keys:
-        raise ValueError(f"{path}: a samples file needs a 'response' column to be rescored; it "
-                         f"has {sorted(src.keys)}.")
+        raise LeashValueError(f"{path}: a samples file needs a 'response' column to be "
+                              f"rescored; it has {sorted(src.keys)}.", file=path, key="response")
     carried = ("n_tokens", "token_entropy", "finish_reason")  # kept when the file has any
     src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", *carried)
     src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
@@ -1245,7 +1260,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         src.build(exact=True)
         problems, _ = rule_problems(src, limit=1)
         if problems:
-            raise ValueError(f"{problems[0]}.")
+            raise problems[0].as_error()
         found = src.con.execute(scan).fetchall()[0]
     text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
             for x in ("response", "gold")}

@@ -139,9 +139,7 @@ class Sink:
     def add(self, problems, by_reason: dict) -> None:
         """Problems in file order (at most ``limit`` of them), and how many there are."""
         if problems and self.on_error == "raise":
-            p = problems[0]
-            raise LeashValueError(f"{p}.", file=p.file, line=p.location, key=p.field,
-                                  value=p.value, got=p.value, hint=SKIP_OR_VALIDATE)
+            raise problems[0].as_error(SKIP_OR_VALIDATE)
         self.n_problems += sum(by_reason.values())
         self.by_reason.update(by_reason)
         self.examples += problems[: _MAX_EXAMPLES - len(self.examples)]
