@@ -307,8 +307,9 @@ def concat_summaries(tables):
                       "count(*) > 1) ORDER BY r").fetchall()
     if dup:
         first = [dict(zip(KEY_COLUMNS, d[:4])) for d in dup[:3]]
-        raise ValueError(f"{dup[0][4]} questions appear in more than one input (first: {first});"
-                         " pass each question once.")
+        raise LeashValueError(f"{dup[0][4]} questions appear in more than one input (first: "
+                              f"{first});", param="tables", value=first[0],
+                              hint="pass each question once.")
     return _with_provenance(table, {"parts": parts})
 
 
