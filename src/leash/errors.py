@@ -31,6 +31,15 @@ The metric core (numpy only, importing no other layer) raises
 :class:`leash.core._validation.InvalidParameterError` with the same attributes and this
 template: :meth:`Words.error` renders any exception with those attributes (duck typing), and
 any other exception as its text. Pure Python: importing it loads nothing.
+
+>>> e = LeashValueError("a.jsonl: line 3: bad.", file="a.jsonl", line=3, key="correct",
+...                     hint=("Pass ", Param("on_error", value="skip"), "."))
+>>> str(e)
+"a.jsonl: line 3: bad. Pass on_error='skip'."
+>>> (e.file, e.line, e.key, e.hint[1].name, e.hint[1].value)
+('a.jsonl', 3, 'correct', 'on_error', 'skip')
+>>> str(LeashValueError(param="k", func="f", value=0, constraint="an int >= 1"))
+"The 'k' parameter of f must be an int >= 1. Got 0 instead."
 """
 
 from __future__ import annotations
@@ -38,13 +47,13 @@ from __future__ import annotations
 import reprlib
 
 __all__ = ["LIBRARY", "Api", "Call", "LeashError", "LeashImportError", "LeashTypeError",
-           "LeashValueError", "LeashWarning", "Param", "Words", "shown"]
+           "LeashValueError", "LeashWarning", "Param", "Words"]
 
 _REPR = reprlib.Repr()
 _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 80
 
 
-def shown(value) -> str:
+def _shown(value) -> str:
     """A bad value as a message shows it: its repr, shortened, on one line."""
     return " ".join(_REPR.repr(value).split())
 
@@ -216,7 +225,7 @@ class _Structured:
     """The structure and rendering shared by :class:`LeashError` and :class:`LeashWarning`."""
 
     def __init__(self, *message, param: str | None = None, func: str | None = None,
-                 value=None, got: str | None = None, constraint: str | None = None,
+                 value=None, got: str | None = None, constraint: str | tuple | None = None,
                  file=None, line=None, key: str | None = None, hint=()):
         self.message = tuple(message)
         subject = (message[0] if message and isinstance(message[0], Param)
@@ -235,7 +244,7 @@ class _Structured:
         #: The bad value; ``got``: the bad value as the message shows it.
         self.value = given_or_inner("value", value)
         self.got = given_or_inner("got", got if got is not None or value is None
-                                  else shown(value))
+                                  else _shown(value))
         #: What the value must be (``an int >= 1``; text, or parts as the message's); without
         #: a message, the error reads as the template of parameter errors.
         self.constraint = given_or_inner("constraint", constraint)
