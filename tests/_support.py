@@ -27,6 +27,36 @@ needs_mv = pytest.mark.skipif(not HAVE_MV, reason="math-verify not installed")
 
 
 # ---------------------------------------------------------------------------------------------
+# errors: the parts a user acts on, not the sentence around them
+# ---------------------------------------------------------------------------------------------
+
+class raises_with:
+    """``pytest.raises(exc)`` whose error carries ``parts`` as its attributes (leash.errors, and
+    the core's InvalidParameterError): ``param``, ``func``, ``value``, ``got``, ``file``,
+    ``line``, ``key`` equal; ``constraint`` and ``text`` (the message) contain the given text.
+    The error is ``.value`` afterwards, as pytest's ``ExceptionInfo``'s.
+    """
+
+    def __init__(self, exc=ValueError, **parts):
+        self._raises, self._parts = pytest.raises(exc), parts
+
+    def __enter__(self):
+        self._info = self._raises.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        handled = self._raises.__exit__(*exc_info)
+        self.value = e = self._info.value
+        for name, want in self._parts.items():
+            if name in ("constraint", "text"):
+                have = str(e) if name == "text" else str(e.constraint)
+                assert want in have, (name, want, str(e))
+            else:
+                assert getattr(e, name) == want, (name, getattr(e, name), want, str(e))
+        return handled
+
+
+# ---------------------------------------------------------------------------------------------
 # freshness of the committed figures/ against a fresh run of the notebooks
 # ---------------------------------------------------------------------------------------------
 

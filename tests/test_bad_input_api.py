@@ -180,8 +180,8 @@ def test_bootstrap_needs_two_replicates(func, n_boot, exc, match):
 
 @pytest.mark.parametrize("func", BOOTSTRAPS)
 def test_bootstrap_warns_when_no_replicate_lies_beyond_the_ends(func):
-    with pytest.warns(RuntimeWarning, match=rf"{func}: with n_boot=40 at level=0\.95, no "
-                                            r"bootstrap replicate lies beyond .* n_boot >= 41"):
+    # the function, the replicates given and the level, and how many are needed
+    with pytest.warns(RuntimeWarning, match=rf"{func}: .*n_boot=40.*level=0\.95.*n_boot >= 41"):
         BOOTSTRAPS[func](40)
     with pytest.warns(RuntimeWarning, match=r"n_boot=200 at level=0\.99, .* n_boot >= 201"):
         BOOTSTRAPS[func](200, level=0.99)
@@ -195,8 +195,7 @@ def test_bootstrap_warns_when_no_replicate_lies_beyond_the_ends(func):
 
 @pytest.mark.parametrize("func", BOOTSTRAPS)
 def test_bootstrap_over_one_question_has_nan_bounds_and_warns(func):
-    with pytest.warns(RuntimeWarning, match=rf"{func}: the bootstrap over one question is "
-                                            r"degenerate .* bounds are NaN") as rec:
+    with pytest.warns(RuntimeWarning, match=rf"{func}: .*one question.*NaN") as rec:
         out = BOOTSTRAPS[func](100, q=1)
     assert rec[0].filename == __file__  # the warning points at the caller
     assert np.isnan(bounds(func, out)).all()
@@ -220,17 +219,19 @@ def test_bootstrap_with_only_singleton_strata_is_degenerate(func):
 @pytest.mark.parametrize("func", BOOTSTRAPS)
 def test_bootstrap_over_zero_questions_is_an_error(func):
     arg = "c_base" if func == "bootstrap_support" else "n_base"
-    with pytest.raises(ValueError, match=rf"^The '{arg}' parameter of {func} must be the counts "
-                                         r"of at least one question to resample\. Got an empty "
-                                         r"array instead\.$"):
+    with pytest.raises(ValueError) as info:
         BOOTSTRAPS[func](100, q=0)
+    e = info.value
+    assert (e.param, e.func, e.got) == (arg, func, "an empty array")
+    assert "at least one question" in e.constraint
 
 
 def test_bootstrap_strata_shape_is_checked_by_the_caller():
-    with pytest.raises(ValueError, match=r"'strata' parameter of bootstrap_support must be an "
-                                         r"array of shape \(6,\), one label per question\. Got "
-                                         r"an array of shape \(2,\) instead\."):
+    with pytest.raises(ValueError) as info:
         BOOTSTRAPS["bootstrap_support"](100, strata=[0, 1])
+    e = info.value
+    assert (e.param, e.func, e.got) == ("strata", "bootstrap_support", "an array of shape (2,)")
+    assert "shape (6,)" in e.constraint
 
 
 def toy_samples(tmp_path, benchmarks=(("toy", 5),)):
@@ -442,14 +443,16 @@ def test_counts_beyond_int64_are_too_large(n, shown, index):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         where = f" at index {index}" if np.ndim(n) else ""
-        with pytest.raises(ValueError, match=rf"^The 'n' parameter of pass_at_k must be at most "
-                                             rf"9223372036854775807 \(the 64-bit integer range\)\. "
-                                             rf"Got {re.escape(shown)}{where} instead\.$"):
+        with pytest.raises(ValueError) as info:
             pass_at_k(n, 0, 1)
+    e = info.value
+    assert (e.param, e.func, e.got) == ("n", "pass_at_k", f"{shown}{where}")
+    assert "9223372036854775807 (the 64-bit integer range)" in e.constraint
     assert pass_at_k(2**63 - 1, 0, 1) == 0.0  # the largest int64 is still a count
-    with pytest.raises(ValueError, match=r"'n' parameter of pass_at_k must be an int in the "
-                                         rf"range \[0, inf\) .*\. Got {-(2**70)} instead"):
+    with pytest.raises(ValueError) as info:
         pass_at_k(-(2**70), 0, 1)  # below the range: negative, as before
+    assert (info.value.param, info.value.value, info.value.got) == ("n", -(2**70), str(-(2**70)))
+    assert "[0, inf)" in info.value.constraint
 
 
 @pytest.mark.parametrize("call, arg, func", [
@@ -460,10 +463,11 @@ def test_counts_beyond_int64_are_too_large(n, shown, index):
     (lambda: found(3, min_count=2**63), "min_count", "found"),
 ])
 def test_scalar_ints_beyond_int64_are_too_large(call, arg, func):
-    with pytest.raises(ValueError, match=rf"^The '{arg}' parameter of {func} must be at most "
-                                         r"9223372036854775807 \(the 64-bit integer range\)\. "
-                                         r"Got [\d.e+]+ instead\.$"):
+    with pytest.raises(ValueError) as info:
         call()
+    e = info.value
+    assert (e.param, e.func) == (arg, func) and re.fullmatch(r"[\d.e+]+", e.got)
+    assert "9223372036854775807 (the 64-bit integer range)" in e.constraint
 
 
 # ---- edge shapes: leash's messages, not numpy's -------------------------------------------------
@@ -672,9 +676,9 @@ def test_bootstrap_working_set_does_not_grow_with_n_boot():
 def test_bootstrap_beyond_memory_names_n_boot(func, n_boot):
     # numpy's "Unable to allocate 4.47 GiB" (or "array is too big") named no argument, and the
     # weight matrix was allocated only after the curves were computed
-    with pytest.raises(MemoryError, match=rf"^The 'n_boot' parameter of {func} asks for {n_boot} "
-                                          r"replicates of \d+ values \([\d.e+]+ GiB\), more "
-                                          r"memory than can be allocated; use fewer replicates\.$"):
+    # the argument and its value, the memory it asks for, and the remedy
+    with pytest.raises(MemoryError, match=rf"'n_boot' .*{func}.* {n_boot} replicates.* GiB.*use "
+                                          r"fewer replicates"):
         BOOTSTRAPS[func](n_boot)
 
 

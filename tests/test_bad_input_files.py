@@ -215,8 +215,10 @@ def test_truncated_gzip_names_file_and_last_complete_line(tmp_path, capsys):
     ev.write_bytes(gzip.compress(b"".join(
         json.dumps({"idx": i, "score": [True] * 50, "pred": ["1"] * 50}).encode() + b"\n"
         for i in range(300)))[:1500])
-    with pytest.raises(ValueError, match="ev.jsonl.gz: the compressed file is truncated"):
+    with pytest.raises(ValueError, match="truncated") as info:
         summarize(ev, fmt="evaluator", model="m", benchmark="b")
+    e = info.value  # the file, and its last complete line
+    assert e.file == ev and 0 < e.line < 300 and f"line {e.line}" in str(e)
     par = tmp_path / "cut.parquet"
     summarize(write_lines(tmp_path / "s.jsonl", [rec()]), out=par)
     par.write_bytes(par.read_bytes()[:-40])
@@ -305,9 +307,10 @@ def test_summary_files_are_validated_like_counts(tmp_path, capsys):
         ("row group 0, row 1", "n", "out_of_range")]
     assert (rep.rows_read, rep.rows_used, rep.rows_rejected) == (6, 4, 2)
     for read in (load_counts, read_summary):
-        with pytest.raises(ValueError, match=r"bad\.parquet: row group 0, row 0: field 'c': "
-                                             r"must be <= n \(got 9\)"):
+        with pytest.raises(ValueError, match="must be <= n") as info:
             read(bad)
+        e = info.value
+        assert (e.file, e.line, e.key, e.value) == (str(bad), "row group 0, row 0", "c", "9")
     # the support table no longer prints k "0-8" and a NaN epsilon: it stops
     line = cli_error(capsys, "support", bad, "--base", "base", "--rl", "rl")
     assert "bad.parquet: row group 0, row 0: field 'c': must be <= n" in line
@@ -488,7 +491,8 @@ def test_same_model_twice_is_refused(tmp_path, capsys):
             pair_counts(summary, base, rl)
     line = cli_error(capsys, "support", p, "--base", "m@10", "--rl", "m@10")
     assert "--base and --rl name the same model 'm' at step 10" in line
-    assert "MODEL@STEP" in line and "(model, step)" not in line
+    # the remedy, two checkpoints of the run, as the options take them
+    assert "--base m@10 and --rl m@20" in line and "(model, step)" not in line
     # two checkpoints of one run are a legitimate pair
     assert cli(capsys, "support", p, "--base", "m@10", "--rl", "m@20", "--n-boot", "0")[0] == 0
 
@@ -521,7 +525,7 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
         "'out_of_range': 1}); `leash validate FILE` lists them."]
     nomodel = write_lines(tmp_path / "nomodel.jsonl", [{"question_id": "q", "sample_idx": 0,
                                                         "correct": True}])
-    assert "pass --model ... to name it" in cli_error(capsys, "summarize", nomodel)
+    assert "pass --model MODEL to name it" in cli_error(capsys, "summarize", nomodel)
     with pytest.raises(ValueError, match=r"pass model=\.\.\. to name it"):
         summarize(nomodel)  # the API names its keyword
 
@@ -617,10 +621,11 @@ def test_too_large_values_are_shown_as_written(tmp_path):
     p = write_lines(tmp_path / "big.jsonl", [
         json.dumps(rec(i=0)), json.dumps(rec(i=0)).replace('"sample_idx": 0',
                                                            '"sample_idx": 99999999999999999999')])
-    with pytest.raises(ValueError, match=r"big\.jsonl: line 2: field 'sample_idx': too large "
-                                         r"\(beyond the 64-bit integer range\) \(got "
-                                         r"99999999999999999999\)"):
+    with pytest.raises(ValueError, match="too large") as info:
         summarize(p)
+    e = info.value
+    assert (e.file, e.line, e.key, e.value) == (str(p), "line 2", "sample_idx",
+                                                "99999999999999999999")
     # thousands of digits: shortened in the middle, with the number of digits
     digits = "1" + "0" * 4998 + "7"
     csv = tmp_path / "long.csv"

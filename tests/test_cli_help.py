@@ -9,7 +9,6 @@ Run in-process through leash_eval.cli.main, except where the real process matter
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import re
 import shlex
@@ -179,40 +178,47 @@ def files(tmp_path):
     }
 
 
-# (arguments, the option the one-line message must name, exit status); every command. The
-# library raised each message in its own words ("The 'mapping' parameter ...", "Pass
-# on_error='skip' ...", "Pass restrict_to_shared=True ...", "select one with base=(model,
-# step)", "The 'name' parameter of load_benchmark ...").
+# (arguments, what the one-line message must name: the option, and the value or the remedy
+# where there is one, exit status); every command. The library raised each with its structure
+# (leash.errors): the parameter 'mapping', the hint Param("on_error", value="skip"),
+# Param("restrict_to_shared", value=True), Param("base", value=("rl", 1)), load_benchmark's
+# 'name' (declared with --gold).
 BAD_INPUTS = [
-    (["validate", "{odd}"], "--fmt", 2),
-    (["validate", "{good}", "--fmt", "nested"], "--fmt nested needs --mapping", 2),
-    (["validate", "{good}", "--step", "-1"], "--step", 2),
-    (["summarize", "{good}", "--mapping", "no-such-mapping"], "--mapping", 2),
-    (["summarize", "{bad}"], "--on-error skip", 2),
-    (["passk", "{bad}", "--k", "1"], "--on-error skip", 2),
-    (["passk", "{counts}"], "--estimator unbiased", 2),
-    (["passk", "{good}", "--k", "100"], "--k 100", 2),
-    (["support", "{unshared}", "--base", "base", "--rl", "rl"], "--shared-only", 2),
-    (["support", "{good}", "--base", "nobody", "--rl", "rl"], "--base", 2),
-    (["support", "{good}", "--base", "base", "--rl", "base"], "--base and --rl", 2),
-    (["support", "{steps}", "--base", "rl", "--rl", "base"], "--base MODEL@STEP", 2),
-    (["support", "{good}", "--base", "base", "--rl", "rl", "--n-boot", "1"], "--n-boot", 2),
-    (["support", "{good}", "--base", "base", "--rl", "rl@last"], "--rl rl@last", 2),
-    (["summarize", "{good}", "--out", "summary.csv"], "--out must end in .parquet", 2),
-    (["rescore", "{good}", "--gold", "no-such-benchmark"], "--gold", 2),
-    (["rescore", "{good}", "--task", "basic_arithmetic"], "--task", 2),
-    (["rescore", "{good}", "--scorer", "reasoning-gym", "--gold", "{entries}"], "--task", 2),
-    (["fetch", "no-such-dataset"], "'no-such-dataset'", 2),  # no option to name
-    (["generate", "smollm2", "{good}", "--out", "s.jsonl"], "--out", 2),
-    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--top-p", "0"], "--top-p", 2),
-    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--prompt", "Q"], "--prompt", 2),
-    (["score-traces", "no-such.gguf", "{good}", "--out", "t.parquet"], "'no-such.gguf'", 2),
+    (["validate", "{odd}"], ("--fmt", "--mapping"), 2),
+    (["validate", "{good}", "--fmt", "nested"], ("--fmt nested", "--mapping"), 2),
+    (["validate", "{good}", "--step", "-1"], ("--step", "-1"), 2),
+    (["summarize", "{good}", "--mapping", "no-such-mapping"], ("--mapping", "'no-such-mapping'"),
+     2),
+    (["summarize", "{bad}"], ("bad.jsonl: line 4", "'correct'", "'maybe'", "--on-error skip",
+                              "`leash validate FILE`"), 2),
+    (["passk", "{bad}", "--k", "1"], ("--on-error skip",), 2),
+    (["passk", "{counts}"], ("--estimator unbiased",), 2),
+    (["passk", "{good}", "--k", "100"], ("--k 100",), 2),
+    (["support", "{unshared}", "--base", "base", "--rl", "rl"], ("--shared-only", "toy/q9"), 2),
+    (["support", "{good}", "--base", "nobody", "--rl", "rl"], ("--base", "'nobody'"), 2),
+    (["support", "{good}", "--base", "base", "--rl", "base"], ("--base and --rl", "'base'"), 2),
+    (["support", "{steps}", "--base", "rl", "--rl", "base"], ("--base rl@1",), 2),
+    (["support", "{good}", "--base", "base", "--rl", "rl", "--n-boot", "1"], ("--n-boot",), 2),
+    (["support", "{good}", "--base", "base", "--rl", "rl@last"], ("--rl", "'rl@last'"), 2),
+    (["summarize", "{good}", "--out", "summary.csv"], ("--out", ".parquet"), 2),
+    (["rescore", "{good}", "--gold", "no-such-benchmark"], ("--gold", "'no-such-benchmark'",
+                                                            "math500"), 2),
+    (["rescore", "{good}", "--task", "basic_arithmetic"], ("--task", "--scorer reasoning-gym"),
+     2),
+    (["rescore", "{good}", "--scorer", "reasoning-gym", "--gold", "{entries}"], ("--task",), 2),
+    (["fetch", "no-such-dataset"], ("'no-such-dataset'",), 2),  # no option to name
+    (["generate", "smollm2", "{good}", "--out", "s.jsonl"], ("--out",), 2),
+    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--top-p", "0"], ("--top-p", "0"),
+     2),
+    (["generate", "smollm2", "{good}", "--out", "s.parquet", "--prompt", "Q"], ("--prompt",
+                                                                                 "{question}"), 2),
+    (["score-traces", "no-such.gguf", "{good}", "--out", "t.parquet"], ("'no-such.gguf'",), 2),
 ]
 
 
-@pytest.mark.parametrize("argv, flag, status", BAD_INPUTS,
-                         ids=[" ".join(a[:1] + [flag]) for a, flag, _ in BAD_INPUTS])
-def test_errors_name_the_option_not_the_keyword(capsys, files, argv, flag, status):
+@pytest.mark.parametrize("argv, parts, status", BAD_INPUTS,
+                         ids=[" ".join(a[:1] + [p[0]]) for a, p, _ in BAD_INPUTS])
+def test_errors_name_the_option_not_the_keyword(capsys, files, argv, parts, status):
     if argv[0] == "support":
         pytest.importorskip("leash.analysis.pairing")
     if argv[0] == "rescore" and "--gold" not in argv[-2:] and not HAVE_MV:
@@ -220,16 +226,24 @@ def test_errors_name_the_option_not_the_keyword(capsys, files, argv, flag, statu
     code, line = _one_line(capsys, [a.format(**files) for a in argv])
     assert code == status
     assert line.startswith(f"leash {argv[0]}: error: ")
-    assert flag in line
+    for part in parts:
+        assert part in line, (part, line)
     assert not _PY_KEYWORD.search(line), line
 
 
 def test_validate_reports_problems_in_the_options_words(capsys, files):
-    code = main(["-q", "validate", files["good"], files["odd"]])
-    out = capsys.readouterr().out
+    code = main(["-q", "validate", files["good"], files["odd"], "--json"])
+    [_, odd] = json.loads(capsys.readouterr().out)
     assert code == 2
-    # the report of the file whose format is not detected, as the error line
-    assert "Pass --fmt (one of" in out and "--mapping to override" in out
+    # the report of the file whose format is not detected, as the error line: both options,
+    # the formats to choose from, the keys found
+    [problem] = odd["problems"]
+    assert problem["reason"] == "undetected_format"
+    for part in ("--fmt FMT (one of", "'lm-eval'", "--mapping MAPPING", "['bar', 'foo']"):
+        assert part in problem["message"], part
+    code = main(["-q", "validate", files["odd"]])
+    out = capsys.readouterr().out
+    assert code == 2 and "--fmt FMT" in out and "--mapping MAPPING" in out
     assert not _PY_KEYWORD.search(out), out
 
 
@@ -248,127 +262,126 @@ def test_unshared_questions_dropped_is_a_warning_in_the_options_words(capsys, fi
                      "'base' only: 1 questions (toy/q9)"]
 
 
-@pytest.mark.parametrize("library, command_line", [
-    ("The 'on_error' parameter must be one of ('raise', 'skip', 'collect'). Got 'x' instead.",
-     "--on-error must be one of ('raise', 'skip', 'collect'). Got 'x' instead."),
-    ("a.jsonl: line 3: bad. Pass on_error='skip' to reject bad rows.",
-     "a.jsonl: line 3: bad. Pass --on-error skip to reject bad rows."),
-    ("pair_counts: questions are not shared; b. Pass restrict_to_shared=True to drop them.",
-     "Questions are not shared; b. Pass --shared-only to drop them."),
-    ("called with restrict_to_shared=False", "called with no --shared-only"),
-    ("The 'ks' parameter of pass_at_k_curve must hold budgets in the range [1, n].",
-     "--k must hold budgets in the range [1, n]."),
-    ("The budget k=100 of support_table exceeds the 4 samples of question index 0.",
-     "The budget --k 100 exceeds the 4 samples of question index 0."),
-    ("The 'name' parameter of load_benchmark must be one of ['aime24'].",
-     "--gold must be one of ['aime24']."),
-    ("The 'rule' parameter of read_benchmark must be one of ('answer',).",
-     "--gold-rule must be one of ('answer',)."),
-    ("estimator='first-k' (the default) needs it; pass estimator=\"unbiased\" instead.",
-     "--estimator first-k (the default) needs it; pass --estimator unbiased instead."),
-    ("scorer='math-verify' needs the math-verify package: pip install math-verify.",
-     "--scorer math-verify needs the math-verify package: pip install math-verify."),
-    ("The 'min_count' parameter must be an int. Got 0.5.", "--min-count must be an int. "
-     "Got 0.5."),
-    ("The 'filter' parameter must name one of the filters present: ['flexible-extract'].",
-     "--filter must name one of the filters present: ['flexible-extract']."),
-    # keywords without an option and ordinary text are left alone
-    ("The 'paths' parameter must name at least one file. Got [].",
-     "The 'paths' parameter must name at least one file. Got []."),
-    ("my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)",
-     "my_file.jsonl: line 3: field 'correct': n = 4, c = 5 (n_tokens: -1)"),
-    ("no_such_thing: not a leash function", "no_such_thing: not a leash function"),
-    ("a.jsonl: line 2: field 'model' (got 'fmt=x'); b.fmt=1", "a.jsonl: line 2: field 'model' "
-     "(got 'fmt=x'); b.fmt=1"),
-])
-def test_cli_words(library, command_line):
-    import leash.analysis.pairing
-    import leash.analysis.tables  # noqa: F401
-
-    assert cli._cli_words(library) == command_line
+def _words(command):
+    return _subparsers(build_parser())[command].get_default("_words")
 
 
-# Keywords that appear in library messages but have no option: the CLI never passes them, or
-# passes them only after checking the value itself (the readers' chunk size, the frames and
-# arrays of the Python API, support_table's budget rule), and
-# column names shown with their value ("n_base=4").
-LIBRARY_ONLY = {
-    "paths", "chunk_size", "frame", "summary", "budget", "budget_rule", "samples",
-    "response", "name", "rule", "question_col", "response_col",
-    "n_base", "n_rl", "n_tokens", "sum_logprob",
-    "orient", "lines",  # pandas' to_json keywords, in the hint of a column-oriented JSON file
-}
-# the modules whose messages reach the command line
-LIBRARY_MODULES = ("io.summarize", "io.formats", "io.validate", "analysis.pairing",
-                   "analysis.tables", "io.rescore", "io.manifest", "io.evaluators",
-                   "core._validation")
+def test_structured_errors_in_the_options_words():
+    """Each layer words an error from its structure: the same error names the keyword in the
+    library and the option of the running command on the command line (its argparse dest, or a
+    keyword declared with it), with the value as the option takes it; a parameter without an
+    option keeps the library's words, and nobody rewrites plain text."""
+    from leash.core import pass_at_k_curve
+    from leash.errors import Api, Call, LeashImportError, LeashValueError, Param
+    from leash_eval.validate import SKIP_OR_VALIDATE
+
+    with pytest.raises(ValueError) as info:
+        pass_at_k_curve([4], [1], [1, 100])
+    cases = [  # (command, error, the library's words, the command line's)
+        ("summarize", LeashValueError(param="on_error", value="x", constraint="one of ('raise', "
+                                      "'skip')"),
+         "The 'on_error' parameter must be one of ('raise', 'skip'). Got 'x' instead.",
+         "--on-error must be one of ('raise', 'skip'), got 'x'."),
+        ("summarize", LeashValueError("a.jsonl: line 3: bad.", hint=SKIP_OR_VALIDATE),
+         "Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
+         "leash_eval.validate.validate(path)",
+         "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE`"),
+        ("support", LeashValueError("questions are not shared; b.", func="pair_counts",
+                                    hint=("Pass ", Param("restrict_to_shared", value=True), ".")),
+         "pair_counts: questions are not shared; b. Pass restrict_to_shared=True.",
+         "Questions are not shared; b. Pass --shared-only."),
+        ("support", LeashValueError("called with ", Param("restrict_to_shared", value=False)),
+         "called with restrict_to_shared=False", "called with no --shared-only"),
+        ("support", LeashValueError("select ", Param("base", value=("rl", 100))),
+         "select base=('rl', 100)", "select --base rl@100"),
+        ("passk", info.value, "The 'ks' parameter of pass_at_k_curve", "--k must be a grid of "),
+        ("passk", LeashValueError("group {}: ", info.value, func="passk_table"),
+         "passk_table: group {}: The 'ks' parameter", "Group {}: --k must be"),
+        ("rescore", LeashValueError(param="name", func="load_benchmark", value="x",
+                                    constraint="one of ['aime24']"),
+         "The 'name' parameter of load_benchmark must be", "--gold must be one of ['aime24'], "
+         "got 'x'."),
+        ("passk", LeashValueError(Param("estimator", value="first-k"), " needs it;", hint=(
+            "pass ", Param("estimator", value="unbiased"), " instead.")),
+         "estimator='first-k' needs it; pass estimator='unbiased' instead.",
+         "--estimator first-k needs it; pass --estimator unbiased instead."),
+        ("rescore", LeashImportError(Param("scorer", value="math-verify"), " needs math-verify."),
+         "scorer='math-verify' needs", "--scorer math-verify needs"),
+        ("summarize", LeashValueError("no model:", hint=("pass ", Param("model", value=...), ".")),
+         "pass model=....", "pass --model MODEL."),
+        ("summarize", LeashValueError("x", Api(" or a NestedMapping"), hint=(
+            "use ", Call("leash_eval.summarize.load_counts"), "."),),
+         "x or a NestedMapping use leash_eval.summarize.load_counts().",
+         "x use `leash passk` and `leash support`."),
+        # no option: the library's words
+        ("validate", LeashValueError(Param("paths"), " must name at least one file."),
+         "The 'paths' parameter must name", "The 'paths' parameter must name"),
+        ("passk", LeashValueError(param="budget_rule", value="x", constraint="one of ('a',)"),
+         "The 'budget_rule' parameter", "The 'budget_rule' parameter"),
+        # plain text is nobody's to rewrite
+        ("summarize", ValueError("a.jsonl: line 2: field 'model' (got 'fmt=x'); b.fmt=1"),
+         "(got 'fmt=x'); b.fmt=1", "(got 'fmt=x'); b.fmt=1"),
+    ]
+    for command, exc, library, command_line in cases:
+        assert library in str(exc), (library, str(exc))
+        assert command_line in _words(command).error(exc), (command_line,
+                                                            _words(command).error(exc))
 
 
-def _static_text(node) -> str | None:
-    """The text of a message expression: literal parts kept, ``{...}`` for placeholders."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{...}" for v in node.values)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _static_text(node.left), _static_text(node.right)
-        return None if left is None or right is None else left + right
-    return None
+def test_a_structured_error_keeps_its_parts():
+    """What a caller acts on, as attributes: the parameter, the function, the bad value, where,
+    and the remedy naming a parameter with a value."""
+    import pickle
+
+    from leash.core import pass_at_k
+    from leash.errors import LeashValueError, Param
+    from leash_eval.validate import SKIP_OR_VALIDATE
+
+    with pytest.raises(ValueError) as info:
+        pass_at_k(4, 1, 0)
+    e = info.value
+    assert (e.param, e.func, e.value, e.got) == ("k", "pass_at_k", 0, "0")
+    e = LeashValueError("a.jsonl: line 3: field 'correct': bad.", file="a.jsonl", line="line 3",
+                        key="correct", value="'maybe'", hint=SKIP_OR_VALIDATE)
+    assert Param("on_error", value="skip") in e.hint
+    assert isinstance(e, ValueError) and (e.file, e.line, e.key) == ("a.jsonl", "line 3", "correct")
+    again = pickle.loads(pickle.dumps(e))  # the rescoring workers' errors cross processes
+    assert str(again) == str(e) and again.hint == e.hint and again.key == "correct"
 
 
-def _library_messages():
-    for module in LIBRARY_MODULES:
-        path = REPO / "src" / "leash" / f"{module.replace('.', '/')}.py"
-        assert path.is_file(), f"LIBRARY_MODULES names a module that does not exist: {module}"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and node.args:
-                name = getattr(node.func, "id", getattr(node.func, "attr", ""))
-                if name.endswith(("Error", "Exception", "Warning")) or name == "warn":
-                    text = _static_text(node.args[0])
-                    if text:
-                        yield f"{module}.py:{node.lineno}", text
-
-
-def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
-    """Systematic: every "'x' parameter" and "x=" of the library's messages is translated by
-    the one table of leash_eval.cli (or declared above as having no option), so a new message or
-    keyword cannot reach the terminal in the library's words unnoticed."""
+def test_keywords_declared_with_an_option_are_the_library_s():
+    """A keyword whose name is not its option's dest (--shared-only sets restrict_to_shared,
+    --gold load_benchmark's name) is declared with the option; each names a real parameter."""
     import importlib
+    import inspect
 
-    for module in LIBRARY_MODULES:
-        importlib.import_module(f"leash.{module}")
-    keyword = re.compile(r"'([a-z][a-z0-9_]*)' (?:and '[a-z_]+' )?parameter|"
-                         r"(?<![\w.'\"])([a-z][a-z0-9_]*)=(?!=)")
-    options = {kw for kw in cli._FLAG_OF if isinstance(kw, str)}
-    messages = list(_library_messages())
-    assert len(messages) > 100  # the scan found the library's messages
-    unknown, untranslated = set(), []
-    for where, text in messages:
-        found = {a or b for a, b in keyword.findall(text)}
-        unknown |= {(kw, where) for kw in found - options - LIBRARY_ONLY}
-        words = cli._cli_words(text)
-        for kw in found & options:
-            if re.search(rf"'{kw}' parameter|(?<![\w.'\"]){kw}=(?!=)", words):
-                untranslated.append((where, words))
-    assert not unknown, f"keywords without an option in leash_eval.cli._FLAG_OF: {sorted(unknown)}"
-    assert not untranslated
-
-
-def test_every_option_of_the_table_exists():
-    parser = build_parser()
-    flags = {o for sub in _subparsers(parser).values() for a in sub._actions
-             for o in a.option_strings}
-    missing = set(cli._FLAG_OF.values()) - flags
-    assert not missing, missing
+    modules = [importlib.import_module(m) for m in (
+        "leash.analysis.pairing", "leash.analysis.tables", "leash_eval.rescore",
+        "leash_eval.summarize", "leash_eval.generate.sampling")]
+    params = {}
+    for mod in modules:
+        for name, f in vars(mod).items():
+            if inspect.isfunction(f):
+                params.setdefault(name, set()).update(inspect.signature(f).parameters)
+    aliases = {(kw, a.dest) for c in COMMANDS for kw, a in _words(c).options.items()
+               if kw != a.dest}
+    assert ("load_benchmark.name", "gold") in aliases and ("ks", "k") in aliases
+    assert _words("support").option("restrict_to_shared").option_strings == ["--shared-only"]
+    for kw, _ in aliases:
+        func, _, name = kw.rpartition(".")
+        assert name in (params[func] if func else set().union(*params.values())), kw
 
 
 # ----------------------------------------------------------------------------- warnings
 
 
 def _warns(args, ctx):
+    from leash.errors import LeashWarning, Param
+
     warnings.warn("first line\n  second line", stacklevel=2)
     np.mean([])  # numpy's RuntimeWarnings "Mean of empty slice", "invalid value ..."
-    warnings.warn("pair_counts: Pass restrict_to_shared=True next time", stacklevel=1)
+    warnings.warn(LeashWarning("some rows were odd;", func="summary_table", hint=(
+        "pass ", Param("fmt", value="nested"), " next time")), stacklevel=1)
     return 0
 
 
@@ -376,14 +389,12 @@ EXPECTED_WARNINGS = [
     "leash validate: warning: first line second line",
     "leash validate: warning: Mean of empty slice",
     "leash validate: warning: invalid value encountered in ",  # numpy's words vary: a prefix
-    "leash validate: warning: Pass --shared-only next time",
+    "leash validate: warning: Some rows were odd; pass --fmt nested next time",
 ]
 
 
 @pytest.mark.parametrize("quiet", [[], ["-q"]])
 def test_warnings_are_one_line_each_and_never_silenced(capsys, monkeypatch, quiet):
-    import leash.analysis.pairing  # noqa: F401 - pair_counts is a library function
-
     monkeypatch.setitem(cli._COMMANDS, "validate", _warns)
     assert main([*quiet, "validate", "x"]) == 0
     lines = capsys.readouterr().err.splitlines()

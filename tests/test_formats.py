@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from _support import raises_with
 from leash_eval.formats import MAPPINGS, NestedMapping, detect_format
 from leash_eval.summarize import summarize
 
@@ -354,7 +355,8 @@ def test_pandas_integer_columns_with_missing_values_read_in_csv(tmp_path):
     assert got.first_correct.tolist() == [-1, 2, 0] and got.step.tolist()[1:] == [100, 100]
     pd.testing.assert_frame_equal(got, load_counts_frame(tmp_path / "c.jsonl"))
     (tmp_path / "bad.csv").write_text("model,benchmark,question_id,n,c\nm,b,1,8,2.5\n")
-    with pytest.raises(ValueError, match=r"line 2: field 'c': must be an integer \(got '2.5'\)"):
+    with raises_with(file=str(tmp_path / "bad.csv"), line="line 2", key="c", value="'2.5'",
+                     text="must be an integer"):
         load_counts_frame(tmp_path / "bad.csv")
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from _support import raises_with
 from leash_eval.generate import sampling as G
 from leash_eval.generate.backends import Completion, sample_seed
 from leash_eval.summarize import summarize
@@ -116,14 +117,20 @@ def test_a_half_written_part_is_not_read(tmp_path):
     assert r["resumed"] == 6 and r["generated"] == 6 and r["finished"]
 
 
-@pytest.mark.parametrize("change, flag", [({"temperature": 0.7}, "--temperature"),
-                                          ({"k": 5}, "--k"), ({"seed": 1}, "--seed"),
-                                          ({"label": "other"}, "--label"),
-                                          ({"prompt": "Q: {question}"}, "--prompt")])
-def test_a_rerun_with_other_settings_is_refused(tmp_path, change, flag):
+@pytest.mark.parametrize("change", [{"temperature": 0.7}, {"k": 5}, {"seed": 1},
+                                    {"label": "other"}, {"prompt": "Q: {question}"}])
+def test_a_rerun_with_other_settings_is_refused(tmp_path, change):
+    from leash.errors import Param
+
     _run(tmp_path, limit=2)
-    with pytest.raises(ValueError, match=f"^{flag} .* differs from the .* already in"):
+    with pytest.raises(ValueError, match="differs from the .* already in") as info:
         _run(tmp_path, **change)
+    # the setting that differs (its keyword; `--k` on the command line), its new value, where
+    # the earlier samples are, and the way out: another file
+    [(keyword, value)] = change.items()
+    e = info.value
+    assert (e.param, e.value) == (keyword, value) and str(e.file).endswith("s.parquet.parts")
+    assert Param("out") in e.hint
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -194,8 +201,7 @@ def test_score_traces_writes_what_table2_reads(tmp_path):
     assert ppl.ppl.iloc[0] == pytest.approx((math.exp(0.2) + math.exp(0.35)) / 2)
     p.write_text('{"question_id": "1", "question": "?", "trace": "", "reference": "R1", '
                  '"benchmark": "b"}\n')
-    with pytest.raises(ValueError, match=r"traces.jsonl, line 1, field 'trace': must be a "
-                                         "non-empty string"):
+    with raises_with(file=p, line=1, key="trace", value="", text="must be a non-empty string"):
         score_traces(Fake(), p, tmp_path / "t2.parquet", label="base")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _support import write_lines
+from _support import raises_with, write_lines
 from leash_eval import evaluators as E
 from leash_eval.cli import main
 from leash_eval.formats import detect_format, get_mapping, response_batches
@@ -64,7 +64,7 @@ def test_an_evaluator_reader_goes_through_the_same_rules_and_aggregation(tmp_pat
         summarize(p, model="m", reader_options={"filter": "loose"})
     # the rules apply to what a reader yields: a negative index names the line and field
     bad = write_lines(tmp_path / "bad.jsonl", [FAKE[0], {**FAKE[1], "k": -1}])
-    with pytest.raises(ValueError, match=r"bad\.jsonl: line 2: field 'sample_idx': must be >= 0"):
+    with raises_with(file=str(bad), line="line 2", key="sample_idx", text="must be >= 0"):
         summarize(bad, model="m")
 
 
@@ -151,8 +151,7 @@ def test_a_yaml_mapping_with_an_unknown_key_names_the_file(tmp_path, capsys):
         summarize(data, mapping=layout)
     bad = tmp_path / "consts.yaml"
     bad.write_text(LAYOUT.replace("  model: my-model", "  modle: my-model"))
-    with pytest.raises(ValueError, match=r"consts\.yaml: unknown key 'constants\.modle' "
-                                         r"\(did you mean 'constants\.model'\?\)"):
+    with raises_with(file=bad, key="constants.modle", text="did you mean 'constants.model'?"):
         get_mapping(bad)
     assert main(["-q", "summarize", str(data), "--mapping", str(layout)]) == 2
     assert "unknown key 'anwser'" in capsys.readouterr().err
@@ -207,6 +206,6 @@ def test_response_batches_carry_tokens_and_finish_reasons_when_the_file_has_them
     bad = write_lines(tmp_path / "bad.jsonl", [
         {"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": 0, "correct": True,
          "response": "t", "n_tokens": -3}])
-    with pytest.raises(ValueError, match=r"bad\.jsonl: line 1: field 'n_tokens': must be a "
-                                         "finite number >= 0"):
+    with raises_with(file=str(bad), line="line 1", key="n_tokens", value="-3",
+                     text="a finite number >= 0"):
         list(response_batches(bad))

@@ -2,8 +2,8 @@
 8192 samples for math, 2048 for non-math)."""
 
 import pandas as pd
-import pytest
 
+from _support import raises_with
 from leash.analysis.pairing import pair_counts
 from leash.analysis.tables import support_table
 
@@ -29,6 +29,6 @@ def test_each_benchmark_keeps_its_budget():
     assert p.set_index("benchmark")["n_base"].to_dict() == {"math-bench": 4, "other": 2}
     assert p["found_base"].tolist() == [False, True]
     assert p.attrs["pairing"]["budget_by_benchmark"] == {"math-bench": 4, "other": 2}
-    with pytest.raises(ValueError, match=r"gives benchmark 'other' the budget 4, but it must be "
-                                         r"an int in the range \[1, 2\]"):
+    # the benchmark, its budget, and the range it must be in
+    with raises_with(param="budget", key="other", value=4, text="[1, 2]"):
         pair_counts(s, "base", "rl", budget={"other": 4})

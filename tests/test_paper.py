@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import raises_with
 from leash.sources import paper
 from leash.sources.paper import round_half_up
 
@@ -422,5 +423,5 @@ def test_loader_checks_of_other_columns(tmp_path, name, old, new, match):
     (tmp_path / name).write_text(src.replace(old, new, 1))
     with pytest.raises(ValueError, match=match):
         paper.load(name.removesuffix(".csv"), tmp_path)
-    with pytest.raises(ValueError, match=r"'table' parameter of load must be one of \["):
+    with raises_with(param="table", func="load", value="table99", constraint="'benchmarks'"):
         paper.load("table99")

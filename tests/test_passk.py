@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import raises_with
 from leash.core.passk import avg_at_n, pass_at_k, pass_at_k_curve, pass_at_k_first
 
 
@@ -187,14 +188,14 @@ def test_pass_at_k_errors(args, match):
 
 
 def test_type_errors_and_whole_floats():
-    with pytest.raises(TypeError, match="'n' parameter of pass_at_k must be an int"):
+    with raises_with(TypeError, param="n", func="pass_at_k", value="10", constraint="an int"):
         pass_at_k("10", 1, 1)
     assert pass_at_k(10.0, 3.0, 2.0) == pass_at_k(10, 3, 2)
 
 
 def test_curve_errors():
-    with pytest.raises(ValueError, match=r"'estimator' parameter of pass_at_k_curve must be a "
-                                         r"str among \{'unbiased', 'first-k'\}\. Got 'biased'"):
+    with raises_with(param="estimator", func="pass_at_k_curve", value="biased",
+                     constraint="'first-k'"):
         pass_at_k_curve([4], [1], [1], estimator="biased")
     with pytest.raises(ValueError, match="'first_correct' parameter .* when estimator='first-k'"):
         pass_at_k_curve([4], [1], [1], estimator="first-k")

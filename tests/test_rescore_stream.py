@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _support import MIRROR, REPO, needs_mirror, needs_mv
+from _support import MIRROR, REPO, needs_mirror, needs_mv, raises_with
 from leash_eval import rescore as rs
 from leash_eval.cli import main
 
@@ -188,16 +188,19 @@ def test_math_verify_timeout_warnings_are_counted_not_printed(capsys):
 @needs_mv
 def test_missing_gold_is_named(tmp_path):
     f = _evaluator_file(tmp_path / "eval.jsonl")
-    with pytest.raises(rs.MissingGoldError, match=r"eval.jsonl: 1 question\(s\) have no gold "
-                                                  r"answer in the 2 given, e.g. \['2'\]"):
+    # the file, how many questions lack a gold answer, and which
+    with raises_with(rs.MissingGoldError, file=f, text="1 question(s) have no gold answer in the "
+                                                       "2 given, e.g. ['2']"):
         rs.rescore_file(f, tmp_path / "o.jsonl", {"0": "1", "1": "3"}, fmt="evaluator",
                         model="m", benchmark="b", jobs=1)
     assert not list(tmp_path.glob("*o.jsonl*"))  # no half-written output, no temporary file
-    with pytest.raises(ValueError, match="'out' parameter of rescore_file must end in .jsonl"):
+    with pytest.raises(ValueError, match=r"\.jsonl, \.parquet or \.pq") as info:
         rs.rescore_file(f, tmp_path / "o.csv", fmt="evaluator", model="m", benchmark="b")
-    with pytest.raises(ValueError, match="'jobs' parameter of rescore_file must be an int >= 1"):
+    assert (info.value.param, info.value.func) == ("out", "rescore_file")
+    assert info.value.value == str(tmp_path / "o.csv")
+    with raises_with(param="jobs", func="rescore_file", value=0, constraint="an int >= 1"):
         rs.rescore_file(f, None, fmt="evaluator", model="m", benchmark="b", jobs=0)
-    with pytest.raises(ValueError, match="'batch_size' parameter of rescore must be an int"):
+    with raises_with(param="batch_size", func="rescore", value=0, constraint="an int >= 1"):
         rs.rescore(pd.DataFrame({"question_id": ["0"], "response": ["1"]}), {"0": "1"},
                    batch_size=0)
 

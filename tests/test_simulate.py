@@ -21,6 +21,7 @@ from scipy import stats
 
 from _calibration import calibrate_logit_normal, calibration_targets, logit_normal_moments
 from _misclassification import misclassification_table
+from _support import raises_with
 from leash.analysis.compare import frame_differences
 from leash.analysis.tables import entropy_table
 from leash.core.support import CATEGORIES, epsilon, support_counts, support_metrics
@@ -176,7 +177,8 @@ def test_validation_messages():
                             eps_expand=0.1)
     with pytest.raises(ValueError, match="'p_base' parameter of simulate_pair.*1.5 at index 1"):
         S.simulate_pair([0.1, 1.5], [0.1, 0.1], 8, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="'c' parameter of draw_first_correct must be at most 'n'"):
+    with raises_with(param="c", func="draw_first_correct", got="c=5 > n=4 at index 0",
+                     constraint="at most 'n'"):
         S.draw_first_correct(4, [5], rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="'passk' parameter of calibrate_logit_normal"):
         calibrate_logit_normal(0.5, 0.4, 8)

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from _support import MIRROR
+from _support import MIRROR, raises_with
 from leash.sources.study import list_studies, load_study
 
 
@@ -41,19 +41,15 @@ def write(tmp_path, text):
 def test_study_errors_name_the_problem(tmp_path):
     # (Section names are checked now: these cases used to be written under a section "s",
     # which the notebooks never read; the bad-input classes are in test_bad_input_config.py.)
-    with pytest.raises(ValueError, match=r"`benchmarks.A.domain` must be one of math, non-math"
-                                         r".*got 'maths' \(str\) \(did you mean `math`\?\)"):
+    with raises_with(key="benchmarks.A.domain", value="maths", text="did you mean `math`?"):
         load_study(write(tmp_path, "benchmarks: {A: {domain: maths}}"))
-    with pytest.raises(ValueError, match=r"unknown key `sections.support.sources\[0\].file`"):
+    with raises_with(key="sections.support.sources[0].file", text="unknown key"):
         load_study(write(tmp_path, "sections: {support: {sources: [{file: x}]}}"))
-    with pytest.raises(ValueError, match=r"`sections.support.sources\[0\]` must have exactly one"
-                                         r" of path, dataset, demo; got none"):
+    with raises_with(key="sections.support.sources[0]", text="exactly one of path, dataset, demo"):
         load_study(write(tmp_path, "sections: {support: {sources: [{model: m}]}}"))
-    with pytest.raises(ValueError, match=r"unknown key `sections.support.sources\[0\].modle` "
-                                         r"\(did you mean `model`\?\)"):
+    with raises_with(key="sections.support.sources[0].modle", text="did you mean `model`?"):
         load_study(write(tmp_path, "sections: {support: {sources: [{path: x, modle: m}]}}"))
-    with pytest.raises(ValueError, match=r"`sections.support.pairs\[0\]` lacks the required key "
-                                         r"`rl`"):
+    with raises_with(key="sections.support.pairs[0].rl", text="lacks the required key"):
         load_study(write(tmp_path, "sections: {support: {pairs: [{base: a}]}}"))
     with pytest.raises(FileNotFoundError, match="No study file 'nope'"):
         load_study("nope")
@@ -193,9 +189,9 @@ def test_support_long_computes_only_the_pairs_asked_for(tmp_path):
         A.support_long(s)
     same = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\nsections: {support: "
                                       "{sources: [{path: s.jsonl}], pairs: [{base: b, rl: b}]}}"))
-    with pytest.raises(ValueError, match=r"Its `base` and `rl` name the same model 'b'.*or one "
-                                         r"run's checkpoints with `base_step`\.$"):
+    with pytest.raises(ValueError, match=r"Its `base` and `rl` name the same model 'b'") as info:
         A.support_long(same)
+    assert "'base' and 'rl' parameters" not in str(info.value)
     with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['ours'\]; available: \['mine', "
                                          r"'theirs'\]"):
         A.support_long(s, pairs=["ours"])
@@ -214,11 +210,12 @@ def test_a_pair_may_drop_the_questions_one_model_lacks(tmp_path):
         fh.write(json.dumps(extra) + "\n")
     text = ("benchmarks: {A: {domain: math, budget: 1}}\nsections: {support: {sources: [{path: "
             "s.jsonl}], pairs: [{label: p, base: b, rl: r%s}]}}")
-    with pytest.raises(ValueError, match=r"s\.yaml, section 'support', pair 'p': pair_counts: "
-                                         r"questions are not shared; present for base 'b' only: "
-                                         r"1 questions \(A/3\)\. Set `shared_only: true` on the "
-                                         r"pair to drop them\."):
+    with pytest.raises(ValueError, match=r"s\.yaml, section 'support', pair 'p': ") as info:
         A.support_long(load_study(write(tmp_path, text % "")))
+    # the questions one model lacks, and the remedy in the study's keys, not pair_counts'
+    msg = str(info.value)
+    assert "present for base 'b' only: 1 questions (A/3)" in msg and "`shared_only: true`" in msg
+    assert "restrict_to_shared" not in msg and "pair_counts" not in msg
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         t = A.support_long(load_study(write(tmp_path, text % ", shared_only: true")))
@@ -226,8 +223,8 @@ def test_a_pair_may_drop_the_questions_one_model_lacks(tmp_path):
     # by hand at budget 1 (sample 0): the base solves questions 1 and 2 there, the RLVR model
     # neither (its first correct samples are 6 and 1): S = 2; question 3 is dropped
     assert t.iloc[0][["N", "P", "E", "S", "O"]].tolist() == [2, 0, 0, 2, 0]
-    with pytest.raises(ValueError, match=r"`sections.support.pairs\[0\].shared_only` must be "
-                                         r"true or false"):
+    with raises_with(key="sections.support.pairs[0].shared_only", value="yes please",
+                     text="true or false"):
         load_study(write(tmp_path, text % ", shared_only: yes please"))
 
 

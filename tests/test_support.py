@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _support import raises_with
 from leash.core.support import (
     CATEGORIES,
     epsilon,
@@ -46,8 +47,7 @@ def test_epsilon_matches_app_c4():
 
 @pytest.mark.parametrize("zeta", [0, 1, -0.1, 1.5])
 def test_epsilon_rejects_bad_zeta(zeta):
-    with pytest.raises(ValueError, match=r"'zeta' parameter of epsilon must be a float in the "
-                                         r"range \(0, 1\)"):
+    with raises_with(param="zeta", func="epsilon", value=zeta, constraint="(0, 1)"):
         epsilon(10, zeta)
 
 
@@ -147,19 +147,15 @@ def test_support_status_works_with_pandas_series():
 
 
 def test_support_errors():
-    with pytest.raises(ValueError, match=r"'c_rl' parameter of support_counts must be a scalar "
-                                         r"or an array of the length of 'c_base', 2\. Got an "
-                                         r"array of length 3 instead"):
+    with raises_with(param="c_rl", func="support_counts", got="an array of length 3",
+                     constraint="the length of 'c_base', 2"):
         support_counts([1, 2], [1, 2, 3])
     # messages name the function called, not support_codes behind it
-    with pytest.raises(ValueError, match=r"'c_rl' parameter of support_counts .* Got -1 at "
-                                         r"index 0 instead"):
+    with raises_with(param="c_rl", func="support_counts", got="-1 at index 0"):
         support_counts([1], [-1])
-    with pytest.raises(ValueError, match=r"'S' parameter of support_metrics must be a float in "
-                                         r"the range \[0, inf\) or a 1-D array of such floats\. "
-                                         r"Got -1 instead"):
+    with raises_with(param="S", func="support_metrics", value=-1, constraint="[0, inf)"):
         support_metrics(1, 1, -1, 0)
-    with pytest.raises(TypeError, match="'P' parameter of support_metrics .* Got 'a' instead"):
+    with raises_with(TypeError, param="P", func="support_metrics", value="a"):
         support_metrics("a", 1, 1, 1)
 
 
@@ -177,6 +173,6 @@ def test_population_pass_at_k_and_misclassification():
     assert misclassification_probability(eps * 1.0001, k) <= 0.05 + 1e-3
     # below epsilon: wrongly "found" with probability 1 - (1 - p)^k
     assert misclassification_probability(eps / 2, k) == pytest.approx(1 - (1 - eps / 2) ** k)
-    with pytest.raises(ValueError, match=r"'p' parameter of population_pass_at_k must be a "
-                                         r"float in the range \[0, 1\] .* Got 1\.5 at index 1"):
+    with raises_with(param="p", func="population_pass_at_k", got="1.5 at index 1",
+                     constraint="[0, 1]"):
         population_pass_at_k([0.5, 1.5], 2)

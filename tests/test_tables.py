@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _support import raises_with
 from leash.analysis.tables import (
     default_ks,
     entropy_table,
@@ -15,6 +16,7 @@ from leash.analysis.tables import (
     support_table,
     wide_with_average,
 )
+from leash.errors import Param
 
 
 def paired_frame():
@@ -118,9 +120,10 @@ def test_passk_table_against_hand_values():
     assert f["pass_at_k"].tolist() == [0, 0, 0.5]
     assert set(f["estimator"]) == {"first-k"} and set(t["estimator"]) == {"unbiased"}
     unordered = s.assign(first_correct=pd.array([pd.NA, -1], dtype="Int64"))
-    with pytest.raises(ValueError, match=r"first_correct is unknown for 1 of 2 questions .* "
-                                         r"pass estimator='unbiased'"):
+    with raises_with(param="estimator", func="passk_table", value="first-k",
+                     text="first_correct is unknown for 1 of 2 questions") as info:
         passk_table(unordered, [1])
+    assert Param("estimator", value="unbiased") in info.value.hint
     assert passk_table(unordered, [4], estimator="unbiased")["pass_at_k"].tolist() == [0.5]
     assert default_ks(10).tolist() == [1, 2, 4, 8, 10]
     assert passk_table(s)["k"].tolist() == [1, 2, 4]
@@ -239,7 +242,8 @@ def test_found_at_budget_mixes_known_counts_and_first_correct():
     c = pd.array([2, pd.NA, 0, pd.NA], dtype="Int64")
     first = pd.array([pd.NA, 3, pd.NA, 5], dtype="Int64")  # row 3: first correct beyond 4
     assert found_at_budget(n, c, first, None).tolist() == [True, True, False, False]
-    with pytest.raises(ValueError, match="2 correct counts are unknown.*min_count=2 needs them"):
+    with raises_with(param="min_count", value=2, text="2 correct counts are unknown") as info:
         found_at_budget(n, c, first, None, min_count=2)
+    assert Param("min_count", value=1) in info.value.hint
     # a threshold above a budget finds nothing there, and is no error (sensitivity sweeps)
     assert found_at_budget([4, 8], [4, 6], [0, 0], None, min_count=5).tolist() == [False, True]

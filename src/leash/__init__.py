@@ -4,6 +4,8 @@ The package's layers, bottom up; a module imports only from its own layer or a l
 import-linter contracts of ``pyproject.toml`` check it, in ``make lint``), and each idea lives
 in the module named after it:
 
+* :mod:`leash.errors`: errors and warnings that carry their structure (parameter, value, file,
+  line, key, remedy), so that each layer words them itself (the lowest layer);
 * :mod:`leash.summary`: the per-question summary format (what the toolkit writes, the notebooks
   read);
 * :mod:`leash.core`: the metric core, numpy only (scipy inside two functions): pass@k

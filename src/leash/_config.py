@@ -30,12 +30,17 @@ from pathlib import Path
 
 import yaml
 
+from leash.errors import LeashValueError
+
 __all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "Value", "check", "load_yaml",
            "one_line_yaml_error", "show"]
 
 
-class ConfigError(ValueError):
-    """A configuration file is unreadable or breaks its schema (the message is one line)."""
+class ConfigError(LeashValueError):
+    """A configuration file is unreadable or breaks its schema (the message is one line); a
+    ValueError with the attributes of :mod:`leash.errors`: ``line``, and where the schema is
+    broken ``key`` (the key path, ``benchmarks.A.budget``) and ``value``.
+    """
 
 
 class _Problem(Exception):
@@ -116,19 +121,22 @@ def load_yaml(path: str | Path, where: str, kind: str = "configuration file"
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason}).") from None
+        raise ConfigError(f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason}).",
+                          file=path) from None
     loader = _StrictLoader(text)
     loader.kind = kind
     try:
         data = loader.get_single_data()
     except _Problem as p:
-        raise ConfigError(f"{where}, line {p.line}: {p.message}.") from None
+        raise ConfigError(f"{where}, line {p.line}: {p.message}.", file=path,
+                          line=p.line) from None
     except RecursionError:
-        raise ConfigError(f"{where}: nested too deeply to be a {kind}.") from None
+        raise ConfigError(f"{where}: nested too deeply to be a {kind}.", file=path) from None
     except yaml.YAMLError as exc:
         line, reason = one_line_yaml_error(exc)
         at = f", line {line}" if line else ""
-        raise ConfigError(f"{where}{at}: not valid YAML: {reason}.") from None
+        raise ConfigError(f"{where}{at}: not valid YAML: {reason}.", file=path,
+                          line=line) from None
     finally:
         loader.dispose()
     return data, loader.lines
@@ -210,9 +218,10 @@ class _Walk:
     def __init__(self, where: str, lines: Mapping):
         self.where, self.lines = where, lines
 
-    def fail(self, line, message):
+    def fail(self, line, message, key=None, value=None):
         at = f", line {line}" if line else ""
-        raise ConfigError(f"{self.where}{at}: {message}.")
+        raise ConfigError(f"{self.where}{at}: {message}.", line=line, key=key or None,
+                          value=value)
 
     def check(self, value, spec, path: str, line):  # noqa: C901 - one branch per schema node kind
         if isinstance(spec, Either):
@@ -227,26 +236,28 @@ class _Walk:
                         f"; {spec.known}" if spec.known else f"; known: {', '.join(choices)}")
                 elif spec.choices and isinstance(value, str):
                     hint = _suggest(value, spec.choices)
-                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}{hint}")
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}{hint}", path,
+                          value)
         elif isinstance(spec, ListOf):
             if not isinstance(value, (list, tuple)):
-                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}")
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}", path, value)
             if len(value) < spec.min_len:
-                self.fail(line, f"{_q(path)} must have at least {spec.min_len} item(s), got none")
+                self.fail(line, f"{_q(path)} must have at least {spec.min_len} item(s), got none",
+                          path, value)
             item_lines = self.lines.get(id(value)) or []
             for i, item in enumerate(value):
                 at = item_lines[i] if i < len(item_lines) else line
                 self.check(item, spec.item, f"{path}[{i}]", at)
         elif isinstance(spec, (Fields, MapOf)):
             if not isinstance(value, Mapping):
-                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}")
+                self.fail(line, f"{_q(path)} must be {spec.what}, got {show(value)}", path, value)
             key_lines = self.lines.get(id(value)) or {}
             if isinstance(spec, MapOf):
                 for key, v in value.items():
                     at = key_lines.get(key, line)
                     if not spec.key.ok(key):
                         self.fail(at, f"the keys of {_q(path)} must be {spec.key.what}, got "
-                                      f"{show(key)}")
+                                      f"{show(key)}", path, key)
                     self.check(v, spec.value, _join(path, key), at)
                 return
             for key in value:
@@ -254,21 +265,22 @@ class _Walk:
                     self.fail(key_lines.get(key, line),
                               f"unknown key `{_join(path, key)}`{_suggest(key, spec.fields)}; "
                               f"allowed {'here' if path else 'at the top level'}: "
-                              f"{', '.join(spec.fields)}")
+                              f"{', '.join(spec.fields)}", _join(path, key), key)
             for key in spec.required:
                 if key not in value:
-                    self.fail(line, f"{_q(path)} lacks the required key `{key}`")
+                    self.fail(line, f"{_q(path)} lacks the required key `{key}`",
+                              _join(path, key))
             if spec.one_of:
                 given = [k for k in spec.one_of if value.get(k) is not None]
                 if len(given) != 1:
                     self.fail(line, f"{_q(path)} must have exactly one of "
                                     f"{', '.join(spec.one_of)}; got "
-                                    f"{', '.join(given) if given else 'none'}")
+                                    f"{', '.join(given) if given else 'none'}", path)
             for key, other in spec.needs.items():
                 if value.get(key) is not None and value.get(other) is None:
                     self.fail(key_lines.get(key, line),
                               f"`{_join(path, key)}` applies only with `{other}`, which "
-                              f"{_q(path)} does not give")
+                              f"{_q(path)} does not give", _join(path, key))
             for key, v in value.items():
                 if v is None and key not in spec.required:
                     continue  # null = not given

@@ -92,6 +92,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Param
+
 __all__ = ["EQUIVALENCES", "MATH_METHODS", "METHODS", "REASONING_GYM_METHODS", "Extracted",
            "answer_classes", "canonical_answers", "equivalent", "extract", "extract_answer",
            "last_boxed", "normalize_answer"]
@@ -154,8 +156,8 @@ def last_boxed(text: str) -> str | None:
     Returns None when there is none (a box without its closing brace does not count).
     """
     if not isinstance(text, str):
-        raise TypeError(f"The 'text' parameter of last_boxed must be a str. "
-                        f"Got {type(text).__name__}.")
+        raise LeashTypeError(param="text", func="last_boxed", value=text, constraint="a str",
+                             got=type(text).__name__)
     for m in reversed(list(_BOX_RE.finditer(text))):
         end = _balanced_from(text, m.end())
         if end is not None:
@@ -216,17 +218,17 @@ def extract(text, *, methods: Sequence[str] = MATH_METHODS) -> Extracted:
         ``(answer, method)``; the answer is the raw (not normalized) stripped string.
     """
     if isinstance(methods, str):
-        raise TypeError("The 'methods' parameter of extract must be a sequence of method "
-                        f"names, not a single str. Got {methods!r}.")
+        raise LeashTypeError(param="methods", func="extract", value=methods, constraint=(
+            "a sequence of method names, not a single str"))
     for m in methods:
         if m not in METHODS:
-            raise ValueError(f"The 'methods' parameter of extract must contain only {METHODS}. "
-                             f"Got {m!r}.")
+            raise LeashValueError(Param("methods", func="extract"), " must contain only "
+                                  f"{METHODS}. Got {m!r}.", value=m)
     if text is None or (isinstance(text, float) and text != text):
         return Extracted(None, None)
     if not isinstance(text, str):
-        raise TypeError(f"The 'text' parameter of extract must be a str or None. "
-                        f"Got {type(text).__name__}.")
+        raise LeashTypeError(param="text", func="extract", value=text, constraint="a str or None",
+                             got=type(text).__name__)
     for m in methods:
         ans = _step(m, text)
         if ans:
@@ -338,8 +340,8 @@ def normalize_answer(answer) -> str | None:
         return None
     if isinstance(answer, bool) or not isinstance(answer, str | int | float | np.integer |
                                                   np.floating):
-        raise TypeError(f"The 'answer' parameter of normalize_answer must be a str, a number "
-                        f"or None. Got {type(answer).__name__}.")
+        raise LeashTypeError(param="answer", func="normalize_answer", value=answer,
+                             constraint="a str, a number or None", got=type(answer).__name__)
     s = str(answer).strip()
     # The steps are applied until nothing changes (removing a mark can expose a delimiter,
     # e.g. "%$$"), so that normalizing twice equals normalizing once.
@@ -383,13 +385,16 @@ def _normalize_once(s: str) -> str:
 # ----------------------------------------------------------------------------- equivalence
 
 
-def _math_verify(need: str = "equivalence='math-verify'"):
-    """The math_verify module, or an ImportError saying what ``need`` s it and how to install."""
+def _math_verify(param: str = "equivalence"):
+    """The math_verify module, or an ImportError saying that ``param='math-verify'`` needs it
+    and how to install it.
+    """
     try:
         import math_verify
     except ImportError:
-        raise ImportError(f"{need} needs the math-verify package: pip install math-verify (or "
-                          "pip install 'leash[verify]').") from None
+        raise LeashImportError(Param(param, value="math-verify"), " needs the math-verify "
+                               "package: pip install math-verify (or pip install "
+                               "'leash[verify]').", param=param) from None
     return math_verify
 
 
@@ -416,8 +421,8 @@ def equivalent(a, b, *, equivalence: str = "exact") -> bool:
     "NA" class is the entropy code's decision.
     """
     if equivalence not in EQUIVALENCES:
-        raise ValueError(f"The 'equivalence' parameter of equivalent must be one of "
-                         f"{EQUIVALENCES}. Got {equivalence!r}.")
+        raise LeashValueError(param="equivalence", func="equivalent", value=equivalence,
+                              constraint=f"one of {EQUIVALENCES}")
     na, nb = normalize_answer(a), normalize_answer(b)
     if na is None or nb is None:
         return False
@@ -430,11 +435,11 @@ def equivalent(a, b, *, equivalence: str = "exact") -> bool:
 
 def _classes(answers: Iterable, equivalence: str, func: str):
     if equivalence not in EQUIVALENCES:
-        raise ValueError(f"The 'equivalence' parameter of {func} must be one of "
-                         f"{EQUIVALENCES}. Got {equivalence!r}.")
+        raise LeashValueError(param="equivalence", func=func, value=equivalence,
+                              constraint=f"one of {EQUIVALENCES}")
     if isinstance(answers, str):
-        raise TypeError(f"The 'answers' parameter of {func} must be a sequence of answers, "
-                        "not a single str.")
+        raise LeashTypeError(Param("answers", func=func), " must be a sequence of answers, not "
+                             "a single str.", value=answers)
     if equivalence == "math-verify":
         _math_verify()
     normalized = [normalize_answer(a) for a in answers]

@@ -12,20 +12,22 @@ list of row objects), progress and notes to stderr (``--quiet`` silences them, n
 An input error (ValueError, TypeError, OSError, a missing optional package, no memory) is one
 line on stderr and exit status 2; ``leash validate`` exits 1 when rows have problems. Messages
 and warnings (one line each) name the command's options (``--on-error skip``), not the
-library's keywords: :func:`_cli_words` translates them with one table (``_FLAG_OF``). pandas
-and numpy are imported by the commands that need them, so ``--help`` starts quickly.
+library's keywords: the library's errors carry their structure (:mod:`leash.errors`), and
+:class:`_CliWords` renders a parameter as the option of the running command that sets it (its
+argparse ``dest``, or a keyword declared with the option). pandas and numpy are imported by the
+commands that need them, so ``--help`` starts quickly.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import warnings
 from pathlib import Path
 
 from leash._argparse import OneLineParser, non_negative_int, positive_int
+from leash.errors import Call, Param, Words
 
 __all__ = ["main", "build_parser", "main_simulate"]
 
@@ -78,6 +80,30 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         sys.stdout.write(f"{PROG} {_version()}\n")  # stdout, as argparse's own "version"
         parser.exit(0)
+
+
+class _ModelSpec:
+    """The argparse ``type`` of ``--base`` and ``--rl``: ``MODEL``, or ``MODEL@STEP`` for one
+    checkpoint of a trajectory, given to pair_counts as ``(MODEL, STEP)``; :meth:`show` writes
+    such a value back as the option takes it (a message's remedy ``--base rl@100``).
+    """
+
+    __name__ = "MODEL[@STEP]"  # argparse names the type in some messages
+
+    def __call__(self, text: str):
+        if "@" not in text:
+            return text
+        model, _, step = text.rpartition("@")
+        try:
+            return (model, int(step))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a MODEL@STEP label needs an integer step (e.g. "
+                                             f"{model}@100), got {text!r}") from None
+
+    @staticmethod
+    def show(value) -> str:
+        """``MODEL`` or ``MODEL@STEP`` of a side ``model`` or ``(model, step)``."""
+        return f"{value[0]}@{value[1]}" if isinstance(value, tuple) else str(value)
 
 
 _DESCRIPTION = """\
@@ -263,7 +289,8 @@ _OPTIONS = {
         _DATA, _JSON],
     "rescore": [
         _GENERATIONS,
-        ("--gold", dict(help="gold answers: a benchmark of the manifest (e.g. math500) or a "
+        ("--gold", dict(keywords=("load_benchmark.name",), help="gold answers: a benchmark of "
+                        "the manifest (e.g. math500) or a "
                         "JSONL question file (the question id in question_id, idx or qid, else "
                         "the line number from 0; default: the file's own gold field). For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
@@ -326,8 +353,8 @@ _OPTIONS = {
         _GEN_MODEL, _JSON],
     "passk": [
         _FILES, _ON_ERROR,
-        ("--k", dict(type=_int_list, help="budgets, e.g. 1,2,4,8 (default: powers of 2 up to "
-                     "each model's n)")),
+        ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 1,2,4,8 (default: "
+                     "powers of 2 up to each model's n)")),
         ("--estimator", dict(choices=("first-k", "unbiased"), help="first-k (the default): the "
                              "first k samples in generation order, as the paper's printed "
                              "tables (needs the sample order or first_correct); unbiased: Chen "
@@ -336,9 +363,10 @@ _OPTIONS = {
         _READER, _DATA, _JSON],
     "support": [
         _FILES, _ON_ERROR,
-        ("--base", dict(required=True, metavar="MODEL", help="model label of the base model "
-                        "(MODEL or MODEL@STEP; required)")),
-        ("--rl", dict(required=True, metavar="MODEL", help="model label of the RLVR model "
+        ("--base", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
+                        "the base model (MODEL or MODEL@STEP; required)")),
+        ("--rl", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
+                      "the RLVR model "
                       "(MODEL, or MODEL@STEP for one checkpoint; a MODEL with several "
                       "checkpoints gives one row per step; required)")),
         ("--k", dict(type=int, help="budget: the first k samples of each question (default: "
@@ -348,7 +376,8 @@ _OPTIONS = {
                              "rule)")),
         ("--zeta", dict(type=float, default=0.05, help="miss probability for the reported "
                         "epsilon = -ln(zeta)/k")),
-        ("--shared-only", dict(action="store_true", help="keep only questions both models "
+        ("--shared-only", dict(action="store_true", dest="restrict_to_shared", help="keep only "
+                               "questions both models "
                                "answered, and count the others (without it, unshared questions "
                                "are an error)")),
         ("--n-boot", dict(type=int, default=1000, help="bootstrap replicates of the intervals "
@@ -363,15 +392,24 @@ _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
             "reproduce": "run the notebooks: every table and figure"}
 
 
-def _add_options(p, options) -> None:
+def _add_options(p, options, keywords: dict | None = None) -> dict:
+    """Add ``options`` to the parser ``p``; returns the option of each library keyword: its
+    argparse ``dest``, and the ``keywords`` declared with it (``func.keyword`` for one
+    function's keyword: ``load_benchmark.name`` is ``--gold``).
+    """
     from leash_eval.formats import FORMATS
 
+    keywords = {} if keywords is None else keywords
     for name, spec in options:
         if isinstance(spec, list):
-            _add_options(p.add_argument_group(name), spec)
-        else:
-            p.add_argument(name, **{**spec, **({"choices": FORMATS}
-                                               if spec.get("choices") == "FORMATS" else {})})
+            _add_options(p.add_argument_group(name), spec, keywords)
+            continue
+        spec = {**spec, **({"choices": FORMATS} if spec.get("choices") == "FORMATS" else {})}
+        also = spec.pop("keywords", ())
+        action = p.add_argument(name, **spec)
+        if action.option_strings:
+            keywords.update(dict.fromkeys((action.dest, *also), action))
+    return keywords
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -382,6 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
     """
     parser = OneLineParser(prog=PROG, description=_DESCRIPTION, epilog=_EPILOG)
+    parser.set_defaults(_words=_CliWords())  # each command's: the options it has
     parser.add_argument("-V", "--version", action=_VersionAction)
     quiet = dict(action="store_true", help="no progress notes on stderr (warnings and errors "
                  "are still shown)")
@@ -393,8 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 title="commands")
     for name, options in _OPTIONS.items():
         line, description, examples = _HELP[name]
-        _add_options(sub.add_parser(name, parents=[common], help=line, description=description,
-                                    epilog=_examples(examples)), options)
+        p = sub.add_parser(name, parents=[common], help=line, description=description,
+                           epilog=_examples(examples))
+        p.set_defaults(_words=_CliWords(_add_options(p, options)))
     for name, line in _RUNNERS.items():
         p = sub.add_parser(name, parents=[common], help=line, add_help=False)
         p.add_argument("args", nargs="*", help=f"see `leash {name} --help`")
@@ -528,17 +568,17 @@ def _cmd_validate(args, ctx: _Context) -> int:
                      "rows_rejected": rep.rows_rejected, "n_problems": len(rep.problems),
                      "problems_by_reason": rep.counts_by_reason(), "notes": rep.notes,
                      "problems": [{"location": p.location, "field": p.field, "value": p.value,
-                                   "reason": p.reason, "message": _cli_words(p.message)}
+                                   "reason": p.reason, "message": p.text(args._words)}
                                   for p in rep.problems]})
     if args.json:  # every problem, as the text lists them; counts and notes as JSON values
         _emit(rows, True)
     else:
         for rep in reports:  # the problems in the options' words, as the errors
-            sys.stdout.write("".join(_cli_words(line) + "\n" for line in str(rep).splitlines()))
+            sys.stdout.write(rep.render(args._words) + "\n")
     unreadable = [r.file_problem for r in reports if r.file_problem is not None]
     if unreadable:
         # a file that could not be read as a whole is an input error, not a list of problems
-        raise ValueError(unreadable[0].message)
+        raise unreadable[0].error or ValueError(unreadable[0].message)
     return 0 if all(r.ok for r in reports) else EXIT_INVALID
 
 
@@ -879,8 +919,8 @@ def _cmd_support(args, ctx: _Context) -> int:
     summary = _load_summary(args, ctx)
     # Pair at the full sample counts; the budget --k is applied by support_table (first k
     # samples in generation order, from first_correct), which needs the per-question counts.
-    base, rl = _model_spec(args.base, "--base"), _model_spec(args.rl, "--rl")
-    paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.shared_only)
+    base, rl = args.base, args.rl
+    paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.restrict_to_shared)
     most = args.k or int(max(paired["n_base"].max(), paired["n_rl"].max(), 0))
     if args.min_count > most:  # else every question is out of support, and says nothing
         raise ValueError(f"--min-count {args.min_count} exceeds every question's budget (at "
@@ -918,123 +958,67 @@ def _cmd_support(args, ctx: _Context) -> int:
     return 0
 
 
-def _model_spec(text: str, flag: str):
-    """``MODEL`` or ``MODEL@STEP`` (one checkpoint of a trajectory) for pair_counts."""
-    if "@" in text:
-        model, _, step = text.rpartition("@")
-        try:
-            return (model, int(step))
-        except ValueError:
-            raise ValueError(f"{flag} {text}: a MODEL@STEP label needs an integer step (e.g. "
-                             f"{model}@100).") from None
-    return text
-
-
-# ----------------------------------------------------------------------------- CLI wording
-#
-# Messages of the library name its keyword arguments ("The 'on_error' parameter ...", "Pass
-# on_error='skip' ..."); on the command line they name the options instead. One table maps each
-# keyword to its option, and _cli_words applies it to the library's two forms ("The 'x'
-# parameter [of func]" and "x=value"), so a new library message is translated without a patch
-# here. (keyword, function) entries take precedence where one keyword means another option.
-_FLAG_OF = {
-    "fmt": "--fmt", "mapping": "--mapping", "filter": "--filter", "model": "--model",
-    "benchmark": "--benchmark", "step": "--step", "on_error": "--on-error", "na": "--na",
-    "out": "--out", "mirror": "--mirror", "dest": "--dest", "force": "--force",
-    "base": "--base", "rl": "--rl", "restrict_to_shared": "--shared-only",
-    "k": "--k", "ks": "--k", "estimator": "--estimator", "min_count": "--min-count",
-    "zeta": "--zeta", "n_boot": "--n-boot", "seed": "--seed", "rng": "--seed",
-    "gold": "--gold", "scorer": "--scorer", "extract": "--extract", "task": "--task",
-    "jobs": "--jobs", "n_jobs": "--jobs", "batch_size": "--batch-size",
-    "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-tokens",
-    "flush_every": "--flush-every", "prompt": "--prompt", "label": "--label",
-    "limit": "--limit", "cluster": "--cluster",
-    ("name", "load_benchmark"): "--gold", ("rule", "read_benchmark"): "--gold-rule",
-}
-# Options that take no value: "restrict_to_shared=True" is "--shared-only".
-_SWITCHES = {"--shared-only", "--force"}
-# Whole phrases whose library form has no keyword to translate: function calls the CLI user
-# does not make, and remedies that have no option on the command line.
-_CLI_PHRASES = (
-    ("Pass on_error='skip' to reject bad rows and count them in the provenance, or run "
-     "leash_eval.validate.validate(path) to list every problem",
-     "Pass --on-error skip to reject bad rows and count them, or run `leash validate FILE` "
-     "to list every problem"),
-    ("; see attrs['provenance'].", "; `leash validate FILE` lists them."),
-    ("leash_eval.validate.validate(path)", "`leash validate FILE`"),
-    ("select one with base=(model, step)", "select one with --base MODEL@STEP"),
-    ("or two checkpoints of one run as (model, step)", "or two checkpoints of one run as "
-     "MODEL@STEP"),
-    ("use leash_eval.summarize.load_counts to combine summaries with other inputs",
-     "`leash passk` and `leash support` read it as it is"),
-    ("needs a 'mapping'", "needs --mapping"),
-    (" or a NestedMapping", ""),
-    ("Pass fmt= (", "Pass --fmt ("), ("layouts, mapping= to", "layouts, --mapping to"),
-)
-_KEYWORD = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*"
-_PARAMETER = re.compile(rf"\b[Tt]he '({_KEYWORD})'(?: and '({_KEYWORD})')? parameters?"
-                        r"(?: of ([\w.]+))?")
-# keyword=value, the value a quoted string, True/False/None, a tuple, a number or a name; not
-# inside a quoted value ('a=b') or a name (x.fmt=)
-_ASSIGNMENT = re.compile(rf"(?<![\w'\".-])({_KEYWORD})="
-                         r"('[^']*'|\"[^\"]*\"|\([^)]*\)|\.\.\.|[\w.+-]+)?")
-# "pair_counts: ..." or "passk_table, group ...: ": the library function that raised
-_FUNC_OF = re.compile(r" of ([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?!\()")
-_FUNC_PREFIX = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?=: |, )(?:: )?")
-
-
-def _flag(keyword: str, func: str | None = None) -> str | None:
-    return _FLAG_OF.get((keyword, func)) or _FLAG_OF.get(keyword)
-
-
-def _is_library_function(name: str) -> bool:
-    """A function of a loaded leash module (the one that raised the message was loaded)."""
-    return any(callable(getattr(mod, name, None)) for key, mod in list(sys.modules.items())
-               if key == "leash" or key.startswith("leash."))
-
-
-def _option_with_value(m: re.Match) -> str:
-    keyword, value = m.group(1), m.group(2)
-    flag = _flag(keyword)
-    if flag is None:
-        return m.group(0)
-    if value is None or value == "...":  # "Pass fmt= (one of ...)"
-        return flag + ("" if value is None else " ...")
-    if flag in _SWITCHES:
-        return flag if value == "True" else f"no {flag}"
-    if value == "None":
-        return f"no {flag}"
-    if value.startswith("("):  # base=(model, step)
-        return f"{flag} MODEL@STEP"
-    return f"{flag} {value.strip(chr(39) + chr(34))}"
-
-
-def _cli_words(msg: str) -> str:
-    """A library message in the words of the command line.
-
-    ``The 'x' parameter [of func]`` and ``x=value`` become the option that sets ``x``
-    (``--on-error skip``, ``--shared-only``; see ``_FLAG_OF``), a leading ``func: `` naming the
-    library function that raised is dropped, and a few whole phrases (``_CLI_PHRASES``) are
-    reworded. Keywords without an option are left as they are.
+class _CliWords(Words):
+    """The command line's words for the errors of :mod:`leash.errors` (and the core's, by their
+    attributes): a parameter is the option of the running command that sets it, found through
+    argparse's own ``dest`` and the keywords declared with the option (:func:`_add_options`),
+    with a value as the option takes it (``--on-error skip``, ``--shared-only``, ``--base
+    rl@100``, ``--model MODEL``); a function to run is the command that runs it (``leash
+    validate FILE``); text about Python objects and the name of the function that raised are
+    left out. A parameter without an option keeps the library's words.
     """
-    for py, cli in _CLI_PHRASES:
-        msg = msg.replace(py, cli)
 
-    def parameter(m: re.Match) -> str:
-        names = [g for g in m.group(1, 2) if g]
-        flags = [_flag(n, (m.group(3) or "").rpartition(".")[2]) for n in names]
-        if None in flags:
-            return m.group(0)
-        return " and ".join(flags)
+    # the library functions each command runs, for a message's remedy "run f(path)"
+    RUNS = {"validate": ("leash_eval.validate.validate",),
+            "passk": ("leash_eval.summarize.load_counts",),
+            "support": ("leash_eval.summarize.load_counts",)}
 
-    msg = _PARAMETER.sub(parameter, msg)
-    msg = _ASSIGNMENT.sub(_option_with_value, msg)
-    msg = _FUNC_OF.sub(lambda m: "" if _is_library_function(m.group(1)) else m.group(0), msg)
-    prefix = _FUNC_PREFIX.match(msg)
-    if prefix and _is_library_function(prefix.group(1)):
-        msg = msg[prefix.end():].lstrip(", ")
-        msg = msg[:1].upper() + msg[1:]
-    return msg
+    def __init__(self, options: dict | None = None):
+        self.options = options or {}
+
+    def option(self, keyword: str, func: str | None = None):
+        """The argparse action that sets ``keyword`` (of ``func``), or None."""
+        return self.options.get(f"{func}.{keyword}") or self.options.get(keyword)
+
+    @staticmethod
+    def flag(action) -> str:
+        return max(action.option_strings, key=len)
+
+    def param(self, ref: Param, *, func=None, start=False) -> str:
+        actions = [self.option(n, ref.func or func) for n in ref.names]
+        if None in actions:
+            return super().param(ref, func=func, start=start)
+        flags = [self.flag(a) for a in actions]
+        if not ref.has_value:
+            return " and ".join(flags)
+        action, value = actions[0], ref.value
+        if value is Ellipsis:
+            return f"{flags[0]} {action.metavar or action.dest.upper()}"
+        if action.nargs == 0:  # a switch: --shared-only
+            return flags[0] if value == action.const else f"no {flags[0]}"
+        if value is None:
+            return f"no {flags[0]}"
+        show = getattr(action.type, "show", str)
+        return f"{flags[0]} {show(value)}"
+
+    def call(self, ref: Call) -> str:
+        commands = [c for c, funcs in self.RUNS.items() if ref.func in funcs]
+        if not commands:
+            return super().call(ref)
+        return " and ".join(f"`{PROG} {c}{' FILE' if ref.args else ''}`" for c in commands)
+
+    def api(self, text) -> str:
+        return ""
+
+    def prefix(self, func: str) -> str:
+        return ""
+
+    def invalid(self, exc) -> str:
+        action = self.option(exc.param, exc.func)
+        if action is None:
+            return super().invalid(exc)
+        got = "" if exc.got is None else f", got {exc.got}"
+        return f"{self.flag(action)} must be {self.constraint(exc)}{got}."
 
 
 def _one_line(text: str) -> str:
@@ -1070,16 +1054,15 @@ def main_simulate(argv=None):
                "  leash simulate                      # rewrite data/demo/\n"
                "  leash simulate --out my-demo --seed 7 --config my-config.yaml\n",
     )
-    parser.add_argument("--out", default=None, help="output folder (default: data/demo/ of the "
-                        "repository)")
-    parser.add_argument("--seed", type=non_negative_int, default=DEMO_SEED,
-                        help="random seed, an integer >= 0 (default: %(default)s, the committed "
-                             "demo's)")
-    parser.add_argument("--config", default=None, help="configuration file (default: "
-                        "data/demo/config.yaml, the committed demo's)")
-    parser.add_argument("--check", action="store_true",
-                        help="regenerate in memory and compare with the files in --out (floats "
-                             "within 1e-12, everything else exact)")
+    words = _CliWords(_add_options(parser, [
+        ("--out", dict(default=None, help="output folder (default: data/demo/ of the "
+                       "repository)")),
+        ("--seed", dict(type=non_negative_int, default=DEMO_SEED, help="random seed, an integer "
+                        ">= 0 (default: %(default)s, the committed demo's)")),
+        ("--config", dict(default=None, help="configuration file (default: "
+                          "data/demo/config.yaml, the committed demo's)")),
+        ("--check", dict(action="store_true", help="regenerate in memory and compare with the "
+                         "files in --out (floats within 1e-12, everything else exact)"))]))
     args = parser.parse_args(argv)
     import numpy as np
 
@@ -1109,7 +1092,7 @@ def main_simulate(argv=None):
             raise ValueError(f"--out {args.out}: not a folder")
         paths = write_demo(out, args.seed, config=cfg)
     except (ValueError, OSError) as exc:  # one line, as every command's errors
-        print(f"leash simulate: error: {_cli_words(str(exc))}", file=sys.stderr)
+        print(f"leash simulate: error: {_one_line(words.error(exc))}", file=sys.stderr)
         return 2
     for p in paths.values():
         print(f"{p} ({p.stat().st_size} bytes) [SIMULATED]", file=sys.stderr)
@@ -1135,13 +1118,13 @@ class _OneLineWarnings(warnings.catch_warnings):
 
     Python's own display is two lines naming the warning's class and the library's source line,
     which mean nothing to a user of the command line; the message is kept whole (its lines
-    joined), in the CLI's words (option names, see :func:`_cli_words`), and never silenced:
-    ``--quiet`` silences progress notes only.
+    joined), in the CLI's words (a warning of :mod:`leash.errors` names options, see
+    :class:`_CliWords`), and never silenced: ``--quiet`` silences progress notes only.
     """
 
-    def __init__(self, command: str):
+    def __init__(self, command: str, words: Words | None = None):
         super().__init__()
-        self._command = command
+        self._command, self._words = command, words or _CliWords()
 
     def __enter__(self):
         out = super().__enter__()
@@ -1149,7 +1132,8 @@ class _OneLineWarnings(warnings.catch_warnings):
         return out
 
     def _show(self, message, category, filename, lineno, file=None, line=None):
-        text = _cli_words(_one_line(message)) or category.__name__
+        text = _one_line(self._words.error(message) if isinstance(message, Warning)
+                         else message) or category.__name__
         print(f"{PROG} {self._command}: warning: {text}", file=sys.stderr, flush=True)
 
 
@@ -1174,11 +1158,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = _Context(args.quiet)
     try:
-        with _OneLineWarnings(args.command):
+        with _OneLineWarnings(args.command, args._words):
             return _COMMANDS[args.command](args, ctx)
     except (ValueError, TypeError, OSError, ImportError, Warning) as exc:
         # Warning: a warning turned into an error (python -W error)
-        msg = _cli_words(_one_line(exc)) or type(exc).__name__
+        msg = _one_line(args._words.error(exc)) or type(exc).__name__
         print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_INPUT
     except MemoryError:

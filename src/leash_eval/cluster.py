@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import deque
 from contextlib import contextmanager
 
+from leash.errors import LeashValueError, Param
+
 __all__ = ["connected", "in_order"]
 
 
@@ -22,13 +24,14 @@ def connected(address: str):
     try:
         from distributed import Client
     except ImportError:
-        raise ValueError("The 'cluster' parameter needs dask.distributed: pip install "
-                         "leash[cluster].") from None
+        raise LeashValueError(Param("cluster"), " needs dask.distributed: pip install "
+                              "leash[cluster].") from None
     try:
         client = Client(address, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"The 'cluster' parameter names no reachable Dask scheduler: "
-                         f"{address!r} ({type(exc).__name__}: {exc}).") from None
+        raise LeashValueError(Param("cluster"), f" names no reachable Dask scheduler: "
+                              f"{address!r} ({type(exc).__name__}: {exc}).",
+                              value=address) from None
     try:
         yield client
     finally:

@@ -20,6 +20,7 @@ import stat
 import zlib
 from pathlib import Path
 
+from leash.errors import Api, LeashTypeError, LeashValueError, Param
 from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
@@ -51,14 +52,14 @@ _BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exac
 _MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of responses)
 
 
-class InputFileError(ValueError):
+class InputFileError(LeashValueError):
     """A problem with a whole input file (not regular, unreadable, no rows); ``reason`` is one
-    of :data:`FILE_REASONS`.
+    of :data:`FILE_REASONS`, ``file`` the file (the attributes of :mod:`leash.errors`).
     """
 
-    def __init__(self, message: str, reason: str = UNREADABLE):
-        super().__init__(message)
+    def __init__(self, *message, reason: str = UNREADABLE, **structure):
         self.reason = reason
+        super().__init__(*message, **structure)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,12 +76,29 @@ class Problem:
     reason: str
     message: str
     order: tuple = dataclasses.field(default=(), compare=False, repr=False)  # in its file
+    #: the error of a whole-file problem, whose message another layer words itself
+    error: BaseException | None = dataclasses.field(default=None, compare=False, repr=False)
 
-    def __str__(self) -> str:
+    def text(self, words=None) -> str:
+        """The message, in ``words`` (:class:`leash.errors.Words`) when it has an error."""
+        return self.message if words is None or self.error is None else words.error(self.error)
+
+    def render(self, words=None) -> str:
+        """The problem on one line: where, the field, the message and the value."""
         if self.location == "file":  # a whole-file problem: its message names the file
-            return self.message
+            return self.text(words)
         return (f"{self.file}: {self.location}: field '{self.field}': {self.message} "
                 f"(got {self.value})")
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def as_error(self, hint=()) -> LeashValueError:
+        """The error that stops a read at this problem: its file, location (``line``), field
+        (``key``) and value, and ``hint`` (a remedy: :data:`leash_eval.validate.SKIP_OR_VALIDATE`).
+        """
+        return LeashValueError(f"{self}.", file=self.file, line=self.location, key=self.field,
+                               value=self.value, got=self.value, hint=hint)
 
 
 def short_repr(value, limit: int = 60) -> str:
@@ -179,13 +197,13 @@ def get_mapping(mapping) -> NestedMapping:
         return _yaml_mapping(Path(mapping))
     if isinstance(mapping, str):
         if mapping not in MAPPINGS:
-            raise ValueError(f"The 'mapping' parameter must be one of {sorted(MAPPINGS)}, a "
-                             f"YAML file or a NestedMapping. Got {mapping!r} instead.")
+            raise LeashValueError(param="mapping", value=mapping, constraint=(
+                f"one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping")))
         return MAPPINGS[mapping]
     if isinstance(mapping, dict):
         return NestedMapping(**{"name": "custom", **mapping})
-    raise TypeError("The 'mapping' parameter must be a str, dict or NestedMapping. "
-                    f"Got {type(mapping).__name__} instead.")
+    raise LeashTypeError(param="mapping", value=mapping, got=type(mapping).__name__,
+                         constraint="a str, dict or NestedMapping")
 
 
 def _yaml_mapping(path: Path) -> NestedMapping:
@@ -195,10 +213,11 @@ def _yaml_mapping(path: Path) -> NestedMapping:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).") from None
+        raise LeashValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).",
+                              file=path) from None
     if not isinstance(raw, dict) or "correct" not in raw:
-        raise ValueError(f"{path}: a field mapping is a YAML mapping with at least 'correct:' "
-                         "(data/README.md, section 4b).")
+        raise LeashValueError(f"{path}: a field mapping is a YAML mapping with at least "
+                              "'correct:' (data/README.md, section 4b).", file=path)
     consts = raw.pop("constants", None) or {}
     fields = {f.name for f in dataclasses.fields(NestedMapping)} - {"constants"} | {"tokens"}
     for key, value in [*raw.items(), *((f"constants.{k}", v) for k, v in consts.items())]:
@@ -206,10 +225,12 @@ def _yaml_mapping(path: Path) -> NestedMapping:
                  if key.startswith("constants.") else sorted(fields | {"constants"}))
         if key not in known:
             hit = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            raise ValueError(f"{path}: unknown key '{key}'" + (f" (did you mean '{hit[0]}'?)"
-                             if hit else "") + f"; known keys: {', '.join(known)}.")
+            raise LeashValueError(f"{path}: unknown key '{key}'" + (
+                f" (did you mean '{hit[0]}'?)" if hit else "") + f"; known keys: "
+                f"{', '.join(known)}.", file=path, key=key)
         if not isinstance(value, (str, int)) or isinstance(value, bool):
-            raise ValueError(f"{path}: '{key}' must be a field path (a string). Got {value!r}.")
+            raise LeashValueError(f"{path}: '{key}' must be a field path (a string). Got "
+                                  f"{value!r}.", file=path, key=key, value=value)
     raw["n_tokens"] = raw.pop("tokens", raw.get("n_tokens"))
     return NestedMapping(**{"name": path.name, **raw, "constants": tuple(sorted(consts.items()))})
 
@@ -233,7 +254,7 @@ def check_regular_file(path) -> os.stat_result:
             else "a socket" if stat.S_ISSOCK(mode) else "a character device"
             if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "special")
     raise InputFileError(f"{path} is {what}, not a regular file; leash reads regular files "
-                         "only.", NOT_REGULAR)
+                         "only.", reason=NOT_REGULAR, file=path)
 
 
 def no_rows_error(path, kind: str) -> InputFileError:
@@ -241,7 +262,7 @@ def no_rows_error(path, kind: str) -> InputFileError:
     what = {"csv": "a header and no data rows", "parquet": "zero rows",
             "empty": "the file is empty"}.get(kind, "no records")
     return InputFileError(f"{path} has no data rows ({what}); an input must hold at least "
-                          "one row.", NO_ROWS)
+                          "one row.", reason=NO_ROWS, file=path)
 
 
 def unreadable(path: Path, exc: BaseException) -> Exception:
@@ -259,16 +280,16 @@ def unreadable(path: Path, exc: BaseException) -> Exception:
             return InputFileError(
                 f"{path}: the compressed file is truncated or corrupt ({detail}); " +
                 (f"the last complete line is line {lines}." if lines else
-                 "not one complete line could be read."))
-    return InputFileError(f"{path}: cannot read the file ({detail}).")
+                 "not one complete line could be read."), file=path, line=lines or None)
+    return InputFileError(f"{path}: cannot read the file ({detail}).", file=path)
 
 
 def container(path: Path) -> str:
     for kind, suffixes in _SUFFIXES.items():
         if path.name.lower().endswith(suffixes):
             return kind
-    raise ValueError(f"Cannot read {path}: unknown file extension. Supported: "
-                     f"{', '.join(s for v in _SUFFIXES.values() for s in v)}.")
+    raise LeashValueError(f"Cannot read {path}: unknown file extension. Supported: "
+                          f"{', '.join(s for v in _SUFFIXES.values() for s in v)}.", file=path)
 
 
 def open_bytes(path: Path):
@@ -315,11 +336,13 @@ def _head(path: Path, kind: str):
                 try:
                     rec = loads(line)
                 except ValueError as exc:
-                    raise ValueError(f"{path}: line {lineno}: malformed JSON ({exc}); cannot "
-                                     f"detect the format.{array}") from None
+                    raise LeashValueError(f"{path}: line {lineno}: malformed JSON ({exc}); "
+                                          f"cannot detect the format.{array}", file=path,
+                                          line=lineno) from None
                 if not isinstance(rec, dict):
-                    raise ValueError(f"{path}: the first record is a JSON {type(rec).__name__}"
-                                     f", not an object; cannot detect the format.{array}")
+                    raise LeashValueError(f"{path}: the first record is a JSON "
+                                          f"{type(rec).__name__}, not an object; cannot detect "
+                                          f"the format.{array}", file=path, line=lineno)
                 return set(rec), rec, None
     except (EOFError, zlib.error, OSError) as exc:
         raise unreadable(path, exc) from None
@@ -354,12 +377,13 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
     formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
     if fmt is not None and fmt not in formats:
-        raise ValueError(f"The 'fmt' parameter must be one of {formats} or None. "
-                         f"Got {fmt!r} instead.")
+        raise LeashValueError(param="fmt", value=fmt, constraint=f"one of {formats} or None")
     if fmt in ("evaluator", "nested"):
         if fmt == "nested" and mapping is None:
-            raise ValueError(f"{path}: fmt='nested' needs a 'mapping' (one of "
-                             f"{sorted(MAPPINGS)}, a YAML file or a NestedMapping).")
+            raise LeashValueError(
+                f"{path}: ", Param("fmt", value="nested"), " needs ", Param("mapping", value=...),
+                f" (one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping"), ").",
+                param="mapping", file=path)
         return fmt, get_mapping(mapping or "evaluator"), None, None
     if fmt in E.EVALUATOR_FORMATS:
         return fmt, None, None, None
@@ -370,7 +394,8 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         return fmt, None, _head(path, kind)[0], None
     if mapping is not None and fmt is None:
         if kind != "jsonl":
-            raise ValueError(f"{path}: a nested mapping applies to JSONL files only.")
+            raise LeashValueError(f"{path}: a nested mapping applies to JSONL files only.",
+                                  param="mapping", file=path)
         return "nested", get_mapping(mapping), None, None
     keys, rec, meta = _head(path, kind)
     if fmt == "summary" or meta is not None:
@@ -382,9 +407,10 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         if not need <= have:
             continue
         if rec and all(isinstance(v, dict) for v in rec.values()):
-            raise ValueError(f"{path}: the first record holds one object per column, as pandas"
-                             "' DataFrame.to_json() writes by default; leash reads one record "
-                             "per line, as to_json(path, orient='records', lines=True) writes.")
+            raise LeashValueError(f"{path}: the first record holds one object per column, as "
+                                  "pandas' DataFrame.to_json() writes by default; leash reads "
+                                  "one record per line, as to_json(path, orient='records', "
+                                  "lines=True) writes.", file=path)
         return name, None, keys, None
     for m in MAPPINGS.values():
         if rec is not None and all(k in rec for k in m.detection_keys()) \
@@ -405,9 +431,11 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     padded = sorted(k for k in keys if k != k.strip() and k.strip() in READ["samples"] +
                     READ["counts"])  # "model, benchmark": a space after each comma
     sep += f" (names with spaces around them: {padded[:3]})" if padded else ""
-    raise ValueError(f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. "
-                     f"Found keys: {sorted(keys)[:20]}{sep}. Pass fmt= (one of {FORMATS}) "
-                     "and, for nested layouts, mapping= to override.")
+    raise LeashValueError(
+        f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. Found keys: "
+        f"{sorted(keys)[:20]}{sep}.", param="fmt", file=path, hint=(
+            "Pass ", Param("fmt", value=...), f" (one of {FORMATS}) and, for nested layouts, ",
+            Param("mapping", value=...), " to override."))
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,13 +787,15 @@ class Source:
         for f in ("model", "benchmark", "question_id", "sample_idx", "correct", "n", "c"):
             if f in self.fields and f not in have and f not in self.optional and \
                     self.labels.get(f) is None:
-                tail = (f" and was not supplied: pass {f}=... to name it"
-                        if f in ("model", "benchmark") else
-                        f": grade its responses first (`leash rescore {self.fname} --out "
+                what = f"{self.fname}: required field '{f}' is missing from the file"
+                if f in ("model", "benchmark"):
+                    raise LeashValueError(what, " and was not supplied:", param=f,
+                                          file=self.fname, key=f,
+                                          hint=("pass ", Param(f, value=...), " to name it."))
+                tail = (f": grade its responses first (`leash rescore {self.fname} --out "
                         "rescored.parquet`), then read rescored.parquet"
                         if f == "correct" and "response" in have else "")
-                raise ValueError(f"{self.fname}: required field '{f}' is missing from the "
-                                 f"file{tail}.")
+                raise LeashValueError(f"{what}{tail}.", file=self.fname, key=f)
         out = [f"{self._label(f, f in have) or (col(f) if f in have else 'NULL')} AS r_{f}"
                for f in self.fields]
         extra = SUMMARY_EXTRA if self.fmt == "summary" else self.extra
@@ -843,8 +873,10 @@ class Source:
             q[name] = lab or (sql_str(consts[name]) + ("::BIGINT" if name == "step" else
                               "::VARCHAR") if name in consts else _jp(fld) if fld else None)
             if q[name] is None and name != "step":
-                raise ValueError(f"{self.fname}: the '{m.name}' layout does not name the {name}"
-                                 f": pass {name}=... .")
+                raise LeashValueError(
+                    f"{self.fname}: the '{m.name}' layout does not name the {name}:",
+                    param=name, file=self.fname, key=name,
+                    hint=("pass ", Param(name, value=...), " ."))
         q["step"] = q["step"] or "NULL::BIGINT"
         qtypes = {f"r_{k}": ("JSON" if v.startswith("json_") else "BIGINT" if k in
                              ("step", "question_id") else "VARCHAR") for k, v in q.items()}
@@ -1038,7 +1070,8 @@ class Source:
                                               ("m_rec", pa.string()), ("v_rec", pa.string())]
                                              + [(f, pa.string()) for f, _ in pos]))
             except csv.Error as exc:
-                raise InputFileError(f"{self.path}: cannot read the file ({exc}).") from None
+                raise InputFileError(f"{self.path}: cannot read the file ({exc}).",
+                                     file=self.path) from None
             except (EOFError, zlib.error, OSError) as exc:  # a truncated or corrupt .csv.gz
                 raise unreadable(self.path, exc) from None
 
@@ -1157,7 +1190,7 @@ def guarded(src: Source, run):
             src.utf8_error = True
             return None
         if src.form == "evaluator_file":  # the reader's own one-line message, line and field
-            raise InputFileError(str(E.translate_error(exc, src.path))) from None
+            raise InputFileError(str(E.translate_error(exc, src.path)), file=src.path) from None
         raise unreadable(src.path, exc) from None
 
 
@@ -1212,11 +1245,12 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
                       labels={"model": model, "benchmark": benchmark, "step": step},
                       options=reader_options)
     if src.kind == "counts":
-        raise ValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring needs a "
-                         "samples file with a 'response' column or a nested/evaluator file.")
+        raise LeashValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring "
+                              "needs a samples file with a 'response' column or a "
+                              "nested/evaluator file.", file=path)
     if src.form in ("jsonl", "parquet", "csv") and src.keys and "response" not in src.keys:
-        raise ValueError(f"{path}: a samples file needs a 'response' column to be rescored; it "
-                         f"has {sorted(src.keys)}.")
+        raise LeashValueError(f"{path}: a samples file needs a 'response' column to be "
+                              f"rescored; it has {sorted(src.keys)}.", file=path, key="response")
     carried = ("n_tokens", "token_entropy", "finish_reason")  # kept when the file has any
     src.fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", *carried)
     src.optional, src.extra = ("model", "benchmark", "correct"), ("response", "gold")
@@ -1226,7 +1260,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         src.build(exact=True)
         problems, _ = rule_problems(src, limit=1)
         if problems:
-            raise ValueError(f"{problems[0]}.")
+            raise problems[0].as_error()
         found = src.con.execute(scan).fetchall()[0]
     text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
             for x in ("response", "gold")}

@@ -68,6 +68,7 @@ import pandas as pd
 import pyarrow as pa
 
 from leash._paths import BUILD
+from leash.errors import LeashImportError, LeashTypeError, LeashValueError, LeashWarning, Param
 from leash.sources.choices import EXTRACTORS, SCORERS
 from leash_eval.answers import (
     REASONING_GYM_METHODS,
@@ -165,8 +166,8 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     """
     rules = ("answer", "gold", "minerva", "olympiadbench")
     if rule not in rules:
-        raise ValueError(f"The 'rule' parameter of read_benchmark must be one of {rules}. "
-                         f"Got {rule!r}.")
+        raise LeashValueError(param="rule", func="read_benchmark", value=rule,
+                              constraint=f"one of {rules}")
     p = Path(path)
     rows = []
     for where, rec in _json_records(p):
@@ -246,8 +247,8 @@ def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:
     m = fetch_kwargs.pop("manifest", None) or mf.load_manifest()
     ds = question_dataset(name, manifest=m)
     if ds is None:
-        raise ValueError(f"The 'name' parameter of load_benchmark must be one of "
-                         f"{sorted(GOLD_RULES)} or their benchmark labels. Got {name!r}.")
+        raise LeashValueError(param="name", func="load_benchmark", value=name,
+                              constraint=f"one of {sorted(GOLD_RULES)} or their benchmark labels")
     fetch_kwargs.setdefault("progress", False)
     return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), GOLD_RULES[ds])
 
@@ -301,7 +302,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
 
 
 def _math_verify():
-    return _answers_math_verify("scorer='math-verify'")
+    return _answers_math_verify("scorer")
 
 
 def _as_latex(s: str) -> str:
@@ -382,15 +383,15 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     bool
     """
     if extract not in EXTRACTORS:
-        raise ValueError(f"The 'extract' parameter of verify_response must be one of "
-                         f"{EXTRACTORS}. Got {extract!r}.")
+        raise LeashValueError(param="extract", func="verify_response", value=extract,
+                              constraint=f"one of {EXTRACTORS}")
     _math_verify()
     g = _gold_str(gold, where="verify_response")
     if response is None or (isinstance(response, float) and response != response):
         return False
     if not isinstance(response, str):
-        raise TypeError(f"The 'response' parameter of verify_response must be a str or None. "
-                        f"Got {type(response).__name__}.")
+        raise LeashTypeError(param="response", func="verify_response", value=response,
+                             constraint="a str or None", got=type(response).__name__)
     return _mv_grade(response, g, extract)[0]
 
 
@@ -398,13 +399,14 @@ def _gym_dataset(task):
     if hasattr(task, "score_answer"):
         return task
     if not isinstance(task, str):
-        raise TypeError("The 'task' parameter of rescore must be a Reasoning Gym task name or "
-                        f"an object with score_answer(answer, entry). Got {task!r}.")
+        raise LeashTypeError(param="task", func="rescore", value=task, constraint=(
+            "a Reasoning Gym task name or an object with score_answer(answer, entry)"))
     try:
         import reasoning_gym
     except ImportError:
-        raise ImportError("scorer='reasoning-gym' needs the reasoning-gym package: "
-                          "pip install reasoning-gym (or pip install 'leash[gym]').") from None
+        raise LeashImportError(Param("scorer", value="reasoning-gym"), " needs the reasoning-gym "
+                               "package: pip install reasoning-gym (or pip install "
+                               "'leash[gym]').", param="scorer") from None
     # The scorer reads everything it needs from the entry; a one-item dataset only provides the
     # task's score_answer method (and its configuration defaults).
     return reasoning_gym.create_dataset(task, size=1, seed=0)
@@ -571,8 +573,8 @@ def _cluster_grade(spec: _Spec, args) -> _Graded:
     from distributed import get_worker
 
     if multiprocessing.current_process().daemon:
-        raise ValueError(
-            "The 'cluster' parameter names a Dask cluster whose workers are daemonic "
+        raise LeashValueError(
+            Param("cluster"), " names a Dask cluster whose workers are daemonic "
             "processes, which cannot start the processes that "
             "grading needs (math-verify times out with signal.alarm, in a main thread only): "
             "start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False in their "
@@ -680,32 +682,33 @@ def _jobs_and_batch(jobs, batch_size, func: str) -> tuple[int, int]:
         if x is None and or_none:
             x = default_jobs()
         if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
-            raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1{or_none}. "
-                             f"Got {x!r}.")
+            raise LeashValueError(param=name, func=func, value=x,
+                                  constraint=f"an int >= 1{or_none}")
         out.append(int(x))
     return out[0], out[1]
 
 
 def _spec(func: str, scorer, extract, task, gold_map) -> _Spec:
     if scorer not in SCORERS:
-        raise ValueError(f"The 'scorer' parameter of {func} must be one of {SCORERS}. "
-                         f"Got {scorer!r}.")
+        raise LeashValueError(param="scorer", func=func, value=scorer,
+                              constraint=f"one of {SCORERS}")
     if scorer == "math-verify":
         if task is not None:
-            raise ValueError(f"The 'task' parameter of {func} applies to scorer="
-                             "'reasoning-gym' only.")
+            raise LeashValueError(Param("task", func=func), " applies to ",
+                                  Param("scorer", value="reasoning-gym"), " only.", value=task)
         if extract not in EXTRACTORS:
-            raise ValueError(f"The 'extract' parameter of {func} must be one of {EXTRACTORS}. "
-                             f"Got {extract!r}.")
+            raise LeashValueError(param="extract", func=func, value=extract,
+                                  constraint=f"one of {EXTRACTORS}")
         if gold_map is not None:
             gold_map = {q: _gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
     else:
         if task is None:
-            raise ValueError(f"The 'task' parameter of {func} is required with scorer="
-                             "'reasoning-gym'.")
+            raise LeashValueError(Param("task", func=func), " is required with ",
+                                  Param("scorer", value="reasoning-gym"), ".")
         if gold_map is None:
-            raise ValueError(f"scorer='reasoning-gym' needs 'gold' (Reasoning Gym entries by "
-                             f"question id) in {func}.")
+            raise LeashValueError(Param("scorer", value="reasoning-gym"), " needs ",
+                                  Param("gold", func=func), " (Reasoning Gym entries by question "
+                                  "id).", param="gold")
     return _Spec(scorer, extract, task, gold_map)
 
 
@@ -714,8 +717,8 @@ def _gold_map(gold, func: str) -> dict:
         return gold_from_frame(gold)
     if isinstance(gold, pd.Series | Mapping):
         return {str(k): v for k, v in gold.items()}
-    raise TypeError(f"The 'gold' parameter of {func} must be a mapping, Series or "
-                    f"DataFrame. Got {type(gold).__name__}.")
+    raise LeashTypeError(param="gold", func=func, value=gold, got=type(gold).__name__,
+                         constraint="a mapping, Series or DataFrame")
 
 
 # ----------------------------------------------------------------------------- in memory
@@ -770,15 +773,18 @@ def rescore(
     """
     func = "rescore"
     if scorer not in SCORERS:
-        raise ValueError(f"The 'scorer' parameter of {func} must be one of {SCORERS}. "
-                         f"Got {scorer!r}.")
+        raise LeashValueError(param="scorer", func=func, value=scorer,
+                              constraint=f"one of {SCORERS}")
     if not isinstance(samples, pd.DataFrame):
-        raise TypeError(f"The 'samples' parameter of {func} must be a pandas DataFrame. "
-                        f"Got {type(samples).__name__}.")
+        raise LeashTypeError(param="samples", func=func, value=samples,
+                             got=type(samples).__name__, constraint="a pandas DataFrame")
     for col in (question_col, response_col):
         if col not in samples.columns:
-            raise ValueError(f"The 'samples' frame of {func} lacks the column {col!r}; it has "
-                             f"{list(samples.columns)}. Pass question_col=/response_col=.")
+            raise LeashValueError(
+                f"The 'samples' frame of {func} lacks the column {col!r}; it has "
+                f"{list(samples.columns)}.", param="samples", func=func, key=col, hint=(
+                    "Pass ", Param("question_col", value=...), "/",
+                    Param("response_col", value=...), "."))
     gold_map = _gold_map(gold, func)
     jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
@@ -832,7 +838,7 @@ _EXTRA_COLUMNS = {"n_tokens": pa.int64(), "token_entropy": pa.float64(),
 _OUT_SUFFIXES = (".parquet", ".pq", ".jsonl")
 
 
-class MissingGoldError(ValueError):
+class MissingGoldError(LeashValueError):
     """A sample has no gold answer: neither in the ``gold`` given nor in its own file."""
 
 
@@ -861,8 +867,8 @@ class _Writer:
         self.out = out
         name = out.name.lower()
         if not name.endswith(_OUT_SUFFIXES):
-            raise ValueError(f"The 'out' parameter of rescore_file must end in .jsonl, .parquet "
-                             f"or .pq. Got {str(out)!r}.")
+            raise LeashValueError(param="out", func="rescore_file", value=str(out),
+                                  constraint="a file name ending in .jsonl, .parquet or .pq")
         self.parquet = not name.endswith(".jsonl")
         if not out.parent.is_dir():
             raise FileNotFoundError(f"The folder of {out} does not exist.")
@@ -945,8 +951,10 @@ def _batches_of(inputs, batch_size: int):
         for batch in F.response_batches(path, batch_size=batch_size, **kw):
             for label in ("model", "benchmark"):  # a rescored file must be summarizable
                 if label in batch.schema.names and batch.column(label).null_count:
-                    raise ValueError(f"{path}: the file does not name the {label} of its "
-                                     f"samples: pass {label}=... to label them.")
+                    raise LeashValueError(
+                        f"{path}: the file does not name the {label} of its samples:",
+                        param=label, file=path, key=label,
+                        hint=("pass ", Param(label, value=...), " to label them."))
             yield Path(path), batch
 
 
@@ -962,9 +970,9 @@ def _check_out(out, inputs, func: str) -> None:
     if out is not None and Path(out).exists():
         for path, _ in inputs:
             if Path(path).exists() and os.path.samefile(path, out):
-                raise ValueError(f"The 'out' parameter of {func} is its input {path}: the "
-                                 "rescored file would replace the responses it is graded "
-                                 "from; write it to another file.")
+                raise LeashValueError(Param("out", func=func), f" is its input {path}: the "
+                                      "rescored file would replace the responses it is graded "
+                                      "from; write it to another file.", value=out, file=path)
 
 
 def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
@@ -991,7 +999,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                 if missing:
                     raise MissingGoldError(
                         f"{path}: {len(missing)} question(s) have no gold answer in the "
-                        f"{len(gold_map)} given, e.g. {missing[:5]}.")
+                        f"{len(gold_map)} given, e.g. {missing[:5]}.", file=path)
                 if check is not None and "gold" in batch.schema.names:
                     check.add(qids, batch.column("gold").to_pylist(), path)
                 golds = None
@@ -1004,7 +1012,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
                             and all(g is None for g in golds) else
                             f"has no gold answer for question {qids[i]!r} (sample {sidx})")
                     raise MissingGoldError(f"{path} {what}: give the gold answers of its "
-                                           "benchmark.")
+                                           "benchmark.", file=path)
                 counts["gold_seen"] = True
             responses = _column(batch, "response", path).to_pylist()
             yield (path, batch, qids), (responses, golds, qids, offset)
@@ -1091,12 +1099,13 @@ class _GoldCheck:
         differ = [(q, a, self.given[q]) for q, a in own.items() if not same(a, self.given[q])]
         if 2 * len(differ) > len(own):
             q, a, b = differ[0]
-            warnings.warn(
-                f"{self.path}: the file's own gold answers contradict the 'gold' parameter of "
-                f"{self.func} on {len(differ)} of the {len(own)} questions compared (question "
-                f"{q}: {a!r} in the file, {b!r} given): if those are another benchmark's "
-                "answers, or in another order, every response is graded against another "
-                "question's; leave out the 'gold' parameter to grade against the file's own.",
+            warnings.warn(LeashWarning(
+                f"{self.path}: the file's own gold answers contradict ",
+                Param("gold", func=self.func), f" on {len(differ)} of the {len(own)} questions "
+                f"compared (question {q}: {a!r} in the file, {b!r} given): if those are another "
+                "benchmark's answers, or in another order, every response is graded against "
+                "another question's;", param="gold", func=self.func, file=self.path, key=q,
+                hint=("leave out ", Param("gold"), " to grade against the file's own.")),
                 stacklevel=2)
 
 
@@ -1235,11 +1244,11 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     from leash_eval import manifest as mf
 
     if scorer != "math-verify":
-        raise ValueError(f"The 'scorer' parameter of rescored_path must be 'math-verify'. "
-                         f"Got {scorer!r}.")
+        raise LeashValueError(param="scorer", func="rescored_path", value=scorer,
+                              constraint="'math-verify'")
     if extract not in EXTRACTORS:
-        raise ValueError(f"The 'extract' parameter of rescored_path must be one of "
-                         f"{EXTRACTORS}. Got {extract!r}.")
+        raise LeashValueError(param="extract", func="rescored_path", value=extract,
+                              constraint=f"one of {EXTRACTORS}")
     _math_verify()
     p = Path(path)
     reader = dict(reader or {})
@@ -1247,9 +1256,9 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     if gold is not None:
         ds = question_dataset(gold)
         if ds is None:
-            raise ValueError(f"The 'gold' parameter of rescored_path must be a benchmark of the "
-                             f"data manifest with a question file ({sorted(GOLD_RULES)}). "
-                             f"Got {gold!r}.")
+            raise LeashValueError(param="gold", func="rescored_path", value=gold, constraint=(
+                "a benchmark of the data manifest with a question file "
+                f"({sorted(GOLD_RULES)})"))
         gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
     key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,
                       "extract": extract, "gold": gold_id, "reader": reader,

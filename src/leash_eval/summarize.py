@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from leash.errors import Api, Call, LeashValueError, LeashWarning, Param
 from leash.summary import (
     KEY_COLUMNS,
     NA_MODES,
@@ -118,7 +119,7 @@ def _partial(na: str):
 def _run(paths, *, na, finish=True, **kw):
     """Read every input (:func:`leash_eval.validate.run`), then merge the per-file aggregates."""
     if na not in NA_MODES:
-        raise ValueError(f"The 'na' parameter must be one of {NA_MODES}. Got {na!r} instead.")
+        raise LeashValueError(param="na", value=na, constraint=f"one of {NA_MODES}")
     files, sink, sources = V.run(paths, partial=_partial(na), **kw)
     from leash import __version__
 
@@ -161,11 +162,13 @@ def _run(paths, *, na, finish=True, **kw):
         stored = provenance_na(files[s.no].get("stored_provenance") or {})
         if s.fmt == "summary" and stored not in (None, na) and con.execute(
                 f"SELECT bool_or(x_n_truncated > 0) FROM part{s.no}").fetchall()[0][0]:
-            raise ValueError(
-                f"{s.fname} was summarized with na={stored!r} and has truncated samples, so its "
-                f"answer counts cannot be read under na={na!r} (which samples are NA is decided "
-                f"when the generations are summarized): summarize them again with na={na!r} "
-                f"(leash summarize --na {na}).")
+            raise LeashValueError(
+                f"{s.fname} was summarized with ", Param("na", value=stored), " and has truncated "
+                "samples, so its answer counts cannot be read under ", Param("na", value=na),
+                " (which samples are NA is decided when the generations are summarized):",
+                param="na", value=na, file=s.fname, hint=(
+                    "summarize them again with ", Param("na", value=na),
+                    f" (leash summarize --na {na})."))
     cols = ", ".join(f"CAST({f'coalesce({c}, {NAN})' if t == 'DOUBLE' else c} AS {t}) AS {c}"
                      for c, t in zip(SUMMARY_COLUMNS, SUMMARY_TYPES))
     names = ", ".join((*KEY_COLUMNS[:3], "stepk", *SUMMARY_COLUMNS[4:], "wf"))
@@ -208,18 +211,24 @@ def _checked_table(paths, *, on_error, **kw):
     import warnings
 
     if on_error not in V.ON_ERROR:
-        raise ValueError(f"The 'on_error' parameter must be one of {V.ON_ERROR}. "
-                         f"Got {on_error!r} instead.")
+        raise LeashValueError(param="on_error", value=on_error,
+                              constraint=f"one of {V.ON_ERROR}")
     table, prov = _run(paths, on_error=on_error, **kw)
     if prov["rows_read"] and not prov["questions"]:
-        raise ValueError(f"{', '.join(f['path'] for f in prov['files'])}: all "
-                         f"{prov['rows_read']} rows rejected ({prov['rejected_by_reason']}); "
-                         "nothing is left to summarize. Run leash_eval.validate.validate(path) to "
-                         "list every problem.")
+        files = [f["path"] for f in prov["files"]]
+        raise LeashValueError(
+            f"{', '.join(files)}: all {prov['rows_read']} rows rejected "
+            f"({prov['rejected_by_reason']}); nothing is left to summarize.", file=files[0],
+            hint=("Run ", Call("leash_eval.validate.validate", "path"),
+                  " to list every problem."))
     for f in prov["files"]:
         if f["rows_rejected"]:
-            warnings.warn(f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
-                          f"({f['rejected_by_reason']}); see attrs['provenance'].", stacklevel=4)
+            warnings.warn(LeashWarning(
+                f"{f['path']}: {f['rows_rejected']} of {f['rows_read']} rows rejected "
+                f"({f['rejected_by_reason']});", file=f["path"], hint=(
+                    Api("see attrs['provenance']; "), Call("leash_eval.validate.validate",
+                                                           "path"), " lists them.")),
+                stacklevel=4)
     return table.cast(summary_schema()), prov
 
 
@@ -298,8 +307,9 @@ def concat_summaries(tables):
                       "count(*) > 1) ORDER BY r").fetchall()
     if dup:
         first = [dict(zip(KEY_COLUMNS, d[:4])) for d in dup[:3]]
-        raise ValueError(f"{dup[0][4]} questions appear in more than one input (first: {first});"
-                         " pass each question once.")
+        raise LeashValueError(f"{dup[0][4]} questions appear in more than one input (first: "
+                              f"{first});", param="tables", value=first[0],
+                              hint="pass each question once.")
     return _with_provenance(table, {"parts": parts})
 
 
@@ -333,10 +343,10 @@ def write_summary(frame, path) -> None:
 
     names = frame.column_names if isinstance(frame, pa.Table) else frame.columns
     if missing := [c for c in SUMMARY_COLUMNS if c not in names]:
-        raise ValueError(f"The 'frame' parameter lacks summary columns {missing}.")
+        raise LeashValueError(Param("frame"), f" lacks summary columns {missing}.")
     if not len(frame):
-        raise ValueError(f"The 'frame' parameter has no rows; {path} is not written, since "
-                         "a summary without rows could not be read back.")
+        raise LeashValueError(Param("frame"), f" has no rows; {path} is not written, since a "
+                              "summary without rows could not be read back.", file=path)
     if isinstance(frame, pa.Table):
         table = frame.select(list(SUMMARY_COLUMNS)).cast(summary_schema())
         table = _with_provenance(table, table_provenance(frame))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from leash.errors import Api, Call, LeashTypeError, LeashValueError, Param
 from leash.summary import SUMMARY_COLUMNS
 from leash_eval import formats as F
 from leash_eval.formats import InputFileError, Problem
@@ -18,6 +19,11 @@ from leash_eval.formats import InputFileError, Problem
 __all__ = ["Problem", "ValidationReport", "validate", "ON_ERROR", "InputFileError"]
 
 ON_ERROR = ("raise", "skip")
+#: The remedy of a bad row: skip the bad rows, or list them all.
+SKIP_OR_VALIDATE = ("Pass ", Param("on_error", value="skip"), " to reject bad rows and count them",
+                    Api(" in the provenance"), ", or run ", Call("leash_eval.validate.validate",
+                                                                 "path"),
+                    " to list every problem.")
 _MAX_EXAMPLES = 20
 KEYS = "model, benchmark, question_id, stepk"  # a question (stepk: the step, -1 for none)
 WK = "ord::HUGEINT * 4294967296 + sub + 1"  # where a row is, as one number in file order
@@ -70,11 +76,17 @@ class ValidationReport:
             lines.append(f"... and {len(self.problems) - len(lines)} more problems")
         raise ValueError(f"{len(self.problems)} problems in {self.path}:\n" + "\n".join(lines))
 
-    def __str__(self) -> str:
+    def render(self, words=None) -> str:
+        """The report, one line per problem (the first 20), in ``words``
+        (:class:`leash.errors.Words`; default: the library's).
+        """
         head = (f"{self.path} [{self.format}]: {self.rows_read} rows read, {self.rows_used} used,"
                 f" {self.rows_rejected} rejected, {len(self.problems)} problems")
         return "\n".join([head] + [f"  note: {n}" for n in self.notes]
-                         + [f"  {p}" for p in self.problems[:_MAX_EXAMPLES]])
+                         + [f"  {p.render(words)}" for p in self.problems[:_MAX_EXAMPLES]])
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
@@ -106,7 +118,7 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     except (ValueError, TypeError, OSError) as exc:
         reason = getattr(exc, "reason", F.UNREADABLE if isinstance(exc, OSError) else F.UNDETECTED)
         return ValidationReport(path_s, None, problems=[
-            F.Problem(path_s, "file", "-", "-", reason, str(exc))])
+            F.Problem(path_s, "file", "-", "-", reason, str(exc), error=exc)])
     f = files[0]
     return ValidationReport(path_s, f["format"], f["rows_read"], f["rows_used"],
                             f["rows_rejected"], list(sink.all_problems), list(f["notes"]))
@@ -117,8 +129,8 @@ class Sink:
 
     def __init__(self, on_error: str):
         if on_error not in ("raise", "skip", "collect"):
-            raise ValueError(f"The 'on_error' parameter must be one of {ON_ERROR}. "
-                             f"Got {on_error!r} instead.")
+            raise LeashValueError(param="on_error", value=on_error,
+                                  constraint=f"one of {ON_ERROR}")
         self.on_error, self.by_reason, self.n_problems = on_error, Counter(), 0
         self.examples: list[F.Problem] = []
         self.all_problems: list[F.Problem] = []
@@ -127,9 +139,7 @@ class Sink:
     def add(self, problems, by_reason: dict) -> None:
         """Problems in file order (at most ``limit`` of them), and how many there are."""
         if problems and self.on_error == "raise":
-            raise ValueError(
-                f"{problems[0]}. Pass on_error='skip' to reject bad rows and count them in the "
-                "provenance, or run leash_eval.validate.validate(path) to list every problem.")
+            raise problems[0].as_error(SKIP_OR_VALIDATE)
         self.n_problems += sum(by_reason.values())
         self.by_reason.update(by_reason)
         self.examples += problems[: _MAX_EXAMPLES - len(self.examples)]
@@ -243,14 +253,16 @@ def _check_distinct(paths, stat_results) -> None:
 def as_paths(paths) -> list:
     import os
 
-    out, what = [paths] if isinstance(paths, (str, os.PathLike)) else paths, "The 'paths' " \
-        "parameter must be a path or a list of paths. Got"
+    out = [paths] if isinstance(paths, (str, os.PathLike)) else paths
+    what = "a path or a list of paths"
     if not hasattr(out, "__iter__") or isinstance(out, (bytes, dict)):
-        raise TypeError(f"{what} {type(paths).__name__} instead.")
+        raise LeashTypeError(param="paths", value=paths, got=type(paths).__name__,
+                             constraint=what)
     if not (out := list(out)):
-        raise ValueError("The 'paths' parameter must name at least one file. Got [].")
+        raise LeashValueError(Param("paths"), " must name at least one file. Got [].", value=[])
     if bad := [p for p in out if not isinstance(p, (str, os.PathLike))]:
-        raise TypeError(f"{what} an element of type {type(bad[0]).__name__}.")
+        raise LeashTypeError(param="paths", value=bad[0], constraint=what,
+                             got=f"an element of type {type(bad[0]).__name__}")
     return out
 
 
@@ -264,10 +276,9 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
     again over the rows left. Returns (per-file provenance, sink, sources).
     """
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError("The 'chunk_size' parameter must be an int >= 1. "
-                         f"Got {chunk_size!r} instead.")
+        raise LeashValueError(param="chunk_size", value=chunk_size, constraint="an int >= 1")
     if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
-        raise ValueError(f"The 'step' parameter must be an int >= 0 or None. Got {step!r}.")
+        raise LeashValueError(param="step", value=step, constraint="an int >= 0 or None")
     sink, plist = Sink(on_error), as_paths(paths)
     if contents is None:
         stat_results = [F.check_regular_file(p) for p in plist]  # a FIFO would block below
@@ -284,8 +295,9 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
                             labels={"model": model, "benchmark": benchmark, "step": step},
                             contents=contents)
         if src.fmt == "summary" and not allow_summary:
-            raise ValueError(f"{p} is already a per-question summary; use leash_eval.summarize."
-                             "load_counts to combine summaries with other inputs.")
+            raise LeashValueError(f"{p} is already a per-question summary;", file=p, hint=(
+                "use ", Call("leash_eval.summarize.load_counts"), " to combine summaries with "
+                "other inputs."))
         sources.append(src)
         src.batch, before, reasons = chunk_size, sink.n_problems, dict(sink.by_reason)
         if src.relative:

@@ -40,6 +40,7 @@ import pandas as pd
 
 from leash.core._validation import Boolean, InstancesOf, Interval, ModelSide, validate_params
 from leash.core.passk import found_within
+from leash.errors import LeashValueError, LeashWarning, Param
 
 __all__ = ["pair_counts"]
 
@@ -54,9 +55,9 @@ def _select(summary: pd.DataFrame, side, name: str) -> tuple[pd.DataFrame, str]:
     out = summary.loc[sel.fillna(False).to_numpy(dtype=bool)]
     if out.empty:
         models = sorted(pd.unique(summary["model"].astype(object)))[:10]
-        raise ValueError(f"The '{name}' parameter selects no rows: model {model!r}"
-                         f"{'' if step is None else f', step {step}'} is not in the summary "
-                         f"(models: {models}).")
+        raise LeashValueError(Param(name), f" selects no rows: model {model!r}"
+                              f"{'' if step is None else f', step {step}'} is not in the summary "
+                              f"(models: {models}).", value=side)
     label = model if step is None else f"{model}@step{step}"
     return out, label
 
@@ -82,11 +83,11 @@ def _at_budget(n, c, first, b, side):
     cut = n > b
     if (cut & ~known & (c > 0) & (c < n)).any():
         bad = int((cut & ~known & (c > 0) & (c < n)).sum())
-        raise ValueError(
-            f"pair_counts: {bad} {side} questions have n > budget {b}, 0 < c < n and no "
+        raise LeashValueError(
+            f"{bad} {side} questions have n > budget {b}, 0 < c < n and no "
             "first_correct, so whether they are solved within the first "
             f"{b} samples is unknown. Provide per-sample data (or counts with first_correct) "
-            "or counts at equal n.")
+            "or counts at equal n.", func="pair_counts")
     none = (c == 0) | (known & ~found)  # no correct sample among the first b
     c_out = pd.array(np.where(~cut, c, np.where(c == n, b, 0)), dtype="Int64")
     c_out[cut & ~none & (c < n)] = pd.NA
@@ -138,28 +139,39 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
     need = ["model", "benchmark", "question_id", "step", "n", "c", "first_correct"]
     missing = [c for c in need if c not in summary.columns]
     if missing:
-        raise ValueError(f"The 'summary' parameter lacks columns {missing}.")
+        raise LeashValueError(Param("summary"), f" lacks columns {missing}.")
     if _spec(base) == _spec(rl):
         # refused rather than warned: the table would look like a result (SRR = 1, NDR = 0)
-        raise ValueError(
-            f"The 'base' and 'rl' parameters name the same model {_spec(base)[0]!r}"
-            + ("" if _spec(base)[1] is None else f" at step {_spec(base)[1]}")
-            + ": a model paired with itself has E = S = 0 by construction. Name two models, "
-            "or two checkpoints of one run as (model, step).")
+        model, step = _spec(base)
+        steps = sorted(pd.unique(summary.loc[(summary["model"] == model).fillna(False)
+                                             .to_numpy(dtype=bool), "step"].dropna()))
+        raise LeashValueError(
+            Param("base", "rl"), f" name the same model {model!r}"
+            + ("" if step is None else f" at step {step}")
+            + ": a model paired with itself has E = S = 0 by construction.", value=base,
+            hint=("Name two models, or two checkpoints of one run: ",
+                  Param("base", value=(model, int(steps[0]))), " and ",
+                  Param("rl", value=(model, int(steps[-1]))), ".") if len(steps) > 1
+            else "Name two models.")
     (b_rows, b_label), (r_rows, r_label) = _select(summary, base, "base"), _select(summary, rl,
                                                                                     "rl")
     key = ["benchmark", "question_id"]
     bdup = b_rows.duplicated(key, keep=False)
     if bdup.any():
-        raise ValueError(
-            f"pair_counts: the base side {b_label!r} has several rows for "
+        steps = sorted(pd.unique(b_rows.loc[bdup, "step"].dropna()))
+        raise LeashValueError(
+            f"the base side {b_label!r} has several rows for "
             f"{_keys_text(b_rows.loc[bdup, key].drop_duplicates().itertuples(index=False))}"
-            " (several steps?); select one with base=(model, step).")
+            + (f" (at steps {', '.join(str(int(s)) for s in steps)});" if steps else "."),
+            func="pair_counts", param="base", value=base,
+            hint=("select one with ", Param("base", value=(_spec(base)[0], int(steps[0]))), ".")
+            if steps and _spec(base)[1] is None else ())
     r_rows = r_rows.assign(step=r_rows["step"].astype("Int64"))
     rdup = r_rows.duplicated([*key, "step"], keep=False)
     if rdup.any():
-        raise ValueError(f"pair_counts: the rl side {r_label!r} has duplicate rows for "
-                         f"{int(rdup.sum())} (benchmark, question_id, step) keys.")
+        raise LeashValueError(f"the rl side {r_label!r} has duplicate rows for "
+                              f"{int(rdup.sum())} (benchmark, question_id, step) keys.",
+                              func="pair_counts", param="rl", value=rl)
     pairing = {"base": b_label, "rl": r_label, "dropped_base_only": 0, "dropped_rl_only": 0}
     only_b, only_r = _unshared(b_rows, r_rows, key)
     if only_b or only_r:
@@ -168,15 +180,17 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
                         + [f"present for rl {r_label!r} only: {_keys_text(sorted(only_r))}"]
                         * bool(only_r))
         if not restrict_to_shared:
-            raise ValueError(f"pair_counts: questions are not shared; {msg}. Pass "
-                             "restrict_to_shared=True to drop them.")
-        warnings.warn(f"pair_counts: dropping unshared questions; {msg}", stacklevel=3)
+            raise LeashValueError(f"questions are not shared; {msg}.", func="pair_counts", hint=(
+                "Pass ", Param("restrict_to_shared", value=True), " to drop them."))
+        warnings.warn(LeashWarning(f"dropping unshared questions; {msg}", func="pair_counts"),
+                      stacklevel=3)
         pairing.update(dropped_base_only=len(only_b), dropped_rl_only=len(only_r))
     cols, as_str = ["n", "c", "first_correct"], {"benchmark": str, "question_id": str}
     m = r_rows[[*key, "step", *cols]].astype(as_str).merge(
         b_rows[key + cols].astype(as_str), on=key, how="inner", suffixes=("_rl", "_base"))
     if m.empty:
-        raise ValueError(f"pair_counts: {b_label!r} and {r_label!r} share no questions.")
+        raise LeashValueError(f"{b_label!r} and {r_label!r} share no questions.",
+                              func="pair_counts")
     n_b, n_r = m["n_base"].to_numpy(np.int64), m["n_rl"].to_numpy(np.int64)
     b = _budgets(np.minimum(n_b, n_r), m["benchmark"].to_numpy(), budget)
     by_bench = pd.Series(b).groupby(m["benchmark"].to_numpy()).agg(lambda x: sorted(set(x)))
@@ -186,12 +200,12 @@ def pair_counts(summary: pd.DataFrame, base, rl, *, restrict_to_shared: bool = F
                    n_base=sorted(set(n_b.tolist()))[:10], n_rl=sorted(set(n_r.tolist()))[:10])
     unequal = n_b != n_r
     if unequal.any() and (budget is None or isinstance(budget, Mapping)):
-        warnings.warn(
-            f"pair_counts: the two models have different sample counts on {int(unequal.sum())} "
+        warnings.warn(LeashWarning(
+            f"the two models have different sample counts on {int(unequal.sum())} "
             f"questions; each is compared at min(n_base, n_rl)"
             f"{' or the budget given for its benchmark' if budget is not None else ''} "
             f"(first samples); budgets by benchmark: {pairing['budget_by_benchmark']}.",
-            stacklevel=3)
+            func="pair_counts"), stacklevel=3)
     out = pd.DataFrame({"benchmark": m["benchmark"].astype("string"),
                         "question_id": m["question_id"].astype("string"),
                         "step": m["step"].astype("Int64")})
@@ -234,11 +248,11 @@ def _budgets(common, bench, budget):
         top = int(common[sel].min())
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
                 1 <= value <= top):
-            raise ValueError(
-                f"The 'budget' parameter must be an int in the range [1, {top}] (the smallest n "
-                f"of the paired questions). Got {value!r}." if one else
-                f"The 'budget' parameter gives benchmark {name!r} the budget {value!r}, but it "
-                f"must be an int in the range [1, {top}] (the smallest n of its paired "
-                "questions).")
+            raise LeashValueError(
+                param="budget", value=value, constraint=f"an int in the range [1, {top}] (the "
+                "smallest n of the paired questions)") if one else LeashValueError(
+                Param("budget"), f" gives benchmark {name!r} the budget {value!r}, but it must "
+                f"be an int in the range [1, {top}] (the smallest n of its paired questions).",
+                value=value, key=str(name))
         b[sel] = int(value)
     return b

@@ -43,6 +43,7 @@ from leash.core.support import (
     expected_support_counts,
     support_metrics,
 )
+from leash.errors import LeashValueError, Param
 from leash.summary import summary_na
 
 __all__ = [
@@ -130,11 +131,12 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
         unknown = pd.isna(c)
         first = None if first_correct is None else np.asarray(first_correct, dtype=object)
         if unknown.any() and (min_count != 1 or first is None or pd.isna(first[unknown]).any()):
-            raise ValueError(
-                f"{where}: {int(unknown.sum())} correct counts are unknown at the budget of the "
-                "pairing (a declared budget, or the smaller sample count of two models, below "
-                f"the samples on hand), and min_count={min_count} needs them; with min_count=1 "
-                "the first correct sample decides.")
+            raise LeashValueError(
+                f"{int(unknown.sum())} correct counts are unknown at the budget of the pairing "
+                "(a declared budget, or the smaller sample count of two models, below the "
+                "samples on hand), and ", Param("min_count", value=min_count), " needs them;",
+                func=where, param="min_count", value=min_count, hint=(
+                    "with ", Param("min_count", value=1), " the first correct sample decides."))
         found = np.zeros(len(n), dtype=bool)
         found[~unknown] = c[~unknown].astype(np.int64) >= min_count
         if unknown.any():
@@ -142,15 +144,16 @@ def found_at_budget(n, c, first_correct, k, *, min_count=1, where="found_at_budg
         return found
     if (n < k).any():
         i = int(np.flatnonzero(n < k)[0])
-        raise ValueError(
-            f"The budget k={k} of {where} exceeds the {int(n[i])} samples of question index {i}."
-        )
+        raise LeashValueError(
+            "the budget ", Param("k", value=k), f" exceeds the {int(n[i])} samples of question "
+            f"index {i}.", func=where, param="k", value=k)
     if min_count != 1:
-        raise ValueError(
-            f"{where}: a budget below the number of samples (k={k}) uses the first k samples, "
-            f"which defines 'found' only for min_count=1. Got min_count={min_count}; use "
-            "budget_rule='expected' or the full budget."
-        )
+        raise LeashValueError(
+            "a budget below the number of samples (", Param("k", value=k), ") uses the first k "
+            "samples, which defines 'found' only for ", Param("min_count", value=1), ". Got ",
+            Param("min_count", value=min_count), ";", func=where, param="min_count",
+            value=min_count, hint=("use ", Param("budget_rule", value="expected"),
+                                   " or the full budget."))
     return found_within(np.asarray(first_correct, dtype=np.int64), k)
 
 
@@ -384,19 +387,21 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
     frames = []
     for key, g in _groups(summary, by, sort=True):
         if estimator == "first-k" and g["first_correct"].isna().any():
-            raise ValueError(
-                f"{where}, group {dict(zip(by, key))}: first_correct is unknown for "
+            raise LeashValueError(
+                f"group {dict(zip(by, key))}: first_correct is unknown for "
                 f"{int(g['first_correct'].isna().sum())} of {len(g)} questions (counts without "
-                "the sample order), and estimator='first-k' (the default: the first k samples, "
-                "as the paper's tables) needs it; pass estimator='unbiased' for Chen et al.'s "
-                "estimator, which needs only n and c.")
+                "the sample order), and ", Param("estimator", value="first-k"), " (the default: "
+                "the first k samples, as the paper's tables) needs it;", func=where,
+                param="estimator", value=estimator, hint=(
+                    "pass ", Param("estimator", value="unbiased"), " for Chen et al.'s "
+                    "estimator, which needs only n and c."))
         kk = default_ks(int(g["n"].min())) if ks is None else np.atleast_1d(ks)
         try:
             m = pass_at_k_curve(g["n"].to_numpy(), g["c"].to_numpy(), kk, estimator=estimator,
                                 first_correct=(g["first_correct"].to_numpy()
                                                if estimator == "first-k" else None))
         except ValueError as exc:
-            raise ValueError(f"{where}, group {dict(zip(by, key))}: {exc}") from None
+            raise LeashValueError(f"group {dict(zip(by, key))}: ", exc, func=where) from None
         frames.append(pd.DataFrame({**dict(zip(by, key)), "k": kk, "pass_at_k": m.mean(axis=0),
                                     "n_questions": len(g), "estimator": estimator}))
     cols = [*by, "k", "pass_at_k", "n_questions", "estimator"]
@@ -476,20 +481,24 @@ def _check_na_rule(summary: pd.DataFrame, na, where: str) -> str:
     if (trunc > 0).any():  # otherwise "truncated" and "class" select the same samples
         made = summary_na(summary)
         if made is not None and made != made_as:
-            raise ValueError(
-                f"{where}: the summary was made with na={made!r}, so its NA samples do not "
-                f"follow na={na!r} ({int((trunc > 0).sum())} questions have truncated "
-                f"samples); summarize the generations with na={made_as!r} "
-                f"(leash summarize --na {made_as}), or ask for na={made!r}.")
+            raise LeashValueError(
+                "the summary was made with ", Param("na", value=made), ", so its NA samples do "
+                "not follow ", Param("na", value=na), f" ({int((trunc > 0).sum())} questions "
+                "have truncated samples);", func=where, param="na", value=na, hint=(
+                    "summarize the generations with ", Param("na", value=made_as),
+                    f" (leash summarize --na {made_as}), or ask for ", Param("na", value=made),
+                    "."))
         if made is None and made_as == "truncated" and "n_answer_missing" in summary:
             missing = summary["n_answer_missing"].astype("Float64").fillna(0).to_numpy(
                 dtype=np.float64)
             if (trunc > missing).any():
-                raise ValueError(
-                    f"{where}: na='truncated' counts every truncated sample as NA, but "
-                    f"{int((trunc > missing).sum())} questions have more truncated samples "
-                    "than NA ones (the summary was made with na='class'); summarize the "
-                    "generations with na='truncated' (leash summarize --na truncated).")
+                raise LeashValueError(
+                    Param("na", value="truncated"), " counts every truncated sample as NA, but "
+                    f"{int((trunc > missing).sum())} questions have more truncated samples than "
+                    "NA ones (the summary was made with ", Param("na", value="class"), ");",
+                    func=where, param="na", value=na, hint=(
+                        "summarize the generations with ", Param("na", value="truncated"),
+                        " (leash summarize --na truncated)."))
     return "drop" if na == "drop" else "class"
 
 

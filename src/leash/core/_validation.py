@@ -53,7 +53,24 @@ __all__ = [
 
 
 class InvalidParameterError(ValueError, TypeError):
-    """A parameter outside its declared constraints (a ValueError and a TypeError)."""
+    """A parameter outside its declared constraints (a ValueError and a TypeError).
+
+    Besides its message (:data:`TEMPLATE`) it keeps what a caller acts on, with the attributes
+    of the errors of :mod:`leash.errors` (read by name: the core imports no other layer), so
+    that another layer words it itself (the command line names the option): ``param`` (the
+    keyword), ``func``, ``constraint`` (what the value must be), ``got`` (the bad value as the
+    message shows it, e.g. ``-1 at index 0``) and ``value`` (the bad value, when the check has
+    it, else None); ``file``, ``line`` and ``key`` are None and ``hint`` is empty.
+    """
+
+    file = line = key = None
+    hint = ()
+
+    def __init__(self, message: str, *, param=None, func=None, constraint=None, got=None,
+                 value=None):
+        super().__init__(message)
+        self.param, self.func, self.constraint = param, func, constraint
+        self.got, self.value = got, value
 
 
 # ---- the one template ---------------------------------------------------------------------------
@@ -83,12 +100,15 @@ def shown(value) -> str:
     return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 3] + "..."
 
 
-def invalid(name: str, func: str, constraint: str, got: str) -> InvalidParameterError:
+def invalid(name: str, func: str, constraint: str, got: str, value=None
+            ) -> InvalidParameterError:
     """The error of :data:`TEMPLATE`: parameter ``name`` of ``func`` must be ``constraint``;
-    ``got`` is the bad value as text (:func:`shown`, with "at index i" for an element).
+    ``got`` is the bad value as text (:func:`shown`, with "at index i" for an element), and
+    ``value`` the bad value itself where the caller has it.
     """
     return InvalidParameterError(
-        TEMPLATE.format(name=name, func=func, constraint=constraint, value=got))
+        TEMPLATE.format(name=name, func=func, constraint=constraint, value=got), param=name,
+        func=func, constraint=constraint, got=got, value=value)
 
 
 def _at(arr: np.ndarray, i: int, flat: bool = False) -> str:
@@ -490,8 +510,8 @@ def _validate(constraints, value, name, func):
             violations.append(v)
     typed = [v for v in violations if v.typed]
     if typed:
-        raise invalid(name, func, typed[0].must, typed[0].got)
-    raise invalid(name, func, _describe(constraints), shown(value))
+        raise invalid(name, func, typed[0].must, typed[0].got, value)
+    raise invalid(name, func, _describe(constraints), shown(value), value)
 
 
 def check_param(value, constraints: list, name: str, func: str):

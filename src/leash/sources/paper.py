@@ -34,6 +34,7 @@ import pandas as pd
 
 from leash._paths import REPO
 from leash.core.support import COUNT_NAMES, METRIC_NAMES, support_metrics
+from leash.errors import LeashValueError
 from leash.sources.choices import PAPER
 
 __all__ = [
@@ -218,8 +219,8 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
     30
     """
     if table not in SCHEMAS:
-        raise ValueError(f"The 'table' parameter of load must be one of {sorted(SCHEMAS)}. "
-                         f"Got {table!r} instead.")
+        raise LeashValueError(param="table", func="load", value=table,
+                              constraint=f"one of {sorted(SCHEMAS)}")
     name = f"{table}.csv"
     path = Path(data_dir if data_dir is not None else DATA_DIR) / name
     if not path.is_file():

@@ -73,6 +73,7 @@ from leash import _config as C
 from leash._paths import DATA
 from leash.core.entropy import NA_RULES
 from leash.core.passk import ESTIMATORS
+from leash.errors import LeashValueError, Param, Words
 from leash.sources.choices import (
     EXTRACTORS,
     FORMATS,
@@ -220,13 +221,29 @@ class Source:
         return f"{self.kind}: {self.value}{extra}"
 
 
-# pair_counts' messages name its keywords; a study pair names its keys instead
-_PAIR_WORDS = (("The 'base' and 'rl' parameters name", "Its `base` and `rl` name"),
-               ("The 'base' parameter selects", "Its `base` selects"),
-               ("The 'rl' parameter selects", "Its `rl` selects"),
-               ("or two checkpoints of one run as (model, step)",
-                "or one run's checkpoints with `base_step`"),
-               ("Pass restrict_to_shared=True", "Set `shared_only: true` on the pair"))
+class _PairWords(Words):
+    """pair_counts' errors in the words of a study pair: its keys (``Its `rl` selects no
+    rows``, ```shared_only: true```, ```base: m` with `base_step: 0```) for the parameters they
+    set, and no function name (a study's reader calls none).
+    """
+
+    KEYS = {"base": "base", "rl": "rl", "restrict_to_shared": "shared_only"}
+
+    def param(self, ref: Param, *, func=None, start=False) -> str:
+        keys = [self.KEYS.get(n) for n in ref.names]
+        if None in keys:
+            return super().param(ref, func=func, start=start)
+        if not ref.has_value:
+            return ("Its " if start else "its ") + " and ".join(f"`{k}`" for k in keys)
+        if isinstance(ref.value, tuple):  # (model, step): the pair's base_step
+            model, step = ref.value
+            return f"`{keys[0]}: {model}`" + (f" with `base_step: {step}`"
+                                               if ref.name == "base" else "")
+        value = str(ref.value).lower() if isinstance(ref.value, bool) else ref.value
+        return f"`{keys[0]}: {value}`"
+
+    def prefix(self, func: str) -> str:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -526,11 +543,9 @@ class Study:
         try:
             paired = self._pair_counts(s, p, pair_kwargs)
         except ValueError as exc:  # named by the pair, in the study file's words
-            text = str(exc)
-            for library, study in _PAIR_WORDS:
-                text = text.replace(library, study)
-            raise ValueError(f"{self._where}, section {name!r}, pair {p.label!r}: {text}"
-                             ) from None
+            raise LeashValueError(f"{self._where}, section {name!r}, pair {p.label!r}: "
+                                  f"{_PairWords().error(exc)}", param=getattr(exc, "param", None),
+                                  value=getattr(exc, "value", None)) from None
         declared = self.benchmarks.dropna(subset=["N"]).set_index("benchmark")["N"]
         have = paired.groupby("benchmark")["question_id"].nunique()
         if off := [f"{b} declares N = {int(declared[b])} (`benchmarks.{b}.N`), the data "

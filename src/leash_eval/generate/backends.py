@@ -24,6 +24,8 @@ from typing import Protocol
 
 import numpy as np
 
+from leash.errors import LeashValueError, Param
+
 __all__ = ["Backend", "Completion", "LlamaCpp", "VLLM", "DEFAULT_PROMPT", "sample_seed",
            "smollm2_path"]
 
@@ -189,8 +191,9 @@ class LlamaCpp:
 
     def _start(self, prompt: list[int], more: int) -> None:
         if len(prompt) + more > self.n_ctx:
-            raise ValueError(f"A prompt of {len(prompt)} tokens and {more} more do not fit the "
-                             f"context of {self.n_ctx} tokens: raise --n-ctx.")
+            raise LeashValueError(f"A prompt of {len(prompt)} tokens and {more} more do not fit "
+                                  f"the context of {self.n_ctx} tokens:", param="n_ctx",
+                                  value=self.n_ctx, hint=("raise ", Param("n_ctx"), "."))
         # a fresh evaluation of the prompt: reusing the cached prefix of another prompt would
         # batch the tokens differently and change the last bits (and so a sample) by run order
         self.llm.reset()
@@ -272,7 +275,8 @@ class VLLM:  # pragma: no cover - needs a GPU; written against vLLM's documented
         from vllm import SamplingParams, TokensPrompt
 
         if top_p < 1.0:
-            raise ValueError("The vllm backend computes entropies only with --top-p 1.")
+            raise LeashValueError("The vllm backend computes entropies only with ",
+                                  Param("top_p", value=1), ".", param="top_p", value=top_p)
         params = SamplingParams(n=1, seed=seed, temperature=temperature, top_p=1.0, top_k=-1,
                                 max_tokens=max_tokens, logprobs=-1)
         out = self.llm.generate([TokensPrompt(prompt_token_ids=prompt)], params,

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from leash.errors import LeashValueError, Param
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
 __all__ = ["generate", "check_settings", "read_questions", "METADATA_KEY", "COLUMNS"]
@@ -36,10 +37,11 @@ __all__ = ["generate", "check_settings", "read_questions", "METADATA_KEY", "COLU
 METADATA_KEY = b"leash_eval.generate"
 COLUMNS = ("model", "benchmark", "question_id", "sample_idx", "response", "answer", "correct",
            "n_tokens", "token_entropy", "finish_reason")
-# the settings a resumed run must share with the samples already written (CLI flag, key)
-_FLAGS = {"model": "--label", "benchmark": "--benchmark", "k": "--k",
-          "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-tokens",
-          "seed": "--seed", "prompt": "--prompt", "backend": "--backend"}
+# the settings a resumed run must share with the samples already written (their key in the
+# stored metadata: the keyword of generate that sets it; backend: the backend's name)
+_SETTINGS = {"model": "label", "benchmark": "benchmark", "k": "k", "temperature": "temperature",
+             "top_p": "top_p", "max_tokens": "max_tokens", "seed": "seed", "prompt": "prompt",
+             "backend": "backend"}
 
 
 def read_questions(source: str):
@@ -120,11 +122,14 @@ def _stored(paths) -> tuple[set, dict | None]:
 def _check_resume(settings: dict, stored: dict | None, where: Path) -> None:
     if stored is None:
         return
-    for key, flag in _FLAGS.items():
+    for key, keyword in _SETTINGS.items():
         if stored.get(key) != settings.get(key):
-            raise ValueError(f"{flag} {settings.get(key)!r} differs from the {stored.get(key)!r} "
-                             f"of the samples already in {where}: rerun with the same settings "
-                             "to continue, or give another --out.")
+            raise LeashValueError(
+                Param(keyword, value=settings.get(key)), f" differs from the "
+                f"{stored.get(key)!r} of the samples already in {where}:", param=keyword,
+                func="generate", value=settings.get(key), file=where, hint=(
+                    "rerun with the same settings to continue, or write to another file (",
+                    Param("out"), ")."))
 
 
 def _write(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> None:
@@ -179,8 +184,7 @@ def check_settings(*, k, temperature, top_p, max_tokens, seed, flush_every, prom
             ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt,
              "a string with {question}")):
         if isinstance(value, bool) or not ok:
-            raise ValueError(f"The '{name}' parameter of generate must be {rule}. "
-                             f"Got {value!r}.")
+            raise LeashValueError(param=name, func="generate", value=value, constraint=rule)
 
 
 def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k: int,
@@ -332,8 +336,8 @@ def _sampled(backend, chunks, texts: dict, prompt: str, params: dict, cluster):
         return
     spec = getattr(backend, "spec", None)
     if spec is None:
-        raise ValueError("The 'cluster' parameter needs a backend that a worker can open "
-                         "again (leash_eval.generate.backends.open_backend).")
+        raise LeashValueError(Param("cluster", func="generate"), " needs a backend that a "
+                              "worker can open again (leash_eval.generate.backends.open_backend).")
     from leash_eval.cluster import connected, in_order
 
     with connected(cluster) as client:

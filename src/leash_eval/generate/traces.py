@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from leash.errors import LeashValueError
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend
 
 __all__ = ["score_traces", "TRACE_FIELDS"]
@@ -31,16 +32,19 @@ def _traces(path: Path):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {lineno}: malformed JSON ({exc.msg}).") from None
+                raise LeashValueError(f"{path}, line {lineno}: malformed JSON ({exc.msg}).",
+                                      file=path, line=lineno) from None
             if not isinstance(rec, dict):
-                raise ValueError(f"{path}, line {lineno}: a trace must be a JSON object.")
+                raise LeashValueError(f"{path}, line {lineno}: a trace must be a JSON object.",
+                                      file=path, line=lineno)
             for f in TRACE_FIELDS:
                 v = rec.get(f)
                 if f == "question_id" and isinstance(v, int) and not isinstance(v, bool):
                     v = rec[f] = str(v)
                 if not isinstance(v, str) or not v.strip():
-                    raise ValueError(f"{path}, line {lineno}, field '{f}': must be a non-empty "
-                                     f"string. Got {v!r}.")
+                    raise LeashValueError(f"{path}, line {lineno}, field '{f}': must be a "
+                                          f"non-empty string. Got {v!r}.", file=path,
+                                          line=lineno, key=f, value=v)
             yield lineno, rec
 
 
