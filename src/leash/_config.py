@@ -24,13 +24,12 @@ as :class:`ConfigError` (a ValueError) with a one-line message of one template::
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
-from leash.errors import LeashValueError
+from leash.errors import LeashValueError, closest
 
 __all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "Value", "check", "load_yaml",
            "one_line_yaml_error", "show"]
@@ -210,8 +209,8 @@ def show(v) -> str:
 
 
 def _suggest(word, choices) -> str:
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean `{close}`?)" if close else ""
 
 
 class _Walk:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import reprlib
 
 __all__ = ["LIBRARY", "Api", "Call", "LeashError", "LeashImportError", "LeashTypeError",
-           "LeashValueError", "LeashWarning", "Param", "Words"]
+           "LeashValueError", "LeashWarning", "Param", "Words", "closest"]
 
 _REPR = reprlib.Repr()
 _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 80
@@ -300,3 +300,20 @@ class LeashWarning(_Structured, UserWarning):
     """A warning with the structure of :class:`LeashError` (``warnings.warn(LeashWarning(...))``),
     so a layer shows it in its own words too.
     """
+
+
+def closest(word, choices, *, cutoff: float = 0.6):
+    """The choice a misspelt ``word`` most likely meant (for a "did you mean"), or None.
+
+    difflib's closest match above ``cutoff`` (the one way leash suggests: study keys, notebook
+    parameters, mapping keys, columns). Each caller words the suggestion itself.
+
+    >>> closest("sectoins", ["sections", "benchmarks"])
+    'sections'
+    >>> closest("zzz", ["sections"]) is None
+    True
+    """
+    import difflib
+
+    hit = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
+    return hit[0] if hit else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import difflib
 import gzip
 import json
 import os
@@ -20,7 +19,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from leash.errors import Api, LeashTypeError, LeashValueError, Param
+from leash.errors import Api, LeashTypeError, LeashValueError, Param, closest
 from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
@@ -224,9 +223,9 @@ def _yaml_mapping(path: Path) -> NestedMapping:
         known = (("constants.model", "constants.benchmark", "constants.step")
                  if key.startswith("constants.") else sorted(fields | {"constants"}))
         if key not in known:
-            hit = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hit = closest(key, known)
             raise LeashValueError(f"{path}: unknown key '{key}'" + (
-                f" (did you mean '{hit[0]}'?)" if hit else "") + f"; known keys: "
+                f" (did you mean '{hit}'?)" if hit else "") + f"; known keys: "
                 f"{', '.join(known)}.", file=path, key=key)
         if not isinstance(value, (str, int)) or isinstance(value, bool):
             raise LeashValueError(f"{path}: '{key}' must be a field path (a string). Got "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from leash.errors import Api, Call, LeashTypeError, LeashValueError, Param
+from leash.errors import Api, Call, LeashTypeError, LeashValueError, Param, closest
 from leash.summary import SUMMARY_COLUMNS
 from leash_eval import formats as F
 from leash_eval.formats import InputFileError, Problem
@@ -353,11 +353,9 @@ def notes(src) -> list[str]:
     columns are legitimate (a prompt), but a misspelled optional one (``answr``) would silently
     leave every answer missing; a mapping's optional field in no record is noted too.
     """
-    import difflib
-
     def close(name, candidates):
-        hit = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
-        return f" (did you mean '{hit[0]}'?)" if hit else ""
+        hit = closest(name, sorted(candidates), cutoff=0.75)
+        return f" (did you mean '{hit}'?)" if hit else ""
 
     m, out = src.mapping, []
     if m is None and src.form != "evaluator_file":

@@ -15,7 +15,6 @@ give the same messages.
 from __future__ import annotations
 
 import ast
-import difflib
 import numbers
 import types
 import typing
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leash._paths import REPO
+from leash.errors import closest
 from leash.sources.choices import PAPER
 
 __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",
@@ -209,9 +209,10 @@ def _fits(value, tp) -> bool:
     return _TYPES.get(origin or tp, lambda v: True)(value)
 
 
-def _closest(name: str, known) -> str:
-    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" Did you mean {match[0]!r}?" if match else ""
+def did_you_mean(name: str, known) -> str:
+    """`` Did you mean 'x'?`` for the known name closest to a misspelt ``name``, or ``""``."""
+    match = closest(name, known)
+    return f" Did you mean {match!r}?" if match else ""
 
 
 def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
@@ -270,7 +271,7 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
         raise TypeError(f"Parameter names of {who} must be str. Got {list(parameters)}.")
     for name in sorted(set(parameters) - set(declared)):
         known = ", ".join(declared) or "(none: the notebook has no cell tagged 'parameters')"
-        raise ParameterError(f"{who}: unknown parameter {name!r}.{_closest(name, declared)} "
+        raise ParameterError(f"{who}: unknown parameter {name!r}.{did_you_mean(name, declared)} "
                              f"Parameters of this notebook: {known}.")
     effective = {n: p.value for n, p in declared.items() if p.has_literal_default} | parameters
     for name, value in effective.items():

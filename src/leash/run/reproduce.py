@@ -31,7 +31,12 @@ from unittest import mock
 
 from leash._argparse import OneLineParser
 from leash._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
-from leash.run.parameters import ParameterError, _closest, notebook_parameters, validate_parameters
+from leash.run.parameters import (
+    ParameterError,
+    did_you_mean,
+    notebook_parameters,
+    validate_parameters,
+)
 from leash.sources.choices import PAPER
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
@@ -102,7 +107,7 @@ def default_runs(directory=None, runs_file=None) -> list[Run]:
     for stem, sets in listed.items():
         if stem not in stems:
             raise ParameterError(f"{shown(path)}: no notebook {stem!r} in {shown(directory)}."
-                                 f"{_closest(str(stem), stems)}")
+                                 f"{did_you_mean(str(stem), stems)}")
         if not isinstance(sets, list) or not all(isinstance(s, dict) for s in sets):
             raise ParameterError(f"{shown(path)}: {stem} must list parameter sets (mappings), "
                                  f"got {sets!r}.")
@@ -127,7 +132,7 @@ def _select(available: list[str], names) -> list[str]:
             raise ParameterError(f"--only {name!r} is ambiguous: {', '.join(hits)}.")
         if not hits:
             raise ParameterError(
-                f"--only {name!r}: no such notebook in notebooks/.{_closest(name, available)} "
+                f"--only {name!r}: no such notebook in notebooks/.{did_you_mean(name, available)} "
                 f"Notebooks: {', '.join(available) or '(none yet)'}.")
         chosen.add(hits[0])
     return [s for s in available if s in chosen]
@@ -522,7 +527,7 @@ def _with_parameters(runs: list[Run], given: dict) -> list[Run]:
     for name in given:
         if name not in known:
             raise ParameterError(f"-p {name}: no selected notebook has a parameter {name!r}."
-                                 f"{_closest(name, known)} Their parameters: "
+                                 f"{did_you_mean(name, known)} Their parameters: "
                                  f"{', '.join(sorted(known))}.")
     return [Run(r.notebook, {**r.parameters, **{k: v for k, v in given.items()
                                                  if k in declared[r.notebook]}}, r.label)
