@@ -213,7 +213,7 @@ def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
 
 
 def _api(out: Path) -> None:
-    """pdoc's reference of ``leash`` (no math, no mermaid: nothing from the web)."""
+    """Pdoc's reference of ``leash`` (no math, no mermaid: nothing from the web)."""
     import pdoc
     import pdoc.render
 
