@@ -120,6 +120,14 @@ def _thumbnail(src: Path, dest: Path) -> tuple[int, int]:
     return size
 
 
+def _favicon(dest: Path) -> None:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (9, 105, 218)).save(buf, format="ICO")
+    dest.write_bytes(buf.getvalue())
+
+
 def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
     """``(caption, html, shown, total)`` of the first rows of a ``.md`` table."""
     caption, table = table_markdown(md_path)
@@ -290,26 +298,24 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=False, keep_trailing_newline=True)
     shutil.copyfile(TEMPLATES / "site.css", out / "site.css")
+    _favicon(out / "favicon.ico")  # what a browser asks for on every page
     (out / "files").mkdir()
     for r in records:
         for f in r["files"]:
             shutil.copyfile(folder / f, out / "files" / f)
 
     pages = _notebook_pages(runs, build, out)
-    first_run = {}
-    for p in pages:
+    first_run = {}  # where a link to a notebook goes: its run on the paper, else its first
+    for p in sorted(pages, key=lambda p: (not p["name"].endswith(".paper"), p["name"])):
         first_run.setdefault(p["notebook"], p["name"])
     for p in pages:
-        page = out / "runs" / f"{p['name']}.html"
-        _write(page, _unlink_local(p.pop("html"), page, out, first_run))
+        _write(out / "runs" / f"{p['name']}.html", p.pop("html"))
     _mathjax(out)
     if api:
         _api(out)
     readme = DATA / "README.md"
-    page = out / "data-formats.html"
-    _write(page, _unlink_local(env.get_template("page.html.j2").render(
-        title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))),
-        page, out, first_run))
+    _write(out / "data-formats.html", env.get_template("page.html.j2").render(
+        title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))))
 
     nb_dir = Path(notebooks or NOTEBOOKS)
     runs_of_nb: dict[str, list] = {}
@@ -341,6 +347,10 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
                "status": p["status"] + (f": {html.escape(p['reason'])}" if p["reason"] else ""),
                "artifacts": sum(v == p["name"] for v in run_of.values())} for p in pages])
     _write(out / "index.html", index)
+    # now that every page exists: links that leave the site (repository files) become text
+    for page in sorted([*out.glob("*.html"), *(out / "runs").glob("*.html")]):
+        page.write_bytes(_unlink_local(page.read_text(encoding="utf-8"), page, out,
+                                       first_run).encode("utf-8"))
     files = sorted(p for p in out.rglob("*") if p.is_file())
     return {"pages": sum(p.suffix == ".html" for p in files),
             "images": sum(p.suffix == ".png" for p in files), "files": len(files)}
