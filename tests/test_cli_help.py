@@ -299,9 +299,9 @@ LIBRARY_ONLY = {
     "orient", "lines",  # pandas' to_json keywords, in the hint of a column-oriented JSON file
 }
 # the modules whose messages reach the command line
-LIBRARY_MODULES = ("io.summarize", "io.formats", "io.validate", "analysis.pairing",
-                   "analysis.tables", "io.rescore", "io.manifest", "io.evaluators",
-                   "core._validation")
+LIBRARY_MODULES = ("leash_eval.summarize", "leash_eval.formats", "leash_eval.validate",
+                   "leash.analysis.pairing", "leash.analysis.tables", "leash_eval.rescore",
+                   "leash_eval.manifest", "leash_eval.evaluators", "leash.core._validation")
 
 
 def _static_text(node) -> str | None:
@@ -318,7 +318,7 @@ def _static_text(node) -> str | None:
 
 def _library_messages():
     for module in LIBRARY_MODULES:
-        path = REPO / "src" / "leash" / f"{module.replace('.', '/')}.py"
+        path = REPO / "src" / f"{module.replace('.', '/')}.py"
         assert path.is_file(), f"LIBRARY_MODULES names a module that does not exist: {module}"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and node.args:
@@ -336,7 +336,7 @@ def test_every_library_keyword_in_a_message_has_an_option_or_is_library_only():
     import importlib
 
     for module in LIBRARY_MODULES:
-        importlib.import_module(f"leash.{module}")
+        importlib.import_module(module)
     keyword = re.compile(r"'([a-z][a-z0-9_]*)' (?:and '[a-z_]+' )?parameter|"
                          r"(?<![\w.'\"])([a-z][a-z0-9_]*)=(?!=)")
     options = {kw for kw in cli._FLAG_OF if isinstance(kw, str)}
