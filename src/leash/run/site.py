@@ -38,7 +38,7 @@ from pathlib import Path
 from leash._argparse import OneLineParser
 from leash._paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
 from leash.output.gallery import groups, notebook_title, source_of, table_markdown
-from leash.output.report import SIDECAR_DIR, artifact_index
+from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index
 
 __all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
 
@@ -187,9 +187,13 @@ def _audit(records, folder: Path, run_of: dict):
 
 
 def _executed_status(nb) -> tuple[str, str]:
-    """``("ok", "")`` or ``("skipped", reason)`` of an executed notebook."""
+    """``("ok", "")``, ``("skipped", reason)`` or ``("failed", error)`` of an executed
+    notebook.
+    """
     for cell in nb.cells:
         for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                return "failed", f"{o.get('ename', '')}: {o.get('evalue', '')}"
             text = o.get("data", {}).get("text/markdown", "")
             if isinstance(text, str) and text.startswith(_SKIP_MARK):
                 return "skipped", text[len(_SKIP_MARK):].strip()
@@ -289,9 +293,7 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
             for r in json.loads(path.read_text(encoding="utf-8")):
                 run_of[r["name"]] = run
     missing = [r for r in runs if not (build / f"{r}.ipynb").is_file()]
-    if missing:
-        raise FileNotFoundError(f"no executed notebook for {', '.join(missing)} in "
-                                f"{shown(build)} (run `make reproduce` first).")
+    runs = [r for r in runs if r not in missing]
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -330,13 +332,15 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     not_regenerated = []
     if paper_claims and any(source_of(r)[0] == "paper" for r in records):
         not_regenerated += list(NOT_REGENERATED)
-    not_regenerated += [(f"run {p['name']}", "skipped: " + html.escape(p["reason"]))
-                        for p in pages if p["status"] == "skipped"]
+    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + html.escape(p["reason"]))
+                        for p in pages if p["status"] != "ok"]
+    not_regenerated += [(f"run {r}", "not run: no executed notebook in build/ (make reproduce "
+                         "stopped at a failure before it)") for r in missing]
     n_fig = sum(any(f.endswith(".png") for f in r["files"]) for r in records)
     index = env.get_template("index.html.j2").render(
         title=html.escape(title or "The Invisible Leash, regenerated: every table and figure"),
         claims=[html.escape(c) for c in (CLAIMS if paper_claims else ())]
-        or [f"The report of {html.escape(title or folder.name)}: every table and figure of "
+        or [f"The report of {html.escape(folder.name)}: every table and figure of "
             f"the paper's analysis, on its own model generations."],
         counts={"artifacts": len(records), "figures": n_fig, "tables": len(records) - n_fig,
                 "runs": len(pages)},
@@ -391,11 +395,18 @@ def main(argv=None) -> int:
         return 2
     folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
     names = [r.name for r in runs]
-    if any(not (BUILD / f"{n}.ipynb").is_file() for n in names):
+    # the index is written at the end of a reproduce run without failure
+    if not (folder / INDEX_NAME).is_file() or any(not (BUILD / f"{n}.ipynb").is_file()
+                                                  for n in names):
         print("site: executed notebooks absent; running make reproduce first", file=sys.stderr)
         status = reproduce.main(["--data", args.data, "--jobs", "2"])
-        if status:
+        if status != 1 and status:
             return status
+        if status == 1:  # a notebook failed: the site shows it, and make fails
+            print("site: a notebook failed; the site shows its error and the runs not run",
+                  file=sys.stderr)
+    else:
+        status = 0
     label = "" if study is None else runs[0].label
     stats = build_site(folder, BUILD, out, names,
                        title=None if study is None else f"Study {label}",
@@ -403,7 +414,7 @@ def main(argv=None) -> int:
                        paper_claims=study is None)
     print(f"site: {shown(out / 'index.html')}: {stats['pages']} pages, {stats['images']} images, "
           f"{stats['files']} files in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    return 0
+    return status
 
 
 if __name__ == "__main__":
