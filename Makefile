@@ -12,8 +12,8 @@ else
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 endif
-EXTRAS  ?= dev,verify,gym
-# `leash generate` on the CPU and `leash rescore --cluster`: EXTRAS=dev,verify,gym,cpu-generate,cluster
+EXTRAS  ?= dev,verify,gym,site
+# `leash generate` on the CPU and `leash rescore --cluster`: EXTRAS=dev,verify,gym,site,cpu-generate,cluster
 # (CI does). llama-cpp-python
 # compiles llama.cpp where no wheel fits (5-10 min on two cores, once: pip keeps the wheel);
 # these flags make that build portable (no -march=native; any x86-64 CPU with AVX2) and
@@ -37,14 +37,17 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast test-browser reproduce bench lint lab clean
+.PHONY: help install test test-fast test-browser reproduce site bench lint lab clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
 	@echo "                 ONLY=01, PARAMS=params.yaml, OUTDIR=dir, JOBS=2)"
 	@echo "make test        run the test suite (creates .venv on first use)"
-	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, headless"
-	@echo "                 Chromium (needs chromium + chromedriver; screenshots in build/browser/)"
+	@echo "make site        the offline site of every result: build/site/index.html (DATA=<study.yaml>:"
+	@echo "                 build/site-<study>/; runs make reproduce first if needed)"
+	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, and every page of"
+	@echo "                 the site, in headless Chromium (needs chromium + chromedriver;"
+	@echo "                 screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
@@ -72,13 +75,19 @@ test-fast: $(STAMP)
 # JupyterLab "Run All Cells" in headless Chromium through the system chromedriver (never a
 # download); not part of `make test`. Screenshots and the server log go to build/browser/.
 test-browser: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[browser]"
+	$(PY) -m pip install --quiet -e ".[browser,site]"
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP)
 	$(PY) -m leash.run.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
 	    $(if $(PARAMS),-f "$(PARAMS)") $(if $(OUTDIR),--outdir "$(OUTDIR)") \
 	    $(if $(JOBS),--jobs $(JOBS))
+
+# The offline static site of the last `make reproduce` (of DATA's study; it runs first when its
+# executed notebooks are absent): build/site/ (build/site-<study>/), see src/leash/run/site.py.
+site: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[site]"
+	$(PY) -m leash.run.site --data "$(DATA)"
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

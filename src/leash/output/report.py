@@ -451,6 +451,8 @@ def write_index(records, path="figures/README.md"):
         return (v or '""') if isinstance(v, str) else json.dumps(v, sort_keys=True,
                                                                   ensure_ascii=False)
 
+    from leash.output.gallery import gallery_lines
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ["# Artifacts", "",
@@ -458,6 +460,10 @@ def write_index(records, path="figures/README.md"):
              f"executed notebooks hold (kept per run in `{SIDECAR_DIR}/`); do not edit by hand. "
              "Each artifact names the notebook that wrote it, the parameters it ran with and "
              "its input data.", "",
+             "## Gallery", "", "Every figure and table, by the notebook that writes it; an "
+             "artifact on the paper's printed numbers beside the same one on the SIMULATED demo.",
+             *gallery_lines(records, path.parent), "",
+             "## Index", "",
              "| artifact | files | notebook | parameters | inputs | description |",
              "|---|---|---|---|---|---|"]
     listed: set[str] = set()
@@ -478,7 +484,7 @@ def write_index(records, path="figures/README.md"):
         lines += ["", "## Files without a record", "",
                   "No notebook registered these files (stale output of an earlier run?):", "",
                   *(f"- {cell(n)}" for n in unlisted)]
-    return _write_text(path, "\n".join(lines) + "\n")
+    return _write_text(path, re.sub(r"\n{3,}", "\n\n", "\n".join(lines)) + "\n")
 
 
 def publish(obj, name, outdir="", *, inputs, description, data=None, caption=None,

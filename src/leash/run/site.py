@@ -1,0 +1,421 @@
+"""``make site``: every result of the last ``make reproduce`` as an offline static site.
+
+``python -m leash.run.site [--data embedded|STUDY] [--out DIR]``
+
+Reads what ``make reproduce`` left (running it first when its executed notebooks are absent):
+the artifact records and files of its output folder (``figures/``, or ``build/<study>/`` for
+``--data STUDY``) and the executed notebooks of its runs (``build/<run>.ipynb``), and writes
+``build/site/`` (``build/site-<study>/`` for a study):
+
+* ``index.html``: the paper's claims, every artifact as a card (thumbnail or table excerpt,
+  caption, the data it comes from), grouped by notebook with paper and demo side by side
+  (:func:`leash.output.gallery.groups`), the audit's findings, what is not regenerated and why,
+  and the runs;
+* ``runs/<run>.html``: each executed notebook (nbconvert's lab template without require.js or
+  mermaid, MathJax 2.7 from ``mathjax/``, copied from the jupyter-server-mathjax package);
+* ``api/``: the API reference of ``leash`` (pdoc, numpydoc docstrings, no math, no search
+  index fetched from anywhere); ``data-formats.html``: ``data/README.md``;
+* ``files/``, ``thumbs/``: the artifacts' files and PNG thumbnails.
+
+Nothing is loaded from the network, links to repository files outside the site become plain
+text, and the same inputs give the same bytes (sorted everything, no timestamps). The site
+folder is replaced as a whole; only folders under ``build/`` are accepted.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from leash._argparse import OneLineParser
+from leash._paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
+from leash.output.gallery import groups, notebook_title, source_of, table_markdown
+from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index
+
+__all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
+
+TEMPLATES = Path(__file__).with_name("site_templates")
+#: What the paper claims, in three lines (the top of the index of the default site).
+CLAIMS = (
+    "RLVR mostly sharpens what the base model can already do: it raises the probability of "
+    "answers inside the base model's empirical support far more often than it finds new ones.",
+    "Support shrinks more than it expands: at large sampling budgets the RLVR model misses "
+    "correct answers the base model finds, so its pass@k falls below the base's.",
+    "Token-level entropy can rise while answer-level entropy falls: RLVR makes the model "
+    "converge on fewer distinct final answers even when its tokens look more varied.",
+)
+#: Paper artifacts the paper route cannot regenerate, and why (shown when the paper ran).
+NOT_REGENERATED = (
+    ("Figures 2 and 3 (the paper's printed numbers)",
+     "their values could not be decoded from the figures (the PDF prints no values for them; "
+     "see data/paper/README.md). Figure 4's series, decoded from the PDF's text layer, are "
+     "approximate; the SIMULATED demo run draws all three."),
+)
+THUMB = (560, 420)  # largest thumbnail, pixels
+EXCERPT_ROWS = 6
+_SKIP_MARK = "**Skipped:** "
+_LOCAL = re.compile(r'<a ([^>]*?)href="(?!https?:|mailto:|#|data:)([^"]*)"([^>]*)>(.*?)</a>',
+                    re.S)
+
+
+def site_folder(data: str = "embedded") -> Path:
+    """``build/site/`` for the default run, ``build/site-<study>/`` for a study."""
+    from leash.run.reproduce import EMBEDDED, Run
+
+    if data == EMBEDDED:
+        return BUILD / "site"
+    return BUILD / f"site-{Run('x', {'study': data}).label}"
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def _unlink_local(text: str, page: Path, root: Path, notebooks: dict) -> str:
+    """Local links of a page that do not resolve inside the site: a notebook's ``.ipynb`` to
+    its run page, anything else (a repository file) to plain text.
+    """
+    def fix(m):
+        before, href, after, label = m.groups()
+        target, _, anchor = href.partition("#")
+        if not target:
+            return m.group(0)
+        stem = Path(target).name.removesuffix(".ipynb")
+        if target.endswith(".ipynb") and stem in notebooks:
+            rel = os.path.relpath(root / "runs" / f"{notebooks[stem]}.html", page.parent)
+            return f'<a {before}href="{rel}"{after}>{label}</a>'
+        if (page.parent / target).resolve().is_relative_to(root.resolve()) \
+                and (page.parent / target).is_file():
+            return m.group(0)
+        return f'<span class="repo-path" title="{html.escape(target)}">{label}</span>'
+    return _LOCAL.sub(fix, text)
+
+
+def _thumbnail(src: Path, dest: Path) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(src) as im:
+        im = im.convert("RGB")
+        im.thumbnail(THUMB, Image.Resampling.LANCZOS)
+        buf = io.BytesIO()
+        im.save(buf, format="PNG", optimize=True)
+        size = im.size
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(buf.getvalue())
+    return size
+
+
+def _favicon(dest: Path) -> None:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (9, 105, 218)).save(buf, format="ICO")
+    dest.write_bytes(buf.getvalue())
+
+
+def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
+    """``(caption, html, shown, total)`` of the first rows of a ``.md`` table."""
+    caption, table = table_markdown(md_path)
+    lines = table.splitlines()
+    total = max(0, len(lines) - 2)
+    head = "\n".join(lines[:2 + rows])
+    return caption, _markdown().render(head), min(rows, total), total
+
+
+def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
+    kind, label = source_of(record)
+    badge = {"paper": "paper", "demo": "SIMULATED", "simulated": "SIMULATED",
+             "diagram": "no data", "study": "generations"}[kind]
+    card = {"name": record["name"], "kind": kind, "badge": badge,
+            "source": html.escape(label).replace("`", ""),
+            "caption": html.escape(record["description"]), "run": run_of.get(record["name"]),
+            "files": [{"href": f"files/{f}", "suffix": Path(f).suffix.lstrip(".")}
+                      for f in record["files"]], "thumb": None, "excerpt": None}
+    png = next((f for f in record["files"] if f.endswith(".png")), None)
+    md = next((f for f in record["files"] if f.endswith(".md")), None)
+    if png:
+        card["image"] = f"files/{png}"
+        card["thumb"] = f"thumbs/{png}"
+        card["width"], card["height"] = _thumbnail(folder / png, out / "thumbs" / png)
+    elif md:
+        caption, excerpt, shown_rows, total = _excerpt(folder / md)
+        card.update(excerpt=excerpt, shown=shown_rows, rows=total)
+        if caption:
+            card["caption"] = html.escape(caption)
+    return card
+
+
+def _audit(records, folder: Path, run_of: dict):
+    """The audit's findings from its tables (``audit_summary``, ``audit_discrepancies``)."""
+    import pandas as pd
+
+    names = {r["name"]: r for r in records}
+    if "audit_summary" not in names or "audit_discrepancies" not in names:
+        return None
+    summary = pd.read_csv(folder / "audit_summary.csv")
+    disc = pd.read_csv(folder / "audit_discrepancies.csv", keep_default_na=False)
+    checks, agree = int(summary["checks"].sum()), int(summary["agree"].sum())
+    unexplained = int((disc["explanation"].astype(str).str.strip() == "").sum()
+                      + disc["explanation"].astype(str).str.contains("UNEXPLAINED").sum())
+    headline = (f"{agree} of {checks} derived numbers of the paper recompute from its own printed "
+                f"counts; {checks - agree} do not, and "
+                + ("every one has an explanation (a typo or a rounding rule of the paper)."
+                   if not unexplained else f"{unexplained} are UNEXPLAINED."))
+    cols = [c for c in ("table", "row", "quantity", "printed", "recomputed", "explanation")
+            if c in disc.columns]
+    _, summary_md = table_markdown(folder / "audit_summary.md")
+    return {"headline": headline, "summary": _markdown().render(summary_md),
+            "discrepancies": disc[cols].to_html(index=False, classes="data", border=0,
+                                                float_format=lambda v: f"{v:.4f}"),
+            "run": run_of.get("audit_summary"),
+            "files": names["audit_summary"]["files"] + names["audit_discrepancies"]["files"]}
+
+
+def _executed_status(nb) -> tuple[str, str]:
+    """``("ok", "")``, ``("skipped", reason)`` or ``("failed", error)`` of an executed
+    notebook.
+    """
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                return "failed", f"{o.get('ename', '')}: {o.get('evalue', '')}"
+            text = o.get("data", {}).get("text/markdown", "")
+            if isinstance(text, str) and text.startswith(_SKIP_MARK):
+                return "skipped", text[len(_SKIP_MARK):].strip()
+    return "ok", ""
+
+
+def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="leash-notebook",
+                            extra_template_basedirs=[str(TEMPLATES)],
+                            mathjax_url="../mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe",
+                            anchor_link_text="¶")
+    pages = []
+    for run in runs:
+        path = build / f"{run}.ipynb"
+        nb = nbformat.read(str(path), as_version=4)
+        status, reason = _executed_status(nb)
+        params = nb.metadata.get("papermill", {}).get("parameters", {})
+        body, _ = exporter.from_notebook_node(
+            nb, resources={"metadata": {"name": run}, "leash_run": f"run {run}"})
+        pages.append({"name": run, "notebook": run.split(".", 1)[0], "status": status,
+                      "reason": reason, "html": body,
+                      "parameters": ", ".join(f"{k}={json.dumps(v, sort_keys=True)}"
+                                              for k, v in sorted(params.items())
+                                              if k != "outdir") or "(defaults)"})
+    return pages
+
+
+def _api(out: Path) -> None:
+    """Pdoc's reference of ``leash`` (no math, no mermaid: nothing from the web)."""
+    import pdoc
+    import pdoc.render
+
+    pdoc.render.configure(docformat="numpy", math=False, mermaid=False, search=True,
+                          show_source=True, footer_text="leash")
+    import pkgutil
+
+    import leash
+
+    # the public modules by name: pdoc hides submodules a package's __all__ does not list
+    # (those of a subpackage it finds itself); its notes on unresolved annotations stay out
+    names = ["leash"] + sorted(m.name for m in pkgutil.iter_modules(leash.__path__, "leash.")
+                               if not m.name.rsplit(".", 1)[-1].startswith("_"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pdoc.pdoc(*names, output_directory=out / "api")
+
+
+def _mathjax(out: Path) -> None:
+    import jupyter_server_mathjax
+
+    shutil.copytree(Path(jupyter_server_mathjax.__file__).with_name("static"), out / "mathjax",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+
+
+def build_site(folder, build, out, runs=None, *, title=None, command="make reproduce",
+               paper_claims=True, api=True, notebooks=None) -> dict:
+    """Write the site of one output folder into ``out`` (replaced as a whole).
+
+    Parameters
+    ----------
+    folder : path-like
+        The artifact folder of a reproduce run (``figures/``, ``build/<study>/``), with its
+        ``.artifacts/`` records.
+    build : path-like
+        Folder of the executed notebooks, ``<run>.ipynb``.
+    out : path-like
+        The site folder.
+    runs : list of str, optional
+        Run names (``01_table1_support.paper``); default: the records' runs (``.artifacts/``).
+    title, command : str, optional
+        The index's heading, and the command the runs came from.
+    paper_claims : bool, default True
+        Open with the paper's claims (:data:`CLAIMS`) and list :data:`NOT_REGENERATED`.
+    api : bool, default True
+        Render the API reference (pdoc); without it ``api/`` is not written.
+    notebooks : path-like, optional
+        Folder of the notebooks, for their titles; default ``notebooks/``.
+
+    Returns
+    -------
+    dict
+        ``{"pages", "images", "files"}``: HTML pages, images (PNG files) and all files written.
+    """
+    import jinja2
+
+    folder, build, out = Path(folder), Path(build), Path(out)
+    records = artifact_index(folder)
+    side = folder / SIDECAR_DIR
+    runs = sorted(runs if runs is not None else (p.stem for p in side.glob("*.json")))
+    run_of = {}
+    for run in runs:
+        path = side / f"{run}.json"
+        if path.is_file():
+            for r in json.loads(path.read_text(encoding="utf-8")):
+                run_of[r["name"]] = run
+    missing = [r for r in runs if not (build / f"{r}.ipynb").is_file()]
+    runs = [r for r in runs if r not in missing]
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                             autoescape=False, keep_trailing_newline=True)
+    shutil.copyfile(TEMPLATES / "site.css", out / "site.css")
+    _favicon(out / "favicon.ico")  # what a browser asks for on every page
+    (out / "files").mkdir()
+    for r in records:
+        for f in r["files"]:
+            shutil.copyfile(folder / f, out / "files" / f)
+
+    pages = _notebook_pages(runs, build, out)
+    first_run = {}  # where a link to a notebook goes: its run on the paper, else its first
+    for p in sorted(pages, key=lambda p: (not p["name"].endswith(".paper"), p["name"])):
+        first_run.setdefault(p["notebook"], p["name"])
+    for p in pages:
+        _write(out / "runs" / f"{p['name']}.html", p.pop("html"))
+    _mathjax(out)
+    if api:
+        _api(out)
+    readme = DATA / "README.md"
+    _write(out / "data-formats.html", env.get_template("page.html.j2").render(
+        title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))))
+
+    nb_dir = Path(notebooks or NOTEBOOKS)
+    runs_of_nb: dict[str, list] = {}
+    for p in pages:
+        runs_of_nb.setdefault(p["notebook"], []).append(p["name"])
+    cards = []
+    for g in groups(records, nb_dir):
+        items = [{"name": it.name, "cards": [_card(r, folder, out, run_of) for r in it.records]}
+                 for it in g.items]
+        cards.append({"notebook": g.notebook, "title": html.escape(g.title), "entries": items,
+                      "runs": runs_of_nb.get(g.notebook, [])})
+    not_regenerated = []
+    if paper_claims and any(source_of(r)[0] == "paper" for r in records):
+        not_regenerated += list(NOT_REGENERATED)
+    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + html.escape(p["reason"]))
+                        for p in pages if p["status"] != "ok"]
+    not_regenerated += [(f"run {r}", "not run: no executed notebook in build/ (make reproduce "
+                         "stopped at a failure before it)") for r in missing]
+    n_fig = sum(any(f.endswith(".png") for f in r["files"]) for r in records)
+    index = env.get_template("index.html.j2").render(
+        title=html.escape(title or "The Invisible Leash, regenerated: every table and figure"),
+        claims=[html.escape(c) for c in (CLAIMS if paper_claims else ())]
+        or [f"The report of {html.escape(folder.name)}: every table and figure of "
+            f"the paper's analysis, on its own model generations."],
+        counts={"artifacts": len(records), "figures": n_fig, "tables": len(records) - n_fig,
+                "runs": len(pages)},
+        command=html.escape(command), groups=cards, audit=_audit(records, folder, run_of),
+        not_regenerated=not_regenerated,
+        runs=[{"name": p["name"], "title": html.escape(notebook_title(p["notebook"], nb_dir)),
+               "parameters": html.escape(p["parameters"]),
+               "status": p["status"] + (f": {html.escape(p['reason'])}" if p["reason"] else ""),
+               "artifacts": sum(v == p["name"] for v in run_of.values())} for p in pages])
+    _write(out / "index.html", index)
+    # now that every page exists: links that leave the site (repository files) become text
+    for page in sorted([*out.glob("*.html"), *(out / "runs").glob("*.html")]):
+        page.write_bytes(_unlink_local(page.read_text(encoding="utf-8"), page, out,
+                                       first_run).encode("utf-8"))
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    return {"pages": sum(p.suffix == ".html" for p in files),
+            "images": sum(p.suffix == ".png" for p in files), "files": len(files)}
+
+
+def _parser() -> OneLineParser:
+    ap = OneLineParser(
+        prog="python -m leash.run.site",
+        description="Build the offline static site of the last `make reproduce` (also `make "
+                    "site`, which passes DATA): build/site/index.html with every artifact, one "
+                    "page per executed notebook, the API reference and the data formats. Runs "
+                    "`make reproduce` first when its executed notebooks are absent.")
+    ap.add_argument("--data", default="embedded", help="'embedded' (the runs of "
+                    "notebooks/runs.yaml, artifacts in figures/) or the study file (or shipped "
+                    "study name) of `make reproduce DATA=...` (default: %(default)s)")
+    ap.add_argument("--out", help="site folder under build/ (default: build/site/, "
+                    "build/site-<study>/ for a study)")
+    return ap
+
+
+def main(argv=None) -> int:
+    """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed)."""
+    from leash.run import reproduce
+    from leash.run.parameters import ParameterError
+
+    args = _parser().parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        study = reproduce._study_parameter(args.data)
+        runs = reproduce.default_runs() if study is None else reproduce.study_runs(study)
+        out = Path(os.path.abspath(args.out)) if args.out else site_folder(
+            reproduce.EMBEDDED if study is None else study)
+        if not out.is_relative_to(BUILD) or out == BUILD:
+            raise ParameterError(f"--out {shown(out)}: the site goes in a folder under "
+                                 f"{shown(BUILD)}/.")
+    except ParameterError as exc:
+        print(f"site: {exc}", file=sys.stderr)
+        return 2
+    folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
+    names = [r.name for r in runs]
+    # the index is written at the end of a reproduce run without failure
+    if not (folder / INDEX_NAME).is_file() or any(not (BUILD / f"{n}.ipynb").is_file()
+                                                  for n in names):
+        print("site: executed notebooks absent; running make reproduce first", file=sys.stderr)
+        status = reproduce.main(["--data", args.data, "--jobs", "2"])
+        if status != 1 and status:
+            return status
+        if status == 1:  # a notebook failed: the site shows it, and make fails
+            print("site: a notebook failed; the site shows its error and the runs not run",
+                  file=sys.stderr)
+    else:
+        status = 0
+    label = "" if study is None else runs[0].label
+    stats = build_site(folder, BUILD, out, names,
+                       title=None if study is None else f"Study {label}",
+                       command="make reproduce" + (f" DATA={args.data}" if study else ""),
+                       paper_claims=study is None)
+    print(f"site: {shown(out / 'index.html')}: {stats['pages']} pages, {stats['images']} images, "
+          f"{stats['files']} files in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

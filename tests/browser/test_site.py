@@ -1,0 +1,185 @@
+"""The site of `make site` in a real (headless) Chromium: every page loads offline and clean.
+
+Part of `make test-browser` (not of `make test`; see tests/browser/test_jupyterlab.py for what
+it needs). The fixture builds ``build/site/`` with this interpreter (``python -m
+leash.run.site``, which runs ``make reproduce`` first when the executed notebooks are absent),
+serves it with ``python -m http.server`` bound to 127.0.0.1, and Chromium resolves no other
+host (``--host-resolver-rules``). Every HTML page of the site is opened: no console error,
+every image loaded (``naturalWidth > 0``), every request the performance log shows went to
+that server (or is a ``data:`` URL or the browser's own ``chrome://``), MathJax (where a page
+loads it) finished typesetting. Screenshots go to ``build/browser/site-*.png``: the whole
+index (and its audit and "not regenerated" sections), the top of each notebook page,
+the data formats page and the API reference's front page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+REPO = Path(__file__).resolve().parents[2]
+SITE = REPO / "build" / "site"
+SHOTS = REPO / "build" / "browser"
+WINDOW = (1400, 1000)
+TALLEST = 16000  # the full-page screenshot of the index is at most this tall
+CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+# where a page's state is read: images, and MathJax 2 (when the page loads it) idle
+STATE_JS = """
+const imgs = [...document.images].map(i => ({src: i.currentSrc.slice(0, 120),
+                                              loaded: i.complete && i.naturalWidth > 0}));
+const mj = window.MathJax && window.MathJax.Hub;
+const typeset = !mj || (window.MathJax.isReady && mj.queue.pending === 0 && !mj.queue.running);
+return {ready: document.readyState === 'complete' && imgs.every(i => i.loaded) && typeset,
+        images: imgs, mathjax: !!mj, typeset: typeset, height: document.body.scrollHeight};
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEASH_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src")] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    subprocess.run([sys.executable, "-m", "leash.run.site"], cwd=REPO, env=env, check=True)
+    assert (SITE / "index.html").is_file()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = open(SHOTS / "site-http.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1", "--directory", str(SITE)], stdout=log,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "index.html", timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver_path = shutil.which("chromedriver")
+    if not driver_path:
+        pytest.fail("chromedriver not found on PATH (Debian: apt-get install chromium "
+                    "chromium-driver)")
+    options = webdriver.ChromeOptions()
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}")
+    options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            options.binary_location = shutil.which(name)
+            break
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_window_size(*WINDOW)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def requests(entries) -> list[str]:
+    """The URLs the page asked for (performance log: Network.requestWillBeSent)."""
+    urls = []
+    for e in entries:
+        msg = json.loads(e["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+    return urls
+
+
+def visit(driver, url: str, timeout: float = 30.0) -> dict:
+    driver.get_log("performance")  # drop what earlier pages left
+    driver.get_log("browser")
+    driver.get(url)
+    end, state = time.monotonic() + timeout, None
+    while time.monotonic() < end:
+        state = driver.execute_script(STATE_JS)
+        if state["ready"]:
+            break
+        time.sleep(0.2)
+    time.sleep(0.3)  # late requests (MathJax fonts) reach the log
+    state = driver.execute_script(STATE_JS)
+    state["console"] = [f"{e['level']}: {e['message']}" for e in driver.get_log("browser")
+                        if e["level"] in ("SEVERE", "WARNING")]
+    state["requests"] = requests(driver.get_log("performance"))
+    return state
+
+
+def page_paths() -> list[str]:
+    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html"))
+
+
+def shot(driver, name: str, full: bool = False) -> Path:
+    path = SHOTS / f"site-{name}.png"
+    if full:
+        height = driver.execute_script("return document.body.scrollHeight;")
+        driver.set_window_size(WINDOW[0], int(min(max(height + 40, WINDOW[1]), TALLEST)))
+        time.sleep(0.5)
+    driver.save_screenshot(str(path))
+    if full:
+        driver.set_window_size(*WINDOW)
+    return path
+
+
+def test_every_page_of_the_site_loads_offline_without_errors(site, browser):
+    for old in SHOTS.glob("site-*.png"):
+        old.unlink()
+    pages = page_paths()
+    assert "index.html" in pages and any(p.startswith("runs/") for p in pages), pages
+    problems, images, mathjax = [], 0, 0
+    for page in ["index.html"] + [p for p in pages if p != "index.html"]:
+        state = visit(browser, site + page)
+        images += len(state["images"])
+        mathjax += state["mathjax"]
+        if not state["ready"]:
+            problems.append(f"{page}: not ready (images or MathJax) within the timeout")
+        problems += [f"{page}: image not loaded: {i['src']}" for i in state["images"]
+                     if not i["loaded"]]
+        problems += [f"{page}: console {c}" for c in state["console"]]
+        # chrome:// is the browser's own (its new tab page, before the first get)
+        problems += [f"{page}: request outside the site: {u}" for u in state["requests"]
+                     if not u.startswith((site, "data:", "chrome:", "about:"))]
+        if page == "index.html":
+            shot(browser, "index", full=True)
+            shot(browser, "index-top")
+            for section in ("audit", "not-regenerated"):  # below the tallest full screenshot
+                if browser.execute_script(f"const e = document.getElementById('{section}');"
+                                          "if (e) e.scrollIntoView(); return !!e;"):
+                    time.sleep(0.3)
+                    shot(browser, f"index-{section}")
+        elif page.startswith("runs/"):
+            shot(browser, "run-" + Path(page).stem)
+        elif page in ("data-formats.html", "api/leash.html"):
+            shot(browser, Path(page).stem)
+    print(f"\nsite: {len(pages)} pages, {images} images loaded, MathJax on {mathjax} pages; "
+          f"screenshots in {SHOTS}", flush=True)
+    assert not problems, "\n".join(problems)
