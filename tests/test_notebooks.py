@@ -46,7 +46,7 @@ def test_notebook_conventions(path):
     if "outdir" in params:
         assert params["outdir"]["default"] == '""'
     else:
-        assert not any("publish(" in source(c) for c in cs), path.stem
+        assert not any("Publisher(" in source(c) for c in cs), path.stem
     if "study" in params:
         assert params["study"]["default"] == '"paper"'
     # papermill silently drops a line it cannot parse (e.g. "=" inside the help comment)

@@ -85,13 +85,13 @@ def test_form_title_parameters_no_definitions_no_outputs():
         assert not c.get("outputs") and c.get("execution_count") is None
         assert not re.search(r"^\s*(def|class)\s", text, re.M) and "lambda" not in text
         assert "os.environ" not in text and "LEASH_" not in text
-        # a cell ending in publish(...) ends with ";": its return value is not echoed
+        # a cell ending in pub(...) ends with ";": its return value is not echoed
         body = ast.parse(text).body
         if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call) and (
-                getattr(body[-1].value.func, "id", None) == "publish"):
+                getattr(body[-1].value.func, "id", None) == "pub"):
             assert text.rstrip().endswith(";"), text.splitlines()[0]
     code = _code()
-    assert "savefig" not in code and "to_csv" not in code  # artifacts only via publish
+    assert "savefig" not in code and "to_csv" not in code  # artifacts only via pub
     # the runner records the run's parameters; no source is "embedded" any more
     assert "parameters=" not in code and "params" not in code and "embedded" not in code
     for name in TABLES + FIGURES:
