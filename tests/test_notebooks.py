@@ -21,6 +21,7 @@ import papermill
 import pytest
 
 from _support import FIGURES, MIRROR, REPO, committed_records, freshness
+from leash.run.parameters import _UNKNOWN, _annotation, notebook_parameters, validate_parameters
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
@@ -52,9 +53,20 @@ def test_notebook_conventions(path):
     # papermill silently drops a line it cannot parse (e.g. "=" inside the help comment)
     lines = [ln for ln in source(cs[1]).splitlines() if ln.strip() and not ln.startswith("#")]
     assert len(params) == len(lines), f"{path.stem}: papermill parsed {sorted(params)}"
+    declared = notebook_parameters(path)
+    validate_parameters(path, declared=declared)  # every default fits its annotation and rule
     for name, p in params.items():
         assert p["help"], f"{path.stem}: parameter {name!r} has no help comment"
         assert p["inferred_type_name"] not in ("None", ""), f"{path.stem}: {name!r} untyped"
+        # the runner and notebook.start check values against the annotation: one they can read
+        assert _annotation(p["inferred_type_name"]) is not _UNKNOWN, (path.stem, name)
+        # "not given" is None, under Optional[...] written as a string (papermill parses it, the
+        # cell runs without importing typing); "" and [] are values (outdir "": the scratch)
+        if p["default"] == "None":
+            assert p["inferred_type_name"].startswith("Optional["), (path.stem, name)
+            assert re.search(rf"^{name}: \"Optional\[", source(cs[1]), re.M), (path.stem, name)
+        assert name == "outdir" or p["default"] not in ('""', "''", "[]"), \
+            f"{path.stem}: {name!r} defaults to {p['default']}; a parameter not given is None"
     for c in cs:
         if c["cell_type"] != "code":
             continue
@@ -62,6 +74,7 @@ def test_notebook_conventions(path):
         text = source(c)
         assert not re.search(r"^\s*(def|class)\s", text, re.M), "function definition"
         assert "lambda" not in text, "lambda in a notebook"
+        assert not re.search(r"\bor None\b", text), "x or None: a parameter not given is None"
         assert "A.sources(" not in text, "one source per run: A.source(study, ...)"
         assert "os.environ" not in text and "LEASH_" not in text, "environment variable"
 
