@@ -1,15 +1,19 @@
 """Every notebook: its conventions, that it runs, and that the committed artifacts are current.
 
-The module fixture ``notebook_run`` executes all notebooks once with their
-defaults (the paper's printed numbers and the simulated demo) through the same runner as `make
-reproduce`: first with the real-data mirror hidden, as on a fresh clone without ``../shared``,
-then with the mirror for the notebooks that skipped. The committed figures/ must equal the
-fresh artifacts: CSV numbers under leash.analysis.compare's rule (floats within 1e-12, since
-another CPU
-rounds exp/log differently in the last bit; everything else exact), Markdown and LaTeX byte for
-byte, images by name (tests/test_report.py checks that images are deterministic). A notebook
-that skipped (its data absent) is excluded with exactly the artifacts its committed records
-list, and the test says so.
+The module fixture ``notebook_run`` executes all notebooks once with their defaults (the paper's
+printed numbers and the simulated demo) through the same runner as `make reproduce`: first with
+the real-data mirror hidden, as on a fresh clone without ``../shared``, then with the mirror for
+the notebooks that skipped. It is the one execution of each notebook in a test session: every
+test that inspects a notebook's run (its artifacts, records or executed page, the walkthrough's
+included) reads it here, and `make test` gives whole files to its two workers (``--dist
+loadfile``), so the run happens once. (tests/test_nbconvert.py runs the one route papermill does
+not take, plain nbconvert, on one notebook.)
+
+The committed figures/ must equal the fresh artifacts: CSV numbers under
+leash.analysis.compare's rule (floats within 1e-12, since another CPU rounds exp/log differently
+in the last bit; everything else exact), Markdown and LaTeX byte for byte, images by name
+(tests/test_report.py checks that images are deterministic). A notebook that skipped (its data
+absent) is excluded with exactly the artifacts its committed records list, and the test says so.
 """
 
 import json
@@ -20,7 +24,15 @@ from pathlib import Path
 import papermill
 import pytest
 
-from _support import FIGURES, MIRROR, REPO, committed_records, freshness
+from _support import (
+    FIGURES,
+    MIRROR,
+    REPO,
+    WALKTHROUGH,
+    WALKTHROUGH_SIMULATED,
+    committed_records,
+    freshness,
+)
 from leash.run.parameters import _UNKNOWN, _annotation, notebook_parameters, validate_parameters
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -202,3 +214,65 @@ def test_a_fresh_clone_without_the_data_mirror_passes(notebook_run):
     for name, files in report["excluded"].items():
         assert files == sorted(f for r in records[name] for f in r["files"])
         assert not set(files) & (run.hidden_files - {"README.md"}), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", WALKTHROUGH)
+def test_the_walkthrough_writes_every_artifact_of_its_part(notebook_run, stem):
+    """Each part of the walkthrough (tests/test_walkthrough.py checks its form and facts)
+    writes its tables and figures, records them with its parameters, and reads as a page."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from leash.output.report import RECORD_KEY
+    from leash.run.parameters import notebook_parameters
+
+    tables, figures = WALKTHROUGH[stem]
+    result, out = notebook_run.results[stem], notebook_run.outdir
+    assert result.status == "ok", result.reason
+    for name in tables:
+        for ext in ("csv", "md", "tex"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    for name in figures:
+        for ext in ("pdf", "png", "csv"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    # the runner keeps the records, read from the executed notebook, with the run's parameters
+    records = json.loads((out / ".artifacts" / f"{stem}.json").read_text())
+    assert sorted(r["name"] for r in records) == sorted(tables + figures)
+    defaults = {n: p.value for n, p in notebook_parameters(REPO / "notebooks" / f"{stem}.ipynb")
+                .items() if n != "outdir"}
+    for r in records:
+        assert sorted(r) == ["description", "files", "inputs", "name", "notebook", "parameters"]
+        assert r["notebook"] == stem and r["description"], r["name"]
+        assert r["parameters"] == defaults, r["name"]  # every parameter, outdir left out
+        assert r["files"] == sorted(f"{r['name']}.{ext}" for ext in (
+            ("csv", "pdf", "png") if r["name"] in figures else ("csv", "md", "tex")))
+    inputs = {r["name"]: r["inputs"] for r in records}
+    simulated = ["simulated (leash.sources.simulate.simulate_pair)"]
+    expected_inputs = {"walkthrough_epsilon": ["none"], "walkthrough_boundary": ["none"],
+                       "walkthrough_null_studies": simulated,
+                       "walkthrough_entropy_example": ["none"],
+                       "walkthrough_entropy_scatter": ["data/studies/demo.yaml"]}
+    for name, want in expected_inputs.items():
+        if name in inputs:
+            assert inputs[name] == want, name
+    for name in set(WALKTHROUGH_SIMULATED) & set(tables):
+        assert "simulated" in (out / f"{name}.md").read_text().splitlines()[0].lower(), name
+    # the run's numbers where a closed form or the parameters say what they are
+    if "walkthrough_epsilon" in tables:
+        eps = pd.read_csv(out / "walkthrough_epsilon.csv")
+        np.testing.assert_allclose(eps["k * epsilon"], -math.log(0.05), rtol=1e-12)
+    if "walkthrough_null_studies" in tables:
+        null = pd.read_csv(out / "walkthrough_null_studies.csv")
+        assert null["studies"].item() == defaults["n_null"]
+    # the executed copy reads as a page: every figure inline, no error, no warning or log
+    executed = json.loads(result.output.read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or logs on the page"
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == len(figures)
+    saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
+             if RECORD_KEY in o.get("metadata", {})]
+    assert sorted(saved) == sorted(tables + figures)  # one "saved ..." note per artifact

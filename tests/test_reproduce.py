@@ -244,15 +244,17 @@ def test_discover_notebooks_in_file_name_order_and_default_runs(tmp_path):
 
 def test_the_repository_runs_each_artifact_notebook_on_the_paper_and_the_demo():
     runs = default_runs()
-    assert {r.name for r in runs} >= {"00_walkthrough", "01_table1_support.paper",
+    assert {r.name for r in runs} >= {"00a_walkthrough_support", "00b_walkthrough_noise",
+                                      "00c_walkthrough_curves", "01_table1_support.paper",
                                       "01_table1_support.demo", "08_paper_audit"}
     for r in runs:  # every listed parameter set is valid for its notebook
         validate_parameters(REPO_ROOT / "notebooks" / f"{r.notebook}.ipynb", r.parameters)
 
 
 def test_select_by_stem_name_or_number():
-    stems = ["00_walkthrough", "01_table1", "02_table3"]
+    stems = ["00_walkthrough", "00b_noise", "01_table1", "02_table3"]
     assert reproduce._select(stems, ["02_table3", "00"]) == ["00_walkthrough", "02_table3"]
+    assert reproduce._select(stems, ["00b"]) == ["00b_noise"]  # a number with a letter
     assert reproduce._select(stems, ["table1"]) == ["01_table1"]
     with pytest.raises(ParameterError, match="--only 'tabel1': no such notebook.*Did you mean"):
         reproduce._select(stems, ["tabel1"])
