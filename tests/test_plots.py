@@ -575,6 +575,33 @@ def test_shared_legend_in_the_spare_cell_else_below():
         shared_legend([])
 
 
+def test_a_helper_keeps_the_interactive_mode_its_first_figure_turned_on():
+    # In a notebook the inline backend is loaded with the first figure, and IPython then turns
+    # interactive mode on; when that figure comes from a helper (panel_grid), leaving the
+    # helper's rc_context turned it off again, and no later figure of the notebook was shown.
+    import matplotlib as mpl
+
+    @plots._themed
+    def first_figure(fail=False):
+        mpl.interactive(True)  # what loading the inline backend does
+        if fail:
+            raise RuntimeError("drawing failed")
+        return mpl.rcParams["axes.facecolor"]
+
+    was, facecolor = mpl.is_interactive(), mpl.rcParams["axes.facecolor"]
+    try:
+        mpl.interactive(False)
+        assert first_figure() == plots.theme()["axes.facecolor"]  # the theme, inside
+        assert mpl.is_interactive()
+        mpl.interactive(False)
+        with pytest.raises(RuntimeError, match="drawing failed"):
+            first_figure(fail=True)
+        assert mpl.is_interactive()
+        assert mpl.rcParams["axes.facecolor"] == facecolor  # the caller's rcParams are back
+    finally:
+        mpl.interactive(was)
+
+
 def test_every_helper_returns_a_new_axes_when_none_is_given():
     axes = [
         plot_pass_at_k_curves(_curves()), plot_passk_bars(_bars()),

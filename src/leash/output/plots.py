@@ -61,13 +61,25 @@ def theme() -> dict:
 
 
 def _themed(func):
-    """Run a helper under :func:`theme`, leaving the caller's rcParams as they were."""
+    """Run a helper under :func:`theme`, leaving the caller's rcParams as they were, but for the
+    interactive mode: a backend loaded by the helper's first figure may turn it on (IPython's
+    inline backend does), and turning it off again on the way out would keep every later figure
+    of a notebook from being shown.
+    """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         import matplotlib as mpl
 
-        with mpl.rc_context(theme()):
-            return func(*args, **kwargs)
+        rc, interactive = theme(), None
+        try:
+            with mpl.rc_context(rc):
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    interactive = mpl.is_interactive()
+        finally:
+            if interactive is not None:
+                mpl.interactive(interactive)
     return wrapper
 
 
