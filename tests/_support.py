@@ -146,3 +146,26 @@ def write_lines(path, lines):
     path.write_text("".join(
         (x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the teaching walkthrough: three notebooks, their artifacts (tables, figures)
+# ---------------------------------------------------------------------------------------------
+
+WALKTHROUGH = {
+    "00a_walkthrough_support": (
+        ["walkthrough_epsilon", "walkthrough_passk_estimators", "walkthrough_support_example",
+         "walkthrough_support_example_metrics"],
+        ["walkthrough_epsilon_curve", "walkthrough_passk_estimators_curve",
+         "walkthrough_support_example_counts"]),
+    "00b_walkthrough_noise": (
+        ["walkthrough_null_studies", "walkthrough_shrinkage_bootstrap", "walkthrough_boundary"],
+        ["walkthrough_null_e_minus_s", "walkthrough_misclassification"]),
+    "00c_walkthrough_curves": (
+        ["walkthrough_crossover", "walkthrough_entropy_example"],
+        ["walkthrough_expected_support", "walkthrough_passk_curves",
+         "walkthrough_entropy_scatter"]),
+}
+#: The walkthrough tables made from simulated data, whose captions must say so.
+WALKTHROUGH_SIMULATED = ["walkthrough_null_studies", "walkthrough_shrinkage_bootstrap",
+                         "walkthrough_crossover"]

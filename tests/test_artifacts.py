@@ -231,3 +231,148 @@ def test_the_paper_and_a_study_are_sources_with_one_interface():
         A.answer_cases("paper")
     assert "does not apply" in A.estimator_note(paper_src, "sft")
     assert "does not apply" in A.na_note(paper_src)
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 14's layout and notebook 10's sweep (expected values by hand, exact fractions)
+# ---------------------------------------------------------------------------------------------
+
+def test_table14_wide_by_hand_and_on_the_printed_values():
+    from fractions import Fraction
+
+    long = pd.DataFrame({"benchmark": ["X", "X", "X", "X", "W", "W"],
+                         "model": ["z", "z", "a", "a", "z", "z"], "k": [1, 2, 1, 2, 1, 2],
+                         "pass_at_k": [1 / 3, 2 / 3, 1 / 4, 1 / 2, 0.0, 7 / 10]})
+    wide = A.table14_wide(long)
+    assert list(wide.columns) == ["benchmark", "model", "@1", "@2"]
+    # rows in the order they first appear, not sorted
+    assert wide[["benchmark", "model"]].values.tolist() == [["X", "z"], ["X", "a"], ["W", "z"]]
+    expect = [[Fraction(1, 3), Fraction(2, 3)], [Fraction(1, 4), Fraction(1, 2)],
+              [Fraction(0), Fraction(7, 10)]]
+    np.testing.assert_allclose(wide[["@1", "@2"]].to_numpy(),
+                               [[float(100 * v) for v in row] for row in expect], rtol=1e-12)
+    # the walkthrough's example: Table 14 prints the SFT model's AIME2024 pass@k as 30.00 at
+    # both k = 2 and k = 4 (9 of 30 questions)
+    printed = A.table14_wide(A.sft_passk("paper")).set_index(["benchmark", "model"])
+    assert printed.loc[("AIME2024", "SFT"), "@2"] == pytest.approx(100 * 9 / 30, rel=1e-12)
+    assert printed.loc[("AIME2024", "SFT"), "@4"] == pytest.approx(100 * 9 / 30, rel=1e-12)
+    assert [c for c in printed.columns] == [f"@{2 ** i}" for i in range(9)]
+    with pytest.raises(ValueError, match=r"table14_wide needs the column\(s\) \['pass_at_k'\]"):
+        A.table14_wide(long.drop(columns="pass_at_k"))
+    with pytest.raises(ValueError, match=r"benchmark 'X', model 'z', k = 1 has more than one row"):
+        A.table14_wide(pd.concat([long, long.head(1)]))
+
+
+# counts out of n = 4 per question: model b (the base), r1 and r2 (two RLVR models)
+_SWEEP_COUNTS = {
+    "A": [(4, 4, 0), (1, 3, 2), (0, 2, 1), (2, 0, 0), (0, 0, 0)],  # a math benchmark
+    "B": [(3, 1, 4), (0, 1, 0), (1, 0, 1)],  # a non-math one
+}
+
+
+def _sweep_study(tmp_path, benchmarks=("A", "B")):
+    from leash.sources.study import load_study
+
+    rows = [{"model": m, "benchmark": b, "question_id": f"{b}{i}", "n": 4, "c": c[j]}
+            for b in benchmarks for i, c in enumerate(_SWEEP_COUNTS[b])
+            for j, m in enumerate(("b", "r1", "r2"))]
+    pd.DataFrame(rows).to_csv(tmp_path / "counts.csv", index=False)
+    domains = {"A": "math", "B": "non-math"}
+    (tmp_path / "s.yaml").write_text(
+        "benchmarks: {" + ", ".join(f"{b}: {{domain: {domains[b]}}}" for b in benchmarks)
+        + "}\nsections: {support: {sources: [{path: counts.csv}], pairs: "
+          "[{label: p1, base: b, rl: r1}, {label: p2, base: b, rl: r2}]}}\n")
+    return load_study(tmp_path / "s.yaml")
+
+
+def _by_hand(pair, min_count, benchmarks):
+    """P, E, S, O and SRR, NDR, NSCR (Fractions, None where 0/0) of one pair, pooled."""
+    from fractions import Fraction
+
+    rl = {"p1": 1, "p2": 2}[pair]
+    n = {"P": 0, "E": 0, "S": 0, "O": 0}
+    for b in benchmarks:
+        for c in _SWEEP_COUNTS[b]:
+            base, new = c[0] >= min_count, c[rl] >= min_count
+            n[{(True, True): "P", (False, True): "E", (True, False): "S",
+               (False, False): "O"}[base, new]] += 1
+    p, e, s = n["P"], n["E"], n["S"]
+    ratio = lambda a, b: Fraction(a, b) if b else None  # noqa: E731
+    return tuple(n.values()), (ratio(p, p + s), ratio(e, p + e), ratio(e - s, p + e + s))
+
+
+def _assert_metrics(row, expected):
+    for col, want in zip(("SRR", "NDR", "NSCR"), expected):
+        if want is None:
+            assert np.isnan(row[col]), col
+        else:
+            assert row[col] == pytest.approx(float(want), rel=1e-12), col
+
+
+def test_sensitivity_long_sweeps_every_pair_counted_by_hand(tmp_path):
+    study = _sweep_study(tmp_path)
+    sweep = A.sensitivity_long(study, zetas=(), min_counts=(1, 2))
+    assert sweep.columns[-1] == "pair" and list(dict.fromkeys(sweep["pair"])) == ["p1", "p2"]
+    pooled = {"Math": ["A"], "Non-Math": ["B"], "Overall": ["A", "B"], "A": ["A"], "B": ["B"]}
+    assert len(sweep) == 2 * 2 * len(pooled)  # pairs x min_counts x rows
+    for _, row in sweep.iterrows():
+        counts, metrics = _by_hand(row["pair"], row["min_count"], pooled[row["benchmark"]])
+        assert tuple(row[["P", "E", "S", "O"]]) == counts, row.to_dict()
+        _assert_metrics(row, metrics)
+        assert row["k"] == 4 if row["scope"] != "overall" else row["k_max"] == 4
+    summary = A.sensitivity_summary(sweep)
+    assert list(summary.columns) == A.SENSITIVITY_COLUMNS
+    assert set(summary["benchmark"]) == {"Math", "Non-Math", "Overall"}  # the pooled rows
+    with pytest.raises(ValueError, match="needs per-question data"):
+        A.sensitivity_long("paper")
+
+
+def test_sensitivity_long_below_the_budget_gives_expected_counts(tmp_path):
+    import math
+    from fractions import Fraction
+
+    sweep = A.sensitivity_long(_sweep_study(tmp_path), ks=[2, 4], zetas=(), min_counts=(1,))
+    row = sweep[(sweep["pair"] == "p1") & (sweep["k"] == 2) & (sweep["benchmark"] == "A")]
+    # a random 2 of the 4 samples holds a correct one with probability 1 - C(4 - c, 2) / C(4, 2);
+    # E counts the questions the base misses and the RLVR model finds, independently drawn
+    found = lambda c: 1 - Fraction(math.comb(4 - c, 2), math.comb(4, 2))  # noqa: E731
+    expect_e = sum((1 - found(c[0])) * found(c[1]) for c in _SWEEP_COUNTS["A"])
+    assert expect_e == Fraction(4, 3)
+    assert row["E"].item() == pytest.approx(float(expect_e), rel=1e-12)
+    assert not row["exact_counts"].item()
+
+
+def test_sensitivity_figure_data_is_one_pair_at_its_largest_budget(tmp_path):
+    study = _sweep_study(tmp_path)
+    full = A.sensitivity_long(study, min_counts=(1, 2))  # and the rate rule, left out here
+    data = A.sensitivity_figure_data(full)
+    assert list(data.columns) == ["pair", "domain", "min_count", "k_min", "k_max", "SRR", "NDR",
+                                  "NSCR"]
+    assert set(data["pair"]) == {"p1"}  # the first pair by default
+    assert data[["domain", "min_count"]].values.tolist() == [
+        ["Math", 1], ["Non-Math", 1], ["Overall", 1], ["Math", 2], ["Non-Math", 2],
+        ["Overall", 2]]
+    pooled = {"Math": ["A"], "Non-Math": ["B"], "Overall": ["A", "B"]}
+    for pair in ("p1", "p2"):
+        d = A.sensitivity_figure_data(full, pair)
+        for _, row in d.iterrows():
+            _assert_metrics(row, _by_hand(pair, row["min_count"], pooled[row["domain"]])[1])
+    # min_count 2 on benchmark B: the base alone finds one question, RLVR none: SRR 0, NDR 0/0
+    b2 = data[(data["domain"] == "Non-Math") & (data["min_count"] == 2)].iloc[0]
+    assert b2["SRR"] == 0 and np.isnan(b2["NDR"]) and b2["NSCR"] == -1
+    # with several budgets, each row at its largest: the same numbers as the full budget
+    swept = A.sensitivity_figure_data(A.sensitivity_long(study, ks=[2, 4], min_counts=(1, 2)))
+    pd.testing.assert_frame_equal(swept, data)
+    with pytest.raises(ValueError, match=r"Unknown pair\(s\) \['p3'\]"):
+        A.sensitivity_figure_data(full, "p3")
+    with pytest.raises(ValueError, match="no row of the count rule"):
+        A.sensitivity_figure_data(A.sensitivity_long(study, min_counts=()))
+
+
+def test_sensitivity_of_a_one_benchmark_study_keeps_its_rows(tmp_path):
+    sweep = A.sensitivity_long(_sweep_study(tmp_path, benchmarks=("A",)), zetas=(),
+                               min_counts=(1,))
+    assert set(A.sensitivity_summary(sweep)["scope"]) == {"benchmark"}  # nothing to pool
+    data = A.sensitivity_figure_data(sweep, "p2")
+    assert list(data.columns)[:2] == ["pair", "benchmark"] and data["benchmark"].tolist() == ["A"]
+    _assert_metrics(data.iloc[0], _by_hand("p2", 1, ["A"])[1])

@@ -1,15 +1,19 @@
 """Every notebook: its conventions, that it runs, and that the committed artifacts are current.
 
-The module fixture ``notebook_run`` executes all notebooks once with their
-defaults (the paper's printed numbers and the simulated demo) through the same runner as `make
-reproduce`: first with the real-data mirror hidden, as on a fresh clone without ``../shared``,
-then with the mirror for the notebooks that skipped. The committed figures/ must equal the
-fresh artifacts: CSV numbers under leash.analysis.compare's rule (floats within 1e-12, since
-another CPU
-rounds exp/log differently in the last bit; everything else exact), Markdown and LaTeX byte for
-byte, images by name (tests/test_report.py checks that images are deterministic). A notebook
-that skipped (its data absent) is excluded with exactly the artifacts its committed records
-list, and the test says so.
+The module fixture ``notebook_run`` executes all notebooks once with their defaults (the paper's
+printed numbers and the simulated demo) through the same runner as `make reproduce`: first with
+the real-data mirror hidden, as on a fresh clone without ``../shared``, then with the mirror for
+the notebooks that skipped. It is the one execution of each notebook in a test session: every
+test that inspects a notebook's run (its artifacts, records or executed page, the walkthrough's
+included) reads it here, and `make test` gives whole files to its two workers (``--dist
+loadfile``), so the run happens once. (tests/test_nbconvert.py runs the one route papermill does
+not take, plain nbconvert, on one notebook.)
+
+The committed figures/ must equal the fresh artifacts: CSV numbers under
+leash.analysis.compare's rule (floats within 1e-12, since another CPU rounds exp/log differently
+in the last bit; everything else exact), Markdown and LaTeX byte for byte, images by name
+(tests/test_report.py checks that images are deterministic). A notebook that skipped (its data
+absent) is excluded with exactly the artifacts its committed records list, and the test says so.
 """
 
 import json
@@ -20,7 +24,16 @@ from pathlib import Path
 import papermill
 import pytest
 
-from _support import FIGURES, MIRROR, REPO, committed_records, freshness
+from _support import (
+    FIGURES,
+    MIRROR,
+    REPO,
+    WALKTHROUGH,
+    WALKTHROUGH_SIMULATED,
+    committed_records,
+    freshness,
+)
+from leash.run.parameters import _UNKNOWN, _annotation, notebook_parameters, validate_parameters
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
@@ -46,15 +59,26 @@ def test_notebook_conventions(path):
     if "outdir" in params:
         assert params["outdir"]["default"] == '""'
     else:
-        assert not any("publish(" in source(c) for c in cs), path.stem
+        assert not any("Publisher(" in source(c) for c in cs), path.stem
     if "study" in params:
         assert params["study"]["default"] == '"paper"'
     # papermill silently drops a line it cannot parse (e.g. "=" inside the help comment)
     lines = [ln for ln in source(cs[1]).splitlines() if ln.strip() and not ln.startswith("#")]
     assert len(params) == len(lines), f"{path.stem}: papermill parsed {sorted(params)}"
+    declared = notebook_parameters(path)
+    validate_parameters(path, declared=declared)  # every default fits its annotation and rule
     for name, p in params.items():
         assert p["help"], f"{path.stem}: parameter {name!r} has no help comment"
         assert p["inferred_type_name"] not in ("None", ""), f"{path.stem}: {name!r} untyped"
+        # the runner and notebook.start check values against the annotation: one they can read
+        assert _annotation(p["inferred_type_name"]) is not _UNKNOWN, (path.stem, name)
+        # "not given" is None, under Optional[...] written as a string (papermill parses it, the
+        # cell runs without importing typing); "" and [] are values (outdir "": the scratch)
+        if p["default"] == "None":
+            assert p["inferred_type_name"].startswith("Optional["), (path.stem, name)
+            assert re.search(rf"^{name}: \"Optional\[", source(cs[1]), re.M), (path.stem, name)
+        assert name == "outdir" or p["default"] not in ('""', "''", "[]"), \
+            f"{path.stem}: {name!r} defaults to {p['default']}; a parameter not given is None"
     for c in cs:
         if c["cell_type"] != "code":
             continue
@@ -62,6 +86,7 @@ def test_notebook_conventions(path):
         text = source(c)
         assert not re.search(r"^\s*(def|class)\s", text, re.M), "function definition"
         assert "lambda" not in text, "lambda in a notebook"
+        assert not re.search(r"\bor None\b", text), "x or None: a parameter not given is None"
         assert "A.sources(" not in text, "one source per run: A.source(study, ...)"
         assert "os.environ" not in text and "LEASH_" not in text, "environment variable"
 
@@ -144,11 +169,12 @@ def test_committed_artifacts_of_each_notebook_are_current(notebook_run, name):
                     f"artifacts are not checked here")
     fresh = json.loads((notebook_run.outdir / ".artifacts" / f"{name}.json").read_text())
     assert fresh == committed, f"{name}: artifact records differ from figures/.artifacts/"
-    # the executed copy shows its figures inline (papermill records them as PNG outputs)
+    # the executed copy shows every figure it saves inline (papermill records them as PNG
+    # outputs; a notebook may show more, as 02 shows its diagram on every source)
     executed = json.loads(result.output.read_text())
     outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    if any(f.endswith(".png") for r in fresh for f in r["files"]):
-        assert any("image/png" in o.get("data", {}) for o in outputs), name
+    figures = [r["name"] for r in fresh if any(f.endswith(".png") for f in r["files"])]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= len(figures), name
     assert not [o for o in outputs if o.get("output_type") == "error"], name
     assert not [o for o in outputs if o.get("name") == "stderr"], f"{name}: warnings or logs"
     files = [f for r in fresh for f in r["files"]]
@@ -189,3 +215,65 @@ def test_a_fresh_clone_without_the_data_mirror_passes(notebook_run):
     for name, files in report["excluded"].items():
         assert files == sorted(f for r in records[name] for f in r["files"])
         assert not set(files) & (run.hidden_files - {"README.md"}), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", WALKTHROUGH)
+def test_the_walkthrough_writes_every_artifact_of_its_part(notebook_run, stem):
+    """Each part of the walkthrough (tests/test_walkthrough.py checks its form and facts)
+    writes its tables and figures, records them with its parameters, and reads as a page."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from leash.output.report import RECORD_KEY
+    from leash.run.parameters import notebook_parameters
+
+    tables, figures = WALKTHROUGH[stem]
+    result, out = notebook_run.results[stem], notebook_run.outdir
+    assert result.status == "ok", result.reason
+    for name in tables:
+        for ext in ("csv", "md", "tex"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    for name in figures:
+        for ext in ("pdf", "png", "csv"):
+            assert (out / f"{name}.{ext}").is_file(), (name, ext)
+    # the runner keeps the records, read from the executed notebook, with the run's parameters
+    records = json.loads((out / ".artifacts" / f"{stem}.json").read_text())
+    assert sorted(r["name"] for r in records) == sorted(tables + figures)
+    defaults = {n: p.value for n, p in notebook_parameters(REPO / "notebooks" / f"{stem}.ipynb")
+                .items() if n != "outdir"}
+    for r in records:
+        assert sorted(r) == ["description", "files", "inputs", "name", "notebook", "parameters"]
+        assert r["notebook"] == stem and r["description"], r["name"]
+        assert r["parameters"] == defaults, r["name"]  # every parameter, outdir left out
+        assert r["files"] == sorted(f"{r['name']}.{ext}" for ext in (
+            ("csv", "pdf", "png") if r["name"] in figures else ("csv", "md", "tex")))
+    inputs = {r["name"]: r["inputs"] for r in records}
+    simulated = ["simulated (leash.sources.simulate.simulate_pair)"]
+    expected_inputs = {"walkthrough_epsilon": ["none"], "walkthrough_boundary": ["none"],
+                       "walkthrough_null_studies": simulated,
+                       "walkthrough_entropy_example": ["none"],
+                       "walkthrough_entropy_scatter": ["data/studies/demo.yaml"]}
+    for name, want in expected_inputs.items():
+        if name in inputs:
+            assert inputs[name] == want, name
+    for name in set(WALKTHROUGH_SIMULATED) & set(tables):
+        assert "simulated" in (out / f"{name}.md").read_text().splitlines()[0].lower(), name
+    # the run's numbers where a closed form or the parameters say what they are
+    if "walkthrough_epsilon" in tables:
+        eps = pd.read_csv(out / "walkthrough_epsilon.csv")
+        np.testing.assert_allclose(eps["k * epsilon"], -math.log(0.05), rtol=1e-12)
+    if "walkthrough_null_studies" in tables:
+        null = pd.read_csv(out / "walkthrough_null_studies.csv")
+        assert null["studies"].item() == defaults["n_null"]
+    # the executed copy reads as a page: every figure inline, no error, no warning or log
+    executed = json.loads(result.output.read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or logs on the page"
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == len(figures)
+    saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
+             if RECORD_KEY in o.get("metadata", {})]
+    assert sorted(saved) == sorted(tables + figures)  # one "saved ..." note per artifact

@@ -32,6 +32,7 @@ from leash.output.plots import (
     plot_metric_trajectory,
     plot_pass_at_k_curves,
     plot_passk_bars,
+    plot_sensitivity,
     plot_support_counts,
     plot_support_curves,
     plot_support_diagram,
@@ -379,6 +380,43 @@ def test_metric_trajectory_validation():
         plot_metric_trajectory(_trajectory().assign(step=0))
 
 
+def _sensitivity(hue="domain"):
+    return pd.DataFrame({"pair": "p", hue: ["Math", "Overall"] * 3,
+                         "min_count": [1, 1, 2, 2, 5, 5], "k_min": 8, "k_max": 8,
+                         "SRR": [0.9, 0.8, 0.95, 0.85, 1.0, 0.9],
+                         "NDR": [0.1, 0.05, np.nan, 0.04, 0.0, 0.02],
+                         "NSCR": [-0.1, -0.2, -0.05, -0.1, 0.0, -0.05]})
+
+
+def test_sensitivity_three_panels_against_min_count_one_legend():
+    fig = plot_sensitivity(_sensitivity(), title="Sensitivity, p")
+    axes = [ax for ax in fig.axes if ax.axison]
+    assert [ax.get_ylabel() for ax in axes] == ["SRR", "NDR", "NSCR"]
+    for ax, metric in zip(axes, ["SRR", "NDR", "NSCR"]):
+        assert ax.get_xlabel() == "min_count" and list(ax.get_xticks()) == [1, 2, 5]
+        math_line = ax.lines[0]  # the first row kind, sorted by min_count
+        np.testing.assert_array_equal(math_line.get_xdata(), [1, 2, 5])
+        want = _sensitivity().query("domain == 'Math'")[metric].to_numpy()
+        np.testing.assert_array_equal(math_line.get_ydata(), want)
+        assert ax.get_legend() is None  # one shared legend instead
+    legend = fig.legends[0]
+    assert legend.get_title().get_text() == "domain"
+    assert [t.get_text() for t in legend.get_texts()] == ["Math", "Overall"]
+    assert fig.get_suptitle() == "Sensitivity, p"
+    # a one-benchmark study's rows are benchmarks, and the legend says so
+    fig = plot_sensitivity(_sensitivity("benchmark"))
+    assert fig.legends[0].get_title().get_text() == "benchmark" and fig.get_suptitle() == ""
+
+
+def test_sensitivity_validation():
+    with pytest.raises(TypeError, match="'data' parameter of plot_sensitivity must be a pandas"):
+        plot_sensitivity([1, 2])
+    with pytest.raises(ValueError, match="plot_sensitivity: the DataFrame has no column 'NSCR'"):
+        plot_sensitivity(_sensitivity().drop(columns="NSCR"))
+    with pytest.raises(ValueError, match="plot_sensitivity: 4 rows share the same"):
+        plot_sensitivity(_sensitivity().assign(min_count=[1, 1, 2, 2, 2, 2]))
+
+
 # ---------------------------------------------------------------------------------------------
 # plot_entropy_scatter
 # ---------------------------------------------------------------------------------------------
@@ -535,6 +573,33 @@ def test_shared_legend_in_the_spare_cell_else_below():
         shared_legend(panel_grid(1)[1])
     with pytest.raises(ValueError, match="empty"):
         shared_legend([])
+
+
+def test_a_helper_keeps_the_interactive_mode_its_first_figure_turned_on():
+    # In a notebook the inline backend is loaded with the first figure, and IPython then turns
+    # interactive mode on; when that figure comes from a helper (panel_grid), leaving the
+    # helper's rc_context turned it off again, and no later figure of the notebook was shown.
+    import matplotlib as mpl
+
+    @plots._themed
+    def first_figure(fail=False):
+        mpl.interactive(True)  # what loading the inline backend does
+        if fail:
+            raise RuntimeError("drawing failed")
+        return mpl.rcParams["axes.facecolor"]
+
+    was, facecolor = mpl.is_interactive(), mpl.rcParams["axes.facecolor"]
+    try:
+        mpl.interactive(False)
+        assert first_figure() == plots.theme()["axes.facecolor"]  # the theme, inside
+        assert mpl.is_interactive()
+        mpl.interactive(False)
+        with pytest.raises(RuntimeError, match="drawing failed"):
+            first_figure(fail=True)
+        assert mpl.is_interactive()
+        assert mpl.rcParams["axes.facecolor"] == facecolor  # the caller's rcParams are back
+    finally:
+        mpl.interactive(was)
 
 
 def test_every_helper_returns_a_new_axes_when_none_is_given():

@@ -394,21 +394,91 @@ def test_save_table_grouped_headers_and_mixed_columns(tmp_path):
     assert [c.strip("| ").strip() for c in cells] == ["–", "0.123"]
 
 
-def test_publish_saves_tables_and_figures(tmp_path):
-    ok = {"inputs": ["data/paper/"], "description": "d"}
-    files = report.publish(pd.DataFrame({"x": [0.5]}), "t", tmp_path, caption="c",
-                           float_format="{:.1f}", **ok)
+def test_publisher_saves_tables_and_figures(tmp_path):
+    pub = report.Publisher(tmp_path, inputs=["data/paper/"])
+    files = pub(pd.DataFrame({"x": [0.5]}), "t", caption="c", float_format="{:.1f}",
+                description="d")
     assert set(files) == {"csv", "md", "tex"} and "0.5" in files["md"].read_text()
     data = pd.DataFrame({"k": [1], "y": [0.5]})
-    files = report.publish(_figure(), "f", tmp_path, data=data, **ok)
+    files = pub(_figure(), "f", data=data, description="d")
     assert set(files) == {"pdf", "png", "csv"}
+    assert {p.parent for p in files.values()} == {tmp_path}
     assert not (tmp_path / ".artifacts").exists()  # records are the runner's job
     with pytest.raises(ValueError, match="pass data=<DataFrame>"):
-        report.publish(_figure(), "g", tmp_path, **ok)
+        pub(_figure(), "g", description="d")
     with pytest.raises(ValueError, match="caption apply to tables only"):
-        report.publish(_figure(), "g", tmp_path, data=data, caption="c", **ok)
+        pub(_figure(), "g", data=data, caption="c", description="d")
     with pytest.raises(ValueError, match="'data' is for figures"):
-        report.publish(pd.DataFrame({"x": [1]}), "g", tmp_path, data=data, **ok)
+        pub(pd.DataFrame({"x": [1]}), "g", data=data, description="d")
+    assert not list(tmp_path.glob("g.*"))  # nothing of a refused call is written
+
+
+def test_publisher_binds_the_source_suffix_and_inputs_once(tmp_path):
+    from leash.artifacts import open_study
+
+    paper = report.Publisher(tmp_path, "paper")
+    assert paper.name("table1") == "table1" and paper.inputs == ["data/paper/"]
+    demo_src = open_study("demo")
+    pub = report.Publisher(tmp_path, demo_src)
+    assert pub.source is demo_src and pub.name("table1") == "table1_demo"
+    assert pub.inputs == ["data/studies/demo.yaml"]
+    files = pub(pd.DataFrame({"x": [1]}), "table1", description="Table 1")
+    assert files["csv"] == tmp_path / "table1_demo.csv"
+    # a study given by name is opened as notebooks open it; an artifact may name other inputs
+    assert report.Publisher(tmp_path, "demo").name("f") == "f_demo"
+    files = pub(_figure(), "diagram", data=False, inputs="none", description="a diagram")
+    assert set(files) == {"pdf", "png"} and files["pdf"].name == "diagram_demo.pdf"
+    assert "demo" in repr(pub) and "data/studies/demo.yaml" in repr(pub)
+
+
+def test_publisher_records_what_the_runner_reads(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(report, "_show_note", lambda record, outdir: shown.append(record))
+    pub = report.Publisher(tmp_path, "demo", inputs=["a.jsonl", "b.jsonl"])
+    pub(pd.DataFrame({"x": [1]}), "t", description="  one\n line  ")
+    pub(pd.DataFrame({"x": [2]}), "u", inputs="c.jsonl", description="other input")
+    assert shown == [
+        {"name": "t_demo", "files": ["t_demo.csv", "t_demo.md", "t_demo.tex"],
+         "inputs": ["a.jsonl", "b.jsonl"], "description": "one line"},
+        {"name": "u_demo", "files": ["u_demo.csv", "u_demo.md", "u_demo.tex"],
+         "inputs": ["c.jsonl"], "description": "other input"}]
+
+
+def test_publisher_refuses_bad_input_naming_the_parameter(tmp_path):
+    a_file = tmp_path / "f.txt"
+    a_file.write_text("x")
+    with pytest.raises(ValueError, match=r"'outdir' parameter of Publisher must be a folder\. "
+                                         r"Got the file .*f\.txt"):
+        report.Publisher(a_file, "paper")
+    with pytest.raises(TypeError, match=r"'outdir' parameter of Publisher must be a str or "
+                                        r"path.*Got 3 of type int"):
+        report.Publisher(3, "paper")
+    with pytest.raises(ValueError, match=r"Publisher needs the run's 'source' .* or its 'inputs'"):
+        report.Publisher(tmp_path)
+    for bad in ([], "", [3], {"a": 1}):
+        with pytest.raises(TypeError, match=r"'inputs' parameter of Publisher"):
+            report.Publisher(tmp_path, inputs=bad)
+    pub = report.Publisher(tmp_path, "paper")
+    for name in ("sub/table1", "table1.pdf.", "", "-x"):
+        with pytest.raises(ValueError, match=r"'name' parameter of Publisher must be a file stem"):
+            pub(pd.DataFrame({"x": [1]}), name, description="d")
+    with pytest.raises(TypeError, match=r"'name' parameter of Publisher must be a str"):
+        pub(pd.DataFrame({"x": [1]}), None, description="d")
+    with pytest.raises(ValueError, match=r"'description' parameter of Publisher\('t'\)"):
+        pub(pd.DataFrame({"x": [1]}), "t", description=" ")
+    with pytest.raises(TypeError, match=r"'inputs' parameter of Publisher"):
+        pub(pd.DataFrame({"x": [1]}), "t", inputs=[None], description="d")
+    with pytest.raises(TypeError, match=r"'float_format' parameter of Publisher"):
+        pub(pd.DataFrame({"x": [1.5]}), "t", float_format=3, description="d")
+    with pytest.raises(TypeError, match=r"'fig' parameter of Publisher must be a matplotlib"):
+        pub([1, 2], "t", data=pd.DataFrame({"x": [1]}), description="d")
+    assert not [p for p in tmp_path.iterdir() if p != a_file]  # nothing written
+    # the outdir is created at the first save, not before
+    later = tmp_path / "later" / "figures"
+    pub = report.Publisher(later, inputs="none")
+    assert not later.exists()
+    pub(pd.DataFrame({"x": [1]}), "t", description="d")
+    assert (later / "t.csv").is_file()
 
 
 def test_an_empty_outdir_is_the_scratch_folder_never_figures():

@@ -118,8 +118,8 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
     with pytest.raises(ParameterError, match=r"'ks' = \['a'\] has type list; its annotation "
                                              r"asks for list\[int\]"):
         validate_parameters(nb, {"ks": ["a"]})
-    with pytest.raises(ParameterError, match=r"'ks' = \[0, 2\] breaks the rule .* a list of "
-                                             r"ints >= 1"):
+    with pytest.raises(ParameterError, match=r"'ks' = \[0, 2\] breaks the rule .* a non-empty "
+                                             r"list of ints >= 1"):
         validate_parameters(nb, {"ks": [0, 2]})
     with pytest.raises(ParameterError, match="'estimator' = 'first_k' breaks the rule .* "
                                              "leash.core.passk.ESTIMATORS"):
@@ -141,6 +141,64 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
         validate_parameters(nb, {"study": "embedded"})  # one source per run
     with pytest.raises(ParameterError, match="'study' = 'data/studies/nope.yaml' breaks"):
         validate_parameters(nb, {"study": "data/studies/nope.yaml"})
+
+
+def test_optional_parameters_take_none_or_the_inner_type(tmp_path):
+    """A parameter that may be not given: None under a quoted Optional[...] annotation, which
+    papermill parses (inspect, --help-notebook) and the runner and notebook.start check alike."""
+    import subprocess
+    import sys
+
+    import papermill
+
+    from leash.run import notebook
+
+    src = ('estimator: "Optional[str]" = None  # pass@k estimator; None: the study\'s\n'
+           'ks: "Optional[list[int]]" = None  # budgets; None: the study\'s\n'
+           'pair: "Optional[str]" = None  # a model pair; None: the first')
+    nb = _notebook(tmp_path, "nb", src)
+    seen = papermill.inspect_notebook(str(nb))
+    assert {n: (p["inferred_type_name"], p["default"]) for n, p in seen.items()} == {
+        "estimator": ("Optional[str]", "None"), "ks": ("Optional[list[int]]", "None"),
+        "pair": ("Optional[str]", "None")}
+    shown = subprocess.run([sys.executable, "-m", "papermill", "--help-notebook", str(nb)],
+                           capture_output=True, text=True, check=True).stdout
+    assert "estimator: Optional[str] (default None)" in shown
+    assert "ks: Optional[list[int]] (default None)" in shown
+    declared = notebook_parameters(nb)
+    assert declared["ks"].type_name == "Optional[list[int]]" and declared["ks"].value is None
+    namespace = {"__annotations__": {"estimator": "Optional[str]", "ks": "Optional[list[int]]",
+                                     "pair": "Optional[str]"},
+                 "estimator": None, "ks": None, "pair": None}
+    for check in (lambda values: validate_parameters(nb, values),
+                  lambda values: notebook.start({**namespace, **values})):
+        check({})
+        check({"estimator": None, "ks": None, "pair": None})
+        check({"estimator": "unbiased", "ks": [1, 8], "pair": "demo-1.5B"})
+        for bad, pattern in (
+                ({"estimator": 3}, r"'estimator' = 3 has type int; its annotation asks for "
+                                   r"Optional\[str\]"),
+                ({"ks": ["a"]}, r"'ks' = \['a'\] has type list; its annotation asks for "
+                                r"Optional\[list\[int\]\]"),
+                ({"ks": 8}, r"'ks' = 8 has type int"),
+                ({"pair": [1]}, r"'pair' = \[1\] has type list"),
+                # not given is None: an empty value is no longer a way to say it
+                ({"estimator": ""}, r"'estimator' = '' breaks the rule .* or None"),
+                ({"ks": []}, r"'ks' = \[\] breaks the rule .* a non-empty list")):
+            with pytest.raises(ParameterError, match=pattern):
+                check(bad)
+    # a parameter that is not Optional refuses None
+    with pytest.raises(ParameterError, match=r"'k' = None has type NoneType; its annotation "
+                                             r"asks for int"):
+        validate_parameters(TINY, {"k": None})
+
+
+def test_the_rules_name_their_choices():
+    from leash.core.entropy import NA_RULES
+    from leash.core.passk import ESTIMATORS
+
+    assert all(repr(v) in PARAMETER_RULES["na"].description for v in NA_RULES)
+    assert all(repr(v) in PARAMETER_RULES["estimator"].description for v in ESTIMATORS)
 
 
 def test_bad_defaults_are_caught_before_running(tmp_path):
@@ -186,15 +244,17 @@ def test_discover_notebooks_in_file_name_order_and_default_runs(tmp_path):
 
 def test_the_repository_runs_each_artifact_notebook_on_the_paper_and_the_demo():
     runs = default_runs()
-    assert {r.name for r in runs} >= {"00_walkthrough", "01_table1_support.paper",
+    assert {r.name for r in runs} >= {"00a_walkthrough_support", "00b_walkthrough_noise",
+                                      "00c_walkthrough_curves", "01_table1_support.paper",
                                       "01_table1_support.demo", "08_paper_audit"}
     for r in runs:  # every listed parameter set is valid for its notebook
         validate_parameters(REPO_ROOT / "notebooks" / f"{r.notebook}.ipynb", r.parameters)
 
 
 def test_select_by_stem_name_or_number():
-    stems = ["00_walkthrough", "01_table1", "02_table3"]
+    stems = ["00_walkthrough", "00b_noise", "01_table1", "02_table3"]
     assert reproduce._select(stems, ["02_table3", "00"]) == ["00_walkthrough", "02_table3"]
+    assert reproduce._select(stems, ["00b"]) == ["00b_noise"]  # a number with a letter
     assert reproduce._select(stems, ["table1"]) == ["01_table1"]
     with pytest.raises(ParameterError, match="--only 'tabel1': no such notebook.*Did you mean"):
         reproduce._select(stems, ["tabel1"])

@@ -1,9 +1,12 @@
-"""The teaching walkthrough (notebooks/00_walkthrough.ipynb): its form, that it runs and writes
-its artifacts, and that every statement its text makes as a fact holds.
+"""The teaching walkthrough, three notebooks (notebooks/00a_walkthrough_support.ipynb,
+00b_walkthrough_noise.ipynb, 00c_walkthrough_curves.ipynb): their form, and that every
+statement their text makes as a fact holds.
 
-The fact tests recompute each claim directly with the leash functions the notebook calls (same
-defaults, same random streams), against exact references (fractions, math.comb, closed forms)
-where there is one.
+No kernel here: the notebooks run once per test session, in tests/test_notebooks.py (the runs
+of `make reproduce`), which also checks the artifacts and the executed page of each part
+(test_the_walkthrough_writes_every_artifact_of_its_part). The fact tests recompute each claim
+directly with the leash functions the notebooks call (same defaults, same random streams),
+against exact references (fractions, math.comb, closed forms) where there is one.
 """
 
 from __future__ import annotations
@@ -13,69 +16,63 @@ import json
 import math
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from _support import REPO, WALKTHROUGH
 from leash import artifacts
 from leash.analysis import tables
 from leash.core import entropy, passk, stats, support
-from leash.output.report import RECORD_KEY
 from leash.run.parameters import ParameterError, notebook_parameters, validate_parameters
-from leash.run.reproduce import default_runs, run_notebook
+from leash.run.reproduce import default_runs
 from leash.sources import simulate
 from leash.sources.study import load_study
 
-REPO = Path(__file__).resolve().parents[1]
-NOTEBOOK = REPO / "notebooks" / "00_walkthrough.ipynb"
-
-TABLES = ["walkthrough_epsilon", "walkthrough_passk_estimators", "walkthrough_support_example",
-          "walkthrough_support_example_metrics", "walkthrough_null_studies",
-          "walkthrough_shrinkage_bootstrap", "walkthrough_boundary", "walkthrough_crossover",
-          "walkthrough_entropy_example"]
-FIGURES = ["walkthrough_epsilon_curve", "walkthrough_passk_estimators_curve",
-           "walkthrough_support_example_counts", "walkthrough_null_e_minus_s",
-           "walkthrough_misclassification", "walkthrough_expected_support",
-           "walkthrough_passk_curves", "walkthrough_entropy_scatter"]
-SIMULATED_TABLES = ["walkthrough_null_studies", "walkthrough_shrinkage_bootstrap",
-                    "walkthrough_crossover"]
+NOTEBOOKS = {stem: REPO / "notebooks" / f"{stem}.ipynb" for stem in WALKTHROUGH}
+SUPPORT, NOISE, CURVES = NOTEBOOKS  # the three parts, in reading order
 
 
-def _cells():
-    return json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+def _cells(stem):
+    return json.loads(NOTEBOOKS[stem].read_text(encoding="utf-8"))["cells"]
 
 
-def _code():
-    return "\n".join("".join(c["source"]) for c in _cells() if c["cell_type"] == "code")
+def _code(stem):
+    return "\n".join("".join(c["source"]) for c in _cells(stem) if c["cell_type"] == "code")
 
 
-@pytest.fixture(scope="module")
-def defaults():
-    return {name: p.value for name, p in notebook_parameters(NOTEBOOK).items()}
+def _defaults(stem):
+    return {name: p.value for name, p in notebook_parameters(NOTEBOOKS[stem]).items()}
 
 
 # ---------------------------------------------------------------------------------------------
 # form
 # ---------------------------------------------------------------------------------------------
 
-def test_form_title_parameters_no_definitions_no_outputs():
-    cells = _cells()
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_form_title_parameters_no_definitions_no_outputs(stem):
+    tables_, figures = WALKTHROUGH[stem]
+    cells = _cells(stem)
     assert cells[0]["cell_type"] == "markdown"
     title = "".join(cells[0]["source"])
     assert title.startswith("# Walkthrough") and "**Input**" in title and "**Writes**" in title
+    assert "arXiv 2507.14843v4" in title and re.search(r"Section \d|App\. [A-Z]", title)
     assert "`build/figures/`" in title  # where a run by hand writes
-    for name in TABLES + FIGURES:  # the title names every artifact it writes
+    for name in tables_ + figures:  # the title names every artifact it writes
         assert f"`{name.removeprefix('walkthrough_')}`" in title, name
+    # each part links the others by file name (a link opens them in JupyterLab and on GitHub)
+    for other in NOTEBOOKS:
+        if other != stem:
+            assert f"({other}.ipynb)" in title, other
     assert cells[1]["cell_type"] == "code" and "parameters" in cells[1]["metadata"]["tags"]
     # the first code cell after the parameters checks them, on every route
     assert cells[2]["cell_type"] == "code"
     assert "".join(cells[2]["source"]) == ("from leash.run import notebook\n\n"
                                            "notebook.start(globals())")
-    declared = notebook_parameters(NOTEBOOK)
-    assert {"outdir", "seed"} <= set(declared) and "study" not in declared  # no data source
-    assert declared["outdir"].value == "" and declared["seed"].value == 0  # scratch folder
+    declared = notebook_parameters(NOTEBOOKS[stem])
+    assert "outdir" in declared and "study" not in declared  # no data source
+    assert declared["outdir"].value == ""  # the scratch folder
     for name, p in declared.items():
         assert p.type_name and p.help and p.has_literal_default, name
     for c in cells:
@@ -85,84 +82,56 @@ def test_form_title_parameters_no_definitions_no_outputs():
         assert not c.get("outputs") and c.get("execution_count") is None
         assert not re.search(r"^\s*(def|class)\s", text, re.M) and "lambda" not in text
         assert "os.environ" not in text and "LEASH_" not in text
-        # a cell ending in publish(...) ends with ";": its return value is not echoed
+        # a cell ending in pub(...) ends with ";": its return value is not echoed
         body = ast.parse(text).body
         if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call) and (
-                getattr(body[-1].value.func, "id", None) == "publish"):
+                getattr(body[-1].value.func, "id", None) == "pub"):
             assert text.rstrip().endswith(";"), text.splitlines()[0]
-    code = _code()
-    assert "savefig" not in code and "to_csv" not in code  # artifacts only via publish
+    code = _code(stem)
+    assert "savefig" not in code and "to_csv" not in code  # artifacts only via pub
     # the runner records the run's parameters; no source is "embedded" any more
     assert "parameters=" not in code and "params" not in code and "embedded" not in code
-    for name in TABLES + FIGURES:
+    for name in tables_ + figures:
         assert f'"{name}"' in code, name
 
 
-def test_make_reproduce_runs_it_once_with_its_defaults():
-    # the title says so; its committed artifacts are figures/walkthrough_* under its own name
-    runs = [r for r in default_runs() if r.notebook == NOTEBOOK.stem]
-    assert [(r.name, r.parameters) for r in runs] == [("00_walkthrough", {})]
+def test_the_parts_split_the_walkthrough_artifacts_without_overlap():
+    names = [n for stem in NOTEBOOKS for part in WALKTHROUGH[stem] for n in part]
+    assert len(names) == len(set(names)) == 17
+    for stem in NOTEBOOKS:  # no part writes another part's artifact
+        others = {n for s in NOTEBOOKS if s != stem for part in WALKTHROUGH[s] for n in part}
+        assert not [n for n in others if f'"{n}"' in _code(stem)], stem
+    # the committed walkthrough artifacts are exactly theirs
+    committed = {p.stem for p in (REPO / "figures").glob("walkthrough_*.csv")}
+    assert committed == set(names)
 
 
-def test_parameters_are_validated_by_the_runner():
-    validate_parameters(NOTEBOOK)  # the literal defaults are legal
-    for bad in ({"zeta": 1.5}, {"seed": -1}, {"n_boot": -3}, {"ks": [0]}, {"level": 1.0},
-                {"n_nul": 10}):
+def test_make_reproduce_runs_each_part_once_with_its_defaults():
+    # the titles say so; the committed artifacts are figures/walkthrough_* under these names
+    runs = [(r.name, r.parameters) for r in default_runs() if r.notebook in NOTEBOOKS]
+    assert runs == [(stem, {}) for stem in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("stem, bad", [
+    (SUPPORT, [{"zeta": 1.5}, {"paper_budgets": "32"}, {"c_base_example": 8},
+               {"seed": 0}]),  # part 1 draws nothing at random: no seed
+    (NOISE, [{"zeta": 1.5}, {"seed": -1}, {"n_boot": -3}, {"level": 1.0}, {"n_nul": 10}]),
+    (CURVES, [{"seed": -1}, {"n_boot": 1}, {"ks": [0]}, {"ks": []}, {"level": 1.0},
+              {"zeta": 0.05}]),
+])
+def test_parameters_are_validated_by_the_runner(stem, bad):
+    validate_parameters(NOTEBOOKS[stem])  # the literal defaults are legal
+    for params in bad:
         with pytest.raises(ParameterError):
-            validate_parameters(NOTEBOOK, bad)
-
-
-@pytest.mark.slow  # one kernel, about 10 s
-def test_runs_and_writes_every_artifact(tmp_path):
-    out, build = tmp_path / "out", tmp_path / "build"
-    res = run_notebook(NOTEBOOK, {"n_null": 20, "n_boot": 50}, outdir=out, build=build)
-    assert res.status == "ok"
-    for name in TABLES:
-        for ext in ("csv", "md", "tex"):
-            assert (out / f"{name}.{ext}").is_file(), (name, ext)
-    for name in FIGURES:
-        for ext in ("pdf", "png", "csv"):
-            assert (out / f"{name}.{ext}").is_file(), (name, ext)
-    written = {p.stem for p in out.iterdir() if p.suffix in (".csv", ".pdf")}
-    assert written == set(TABLES) | set(FIGURES)
-    # the runner keeps the records, read from the executed notebook, with the run's parameters
-    records = json.loads((out / ".artifacts" / "00_walkthrough.json").read_text())
-    assert sorted(r["name"] for r in records) == sorted(TABLES + FIGURES)
-    for r in records:
-        assert sorted(r) == ["description", "files", "inputs", "name", "notebook", "parameters"]
-        assert r["notebook"] == "00_walkthrough" and r["description"], r["name"]
-        assert "outdir" not in r["parameters"], r["name"]
-        assert r["parameters"]["n_null"] == 20 and r["parameters"]["n_boot"] == 50, r["name"]
-        assert r["parameters"]["seed"] == 0, r["name"]  # defaults are recorded too
-        assert r["files"] == sorted(f"{r['name']}.{ext}" for ext in (
-            ("csv", "pdf", "png") if r["name"] in FIGURES else ("csv", "md", "tex")))
-    inputs = {r["name"]: r["inputs"] for r in records}
-    assert inputs["walkthrough_epsilon"] == ["none"]
-    assert inputs["walkthrough_entropy_scatter"] == ["data/studies/demo.yaml"]
-    for name in SIMULATED_TABLES:
-        assert "simulated" in (out / f"{name}.md").read_text().splitlines()[0].lower(), name
-    # the run's numbers: epsilon table, null summary with the small n_null
-    eps = pd.read_csv(out / "walkthrough_epsilon.csv")
-    np.testing.assert_allclose(eps["k * epsilon"], -math.log(0.05), rtol=1e-12)
-    null = pd.read_csv(out / "walkthrough_null_studies.csv")
-    assert null["studies"].item() == 20
-    # the executed copy reads as a page: every figure inline, no error, no warning or log
-    executed = json.loads((build / "00_walkthrough.ipynb").read_text())
-    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or logs on the page"
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == len(FIGURES)
-    saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
-             if RECORD_KEY in o.get("metadata", {})]
-    assert sorted(saved) == sorted(TABLES + FIGURES)  # one "saved ..." note per artifact
+            validate_parameters(NOTEBOOKS[stem], params)
 
 
 # ---------------------------------------------------------------------------------------------
 # facts stated in the text
 # ---------------------------------------------------------------------------------------------
 
-def test_section1_epsilon_facts(defaults):
-    ks = np.asarray(defaults["paper_budgets"])
+def test_section1_epsilon_facts():
+    ks = np.asarray(_defaults(SUPPORT)["paper_budgets"])
     assert ks.tolist() == [32, 256, 1024, 2048, 4096, 8192, 16384]
     eps = support.epsilon(ks, 0.05)
     assert round(support.epsilon(8192, 0.05), 6) == 0.000366  # the paper's 3.66e-4
@@ -174,7 +143,7 @@ def test_section1_epsilon_facts(defaults):
 
 
 def test_section2_estimator_facts():
-    code = _code()
+    code = _code(SUPPORT)
     assert "c_demo = np.array([3, 1, 5, 0])" in code  # the example the text describes
     assert "first_demo = np.array([0, 4, 1, -1])" in code
     n, c, first = 8, [3, 1, 5, 0], [0, 4, 1, -1]
@@ -190,7 +159,8 @@ def test_section2_estimator_facts():
     assert unbiased[-1] == first_k[-1] == 0.75  # both agree at k = n
 
 
-def test_section3_example_facts(defaults):
+def test_section3_example_facts():
+    defaults = _defaults(SUPPORT)
     cb, cr = defaults["c_base_example"], defaults["c_rl_example"]
     assert len(cb) == len(cr) == 8 and max(cb + cr) <= 8
     counts = support.support_counts(cb, cr)
@@ -214,7 +184,8 @@ def _null_studies(d):
     return pd.DataFrame(rows, columns=["E", "S", "p"])
 
 
-def test_section4a_null_facts(defaults):
+def test_section4a_null_facts():
+    defaults = _defaults(NOISE)
     assert defaults["n_null"] == 200
     null = _null_studies(defaults)
     share = (null["p"] < 0.05).mean()
@@ -238,8 +209,8 @@ def test_section4a_exact_rejection_rate_is_at_most_alpha():
         assert 2 * lower - middle <= Fraction(1, 20), m
 
 
-def test_section4b_shrinkage_facts(defaults):
-    d = defaults
+def test_section4b_shrinkage_facts():
+    d = _defaults(NOISE)
     for seed in range(5):  # the notebook's random order, for its seed and four more
         rng = np.random.default_rng(seed)
         p_true = rng.beta(d["beta_a"], d["beta_b"], size=d["n_questions"])
@@ -258,7 +229,8 @@ def test_section4b_shrinkage_facts(defaults):
         assert (p_rl[kept] >= p_true[kept]).all() and (p_rl[~kept] == 0).all()
 
 
-def test_section4c_boundary_facts(defaults):
+def test_section4c_boundary_facts():
+    defaults = _defaults(NOISE)
     zeta = defaults["zeta"]
     for k in defaults["misclass_ks"]:
         eps = support.epsilon(k, zeta)
@@ -278,8 +250,8 @@ def test_section4c_boundary_facts(defaults):
         assert eps / p05 == pytest.approx(math.log(1 / zeta) / -math.log(0.95), rel=0.01)
 
 
-def test_section5_demo_facts(defaults):
-    d = defaults
+def test_section6_demo_facts():
+    d = _defaults(CURVES)
     demo = load_study("demo")
     assert demo.simulated
     paired = demo.paired("support", d["pair"])
@@ -300,10 +272,10 @@ def test_section5_demo_facts(defaults):
     assert cross["low"] <= cross["estimate"] <= cross["high"]
 
 
-def test_section6_entropy_facts():
+def test_section7_entropy_facts():
     base = ["12"] * 11 + ["8"] * 7 + ["15"] * 5 + ["3"] * 4 + ["20"] * 3 + [None] * 2
     rl = ["12"] * 29 + ["8"] * 3
-    code = _code()
+    code = _code(CURVES)
     assert 'base_answers = ["12"] * 11 + ["8"] * 7 + ["15"] * 5' in code
     assert 'rl_answers = ["12"] * 29 + ["8"] * 3' in code
     assert len(base) == len(rl) == 32
@@ -323,7 +295,7 @@ def test_section6_entropy_facts():
     assert by.loc["demo-rlvr-1.5B", "token_entropy"] > by.loc["demo-base-1.5B", "token_entropy"]
 
 
-def test_section7_table1_row():
+def test_section5_table1_row():
     m = support.support_metrics(1355, 5, 56, 131)
     assert (round(m.SRR, 2), round(m.NDR, 2), round(m.SDS, 2), round(m.NSCR, 2)) == (
         0.96, 0.0, 0.01, -0.04)  # Table 1, ProRL-1.5B-v1, Math

@@ -39,8 +39,9 @@ __all__ = [
     "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_note", "budget_text",
     "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
-    "sft_support", "sft_passk", "checkpoint_support", "entropy_long", "entropy_wide",
-    "entropy_pairs", "table2", "table2_wide", "answer_cases",
+    "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
+    "entropy_wide", "entropy_pairs", "table2", "table2_wide", "SENSITIVITY_COLUMNS",
+    "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
 ]
 
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
@@ -678,6 +679,48 @@ def sft_passk(study=PAPER, *, ks=None, estimator=None):
     return open_study(study).passk(ks=ks, estimator=estimator)
 
 
+def table14_wide(long: pd.DataFrame) -> pd.DataFrame:
+    """Table 14's layout: pass@k in percent per benchmark and model, one column per budget.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`sft_passk` result: ``benchmark, model, k, pass_at_k`` (fractions), one row per
+        benchmark, model and k.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``benchmark, model, @<k>...`` (100 x pass@k, unrounded; the paper prints 2 decimals),
+        rows and budgets in the order they first appear; a budget a model lacks is NaN.
+
+    Raises
+    ------
+    ValueError
+        A column is missing, or a benchmark, model and k appear twice.
+
+    Examples
+    --------
+    >>> long = pd.DataFrame({"benchmark": "AIME2024", "model": "SFT", "k": [1, 2],
+    ...                      "pass_at_k": [0.25, 0.5]})
+    >>> table14_wide(long)
+      benchmark model    @1    @2
+    0  AIME2024   SFT  25.0  50.0
+    """
+    from leash.analysis.tables import require_columns
+
+    require_columns(long, ["benchmark", "model", "k", "pass_at_k"], "table14_wide")
+    twice = long.duplicated(["benchmark", "model", "k"])
+    if twice.any():
+        b, m, k = long.loc[twice, ["benchmark", "model", "k"]].iloc[0].tolist()
+        raise ValueError(f"table14_wide: benchmark {b!r}, model {m!r}, k = {k} has more than one "
+                         f"row; the table takes one pass@k per benchmark, model and k.")
+    wide = long.pivot_table(index=["benchmark", "model"], columns="k", values="pass_at_k",
+                            sort=False).mul(100).reset_index()
+    wide.columns = [c if isinstance(c, str) else f"@{c}" for c in wide.columns]
+    return wide
+
+
 def checkpoint_support(study=PAPER, *, min_count=1, n_boot=0, seed=0, level=0.95):
     """Table 4: support dynamics of each training checkpoint against step 0, per benchmark.
 
@@ -789,6 +832,112 @@ def table2_wide(long: pd.DataFrame) -> pd.DataFrame:
                       if c.name == "category" else c, kind="stable")
     w.columns.name = None
     return w.reset_index(drop=True)
+
+
+#: The columns of a sensitivity sweep a reader compares (:func:`sensitivity_summary`).
+SENSITIVITY_COLUMNS = ["pair", "rule", "zeta", "min_count", "k", "k_min", "k_max", "scope",
+                       "benchmark", "P", "E", "S", "O", "SRR", "NDR", "NSCR"]
+
+
+def sensitivity_long(study, *, section="support", ks=None, zetas=(0.01, 0.05, 0.1, 0.2),
+                     min_counts=(1, 2, 3, 5)):
+    """Notebook 10's sweep: support counts and metrics of every pair of a study section as the
+    rule, the count threshold, zeta and the budget vary.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data (``"demo"`` or a study file); the paper prints its counts
+        at one threshold (``min_count`` 1) and the full budget only.
+    section : str, default "support"
+    ks : sequence of int, optional
+        Budgets, each at most every benchmark's; default: each benchmark at the study's budget,
+        with exact counts.
+    zetas, min_counts : sequence
+        As in :func:`leash.analysis.sensitivity.sensitivity_sweep`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`leash.analysis.sensitivity.sensitivity_sweep` (per benchmark and
+        pooled per domain and overall) and ``pair`` last, the pairs in the section's order.
+
+    Raises
+    ------
+    ValueError
+        For the paper's printed numbers, which have no per-question data.
+    """
+    from leash.analysis.sensitivity import sensitivity_sweep
+
+    src = open_study(study)
+    if src.is_paper:
+        raise ValueError("sensitivity_long needs per-question data (study='demo' or a study "
+                         "file): the paper prints its counts at one threshold (min_count 1) and "
+                         "the full budget only.")
+    frames = [sensitivity_sweep(src.paired(section, p), ks=ks, zetas=zetas,
+                                min_counts=min_counts, domains=src.domains).assign(pair=p.label)
+              for p in src.section(section).pairs]
+    return pd.concat(frames, ignore_index=True)
+
+
+def sensitivity_summary(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a sensitivity sweep to compare: the pooled ones (each domain and overall), or
+    each benchmark's when the study has one benchmark only (pooling needs two).
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        A :func:`sensitivity_long` result.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`SENSITIVITY_COLUMNS`, in the sweep's order.
+    """
+    from leash.analysis.tables import require_columns
+
+    require_columns(sweep, SENSITIVITY_COLUMNS, "sensitivity_summary")
+    pooled = sweep[sweep["scope"] != "benchmark"]
+    rows = pooled if len(pooled) else sweep
+    return rows[SENSITIVITY_COLUMNS].reset_index(drop=True)
+
+
+def sensitivity_figure_data(sweep: pd.DataFrame, pair: str | None = None) -> pd.DataFrame:
+    """What notebook 10's figure plots: SRR, NDR and NSCR of one pair under the count rule, per
+    count threshold, each row at its largest budget.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        A :func:`sensitivity_long` result.
+    pair : str, optional
+        Pair label; default the first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair, domain, min_count, k_min, k_max, SRR, NDR, NSCR``: the rows of
+        :func:`sensitivity_summary` (``benchmark`` instead of ``domain`` for a study of one
+        benchmark), at each row's largest budget where several were swept (averaging over
+        budgets would mix min_count with k).
+
+    Raises
+    ------
+    ValueError
+        An unknown pair, or no row of the count rule (``min_counts`` empty).
+    """
+    rows = sensitivity_summary(sweep)
+    labels = list(dict.fromkeys(rows["pair"]))
+    pair = labels[0] if pair is None and labels else pair
+    _check_pairs([pair], labels)
+    data = rows[(rows["pair"] == pair) & (rows["rule"] == "count")]
+    if data.empty:
+        raise ValueError(f"sensitivity_figure_data: the sweep has no row of the count rule for "
+                         f"pair {pair!r} (were min_counts empty?).")
+    data = data[data["k_max"] == data.groupby("benchmark")["k_max"].transform("max")]
+    hue = "benchmark" if (data["scope"] == "benchmark").all() else "domain"
+    return (data[["pair", "benchmark", "min_count", "k_min", "k_max", "SRR", "NDR", "NSCR"]]
+            .rename(columns={"benchmark": hue}).reset_index(drop=True))
 
 
 def _answer_text(values, counts, n_missing) -> str:

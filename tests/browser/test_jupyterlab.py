@@ -51,7 +51,8 @@ FIGURES = REPO / "figures"
 SHOTS = REPO / "build" / "browser"
 
 # notebook -> seconds allowed for Run All Cells (generous: two shared cores)
-CASES = {"00_walkthrough.ipynb": 300, "01_table1_support.ipynb": 180}
+CASES = {"00a_walkthrough_support.ipynb": 180, "00b_walkthrough_noise.ipynb": 240,
+         "00c_walkthrough_curves.ipynb": 240, "01_table1_support.ipynb": 180}
 WINDOW = (1400, 1000)
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",

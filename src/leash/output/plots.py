@@ -20,7 +20,8 @@ __all__ = [
     "BASE_COLOR", "CATEGORY_COLORS", "CATEGORY_LABELS", "EXTRA_COLORS", "PAGE_WIDTH",
     "RLVR_COLOR", "ROLE_COLORS", "SERIES_COLORS", "SFT_COLOR", "model_colors", "panel_grid",
     "plot_entropy_scatter", "plot_epsilon", "plot_metric_trajectory", "plot_pass_at_k_curves",
-    "plot_passk_bars", "plot_support_counts", "plot_support_curves", "plot_support_diagram",
+    "plot_passk_bars", "plot_sensitivity", "plot_support_counts", "plot_support_curves",
+    "plot_support_diagram",
     "sequential_colors", "shades", "shared_legend", "theme",
 ]
 
@@ -60,13 +61,25 @@ def theme() -> dict:
 
 
 def _themed(func):
-    """Run a helper under :func:`theme`, leaving the caller's rcParams as they were."""
+    """Run a helper under :func:`theme`, leaving the caller's rcParams as they were, but for the
+    interactive mode: a backend loaded by the helper's first figure may turn it on (IPython's
+    inline backend does), and turning it off again on the way out would keep every later figure
+    of a notebook from being shown.
+    """
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         import matplotlib as mpl
 
-        with mpl.rc_context(theme()):
-            return func(*args, **kwargs)
+        rc, interactive = theme(), None
+        try:
+            with mpl.rc_context(rc):
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    interactive = mpl.is_interactive()
+        finally:
+            if interactive is not None:
+                mpl.interactive(interactive)
     return wrapper
 
 
@@ -625,6 +638,41 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     ax.set(xlabel="training step" if x == "step" else x,
            ylabel=metrics[0] if one else "metric value")
     return ax
+
+
+def plot_sensitivity(data, *, title=None):
+    """Notebook 10's figure: SRR, NDR and NSCR against the count threshold ``min_count``, one
+    panel each, a line per domain (or benchmark), one legend.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A :func:`leash.artifacts.sensitivity_figure_data` result: ``min_count``, ``SRR``,
+        ``NDR``, ``NSCR`` and ``domain`` (or ``benchmark``), one row per domain and threshold.
+    title : str, optional
+        Above the panels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A page-wide row of three panels (:func:`panel_grid`), the legend titled by the rows'
+        kind.
+    """
+    func = "plot_sensitivity"
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"The 'data' parameter of {func} must be a pandas DataFrame. Got "
+                        f"{type(data).__name__} instead.")
+    hue = "domain" if "domain" in data.columns else "benchmark"
+    _require(data, [hue, "min_count", "SRR", "NDR", "NSCR"], func, [hue, "min_count"])
+    fig, axes = panel_grid(3, ncols=3, panel_height=2.4)
+    for ax, metric in zip(axes, ["SRR", "NDR", "NSCR"]):
+        plot_metric_trajectory(data, metrics=metric, ax=ax, x="min_count", hue=hue)
+        ax.set_xticks(sorted(data["min_count"].unique()))
+        ax.set_xlabel("min_count")
+    shared_legend(axes, title=hue)
+    if title is not None:
+        fig.suptitle(title, fontsize=10)
+    return fig
 
 
 @_themed

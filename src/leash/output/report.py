@@ -1,9 +1,10 @@
 """Saving the paper's artifacts: tables and figures, byte-stable, each with its numbers.
 
-Notebooks call :func:`publish` (never ``savefig`` or ``to_csv``): a table becomes ``.csv``
-(unrounded), ``.md`` and ``.tex``; a figure ``.pdf`` and ``.png`` plus a ``.csv`` of exactly the
-numbers plotted. The note :func:`publish` shows in a notebook carries the artifact's record,
-which the runner keeps per run (:func:`write_records`) and indexes (:func:`write_index`).
+Notebooks save through a :class:`Publisher` bound once to their output folder and source
+(never ``savefig`` or ``to_csv``): a table becomes ``.csv`` (unrounded), ``.md`` and ``.tex``; a
+figure ``.pdf`` and ``.png`` plus a ``.csv`` of exactly the numbers plotted. The note a
+publisher shows in a notebook carries the artifact's record, which the runner keeps per run
+(:func:`write_records`) and indexes (:func:`write_index`).
 Files are rendered in memory and replaced atomically, LF, UTF-8, without timestamps; a CSV equal
 under :mod:`leash.analysis.compare`'s rule to the file already there is left alone, so a re-run on
 another CPU leaves ``git status`` clean. ``outdir=""`` is the scratch ``build/figures/``.
@@ -28,7 +29,7 @@ from leash.analysis.compare import csv_differences
 
 __all__ = [
     "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
-    "artifact_index", "artifact_record", "publish", "resolve_outdir", "save_figure",
+    "Publisher", "artifact_index", "artifact_record", "resolve_outdir", "save_figure",
     "save_table", "sidecar_path", "write_index", "write_records",
 ]
 
@@ -38,7 +39,7 @@ DPI = 200
 TABLE_FORMATS, FIGURE_FORMATS = ("csv", "md", "tex"), ("pdf", "png")
 #: Folder of the per-run JSON sidecars, and file name of the index, in the output folder.
 SIDECAR_DIR, INDEX_NAME = ".artifacts", "README.md"
-#: Key, in the metadata of a notebook output, of the record :func:`publish` displays.
+#: Key, in the metadata of a notebook output, of the record a :class:`Publisher` displays.
 RECORD_KEY = "leash.artifact"
 _MIRROR_ENV = "LEASH_DATA_MIRROR"  # paths under the data mirror are recorded relative to it
 # pdf.fonttype 42 embeds TrueType subsets instead of Type 3 fonts (what publishers ask for)
@@ -198,7 +199,11 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
     dict of str to pathlib.Path
         ``{"csv", "md", "tex"}``; the LaTeX is a booktabs ``table`` labelled ``tab:<name>``.
     """
-    func = "save_table"
+    return _save_table(df, name, outdir, caption=caption, float_format=float_format,
+                       index=index, func="save_table")
+
+
+def _save_table(df, name, outdir, *, caption, float_format, index, func):
     df, name = _check_frame(df, "df", func), _check_name(name, func)
     if caption is not None and not isinstance(caption, str):
         raise TypeError(f"The 'caption' parameter of {func} must be a str or None. "
@@ -248,10 +253,13 @@ def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
         ``{"pdf", "png"[, "csv"]}``, the same bytes for the same figure (no timestamps, fixed
         Producer, TrueType fonts).
     """
+    return _save_figure(fig, name, outdir, data=data, dpi=dpi, func="save_figure")
+
+
+def _save_figure(fig, name, outdir, *, data, dpi, func):
     import matplotlib
     from matplotlib.figure import Figure
 
-    func = "save_figure"
     if not isinstance(fig, Figure):
         raise TypeError(f"The 'fig' parameter of {func} must be a matplotlib Figure (use "
                         f"ax.figure for an Axes). Got {type(fig).__name__} instead.")
@@ -344,7 +352,10 @@ def artifact_record(name, files, *, inputs, description) -> dict:
     dict
         ``{"name", "files", "inputs", "description"}``, JSON-safe.
     """
-    func = "artifact_record"
+    return _record(name, files, inputs, description, "artifact_record")
+
+
+def _record(name, files, inputs, description, func: str) -> dict:
     name = _check_name(name, func)
     paths = [Path(f) for f in (files.values() if isinstance(files, Mapping) else
                                [files] if isinstance(files, (str, os.PathLike)) else files)]
@@ -487,53 +498,163 @@ def write_index(records, path="figures/README.md"):
     return _write_text(path, re.sub(r"\n{3,}", "\n\n", "\n".join(lines)) + "\n")
 
 
-def publish(obj, name, outdir="", *, inputs, description, data=None, caption=None,
-            float_format=None, index=False):
-    """Save a table or a figure and record it: one call per artifact.
+def _check_inputs(inputs, func: str) -> list:
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs
+    if (not isinstance(items, (list, tuple)) or not items
+            or not all(isinstance(i, (str, os.PathLike)) and str(i) for i in items)):
+        raise TypeError(f"The 'inputs' parameter of {func} must be a non-empty str or path, or "
+                        f"a non-empty list of them (\"none\" for hand-made numbers). Got "
+                        f"{inputs!r} instead.")
+    return list(items)
+
+
+class Publisher:
+    """Save and record the artifacts of one notebook run: bound once to its output folder and
+    its source, then one call per table or figure.
+
+    Notebooks save through a publisher, never with ``savefig`` or ``to_csv``::
+
+        pub = Publisher(outdir, src)   # src = leash.artifacts.source(study, ...)
+        pub(t1, "table1", caption=..., description="Table 1: ...")  # table1.*, table1_demo.*
+        pub(fig, "figure1_passk", data=values, description="...")
 
     Parameters
     ----------
-    obj : pandas.DataFrame or matplotlib.figure.Figure
-        Saved by :func:`save_table` or :func:`save_figure` (which needs ``data``).
-    name, outdir
-        As in :func:`save_table`.
-    inputs, description
-        As in :func:`artifact_record`.
-    data : pandas.DataFrame or False, optional
-        For a figure, as in :func:`save_figure`.
-    caption, float_format, index
-        For a table, as in :func:`save_table`.
+    outdir : str or path-like
+        The notebook's ``outdir`` parameter: ``""`` is the scratch folder ``build/figures/``, a
+        relative path is relative to the repository (:func:`resolve_outdir`); created at the
+        first save.
+    source : str, Study or ArtifactSource, optional
+        The run's one source (:func:`leash.artifacts.open_study`). Each artifact's file stem is
+        then its name with the source's suffix (:func:`leash.artifacts.artifact_name`:
+        ``"table1"`` for the paper's numbers, ``"table1_demo"`` for the demo) and its record
+        names the source's input data. Without a source, names are used as given.
+    inputs : str, path-like or list of them, optional
+        What every artifact records as its input data (dataset names, study files,
+        ``"data/paper/"``, ``"none"`` for hand-made numbers). Default: the source's. Needed
+        when there is no source.
 
-    Returns
-    -------
-    dict of str to pathlib.Path
-        The files written. In a notebook, a one-line note says where, its output metadata
-        (:data:`RECORD_KEY`) the :func:`artifact_record` that :mod:`leash.run.reproduce` reads back.
+    Attributes
+    ----------
+    outdir : pathlib.Path
+        The resolved output folder.
+    source : ArtifactSource or None
+    inputs : list of str
+
+    Raises
+    ------
+    TypeError
+        ``outdir`` is not a str or path, or ``inputs`` not a str, path or list of them.
+    ValueError
+        ``outdir`` names a file, or neither ``source`` nor ``inputs`` is given.
     """
-    if isinstance(obj, pd.DataFrame):
-        if data is not None:
-            raise ValueError(f"publish({name!r}): 'data' is for figures; a table is its own "
-                             f"data (its CSV).")
-        files = save_table(obj, name, outdir, caption=caption, float_format=float_format,
-                           index=index)
-    else:
-        unused = [k for k, v in (("caption", caption), ("float_format", float_format),
-                                 ("index", index or None)) if v is not None]
-        if unused:
-            raise ValueError(f"publish({name!r}): {', '.join(unused)} apply to tables only; "
-                             f"a figure's title and labels are set on its Axes.")
-        files = save_figure(obj, name, outdir, data=data)
-    record = artifact_record(name, files, inputs=inputs, description=description)
+
+    def __init__(self, outdir, source=None, *, inputs=None):
+        func = "Publisher"
+        if not isinstance(outdir, (str, os.PathLike)):
+            raise TypeError(f"The 'outdir' parameter of {func} must be a str or path (\"\": the "
+                            f"scratch folder build/figures/). Got {outdir!r} of type "
+                            f"{type(outdir).__name__} instead.")
+        out = resolve_outdir(outdir)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file "
+                             f"{shown(out)}.")
+        if source is None and inputs is None:
+            raise ValueError(f"{func} needs the run's 'source' (leash.artifacts.source(study)) "
+                             f"or its 'inputs' (\"none\" for hand-made numbers): every artifact "
+                             f"records its input data.")
+        if source is not None:
+            from leash.artifacts import open_study
+
+            source = open_study(source)
+        self.outdir, self.source = out, source
+        self.inputs = _check_inputs(source.inputs() if inputs is None else inputs, func)
+
+    def __repr__(self) -> str:
+        src = f", source={self.source.name!r}" if self.source is not None else ""
+        return f"Publisher({shown(self.outdir)!r}{src}, inputs={self.inputs!r})"
+
+    def name(self, stem) -> str:
+        """The file stem an artifact called ``stem`` is saved under (the source's suffix added).
+
+        Parameters
+        ----------
+        stem : str
+            Letters, digits, ``_``, ``-`` and ``.``; no folder, no file suffix.
+
+        Returns
+        -------
+        str
+        """
+        stem = _check_name(stem, "Publisher")
+        if self.source is None:
+            return stem
+        from leash.artifacts import artifact_name
+
+        return artifact_name(stem, self.source)
+
+    def __call__(self, obj, name, *, description, inputs=None, data=None, caption=None,
+                 float_format=None, index=False):
+        """Save a table or a figure into the bound folder and record it.
+
+        Parameters
+        ----------
+        obj : pandas.DataFrame or matplotlib.figure.Figure
+            A table (written as ``.csv``, ``.md``, ``.tex``, see :func:`save_table`) or a
+            figure (``.pdf``, ``.png`` and the ``.csv`` of ``data``, see :func:`save_figure`).
+        name : str
+            The artifact's name, e.g. ``"table1"``; the file stem is :meth:`name` of it.
+        description : str
+            One line for the artifact index.
+        inputs : str, path-like or list of them, optional
+            This artifact's input data, instead of the bound ones.
+        data : pandas.DataFrame or False, optional
+            For a figure: exactly the numbers plotted (``False`` for a pure diagram).
+        caption, float_format, index
+            For a table, as in :func:`save_table`.
+
+        Returns
+        -------
+        dict of str to pathlib.Path
+            The files written. In a notebook, a one-line note says where; its output metadata
+            (:data:`RECORD_KEY`) holds the :func:`artifact_record` that
+            :mod:`leash.run.reproduce` reads back.
+        """
+        func = "Publisher"
+        stem = self.name(name)
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a "
+                             f"non-empty str. Got {description!r} instead.")
+        inputs = self.inputs if inputs is None else _check_inputs(inputs, func)
+        if isinstance(obj, pd.DataFrame):
+            if data is not None:
+                raise ValueError(f"{func}({name!r}): 'data' is for figures; a table is its own "
+                                 f"data (its CSV).")
+            files = _save_table(obj, stem, self.outdir, caption=caption,
+                                float_format=float_format, index=index, func=func)
+        else:
+            unused = [k for k, v in (("caption", caption), ("float_format", float_format),
+                                     ("index", index or None)) if v is not None]
+            if unused:
+                raise ValueError(f"{func}({name!r}): {', '.join(unused)} apply to tables only; "
+                                 f"a figure's title and labels are set on its Axes.")
+            files = _save_figure(obj, stem, self.outdir, data=data, dpi=DPI, func=func)
+        record = _record(stem, files, inputs, description, func)
+        _show_note(record, self.outdir)
+        return files
+
+
+def _show_note(record: dict, outdir: Path) -> None:
+    """In a kernel, one line saying where the files went, carrying the record as metadata."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with ipykernel
-        return files
+        return
     shell = get_ipython()
     if shell is not None and getattr(shell, "kernel", None) is not None:  # not a script/test
         from IPython.display import Markdown, display
 
         kinds = ", ".join(Path(f).suffix.lstrip(".") for f in record["files"])
-        display(Markdown(f"<small>saved `{name}` ({kinds}) to "
-                         f"`{shown(resolve_outdir(outdir))}/`</small>"),
+        display(Markdown(f"<small>saved `{record['name']}` ({kinds}) to "
+                         f"`{shown(outdir)}/`</small>"),
                 metadata={RECORD_KEY: record})
-    return files

@@ -6,6 +6,7 @@ Every notebook starts the same way, so that it runs as a page in JupyterLab ("Ru
     # cell tagged "parameters"
     study: str = "paper"  # "paper" (the paper's printed numbers), "demo" (SIMULATED) or a file
     outdir: str = ""  # folder of the artifacts; "" = build/figures/ (make reproduce: figures/)
+    estimator: "Optional[str]" = None  # not given: None, under a quoted Optional[...]
 
     # first code cell after it
     from leash.run import notebook

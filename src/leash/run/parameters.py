@@ -1,15 +1,18 @@
 """Notebook parameters: what a notebook's ``parameters`` cell declares, and the rules values obey.
 
-A notebook declares its parameters as papermill expects them, typed literals with a help
-comment in the cell tagged ``parameters`` (``zeta: float = 0.05  # miss probability``), and
+A notebook declares its parameters as papermill expects them, typed literals with a help comment in
+the cell tagged ``parameters`` (``zeta: float = 0.05  # miss probability``), and
 :func:`notebook_parameters` reads that cell with papermill's own
-:func:`papermill.inspect_notebook`. What papermill does not do is written here: checking values
+:func:`papermill.inspect_notebook`. A parameter that may be "not given" defaults to ``None`` under
+an ``Optional`` annotation written as a string, which papermill parses and the cell runs without
+importing :mod:`typing` (``estimator: "Optional[str]" = None  # None: the study's``); it accepts
+None and values of the inner type. What papermill does not do is written here: checking values
 against the annotations and against :data:`PARAMETER_RULES` (one table of range rules keyed by
-parameter name, shared by every notebook), and refusing an unknown name with the closest known
-one (papermill only logs a warning), each with a one-line :class:`ParameterError`. The runner
-(:mod:`leash.run.reproduce`) checks before any kernel starts; the notebook checks again in its first
-code cell (:func:`leash.run.notebook.start`), so that JupyterLab, nbconvert and plain papermill
-give the same messages.
+parameter name, shared by every notebook), and refusing an unknown name with the closest known one
+(papermill only logs a warning), each with a one-line :class:`ParameterError`. The runner
+(:mod:`leash.run.reproduce`) checks before any kernel starts; the notebook checks again in its
+first code cell (:func:`leash.run.notebook.start`), so that JupyterLab, nbconvert and plain
+papermill give the same messages.
 """
 
 from __future__ import annotations
@@ -58,10 +61,10 @@ def _is_real(v) -> bool:
 
 
 def _one_of(module: str, name: str):
-    """A check: empty, or a member of ``leash.<module>.<name>`` (imported when first used)."""
+    """A check: a member of ``leash.<module>.<name>`` (imported when first used)."""
     import importlib
 
-    return lambda v: v == "" or v in getattr(importlib.import_module(f"leash.{module}"), name)
+    return lambda v: v in getattr(importlib.import_module(f"leash.{module}"), name)
 
 
 def _study_ok(v) -> bool:
@@ -80,15 +83,17 @@ _OPEN_01 = Rule("a float in the open interval (0, 1)", lambda v: _is_real(v) and
 #: Range rules shared by every notebook, keyed by parameter name.
 PARAMETER_RULES: dict[str, Rule] = {
     "zeta": _OPEN_01, "level": _OPEN_01, "k": _INT_1, "budget": _INT_1, "min_count": _INT_1,
-    "ks": Rule("a list of ints >= 1 (empty, where a notebook allows it: the study's budgets)",
-               lambda v: isinstance(v, list) and all(_is_int(x) and x >= 1 for x in v)),
+    "ks": Rule("a non-empty list of ints >= 1 (None, where a notebook allows it: the study's "
+               "budgets)", lambda v: isinstance(v, list) and len(v) > 0
+               and all(_is_int(x) and x >= 1 for x in v)),
     "n_boot": Rule("0 (no bootstrap) or an int >= 2",
                    lambda v: _is_int(v) and (v == 0 or v >= 2)),
     "seed": Rule("an int >= 0", lambda v: _is_int(v) and v >= 0),
-    "na": Rule("one of leash.core.entropy.NA_RULES, or empty (the study's rule, else the paper's)",
-               _one_of("core.entropy", "NA_RULES")),
-    "estimator": Rule("one of leash.core.passk.ESTIMATORS, or empty where a notebook allows it "
-                      "(the study's, else first-k)", _one_of("core.passk", "ESTIMATORS")),
+    "na": Rule("one of leash.core.entropy.NA_RULES ('truncated', 'class', 'drop'), or None "
+               "(the study's rule, else the paper's)", _one_of("core.entropy", "NA_RULES")),
+    "estimator": Rule("one of leash.core.passk.ESTIMATORS ('first-k', 'unbiased'), or None where "
+                      "a notebook allows it (the study's, else first-k)",
+                      _one_of("core.passk", "ESTIMATORS")),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",
                   _study_ok),

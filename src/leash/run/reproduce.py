@@ -4,16 +4,15 @@
 [-f PARAMS.yaml] [--outdir DIR] [--build DIR] [--jobs N] [--list]``
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
-copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note
-:func:`leash.output.report.publish` leaves per artifact in an output's metadata). Written here, as
-papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
+copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note a
+:class:`leash.output.report.Publisher` leaves per artifact in an output's metadata). Written here,
+as papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
 ``--data STUDY`` into ``build/<study>/``; ``-p``/``-f`` into ``build/figures/``), every value,
 study file and folder checked before any kernel starts, the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
-without failure, a skip (``SkipNotebook``, ``DatasetUnavailableError``) told apart from a
-failure, ``--jobs``, an flock on the output folder, and Ctrl-C as one line. Exit status: 0
-success (skips included), 1 a notebook failed, 2 bad usage, parameters or folders, 130
-interrupted.
+without failure, a skip (``SkipNotebook``, ``DatasetUnavailableError``) told apart from a failure,
+``--jobs``, an flock on the output folder, and Ctrl-C as one line. Exit status: 0 success (skips
+included), 1 a notebook failed, 2 bad usage, parameters or folders, 130 interrupted.
 """
 
 from __future__ import annotations
