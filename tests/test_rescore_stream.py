@@ -382,7 +382,7 @@ def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
     assert frame["c"].tolist() == [2, 2, 3]  # HAND_CORRECT per question, not the file's scores
     [cached] = (tmp_path / "cache").glob("*.parquet")
     # a second load reads the cached file: rescoring is not run again
-    monkeypatch.setattr(rs, "_stream", lambda *a, **k: pytest.fail("rescored twice"))
+    monkeypatch.setattr(rs, "rescore_inputs", lambda *a, **k: pytest.fail("rescored twice"))
     again = load_study(_study(tmp_path, "rescore: math-verify\n")).summaries("support")
     assert again.sort_values("question_id")["c"].tolist() == [2, 2, 3]
     # another extractor is another cache entry

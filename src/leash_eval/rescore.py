@@ -72,17 +72,17 @@ from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Leas
 from leash.sources.choices import EXTRACTORS, SCORERS
 from leash_eval.answers import (
     REASONING_GYM_METHODS,
-    _canonical_number,
+    canonical_number,
     extract_answer,
     last_boxed,
     normalize_answer,
+    require_math_verify,
 )
-from leash_eval.answers import _math_verify as _answers_math_verify
 
 __all__ = ["GOLD_RULES", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
            "MissingGoldError", "RescoreReport", "RescoreResult", "default_jobs", "gold_from_frame",
            "load_benchmark", "question_dataset", "read_benchmark", "read_responses", "rescore",
-           "rescore_file", "rescored_path", "verify_response"]
+           "rescore_file", "rescore_inputs", "rescored_path", "verify_response"]
 
 
 #: How the gold answer of each benchmark file is found (manifest dataset name -> rule).
@@ -122,31 +122,13 @@ def _gold_str(value, *, where: str) -> str:
     if isinstance(value, float | np.floating):
         if not np.isfinite(value):
             raise ValueError(f"The gold answer of {where} must be finite. Got {value!r}.")
-        return _canonical_number(repr(float(value))) or repr(float(value))
+        return canonical_number(repr(float(value))) or repr(float(value))
     if isinstance(value, str):
         if not value.strip():
             raise ValueError(f"The gold answer of {where} is empty.")
         return value.strip()
     raise ValueError(f"The gold answer of {where} must be a string or a number. Got {value!r}.")
 
-
-
-def _json_records(path: Path):
-    """Yield ``(where, record)`` for each non-blank line of a JSONL file (.gz too), where
-    ``where`` names the file and line for error messages; malformed JSON is a ValueError.
-    """
-    from leash_eval import formats as F
-
-    with F._open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: malformed JSON ({exc.msg}).") from None
-            yield where, record
 
 def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     r"""Read a benchmark JSONL file into ``question_id, question, gold`` with a gold ``rule``.
@@ -164,13 +146,15 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``question_id`` (str), ``question`` (str), ``gold`` (str), one row per line.
     """
+    from leash_eval import formats as F
+
     rules = ("answer", "gold", "minerva", "olympiadbench")
     if rule not in rules:
         raise LeashValueError(param="rule", func="read_benchmark", value=rule,
                               constraint=f"one of {rules}")
     p = Path(path)
     rows = []
-    for where, rec in _json_records(p):
+    for where, rec in F.json_records(p):
         qid = rec.get("question_id", rec.get("idx", rec.get("qid", len(rows))))
         question = rec.get("problem", rec.get("question"))
         if rule in ("answer", "gold"):
@@ -302,7 +286,7 @@ def read_responses(path, *, fmt=None, mapping=None, model=None, benchmark=None,
 
 
 def _math_verify():
-    return _answers_math_verify("scorer")
+    return require_math_verify("scorer")
 
 
 def _as_latex(s: str) -> str:
@@ -665,7 +649,24 @@ def _graded(tasks, spec: _Spec, jobs: int, cluster: str | None = None):
             _stop_workers(executor)
 
 
-def _progress(progress: bool, desc: str, total: int | None = None):
+def progress_bar(progress: bool, desc: str, total: int | None = None):
+    """A tqdm progress bar on stderr, counting samples; shown only when ``progress`` is true and
+    stderr is a terminal.
+
+    Parameters
+    ----------
+    progress : bool
+        False: a disabled bar (its ``update`` does nothing).
+    desc : str
+        The bar's label (the command, e.g. ``"rescore"``).
+    total : int, optional
+        The number of samples, when known.
+
+    Returns
+    -------
+    tqdm.tqdm
+        A context manager.
+    """
     # Plain tqdm on stderr, not tqdm.auto: the auto bar warns "IProgress not found" in a notebook
     # without ipywidgets. disable=None: tqdm's own rule, off when stderr is not a terminal (logs,
     # notebooks, CI).
@@ -803,7 +804,8 @@ def rescore(
     no_answer = np.zeros(n, dtype=bool)
     answers: list = [None] * n
     n_timeouts = 0
-    with _progress(progress, "rescore", total=n) as bar, closing(_graded(tasks, spec, jobs)) as gr:
+    with progress_bar(progress, "rescore", total=n) as bar, \
+            closing(_graded(tasks, spec, jobs)) as gr:
         for (start, end), g in gr:
             verdicts[start:end] = g.correct
             no_answer[start:end] = g.no_answer
@@ -975,9 +977,25 @@ def _check_out(out, inputs, func: str) -> None:
                                       "from; write it to another file.", value=out, file=path)
 
 
-def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
-            func="rescore_file", cluster=None) -> RescoreReport:
-    """Rescore ``(path, reader kwargs)`` inputs in bounded memory (see :func:`rescore_file`)."""
+def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
+                   func="rescore_file", cluster=None) -> RescoreReport:
+    """Rescore ``(path, reader kwargs)`` inputs in bounded memory into one output: what
+    :func:`rescore_file` does, with reader options of each file's own.
+
+    Parameters
+    ----------
+    inputs : sequence of (path-like, dict)
+        Each generations file and its reader keywords (``fmt, mapping, model, benchmark, step,
+        reader_options``).
+    out, gold, scorer, extract, task, jobs, batch_size, progress, cluster
+        As in :func:`rescore_file`.
+    func : str, default "rescore_file"
+        The function named in error messages (the caller's).
+
+    Returns
+    -------
+    RescoreReport
+    """
     _check_out(out, inputs, func)
     gold_map = None if gold is None else _gold_map(gold, func)
     jobs, batch_size = _jobs_and_batch(jobs, batch_size, func)
@@ -1021,7 +1039,7 @@ def _stream(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progr
 
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
-        with _progress(progress, "rescore") as bar, \
+        with progress_bar(progress, "rescore") as bar, \
                 closing(_graded(tasks(), spec, jobs, cluster)) as gr:
             for (path, batch, qids), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
@@ -1193,9 +1211,9 @@ def rescore_file(
     kw = {k: v for k, v in {"fmt": fmt, "mapping": mapping, "model": model,
                             "benchmark": benchmark, "step": step,
                             "reader_options": reader_options}.items() if v is not None}
-    return _stream([(p, kw) for p in paths], out, gold, scorer=scorer, extract=extract,
-                   task=task, jobs=jobs, batch_size=batch_size, progress=progress,
-                   cluster=cluster)
+    return rescore_inputs([(p, kw) for p in paths], out, gold, scorer=scorer, extract=extract,
+                          task=task, jobs=jobs, batch_size=batch_size, progress=progress,
+                          cluster=cluster)
 
 
 # ----------------------------------------------------------------------------- cache
@@ -1271,6 +1289,6 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     folder.mkdir(parents=True, exist_ok=True)
     gold_map = (gold_from_frame(load_benchmark(gold, **fetch_kwargs)) if gold is not None
                 else None)
-    _stream([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
-            jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
+    rescore_inputs([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
+                   jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
     return target
