@@ -263,7 +263,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
 
 def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature, top_p,
               max_tokens, seed, prompt, flush_every, progress, limit, cluster) -> dict:
-    from leash_eval.rescore import progress_bar
+    from leash_eval.rescore.execution import progress_bar
 
     parts = _parts_dir(out)
     settings = {"model": label, "benchmark": benchmark, "k": k, "temperature": float(temperature),

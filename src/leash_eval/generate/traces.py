@@ -74,7 +74,7 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
     import pyarrow as pa
 
     from leash_eval.generate.sampling import write_parquet
-    from leash_eval.rescore import progress_bar
+    from leash_eval.rescore.execution import progress_bar
 
     path = Path(traces)
     if not path.is_file():
