@@ -27,6 +27,8 @@ import pytest
 from _support import MIRROR, REPO, needs_mirror, needs_mv, raises_with
 from leash_eval import rescore as rs
 from leash_eval.cli import main
+from leash_eval.rescore import graders as rs_graders
+from leash_eval.rescore import stream as rs_stream
 
 # One evaluator-format record per question (Qwen2.5-Math evaluator: idx, gt, code[], score[]).
 # Hand verdicts with math-verify's own extraction, in order:
@@ -174,7 +176,7 @@ def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):
 
 def test_math_verify_timeout_warnings_are_counted_not_printed(capsys):
     lg = logging.getLogger("math_verify.parser")
-    with rs._counting_timeouts() as counter:
+    with rs_graders.counting_timeouts() as counter:
         lg.warning("Timeout during parsing: %s", "x" * 10_000)
         lg.warning("Timeout during parsing: y")
     assert counter.n == 2
@@ -373,7 +375,7 @@ def _study(tmp_path: Path, source: str) -> Path:
 def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
     from leash.sources.study import load_study
 
-    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(rs_stream, "CACHE_DIR", tmp_path / "cache")
     _evaluator_file(tmp_path / "eval.jsonl")
     study = load_study(_study(tmp_path, "rescore: math-verify\n"))
     src = study.section("support").sources[0]
@@ -382,12 +384,12 @@ def test_study_source_rescore_round_trip(tmp_path, monkeypatch):
     assert frame["c"].tolist() == [2, 2, 3]  # HAND_CORRECT per question, not the file's scores
     [cached] = (tmp_path / "cache").glob("*.parquet")
     # a second load reads the cached file: rescoring is not run again
-    monkeypatch.setattr(rs, "_stream", lambda *a, **k: pytest.fail("rescored twice"))
+    monkeypatch.setattr(rs_stream, "rescore_inputs", lambda *a, **k: pytest.fail("rescored twice"))
     again = load_study(_study(tmp_path, "rescore: math-verify\n")).summaries("support")
     assert again.sort_values("question_id")["c"].tolist() == [2, 2, 3]
     # another extractor is another cache entry
     monkeypatch.undo()
-    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(rs_stream, "CACHE_DIR", tmp_path / "cache")
     load_study(_study(tmp_path, "rescore: math-verify\nextract: leash\n")).summaries("support")
     assert len(list((tmp_path / "cache").glob("*.parquet"))) == 2 and cached.is_file()
 
@@ -401,7 +403,7 @@ def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
     from leash.sources.study import load_study
 
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))
-    monkeypatch.setattr(rs, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(rs_stream, "CACHE_DIR", tmp_path / "cache")
     records = [{"idx": 0, "gt": "1", "code": ["\\boxed{204}", "\\boxed{1}"],
                 "score": [False, True]}]
     _evaluator_file(tmp_path / "eval.jsonl", records)

@@ -95,8 +95,8 @@ import numpy as np
 from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Param
 
 __all__ = ["EQUIVALENCES", "MATH_METHODS", "METHODS", "REASONING_GYM_METHODS", "Extracted",
-           "answer_classes", "canonical_answers", "equivalent", "extract", "extract_answer",
-           "last_boxed", "normalize_answer"]
+           "answer_classes", "canonical_answers", "canonical_number", "equivalent", "extract",
+           "extract_answer", "last_boxed", "normalize_answer", "require_math_verify"]
 
 #: Every extraction step, by name (see the module docstring).
 METHODS = ("answer_tag", "boxed", "gsm8k", "answer_is", "think", "last_number")
@@ -306,7 +306,21 @@ def _unwrap_text(s: str) -> str:
         s = s[:m.start()] + s[m.end():end] + s[end + 1:]
 
 
-def _canonical_number(s: str) -> str | None:
+def canonical_number(s: str) -> str | None:
+    """A plain number written canonically (step 9 of the module docstring), else None.
+
+    Parameters
+    ----------
+    s : str
+        An optional sign, digits with optional thousands separators (``,`` or ``{,}``) and
+        optional decimals, nothing else.
+
+    Returns
+    -------
+    str or None
+        The number without separators, trailing zeros or a sign on zero (``"1,000.50"`` ->
+        ``"1000.5"``), or None when ``s`` is not such a number.
+    """
     m = _NUMBER_RE.match(s)
     if not m or not (m.group("int") or m.group("frac")):
         return None
@@ -376,7 +390,7 @@ def _normalize_once(s: str) -> str:
     s = re.sub(r"\s+", " ", s)
     s = re.sub(r"(?<![A-Za-z]) | (?![A-Za-z])", "", s)
     # 9. pure numbers
-    num = _canonical_number(s)
+    num = canonical_number(s)
     if num is not None:
         s = num
     return s
@@ -385,9 +399,19 @@ def _normalize_once(s: str) -> str:
 # ----------------------------------------------------------------------------- equivalence
 
 
-def _math_verify(param: str = "equivalence"):
+def require_math_verify(param: str = "equivalence"):
     """The math_verify module, or an ImportError saying that ``param='math-verify'`` needs it
     and how to install it.
+
+    Parameters
+    ----------
+    param : str, default "equivalence"
+        The parameter whose value ``"math-verify"`` needs the package (named in the error).
+
+    Returns
+    -------
+    module
+        ``math_verify``.
     """
     try:
         import math_verify
@@ -401,13 +425,13 @@ def _math_verify(param: str = "equivalence"):
 @lru_cache(maxsize=65536)
 def _parsed(s: str) -> tuple:
     """math-verify parse of one normalized answer, wrapped as inline LaTeX (cached)."""
-    mv = _math_verify()
+    mv = require_math_verify()
     return tuple(mv.parse(f"${s}$"))
 
 
 @lru_cache(maxsize=262144)
 def _verify_one_way(gold: str, pred: str) -> bool:
-    mv = _math_verify()
+    mv = require_math_verify()
     g, p = _parsed(gold), _parsed(pred)
     if not g or not p:
         return False
@@ -441,7 +465,7 @@ def _classes(answers: Iterable, equivalence: str, func: str):
         raise LeashTypeError(Param("answers", func=func), " must be a sequence of answers, not "
                              "a single str.", value=answers)
     if equivalence == "math-verify":
-        _math_verify()
+        require_math_verify()
     normalized = [normalize_answer(a) for a in answers]
     reps: list[str] = []          # class representatives, in order of first appearance
     label_of: dict[str, int] = {}  # normalized string -> class label

@@ -686,7 +686,7 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {where}, "
              f"{args.batch_size} samples per batch")
     try:
-        report = rs._stream(
+        report = rs.rescore_inputs(
             inputs, args.out, gold, scorer=args.scorer,
             extract=args.extract if args.scorer == "math-verify" else "math-verify",
             task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,

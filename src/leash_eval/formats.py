@@ -292,10 +292,24 @@ def container(path: Path) -> str:
 
 
 def open_bytes(path: Path):
+    """A file opened for reading bytes, decompressed when its name ends in ``.gz``."""
     return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")
 
 
-_open_text = open_bytes  # the name leash_eval.rescore reads benchmark files with
+def json_records(path: Path):
+    """Yield ``(where, record)`` for each non-blank line of a JSONL file (.gz too), where
+    ``where`` names the file and line for error messages; malformed JSON is a ValueError.
+    """
+    with open_bytes(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {lineno}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: malformed JSON ({exc.msg}).") from None
+            yield where, record
 
 
 def loads(line: bytes):

@@ -32,7 +32,8 @@ import numpy as np
 from leash.errors import LeashValueError, Param
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
-__all__ = ["generate", "check_settings", "read_questions", "METADATA_KEY", "COLUMNS"]
+__all__ = ["generate", "check_settings", "read_questions", "write_parquet", "METADATA_KEY",
+           "COLUMNS"]
 
 METADATA_KEY = b"leash_eval.generate"
 COLUMNS = ("model", "benchmark", "question_id", "sample_idx", "response", "answer", "correct",
@@ -61,6 +62,7 @@ def read_questions(source: str):
     import pandas as pd
 
     from leash_eval import rescore as rs
+    from leash_eval.formats import json_records
 
     if source.startswith("gym:"):
         task, _, size = source[4:].partition(":")
@@ -91,7 +93,7 @@ def read_questions(source: str):
         from leash_eval import manifest as mf
 
         return rs.load_benchmark(source), mf.load_manifest().datasets[ds].benchmark or ds
-    first = next((rec for _, rec in rs._json_records(path)), {})  # file and line in errors
+    first = next((rec for _, rec in json_records(path)), {})  # file and line in errors
     rule = "gold" if "gold" in first else "answer"
     return rs.read_benchmark(path, rule), path.name.split(".")[0]
 
@@ -132,9 +134,18 @@ def _check_resume(settings: dict, stored: dict | None, where: Path) -> None:
                     Param("out"), ")."))
 
 
-def _write(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> None:
-    """``table`` with ``meta`` under ``key`` as ``path``, whole or not at all (a temporary file,
-    renamed).
+def write_parquet(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> None:
+    """Write ``table`` with ``meta`` (JSON) under ``key`` in its schema metadata as the Parquet
+    file ``path``, whole or not at all (a temporary file, renamed).
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+    path : pathlib.Path
+    meta : dict
+        JSON-serializable metadata (what a resumed run or a reader checks).
+    key : bytes, default :data:`METADATA_KEY`
+        The schema metadata key.
     """
     import pyarrow.parquet as pq
 
@@ -252,7 +263,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
 
 def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature, top_p,
               max_tokens, seed, prompt, flush_every, progress, limit, cluster) -> dict:
-    from leash_eval.rescore import _progress
+    from leash_eval.rescore.execution import progress_bar
 
     parts = _parts_dir(out)
     settings = {"model": label, "benchmark": benchmark, "k": k, "temperature": float(temperature),
@@ -276,7 +287,7 @@ def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature
     chunks = [[(q, s, sample_seed(seed, q, s)) for _, q, s in todo[i:i + flush_every]]
               for i in range(0, len(todo), flush_every)]
     tokens, n_parts = 0, len(existing)
-    with _progress(progress, "generate", total=len(todo)) as bar:
+    with progress_bar(progress, "generate", total=len(todo)) as bar:
         for chunk, done_rows in zip(chunks, _sampled(backend, chunks, texts, prompt, params,
                                                     cluster)):
             rows = [{"model": label, "benchmark": benchmark, "question_id": q,
@@ -284,8 +295,8 @@ def _generate(backend, questions, out: Path, *, label, benchmark, k, temperature
             tokens += sum(r["n_tokens"] for r in rows)
             parts.mkdir(parents=True, exist_ok=True)
             n_parts += 1
-            _write(_table(_graded(rows, gold, task)), parts / f"part-{n_parts:06d}.parquet",
-                   meta)
+            write_parquet(_table(_graded(rows, gold, task)),
+                          parts / f"part-{n_parts:06d}.parquet", meta)
             bar.update(len(rows))
     left = len(qids) * k - resumed - len(todo)
     if left == 0:
@@ -366,7 +377,7 @@ def _join(out: Path, parts: Path, qids: list, meta: dict) -> None:
     if dup.as_py() != t.num_rows:
         raise ValueError(f"{parts}: a (question_id, sample_idx) pair is in two parts; remove "
                          "the folder and run again.")
-    _write(t, out, meta)
+    write_parquet(t, out, meta)
     for p in files:
         p.unlink()
     parts.rmdir()

@@ -73,15 +73,15 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
     """
     import pyarrow as pa
 
-    from leash_eval.generate.sampling import _write
-    from leash_eval.rescore import _progress
+    from leash_eval.generate.sampling import write_parquet
+    from leash_eval.rescore.execution import progress_bar
 
     path = Path(traces)
     if not path.is_file():
         raise ValueError(f"The traces file {path} does not exist.")
     records = list(_traces(path))
     rows = []
-    with _progress(progress, "score-traces", total=len(records)) as bar:
+    with progress_bar(progress, "score-traces", total=len(records)) as bar:
         for lineno, rec in records:
             toks = backend.tokenize(rec["trace"])
             if not toks:
@@ -95,6 +95,6 @@ def score_traces(backend: Backend, traces, out, *, label: str, prompt: str = DEF
         raise ValueError(f"{path} has no trace.")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _write(pa.Table.from_pylist(rows), out, {"backend": backend.describe(), "prompt": prompt,
-                                             "model": label}, key=b"leash.score-traces")
+    meta = {"backend": backend.describe(), "prompt": prompt, "model": label}
+    write_parquet(pa.Table.from_pylist(rows), out, meta, key=b"leash.score-traces")
     return len(rows)

@@ -1,0 +1,79 @@
+r"""Recompute per-sample correctness from response texts and gold answers.
+
+Two scorers:
+
+``"math-verify"`` (optional extra ``pip install math-verify``)
+    ``correct = verify(parse(gold), parse(response))`` with HuggingFace math-verify, gold first
+    (its ``verify`` is not symmetric). A gold answer without math delimiters is wrapped as
+    ``$gold$`` before parsing. With ``extract="math-verify"`` (default) the full response is
+    given to ``parse``, i.e. math-verify's own answer extraction (last ``\boxed{}`` first, then
+    other LaTeX/plain expressions), which is how the library is meant to be used and what
+    Lighteval does; with ``extract="leash"`` the answer is first extracted with
+    :func:`leash_eval.answers.extract_answer` in its default order (:data:`leash_eval.answers.
+    MATH_METHODS`: ``<answer>`` tag, last ``\boxed{}``, ``#### X``, "The answer is X", the last
+    number) and parsed as ``$answer$``.
+``"reasoning-gym"`` (optional extra ``pip install reasoning-gym``)
+    The task's own scorer, ``dataset.score_answer(answer, entry)``, on the answer extracted with
+    :data:`leash_eval.answers.REASONING_GYM_METHODS` (``<answer>`` tag, then last ``\boxed{}``, then
+    the text after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial
+    credit (e.g. 0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the
+    gold is a substring); a sample counts as correct **only at full credit**, ``score == 1.0``.
+    The paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization
+    ``x``, palindromes, ...) are not applied here.
+
+A response from which the grading extractor gets no answer is wrong and counted
+(``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit
+(``n_timeouts``; math-verify's warning, which prints the whole response, is kept off the
+terminal). The ``answer`` column is leash's extraction, normalized
+(:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the model wrote
+it, which answer entropy (Table 5) counts.
+
+:func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and ``leash rescore``) reads
+a file in batches (:func:`leash_eval.formats.response_batches`) and writes the rescored samples
+batch
+by batch. Both grade with one per-batch function, here (``jobs=1``) or in ``jobs`` worker
+processes with at most ``2 * jobs`` batches in flight, so memory is bounded by the batch size
+times the jobs, never by the file; results come back in input order, so the output does not
+depend on ``jobs``. math-verify times a parse out with ``signal.alarm``, which works only in the
+main thread of a process: workers grade in their main thread, and a caller outside the main
+thread is served by a worker. Workers start from a fork server that imported math-verify once
+and ignore Ctrl-C: the parent stops them (``leash rescore`` says "interrupted", exit 130).
+:func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files.
+
+Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question
+ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field, else the 0-based row position.
+
+The package, each module importing only those after it: :mod:`~leash_eval.rescore.stream`
+(:func:`rescore`, :func:`rescore_file`, :func:`rescored_path`: frames and files in, rescored
+samples out), :mod:`~leash_eval.rescore.execution` (where batches are graded: here, worker
+processes, a Dask cluster), :mod:`~leash_eval.rescore.graders` (one batch, math-verify or
+Reasoning Gym) and :mod:`~leash_eval.rescore.gold` (question files and gold answers).
+"""
+
+from leash_eval.rescore.execution import default_jobs
+from leash_eval.rescore.gold import (
+    BENCHMARK_GOLD,
+    GOLD_RULES,
+    MissingGoldError,
+    gold_from_frame,
+    load_benchmark,
+    question_dataset,
+    read_benchmark,
+)
+from leash_eval.rescore.graders import verify_response
+from leash_eval.rescore.stream import (
+    CACHE_DIR,
+    OUTPUT_SCHEMA,
+    RescoreReport,
+    RescoreResult,
+    read_responses,
+    rescore,
+    rescore_file,
+    rescore_inputs,
+    rescored_path,
+)
+
+__all__ = ["GOLD_RULES", "BENCHMARK_GOLD", "CACHE_DIR", "OUTPUT_SCHEMA",
+           "MissingGoldError", "RescoreReport", "RescoreResult", "default_jobs", "gold_from_frame",
+           "load_benchmark", "question_dataset", "read_benchmark", "read_responses", "rescore",
+           "rescore_file", "rescore_inputs", "rescored_path", "verify_response"]

@@ -1,0 +1,259 @@
+"""Benchmark question files and gold answers, the first part of :mod:`leash_eval.rescore`.
+
+The question files of the data manifest (:data:`GOLD_RULES`, :func:`load_benchmark`), read with
+a gold rule (:func:`read_benchmark`); the gold answers a call is given, as ``{question_id:
+gold}`` (:func:`as_gold_map`); and the check of a file's own gold answers against the given
+ones (:class:`GoldCheck`). Question ids follow the Qwen2.5-Math evaluator: the file's ``idx``
+field, else the 0-based row position.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from leash.errors import LeashTypeError, LeashValueError, LeashWarning, Param
+from leash_eval.answers import canonical_number, last_boxed, normalize_answer, require_math_verify
+
+__all__ = ["BENCHMARK_GOLD", "GOLD_RULES", "GoldCheck", "MissingGoldError", "as_gold_map",
+           "gold_from_frame", "gold_str", "load_benchmark", "parsed_gold", "question_dataset",
+           "read_benchmark"]
+
+
+#: How the gold answer of each benchmark file is found (manifest dataset name -> rule).
+BENCHMARK_GOLD = {
+    "math500": "answer",
+    "aime24": "answer",
+    "amc23": "answer",
+    "minerva-math": "last \\boxed{} of solution",
+    "olympiadbench": "final_answer (list, joined with ', ')",
+    "gsm8k-probe-questions": "gold",
+}
+
+
+#: How each question file of :data:`leash.sources.choices.GOLD_DATASETS` is read.
+GOLD_RULES = {"math500": "answer", "aime24": "answer", "amc23": "answer",
+              "minerva-math": "minerva", "olympiadbench": "olympiadbench",
+              "gsm8k-probe-questions": "gold"}
+
+
+class MissingGoldError(LeashValueError):
+    """A sample has no gold answer: neither in the ``gold`` given nor in its own file."""
+
+
+def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
+    r"""Read a benchmark JSONL file into ``question_id, question, gold`` with a gold ``rule``.
+
+    Parameters
+    ----------
+    path : path-like
+        JSONL file, one question per line.
+    rule : {"answer", "gold", "minerva", "olympiadbench"}
+        Where the gold answer is: the named field, the last ``\boxed{}`` of ``solution``
+        (Minerva), or the ``final_answer`` list (OlympiadBench, joined with ", ").
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``question_id`` (str), ``question`` (str), ``gold`` (str), one row per line.
+    """
+    from leash_eval import formats as F
+
+    rules = ("answer", "gold", "minerva", "olympiadbench")
+    if rule not in rules:
+        raise LeashValueError(param="rule", func="read_benchmark", value=rule,
+                              constraint=f"one of {rules}")
+    p = Path(path)
+    rows = []
+    for where, rec in F.json_records(p):
+        qid = rec.get("question_id", rec.get("idx", rec.get("qid", len(rows))))
+        question = rec.get("problem", rec.get("question"))
+        if rule in ("answer", "gold"):
+            if rule not in rec:
+                raise ValueError(f"{where}: field '{rule}' is missing.")
+            gold = gold_str(rec[rule], where=where)
+        elif rule == "minerva":
+            sol = rec.get("solution")
+            boxed = last_boxed(sol) if isinstance(sol, str) else None
+            if not boxed:
+                raise ValueError(f"{where}: field 'solution' has no \\boxed{{}} answer.")
+            gold = boxed
+        else:
+            fa = rec.get("final_answer")
+            if not isinstance(fa, list) or not fa:
+                raise ValueError(f"{where}: field 'final_answer' must be a non-empty list. "
+                                 f"Got {fa!r}.")
+            gold = ", ".join(gold_str(v, where=where) for v in fa)
+        rows.append({"question_id": str(qid), "question": question, "gold": gold})
+    df = pd.DataFrame(rows, columns=["question_id", "question", "gold"])
+    dup = df["question_id"].duplicated()
+    if dup.any():
+        raise ValueError(f"{p}: duplicate question ids {df.loc[dup, 'question_id'].tolist()[:5]}.")
+    return df.astype({"question_id": "string", "question": "string", "gold": "string"})
+
+
+def gold_str(value, *, where: str) -> str:
+    """One gold answer as a string: stripped text, an int's digits, or a float written
+    canonically (:func:`leash_eval.answers.canonical_number`); a ValueError naming ``where``
+    when it is missing, empty, not finite or of another type.
+    """
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"The gold answer of {where} must be a string or a number. "
+                         f"Got {value!r}.")
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        if not np.isfinite(value):
+            raise ValueError(f"The gold answer of {where} must be finite. Got {value!r}.")
+        return canonical_number(repr(float(value))) or repr(float(value))
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError(f"The gold answer of {where} is empty.")
+        return value.strip()
+    raise ValueError(f"The gold answer of {where} must be a string or a number. Got {value!r}.")
+
+
+def question_dataset(name: str, *, manifest=None) -> str | None:
+    """The manifest dataset of a benchmark's question file (what :func:`load_benchmark` reads).
+
+    Parameters
+    ----------
+    name : str
+        A dataset name (``math500``, ...) or a benchmark label of one (``gsm8k``, ``minerva``).
+
+    Returns
+    -------
+    str or None
+        The dataset name, or None when the manifest has no question file for ``name``.
+    """
+    from leash_eval import manifest as mf
+
+    m = manifest or mf.load_manifest()
+    if name in GOLD_RULES:
+        return name
+    by_label = [n for n in GOLD_RULES if n in m.datasets and m.datasets[n].benchmark == name]
+    return by_label[0] if len(by_label) == 1 else None
+
+
+def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:
+    """Question file of a benchmark from the data manifest.
+
+    Parameters
+    ----------
+    name : str
+        Manifest dataset name (``math500``, ``aime24``, ``amc23``, ``minerva-math``,
+        ``olympiadbench``, ``gsm8k-probe-questions``) or a benchmark label of one of them
+        (e.g. ``minerva``).
+    **fetch_kwargs
+        Passed to :func:`leash_eval.manifest.fetch` (``mirror``, ``dest``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``question_id, question, gold`` (see :func:`read_benchmark`).
+    """
+    from leash_eval import manifest as mf
+
+    m = fetch_kwargs.pop("manifest", None) or mf.load_manifest()
+    ds = question_dataset(name, manifest=m)
+    if ds is None:
+        raise LeashValueError(param="name", func="load_benchmark", value=name,
+                              constraint=f"one of {sorted(GOLD_RULES)} or their benchmark labels")
+    fetch_kwargs.setdefault("progress", False)
+    return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), GOLD_RULES[ds])
+
+
+def gold_from_frame(frame: pd.DataFrame, *, question_col: str = "question_id",
+                    gold_col: str = "gold") -> dict[str, str]:
+    """``{question_id: gold}`` from a frame (e.g. :func:`load_benchmark` output)."""
+    for col in (question_col, gold_col):
+        if col not in frame.columns:
+            raise ValueError(f"The gold frame lacks the column {col!r}; it has "
+                             f"{list(frame.columns)}.")
+    return dict(zip(frame[question_col].astype(str), frame[gold_col], strict=True))
+
+
+def as_gold_map(gold, func: str) -> dict:
+    """The ``gold`` argument of ``func`` (mapping, Series or :func:`load_benchmark` frame) as
+    ``{question_id (str): gold}``.
+    """
+    if isinstance(gold, pd.DataFrame):
+        return gold_from_frame(gold)
+    if isinstance(gold, pd.Series | Mapping):
+        return {str(k): v for k, v in gold.items()}
+    raise LeashTypeError(param="gold", func=func, value=gold, got=type(gold).__name__,
+                         constraint="a mapping, Series or DataFrame")
+
+
+def _as_latex(s: str) -> str:
+    return s if ("$" in s or "\\boxed" in s or "\\(" in s or "\\[" in s) else f"${s}$"
+
+
+@lru_cache(maxsize=16384)
+def parsed_gold(gold: str) -> tuple:
+    """math-verify's parse of one gold answer (wrapped as ``$gold$`` without math delimiters),
+    cached.
+    """
+    return tuple(require_math_verify("scorer").parse(_as_latex(gold)))
+
+
+class GoldCheck:
+    """The file's own gold answers, where it has them, against the given ones, on its first
+    :attr:`SIZE` questions: a warning when most differ (math-verify), since the given ones are
+    then another benchmark's, or the same in another order, and every response is graded
+    against another question's answer. A warning, not an error: a file's own gold answers may
+    be the wrong ones, which is why gold answers are given.
+    """
+
+    SIZE = 50
+
+    def __init__(self, given: dict, func: str):
+        self.given, self.func, self.own, self.path = given, func, {}, None
+
+    def add(self, qids, golds, path) -> None:
+        """Note the file's own gold answers of one batch (None: the row has none)."""
+        if self.own is None:
+            return
+        self.path = self.path or path  # the file the compared questions start in
+        for q, g in zip(qids, golds):
+            if g is not None and len(self.own) < self.SIZE:
+                self.own.setdefault(q, g)
+        if len(self.own) >= self.SIZE:
+            self.done()
+
+    def done(self) -> None:
+        """Compare the answers noted (once; later calls do nothing) and warn if most differ."""
+        own, self.own = self.own, None
+        if not own:
+            return
+        mv = require_math_verify("scorer")
+        # math-verify's timeouts are signals, for the main thread only; elsewhere (a caller's
+        # thread) the answers are compared as leash normalizes them
+        exact = threading.current_thread() is threading.main_thread()
+
+        def same(a, b):
+            a, b = str(a).strip(), str(b).strip()
+            if a == b or not exact:
+                return a == b or normalize_answer(a) == normalize_answer(b)
+            pa, pb = parsed_gold(a), parsed_gold(b)
+            return bool(pa and pb and mv.verify(list(pb), list(pa)))
+
+        differ = [(q, a, self.given[q]) for q, a in own.items() if not same(a, self.given[q])]
+        if 2 * len(differ) > len(own):
+            q, a, b = differ[0]
+            warnings.warn(LeashWarning(
+                f"{self.path}: the file's own gold answers contradict ",
+                Param("gold", func=self.func), f" on {len(differ)} of the {len(own)} questions "
+                f"compared (question {q}: {a!r} in the file, {b!r} given): if those are another "
+                "benchmark's answers, or in another order, every response is graded against "
+                "another question's;", param="gold", func=self.func, file=self.path, key=q,
+                hint=("leave out ", Param("gold"), " to grade against the file's own.")),
+                stacklevel=2)
+

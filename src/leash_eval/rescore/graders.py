@@ -1,0 +1,231 @@
+"""Grading one batch of responses, with math-verify or a Reasoning Gym scorer: the one grading
+function behind every path of :mod:`leash_eval.rescore` (:func:`grade_rows`), what it needs
+besides the rows (:class:`Spec`), and math-verify's timeouts, counted
+(:func:`counting_timeouts`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Param
+from leash.sources.choices import EXTRACTORS, SCORERS
+from leash_eval.answers import (
+    REASONING_GYM_METHODS,
+    extract_answer,
+    normalize_answer,
+    require_math_verify,
+)
+from leash_eval.rescore.gold import gold_str, parsed_gold
+
+__all__ = ["Graded", "Spec", "counting_timeouts", "grade_rows", "make_spec", "prepare",
+           "verify_response"]
+
+
+def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
+    """Whether one response is correct against one gold answer, with math-verify.
+
+    Parameters
+    ----------
+    response : str or None
+        Response text (None or NaN: wrong).
+    gold : str or number
+        Gold answer.
+    extract : {"math-verify", "leash"}, default "math-verify"
+        Answer extraction: math-verify's own, or :func:`leash_eval.answers.extract_answer` (its
+        default order, :data:`leash_eval.answers.MATH_METHODS`).
+
+    Returns
+    -------
+    bool
+    """
+    if extract not in EXTRACTORS:
+        raise LeashValueError(param="extract", func="verify_response", value=extract,
+                              constraint=f"one of {EXTRACTORS}")
+    require_math_verify("scorer")
+    g = gold_str(gold, where="verify_response")
+    if response is None or (isinstance(response, float) and response != response):
+        return False
+    if not isinstance(response, str):
+        raise LeashTypeError(param="response", func="verify_response", value=response,
+                             constraint="a str or None", got=type(response).__name__)
+    return _mv_grade(response, g, extract)[0]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What grading needs besides the rows: sent once to every worker process."""
+
+    scorer: str
+    extract: str
+    task: object = None
+    gold: Mapping | None = None  # question id -> gold; None: each row carries its own gold
+
+
+class Graded(NamedTuple):
+    """The verdicts of one batch (:func:`grade_rows`)."""
+
+    correct: np.ndarray    # bool, one per row
+    answer: list           # normalized extracted answer or None, one per row
+    no_answer: np.ndarray  # bool: nothing extractable (counted as wrong)
+    timeouts: int          # math-verify parses/comparisons that timed out (counted as wrong)
+
+
+def make_spec(func: str, scorer, extract, task, gold_map) -> Spec:
+    """The :class:`Spec` of a call of ``func``, its arguments checked (gold answers as strings
+    for math-verify; Reasoning Gym needs a task and entries by question id).
+    """
+    if scorer not in SCORERS:
+        raise LeashValueError(param="scorer", func=func, value=scorer,
+                              constraint=f"one of {SCORERS}")
+    if scorer == "math-verify":
+        if task is not None:
+            raise LeashValueError(Param("task", func=func), " applies to ",
+                                  Param("scorer", value="reasoning-gym"), " only.", value=task)
+        if extract not in EXTRACTORS:
+            raise LeashValueError(param="extract", func=func, value=extract,
+                                  constraint=f"one of {EXTRACTORS}")
+        if gold_map is not None:
+            gold_map = {q: gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
+    else:
+        if task is None:
+            raise LeashValueError(Param("task", func=func), " is required with ",
+                                  Param("scorer", value="reasoning-gym"), ".")
+        if gold_map is None:
+            raise LeashValueError(Param("scorer", value="reasoning-gym"), " needs ",
+                                  Param("gold", func=func), " (Reasoning Gym entries by question "
+                                  "id).", param="gold")
+    return Spec(scorer, extract, task, gold_map)
+
+
+def prepare(spec: Spec):
+    """The scorer of a spec, ready to grade (checks the optional package is there)."""
+    if spec.scorer == "math-verify":
+        require_math_verify("scorer")
+        return spec, None
+    return spec, _gym_dataset(spec.task)
+
+
+def grade_rows(state, responses: list, golds: list | None, qids: list,
+                offset: int) -> Graded:
+    """Grade one batch of rows: the one grading function behind every path (in memory,
+    streaming, in this process or in a worker). ``golds`` is None when ``spec.gold`` maps
+    question ids to gold answers; ``offset`` is the batch's first row number, for messages.
+    """
+    spec, gym = state
+    n = len(responses)
+    correct = np.zeros(n, dtype=bool)
+    found = np.zeros(n, dtype=bool)
+    answers: list = [None] * n
+    with counting_timeouts() as timeouts:
+        for i in range(n):
+            resp, qid = responses[i], qids[i]
+            if isinstance(resp, float) and resp != resp:
+                resp = None
+            if resp is not None and not isinstance(resp, str):
+                raise TypeError(f"The response of sample row {offset + i} (question {qid}) must "
+                                f"be a str or missing. Got {type(resp).__name__}.")
+            gold = spec.gold[qid] if golds is None else golds[i]
+            if gym is None:
+                if golds is not None:
+                    gold = gold_str(gold, where=f"sample row {offset + i} (question {qid})")
+                correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract)
+            else:
+                correct[i], answers[i], found[i] = _gym_grade(
+                    gym, resp, gold, where=f"sample row {offset + i} (question {qid})")
+    return Graded(correct, answers, ~found, timeouts.n)
+
+
+class _TimeoutCount(logging.Filter):
+    """Counts math-verify's "Timeout during ...: <the whole response>" warnings (a wrong answer:
+    it returns ``[]`` / False) and keeps them off the terminal, where each would print the whole
+    response in the middle of the progress bar.
+    """
+
+    n = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        timeout = isinstance(record.msg, str) and record.msg.startswith("Timeout during")
+        self.n += timeout
+        return not timeout
+
+
+@contextmanager
+def counting_timeouts():
+    """Within the block, math-verify's timeout warnings are counted (the ``n`` of the object
+    yielded) and kept off the terminal.
+    """
+    counter = _TimeoutCount()
+    loggers = [logging.getLogger(n) for n in ("math_verify.parser", "math_verify.grader")]
+    for lg in loggers:
+        lg.addFilter(counter)
+    try:
+        yield counter
+    finally:
+        for lg in loggers:
+            lg.removeFilter(counter)
+
+
+def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str | None, bool]:
+    r"""``(correct, answer, found)`` of one response against one gold (a string) with
+    math-verify. ``answer`` is leash's extraction (:func:`leash_eval.answers.extract_answer`,
+    normalized), the answer as the model wrote it, with either extractor: math-verify's own
+    matched string is already rewritten (``0.5`` comes back as ``\frac{1}{2}``). ``found``
+    says whether the grading extractor found an answer at all.
+    """
+    mv = require_math_verify("scorer")
+    if response is None:
+        return False, None, False
+    answer = normalize_answer(extract_answer(response))  # MATH_METHODS
+    if extract == "math-verify":
+        pred = mv.parse(response)
+        if not pred:
+            return False, answer, False
+    else:
+        if answer is None:
+            return False, None, False
+        pred = mv.parse(f"${answer}$")
+    g = parsed_gold(gold)
+    correct = bool(g) and bool(pred) and bool(mv.verify(list(g), pred))
+    return correct, answer, True
+
+
+def _gym_dataset(task):
+    if hasattr(task, "score_answer"):
+        return task
+    if not isinstance(task, str):
+        raise LeashTypeError(param="task", func="rescore", value=task, constraint=(
+            "a Reasoning Gym task name or an object with score_answer(answer, entry)"))
+    try:
+        import reasoning_gym
+    except ImportError:
+        raise LeashImportError(Param("scorer", value="reasoning-gym"), " needs the reasoning-gym "
+                               "package: pip install reasoning-gym (or pip install "
+                               "'leash[gym]').", param="scorer") from None
+    # The scorer reads everything it needs from the entry; a one-item dataset only provides the
+    # task's score_answer method (and its configuration defaults).
+    return reasoning_gym.create_dataset(task, size=1, seed=0)
+
+
+def _gym_grade(dataset, response, entry, *, where: str) -> tuple[bool, str | None, bool]:
+    answer = None
+    if isinstance(response, str):
+        answer = extract_answer(response, methods=REASONING_GYM_METHODS)
+    score = dataset.score_answer(answer, entry)
+    try:
+        score = float(score)
+    except (TypeError, ValueError):
+        raise ValueError(f"The Reasoning Gym scorer returned a non-number for {where}: "
+                         f"{score!r}.") from None
+    if not 0.0 <= score <= 1.0:
+        raise ValueError(f"The Reasoning Gym scorer returned {score} for {where}, outside "
+                         "[0, 1].")
+    # full credit only: partial credit (e.g. 0.01) is a wrong answer
+    return score == 1.0, normalize_answer(answer), answer is not None
+
