@@ -205,6 +205,7 @@ def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwi
 def test_the_paper_and_a_study_are_sources_with_one_interface():
     import inspect
 
+    from leash.run import notebook
     from leash.run.notebook import SkipNotebook
 
     paper_src, demo = A.open_study("paper"), A.open_study(DEMO)
@@ -224,9 +225,9 @@ def test_the_paper_and_a_study_are_sources_with_one_interface():
     assert A.caption("T", paper_src) == "T (the paper's printed numbers)"
     assert "simulated" in A.caption("T", demo).lower()
     with pytest.raises(SkipNotebook, match="the paper prints no per-question data"):
-        A.source("paper", paper=False)
+        notebook.source("paper", paper=False)
     with pytest.raises(SkipNotebook, match="its section 'nope' is missing"):
-        A.source(DEMO, section="nope")
+        notebook.source(DEMO, section="nope")
     with pytest.raises(ValueError, match="no per-question data"):
         A.answer_cases("paper")
     assert "does not apply" in A.estimator_note(paper_src, "sft")

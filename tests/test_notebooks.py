@@ -87,7 +87,7 @@ def test_notebook_conventions(path):
         assert not re.search(r"^\s*(def|class)\s", text, re.M), "function definition"
         assert "lambda" not in text, "lambda in a notebook"
         assert not re.search(r"\bor None\b", text), "x or None: a parameter not given is None"
-        assert "A.sources(" not in text, "one source per run: A.source(study, ...)"
+        assert "A.sources(" not in text, "one source per run: notebook.source(study, ...)"
         assert "os.environ" not in text and "LEASH_" not in text, "environment variable"
 
 

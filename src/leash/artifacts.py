@@ -35,7 +35,7 @@ from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
 __all__ = [
-    "PAPER", "ArtifactSource", "StudySource", "open_study", "source", "artifact_name", "slug",
+    "PAPER", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
     "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_note", "budget_text",
     "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
@@ -358,37 +358,6 @@ def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
                          "paper's printed numbers), 'demo' (the simulated study) or a study "
                          "file; `make reproduce` runs both 'paper' and 'demo'.")
     return StudySource(load_study(study))
-
-
-def source(study: str | Study = PAPER, *, section: str | None = None, paper: bool = True):
-    """The one input a notebook runs on; skip the notebook when it has no data for it.
-
-    Parameters
-    ----------
-    study : str or Study
-        The notebook's ``study`` parameter (see :func:`open_study`).
-    section : str, optional
-        The study section the artifact needs (``"support"``, ``"gym"``...).
-    paper : bool, default True
-        Whether the paper's printed numbers can serve this artifact.
-
-    Returns
-    -------
-    ArtifactSource
-
-    Raises
-    ------
-    leash.sources.study.SkipNotebook
-        With a one-line reason, when the source has no data for this artifact (the paper prints
-        nothing for it, or the study's section is missing or empty).
-    """
-    from leash.sources.study import SkipNotebook
-
-    src = open_study(study)
-    reason = src.skip_reason(section, printed=paper)
-    if reason:
-        raise SkipNotebook(reason)
-    return src
 
 
 def artifact_name(stem: str, src) -> str:

@@ -514,7 +514,7 @@ class Publisher:
 
     Notebooks save through a publisher, never with ``savefig`` or ``to_csv``::
 
-        pub = Publisher(outdir, src)   # src = leash.artifacts.source(study, ...)
+        pub = Publisher(outdir, src)   # src = leash.run.notebook.source(study, ...)
         pub(t1, "table1", caption=..., description="Table 1: ...")  # table1.*, table1_demo.*
         pub(fig, "figure1_passk", data=values, description="...")
 
@@ -560,7 +560,7 @@ class Publisher:
             raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file "
                              f"{shown(out)}.")
         if source is None and inputs is None:
-            raise ValueError(f"{func} needs the run's 'source' (leash.artifacts.source(study)) "
+            raise ValueError(f"{func} needs the run's 'source' (leash.run.notebook.source(study)) "
                              f"or its 'inputs' (\"none\" for hand-made numbers): every artifact "
                              f"records its input data.")
         if source is not None:

@@ -29,10 +29,53 @@ from leash.run.parameters import (
     annotation_text,
     validate_parameters,
 )
-from leash.sources.study import SkipNotebook
 
-__all__ = ["ParameterError", "SkipNotebook", "require_data", "require_gold", "require_import",
-           "require_study", "skip", "start"]
+__all__ = ["ParameterError", "SkipNotebook", "source", "require_data", "require_gold",
+           "require_import", "require_study", "skip", "start"]
+
+
+class SkipNotebook(Exception):
+    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
+
+    IPython shows it as one line (no traceback); the notebook runner reports the notebook
+    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
+    """
+
+    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
+        return [f"Skipped: {self}"]
+
+
+
+def source(study="paper", *, section: str | None = None, paper: bool = True):
+    """The one input a notebook runs on; skip the notebook when it has no data for it.
+
+    Parameters
+    ----------
+    study : str or Study
+        The notebook's ``study`` parameter (see :func:`leash.artifacts.open_study`).
+    section : str, optional
+        The study section the artifact needs (``"support"``, ``"gym"``...).
+    paper : bool, default True
+        Whether the paper's printed numbers can serve this artifact.
+
+    Returns
+    -------
+    leash.artifacts.ArtifactSource
+
+    Raises
+    ------
+    SkipNotebook
+        With a one-line reason, when the source has no data for this artifact (the paper prints
+        nothing for it, or the study's section is missing or empty).
+    """
+    from leash.artifacts import open_study
+
+    src = open_study(study)
+    reason = src.skip_reason(section, printed=paper)
+    if reason:
+        raise SkipNotebook(reason)
+    return src
+
 
 
 def skip(reason: str):

@@ -84,7 +84,7 @@ from leash.sources.choices import (
 )
 from leash.sources.toolkit import toolkit
 
-__all__ = ["SkipNotebook", "Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
+__all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
            "studies_dir", "list_studies"]
 
 SOURCE_KINDS = ("path", "dataset", "demo")
@@ -180,17 +180,6 @@ STUDY_SCHEMA = C.Fields({
         {s: C.Fields({**_SECTION_KEYS, **_SECTION_EXTRA.get(s, {})}) for s in SECTIONS},
         what="a mapping of section names to sections"),
 }, what="a mapping (name:, title:, benchmarks:, sections:, ...)")
-
-
-class SkipNotebook(Exception):
-    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
-
-    IPython shows it as one line (no traceback); the notebook runner reports the notebook
-    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
-    """
-
-    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
-        return [f"Skipped: {self}"]
 
 
 def studies_dir() -> Path:
