@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from leash import _config as C
+from leash import config as C
 from leash.run.reproduce import ParameterError, run_all
 from leash.run.reproduce import main as reproduce_main
 from leash.sources.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir

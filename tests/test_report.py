@@ -482,7 +482,7 @@ def test_publisher_refuses_bad_input_naming_the_parameter(tmp_path):
 
 
 def test_an_empty_outdir_is_the_scratch_folder_never_figures():
-    from leash._paths import FIGURES, SCRATCH
+    from leash.paths import FIGURES, SCRATCH
 
     assert report.resolve_outdir("") == SCRATCH != FIGURES
     assert report.resolve_outdir("figures") == FIGURES

@@ -22,7 +22,7 @@ in the module named after it:
 * :mod:`leash.output`: plot helpers (``plots``) and byte-stable saving (``report``);
 * :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``);
 
-``leash._paths`` is the one module that knows the repository's folders.
+``leash.paths`` is the one module that knows the repository's folders.
 
 The evaluation toolkit is a package of its own beside this one, ``leash_eval``: every input
 reader, validation and summarizing, answers and rescoring, the data manifest and fetching,

@@ -28,9 +28,9 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from leash._paths import REPO
 from leash.analysis.tables import passk_table, support_table
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
+from leash.paths import REPO
 from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 

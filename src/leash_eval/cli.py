@@ -26,7 +26,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from leash._argparse import OneLineParser, non_negative_int, positive_int
+from leash.argparsing import OneLineParser, non_negative_int, positive_int
 from leash.errors import Call, Param, Words
 
 __all__ = ["main", "build_parser", "main_simulate"]

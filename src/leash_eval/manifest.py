@@ -30,8 +30,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import yaml
 
-from leash._config import one_line_yaml_error
-from leash._paths import DATA
+from leash.config import one_line_yaml_error
+from leash.paths import DATA
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",

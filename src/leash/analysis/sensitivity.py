@@ -24,7 +24,15 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from leash.analysis.tables import BY, DOMAINS, FRAME, POOL, _groups, require_columns, support_table
+from leash.analysis.tables import (
+    BY,
+    DOMAINS,
+    FRAME,
+    POOL,
+    groups_of,
+    require_columns,
+    support_table,
+)
 from leash.core._validation import Counts, Floats, Interval, validate_params
 from leash.core.stats import holm
 from leash.core.support import ZETA, epsilon_kernel
@@ -162,7 +170,7 @@ def significance_table(support: pd.DataFrame, *, by=()):
                     "significance_table")
     out = support.copy()
     out["holm_p"] = out["mcnemar_p"]
-    for _, g in _groups(out, by, sort=False):
+    for _, g in groups_of(out, by, sort=False):
         idx = g.index[g["scope"] == "benchmark"]
         out.loc[idx, "holm_p"] = holm(out.loc[idx, "mcnemar_p"].to_numpy(dtype=float))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -169,7 +169,7 @@ def _percent_of_mean(c, n) -> float:
     return float(100 * total / len(c))
 
 
-def _groups(df: pd.DataFrame, by: list, *, sort: bool):
+def groups_of(df: pd.DataFrame, by: list, *, sort: bool):
     """(key tuple, frame) per group of ``by``; the whole frame once when ``by`` is empty.
 
     Rows whose key is missing (e.g. a base model without a ``step``) form their own group.
@@ -275,7 +275,7 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
             paired[f"n_{s}"], paired[f"c_{s}"], paired.get(f"first_correct_{s}"), k,
             min_count=min_count, where=where) for s in ("base", "rl")})
     rows = []
-    for key, gdf in _groups(work, by, sort=True):
+    for key, gdf in groups_of(work, by, sort=True):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
             if expected:
                 counts = tuple(expected_support_counts(g["n_base"], g["c_base"], g["n_rl"],
@@ -345,7 +345,7 @@ def support_from_counts(counts: pd.DataFrame, *, by=(), domains=None, pool=True)
     by = list(by)
     require_columns(counts, ["benchmark", *COUNT_NAMES, *by], "support_from_counts")
     rows = []
-    for key, gdf in _groups(counts, by, sort=False):
+    for key, gdf in groups_of(counts, by, sort=False):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
             tot = {c: int(g[c].sum()) for c in COUNT_NAMES}
             m = support_metrics(*(tot[c] for c in COUNT_NAMES))
@@ -385,7 +385,7 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
     need = ["n", "c", *by] + (["first_correct"] if estimator == "first-k" else [])
     require_columns(summary, need, where)
     frames = []
-    for key, g in _groups(summary, by, sort=True):
+    for key, g in groups_of(summary, by, sort=True):
         if estimator == "first-k" and g["first_correct"].isna().any():
             raise LeashValueError(
                 f"group {dict(zip(by, key))}: first_correct is unknown for "
@@ -447,7 +447,7 @@ def entropy_table(summary: pd.DataFrame, *, by=("model", "benchmark"), na="class
     require_columns(summary, ["n", "c", *by], where)
     na = _check_na_rule(summary, na, where)
     rows = []
-    for key, g in _groups(summary, by, sort=True):
+    for key, g in groups_of(summary, by, sort=True):
         n = g["n"].to_numpy(dtype=np.float64)
         row = dict(zip(by, key))
         row.update(n_questions=len(g), n_samples=int(n.sum()),

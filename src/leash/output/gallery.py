@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leash._paths import NOTEBOOKS
+from leash.paths import NOTEBOOKS
 
 __all__ = ["Group", "Item", "LONG_TABLE", "gallery_lines", "groups", "notebook_title",
            "source_of", "table_markdown"]

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from leash._paths import REPO, SCRATCH, shown
 from leash.analysis.compare import csv_differences
+from leash.paths import REPO, SCRATCH, shown
 
 __all__ = [
     "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",

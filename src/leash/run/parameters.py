@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leash._paths import REPO
 from leash.errors import closest
+from leash.paths import REPO
 from leash.sources.choices import PAPER
 
 __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",

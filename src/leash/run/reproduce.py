@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
-from leash._argparse import OneLineParser
-from leash._paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
+from leash.argparsing import OneLineParser
+from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
 from leash.run.parameters import (
     ParameterError,
     did_you_mean,

@@ -35,10 +35,10 @@ import time
 import warnings
 from pathlib import Path
 
-from leash._argparse import OneLineParser
-from leash._paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
+from leash.argparsing import OneLineParser
 from leash.output.gallery import groups, notebook_title, source_of, table_markdown
 from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index
+from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
 
 __all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
 

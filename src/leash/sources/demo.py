@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from leash import _config as C
-from leash._paths import REPO, shown
+from leash import config as C
 from leash.core.support import CATEGORIES, epsilon
+from leash.paths import REPO, shown
 
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
            "TRUTH_COLUMNS",
@@ -132,7 +132,7 @@ CONFIG_SCHEMA = C.Fields({
         required=("n_questions", "budget", "prior", "rlvr", "pattern"))),
 }, required=("n_wrong", "rho", "zeta", "entropy_n", "entropy_benchmarks", "token_length_scale",
              "benchmarks", "pairs", "checkpoints", "sft", "gym_models", "gym"))
-"""Schema of a configuration file (:mod:`leash._config` nodes), checked by :func:`load_config`."""
+"""Schema of a configuration file (:mod:`leash.config` nodes), checked by :func:`load_config`."""
 
 
 def _floats(d, skip=()):
@@ -196,7 +196,7 @@ def load_config(path=None):
     ------
     ValueError
         One line naming the file, the line, the key path and the bad value (a
-        ``leash._config.ConfigError``), or the missing file.
+        ``leash.config.ConfigError``), or the missing file.
     """
     p = Path(path) if path is not None else config_path()
     where = f"simulation config {shown(p)}"

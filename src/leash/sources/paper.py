@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from leash._paths import REPO
 from leash.core.support import COUNT_NAMES, METRIC_NAMES, support_metrics
 from leash.errors import LeashValueError
+from leash.paths import REPO
 from leash.sources.choices import PAPER
 
 __all__ = [

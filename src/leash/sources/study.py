@@ -69,11 +69,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from leash import _config as C
-from leash._paths import DATA
+from leash import config as C
 from leash.core.entropy import NA_RULES
 from leash.core.passk import ESTIMATORS
 from leash.errors import LeashValueError, Param, Words
+from leash.paths import DATA
 from leash.sources.choices import (
     EXTRACTORS,
     FORMATS,
@@ -94,7 +94,7 @@ DOMAINS = ("math", "non-math", "reasoning-gym")  # RG is never pooled into Table
 SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym", "perplexity")
 
 
-# ---- the schema of a study file (one table per level; leash._config walks it) ---------------
+# ---- the schema of a study file (one table per level; leash.config walks it) ---------------
 
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
@@ -169,7 +169,7 @@ _SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", mi
 _BENCHMARK = C.Fields({"domain": _one_of(DOMAINS), "budget": _int(1), "N": _int(1)},
                       required=("domain",), what="a mapping (domain:, budget:, N:)")
 
-#: The schema of a study file, level by level (see :mod:`leash._config` for the node kinds).
+#: The schema of a study file, level by level (see :mod:`leash.config` for the node kinds).
 STUDY_SCHEMA = C.Fields({
     "name": _LABEL,
     "title": _TEXT,

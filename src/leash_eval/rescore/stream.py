@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from leash._paths import BUILD
 from leash.errors import LeashTypeError, LeashValueError, Param
+from leash.paths import BUILD
 from leash.sources.choices import EXTRACTORS, SCORERS
 from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar

@@ -23,6 +23,7 @@ class HelpFormatter(argparse.HelpFormatter):
     """
 
     def add_argument(self, action):
+        """Add an option's help, measuring subcommands at the indent they are shown."""
         super().add_argument(action)
         # argparse measures the commands of a subparsers action one indent short of where it
         # prints them, so a long command name ("score-traces") pushed its summary to a new line
@@ -72,6 +73,7 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
+        """Exit with status 2 and one line: the program, the error, where to read more."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
