@@ -37,7 +37,7 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast test-browser reproduce site bench lint lab clean
+.PHONY: help install git-filter test test-fast test-browser reproduce site bench lint lab clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
@@ -57,7 +57,26 @@ $(STAMP): pyproject.toml
 	    echo "creating $(VENV) with $(PYTHON3)" >&2; $(PYTHON3) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	@$(MAKE) --no-print-directory git-filter PY="$(PY)"
 	@mkdir -p $(dir $@) && touch $@
+
+# Notebooks stay clean whatever runs them (JupyterLab's autosave, nbconvert --inplace): nbstripout
+# is the clean filter of .gitattributes in this clone, with the interpreter that has it, so
+# `git status` and `git diff` see a notebook as git would commit it: outputs, execution counts and
+# the metadata a run adds (NB_EXTRA_KEYS) stripped, cell ids kept. Not `required`: a clone
+# whose interpreter is gone still works (notebooks then go in as they are).
+NB_EXTRA_KEYS := metadata.kernelspec.display_name metadata.language_info.codemirror_mode \
+    metadata.language_info.file_extension metadata.language_info.mimetype \
+    metadata.language_info.nbconvert_exporter metadata.language_info.pygments_lexer \
+    metadata.language_info.version metadata.papermill cell.metadata.papermill cell.metadata.trusted
+git-filter:
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	    py=$$($(PY) -c 'import sys; print(sys.executable)'); \
+	    git config filter.nbstripout.clean "\"$$py\" -m nbstripout --keep-id" && \
+	    git config filter.nbstripout.smudge cat && \
+	    git config filter.nbstripout.required false && \
+	    git config filter.nbstripout.extrakeys "$(NB_EXTRA_KEYS)" && \
+	    git config diff.ipynb.textconv "\"$$py\" -m nbstripout --keep-id -t"; fi
 
 install: $(STAMP)
 

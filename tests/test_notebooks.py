@@ -31,6 +31,7 @@ from _support import (
     WALKTHROUGH,
     WALKTHROUGH_SIMULATED,
     committed_records,
+    committed_text,
     freshness,
 )
 from leash.run.parameters import _UNKNOWN, _annotation, notebook_parameters, validate_parameters
@@ -39,7 +40,9 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def cells(path):
-    return json.loads(path.read_text())["cells"]
+    """The cells of a notebook as git would commit it (a run in JupyterLab may have left
+    outputs in the working copy; the clean filter strips them)."""
+    return json.loads(committed_text(path))["cells"]
 
 
 def source(cell):

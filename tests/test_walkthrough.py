@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _support import REPO, WALKTHROUGH
+from _support import REPO, WALKTHROUGH, committed_text
 from leash import artifacts
 from leash.analysis import tables
 from leash.core import entropy, passk, stats, support
@@ -35,7 +35,7 @@ SUPPORT, NOISE, CURVES = NOTEBOOKS  # the three parts, in reading order
 
 
 def _cells(stem):
-    return json.loads(NOTEBOOKS[stem].read_text(encoding="utf-8"))["cells"]
+    return json.loads(committed_text(NOTEBOOKS[stem]))["cells"]
 
 
 def _code(stem):
