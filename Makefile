@@ -117,8 +117,15 @@ lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv[0] = 'lint-imports'; sys.exit(c())"
 
+# JupyterLab's application settings in this environment (overrides.json, read by `make lab` and
+# by a plain `jupyter lab` alike): no "get notified about Jupyter news?" toast over the notebook,
+# no update check (the notebooks need no network).
 lab: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lab]"
+	@$(PY) -c "import json, pathlib, sys; p = pathlib.Path(sys.prefix, 'share/jupyter/lab/settings/overrides.json'); \
+	    s = json.loads(p.read_text()) if p.is_file() else {}; \
+	    s.setdefault('@jupyterlab/apputils-extension:notification', {}).update(fetchNews='false', checkForUpdates=False); \
+	    p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(s, indent=2) + chr(10))"
 	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
 	    $(LAB_ARGS)
 
