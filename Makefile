@@ -63,9 +63,10 @@ $(STAMP): pyproject.toml
 # Notebooks stay clean whatever runs them (JupyterLab's autosave, nbconvert --inplace): nbstripout
 # is the clean filter of .gitattributes in this clone, with the interpreter that has it, so
 # `git status` and `git diff` see a notebook as git would commit it: outputs, execution counts and
-# the metadata a run adds (NB_EXTRA_KEYS) stripped, cell ids kept. Not `required`: a clone
-# whose interpreter is gone still works (notebooks then go in as they are).
-NB_EXTRA_KEYS := metadata.kernelspec.display_name metadata.language_info.codemirror_mode \
+# the metadata a run adds (NB_EXTRA_KEYS) stripped, cell ids kept; the kernel's display name is
+# committed as ipykernel's ("Python 3 (ipykernel)"), which nbformat requires and a save writes.
+# Not `required`: a clone whose interpreter is gone still works (notebooks go in as they are).
+NB_EXTRA_KEYS := metadata.language_info.codemirror_mode \
     metadata.language_info.file_extension metadata.language_info.mimetype \
     metadata.language_info.nbconvert_exporter metadata.language_info.pygments_lexer \
     metadata.language_info.version metadata.papermill cell.metadata.papermill cell.metadata.trusted
