@@ -37,7 +37,7 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast test-browser reproduce site bench lint lab clean
+.PHONY: help install test test-fast test-browser reproduce site bench lint lab explore clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
@@ -51,6 +51,8 @@ help:
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
+	@echo "make explore     the live explorer (notebooks/12_explore.ipynb) as an app on"
+	@echo "                 http://127.0.0.1:8866 (Voila; STUDY=demo|paper|<study.yaml>, PORT=8866)"
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ] && [ ! -x $(VENV)/bin/python ]; then \
@@ -102,6 +104,18 @@ lab: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[lab]"
 	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
 	    $(LAB_ARGS)
+
+# The live explorer as an app: notebooks/12_explore.ipynb with its study set (papermill
+# --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened.
+STUDY   ?= demo
+PORT    ?= 8866
+explore: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[explore]"
+	@mkdir -p build/explore
+	$(PY) -m papermill --prepare-only -k python3 notebooks/12_explore.ipynb \
+	    build/explore/12_explore.ipynb -p study "$(if $(wildcard $(STUDY)),$(abspath $(STUDY)),$(STUDY))"
+	$(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
+	    --port=$(PORT)
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
