@@ -180,6 +180,8 @@ class ExplorerModel:
                 self._pair_objs = {p.label: p for p in self.src.section(section).pairs}
                 self.pairs = list(self._pair_objs)
                 self._paired = {}
+        if not self.is_paper:  # the expected rule's hypergeometric tail: imported once, here
+            import scipy.stats  # noqa: F401
 
     # ---- data, loaded once per pair ----
     def paired(self, pair: str) -> pd.DataFrame:
@@ -430,35 +432,55 @@ def _fmt_count(x) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
 
 
+_COLORS = ["#4c72b0", "#55a868", "#c44e52", "#8c8c8c"]
+
+
 def render_figure(view: View, fig=None):
     """The counts (this setting against the paper's) and the pass@k curves, as one figure.
 
-    Drawn for speed (a control moves it): fixed margins instead of tight_layout, the budgets
-    as plain tick labels at log2 positions (no mathtext), axes reused when ``fig`` is given.
+    Drawn for speed, since a control moves it: fixed margins instead of tight_layout, the
+    budgets as plain tick labels at log2 positions (no mathtext), and on a ``fig`` drawn before
+    for the same curves only the bars, their labels, the k line and the titles change.
     """
     from matplotlib.figure import Figure
 
     if fig is None:
         fig = Figure(figsize=(10, 3.4), dpi=80)
-    if len(fig.axes) != 2:
-        fig.clear()
-        fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
-        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.9, wspace=0.22)
-    ax1, ax2 = fig.axes
-    ax1.cla()
-    ax2.cla()
+    key = (id(view.curve_base), id(view.curve_rl), view.setting.pair, view.setting.scope,
+           view.setting.estimator)
+    state = getattr(fig, "_leash_state", None)
+    if state is None or state["key"] != key:
+        state = fig._leash_state = _draw_figure(view, fig)
+        state["key"] = key
+    for rects, values in ((state["paper"], view.paper_counts), (state["now"], view.counts)):
+        for rect, v in zip(rects, values):
+            rect.set_height(v)
+    for text, rect, v in zip(state["labels"], state["now"], view.counts):
+        text.set_position((rect.get_x() + rect.get_width() / 2, v))
+        text.set_text(_fmt_count(v))
+    state["ax1"].set_ylim(0, 1.12 * max(max(view.counts), max(view.paper_counts), 1))
+    k_now = view.setting.k if view.setting.k is not None else max(view.k_shown)
+    if state["kline"] is not None:
+        state["kline"].set_xdata([np.log2(k_now)] * 2)
+    state["ax2"].set_title(f"pass@k ({view.setting.estimator}); red line: k = {k_now}",
+                           fontsize=9)
+    return fig
+
+
+def _draw_figure(view: View, fig) -> dict:
+    """Draw the axes, bars and curves of ``view`` afresh; the artists an update moves."""
+    fig.clear()
+    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.9, wspace=0.22)
     x = np.arange(4)
-    colors = ["#4c72b0", "#55a868", "#c44e52", "#8c8c8c"]
-    ax1.bar(x - 0.2, view.paper_counts, 0.4, color=colors, alpha=0.35, label="paper's setting")
-    bars = ax1.bar(x + 0.2, view.counts, 0.4, color=colors, label="this setting")
-    for rect, v in zip(bars, view.counts):
-        ax1.text(rect.get_x() + rect.get_width() / 2, rect.get_height(), _fmt_count(v),
-                 ha="center", va="bottom", fontsize=8)
+    paper = ax1.bar(x - 0.2, view.paper_counts, 0.4, color=_COLORS, alpha=0.35,
+                    label="paper's setting")
+    now = ax1.bar(x + 0.2, view.counts, 0.4, color=_COLORS, label="this setting")
+    labels = [ax1.text(0, 0, "", ha="center", va="bottom", fontsize=8) for _ in range(4)]
     ax1.set_xticks(x, ["P preserved", "E expanded", "S shrunk", "O out"], fontsize=8)
-    ax1.set_ylim(0, 1.12 * max(max(view.counts), max(view.paper_counts), 1))
     ax1.set_ylabel("questions")
     ax1.set_title("support categories: this setting (solid) vs the paper's (light)", fontsize=9)
-    k_now = view.setting.k if view.setting.k is not None else max(view.k_shown)
+    kline = None
     if view.curve_base is not None:
         lx = np.log2(view.ks)
         style = "o-" if len(view.ks) > 1 else "o"
@@ -471,7 +493,8 @@ def render_figure(view: View, fig=None):
             ax2.axvline(c, color="0.3", ls=":", lw=1)
             ax2.text(c, 0.03, f" crossover k = {int(view.crossover)}", fontsize=8, rotation=90,
                      ha="right", va="bottom")
-        ax2.axvline(np.log2(k_now), color="#c44e52", lw=1.5, alpha=0.7)
+        kline = ax2.axvline(0, color="#c44e52", lw=1.5, alpha=0.7)
+        ax2.set_xlim(lx[0] - 0.3, lx[-1] + 0.3)
         ax2.set_ylim(-0.02, 1.02)
         ax2.set_xlabel("budget k (samples, log scale)")
         ax2.set_ylabel("pass@k")
@@ -479,8 +502,8 @@ def render_figure(view: View, fig=None):
     else:
         ax2.text(0.5, 0.5, "no pass@k curve for these data", ha="center", va="center",
                  transform=ax2.transAxes)
-    ax2.set_title(f"pass@k ({view.setting.estimator}); red line: k = {k_now}", fontsize=9)
-    return fig
+    return {"ax1": ax1, "ax2": ax2, "paper": list(paper), "now": list(now), "labels": labels,
+            "kline": kline}
 
 
 def figure_png(view: View, fig=None) -> bytes:
