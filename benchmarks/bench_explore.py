@@ -117,8 +117,8 @@ def bench(pairs: dict, domains, scope, n, n_boot, seed=0, n_scratch=None):
     med = lambda xs, i: float(np.median([x[i] for x in xs]))  # noqa: E731
     nq = len(model.scope(pair, scope).frame)
     slowest = seq[1 + int(np.argmax([x[0] for x in upd]))]
-    return {"questions": nq, "changes": len(upd), "slowest": slowest, "load_s": load_wall, "load_cpu_s": load_cpu,
-            "first_s": first[0],
+    return {"questions": nq, "changes": len(upd), "slowest": slowest, "load_s": load_wall,
+            "load_cpu_s": load_cpu, "first_s": first[0],
             "update_s": med(upd, 0), "update_cpu_s": med(upd, 1),
             "update_max_s": max(x[0] for x in upd),
             "scratch_s": med(scratch, 0), "scratch_cpu_s": med(scratch, 1),
