@@ -45,9 +45,9 @@ help:
 	@echo "make test        run the test suite (creates .venv on first use)"
 	@echo "make site        the offline site of every result: build/site/index.html (DATA=<study.yaml>:"
 	@echo "                 build/site-<study>/; runs make reproduce first if needed)"
-	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, and every page of"
-	@echo "                 the site, in headless Chromium (needs chromium + chromedriver;"
-	@echo "                 screenshots in build/browser/)"
+	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, every page of the"
+	@echo "                 site and the explorer in Voila, in headless Chromium (needs chromium +"
+	@echo "                 chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
@@ -74,10 +74,11 @@ test: lint
 test-fast: $(STAMP)
 	$(PYTEST) -m "not slow"
 
-# JupyterLab "Run All Cells" in headless Chromium through the system chromedriver (never a
-# download); not part of `make test`. Screenshots and the server log go to build/browser/.
+# JupyterLab "Run All Cells", the site and the explorer in Voila, in headless Chromium through
+# the system chromedriver (never a download); not part of `make test`. Screenshots and the
+# server logs go to build/browser/.
 test-browser: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[browser,site]"
+	$(PY) -m pip install --quiet -e ".[browser,site,explore]"
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP)
@@ -106,7 +107,8 @@ lab: $(STAMP)
 	    $(LAB_ARGS)
 
 # The live explorer as an app: notebooks/12_explore.ipynb with its study set (papermill
-# --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened.
+# --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened;
+# its template (src/leash/run/voila/templates/leash) leaves out the lab template's CDN links.
 STUDY   ?= demo
 PORT    ?= 8866
 explore: $(STAMP)
@@ -114,8 +116,9 @@ explore: $(STAMP)
 	@mkdir -p build/explore
 	$(PY) -m papermill --prepare-only -k python3 notebooks/12_explore.ipynb \
 	    build/explore/12_explore.ipynb -p study "$(if $(wildcard $(STUDY)),$(abspath $(STUDY)),$(STUDY))"
-	$(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
-	    --port=$(PORT)
+	JUPYTER_PATH=$(abspath src/leash/run)$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
+	    $(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
+	    --port=$(PORT) --template=leash
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

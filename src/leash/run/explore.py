@@ -445,7 +445,7 @@ def render_figure(view: View, fig=None):
     from matplotlib.figure import Figure
 
     if fig is None:
-        fig = Figure(figsize=(10, 3.4), dpi=80)
+        fig = Figure(figsize=(10, 3.4), dpi=90)
     key = (id(view.curve_base), id(view.curve_rl), view.setting.pair, view.setting.scope,
            view.setting.estimator)
     state = getattr(fig, "_leash_state", None)
@@ -613,7 +613,7 @@ class _Controller:
                          tooltip="k = full budget, min_count = 1, zeta = 0.05, first-k")
         w = self.widgets = {name: W.HTML() for name in ("title", "note", "metrics", "epsilon",
                                                          "changes", "command")}
-        w["image"] = W.Image(format="png")
+        w["image"] = W.Image(format="png", layout=W.Layout(width="900px"))  # 1:1, not blurred
         w["changes"].value = changes_html(None, "")
         app = self.app = W.VBox([
             w["title"], W.HBox([c["pair"], c["benchmark"], reset]),
@@ -678,7 +678,7 @@ class _Controller:
         if self.fig is None:
             from matplotlib.figure import Figure
 
-            self.fig = Figure(figsize=(10, 3.4), dpi=80)
+            self.fig = Figure(figsize=(10, 3.4), dpi=90)
         w["image"].value = figure_png(view, self.fig)
         w["metrics"].value = metrics_html(view)
         w["epsilon"].value = (f"<div style='max-width:420px'><b>epsilon = {view.epsilon:.4g}"
