@@ -250,3 +250,13 @@ def test_a_control_change_recomputes_only_what_it_touches():
     app.controls["estimator"].value = "unbiased"  # the support is not recomputed
     assert all(m._cache[key] is value for key, value in cached.items())
     assert re.search(r"papermill notebooks/01_table1_support.ipynb", app.widgets["command"].value)
+
+
+def test_a_page_without_widgets_shows_the_figure(demo):
+    """nbconvert's HTML, the site, a notebook viewer: the figure as a PNG beside the widget."""
+    import base64
+
+    app = explore(model=demo, benchmark="AMC23")
+    data = app._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert base64.b64decode(data["image/png"]) == app.widgets["image"].value

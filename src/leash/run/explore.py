@@ -584,6 +584,26 @@ def explore(study="paper", *, pair=None, benchmark=None, section="support", n_bo
     return _Controller(m, pair, benchmark).app
 
 
+@functools.lru_cache(maxsize=None)
+def _app_class():
+    """The app's class: an ``ipywidgets.VBox`` that also offers its figure as a PNG, which a
+    page that cannot run widgets (nbconvert's HTML, the site, a notebook viewer) shows instead.
+    """
+    import base64
+
+    import ipywidgets as W
+
+    class ExplorerApp(W.VBox):
+        def _repr_mimebundle_(self, **kwargs):
+            data = super()._repr_mimebundle_(**kwargs)
+            png = self.widgets["image"].value
+            if png:
+                data["image/png"] = base64.b64encode(png).decode("ascii")
+            return data
+
+    return ExplorerApp
+
+
 class _Controller:
     """The widgets of :func:`explore` and what a control change does."""
 
@@ -615,7 +635,7 @@ class _Controller:
                                                          "changes", "command")}
         w["image"] = W.Image(format="png", layout=W.Layout(width="900px"))  # 1:1, not blurred
         w["changes"].value = changes_html(None, "")
-        app = self.app = W.VBox([
+        app = self.app = _app_class()([
             w["title"], W.HBox([c["pair"], c["benchmark"], reset]),
             W.HBox([c["k"], c["min_count"]]), c["zeta"], c["estimator"], c["rule"], w["note"],
             w["image"], W.HBox([w["metrics"], W.HTML(layout=W.Layout(width="24px")),
