@@ -584,7 +584,7 @@ def explore(study="paper", *, pair=None, benchmark=None, section="support", n_bo
     return _Controller(m, pair, benchmark).app
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _app_class():
     """The app's class: an ``ipywidgets.VBox`` that also offers its figure as a PNG, which a
     page that cannot run widgets (nbconvert's HTML, the site, a notebook viewer) shows instead.
