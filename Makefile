@@ -37,7 +37,7 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install git-filter test test-fast test-browser reproduce site bench lint lab clean
+.PHONY: help install git-filter test test-fast test-browser reproduce site bench lint lab explore clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
@@ -45,12 +45,14 @@ help:
 	@echo "make test        run the test suite (creates .venv on first use)"
 	@echo "make site        the offline site of every result: build/site/index.html (DATA=<study.yaml>:"
 	@echo "                 build/site-<study>/; runs make reproduce first if needed)"
-	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, and every page of"
-	@echo "                 the site, in headless Chromium (needs chromium + chromedriver;"
-	@echo "                 screenshots in build/browser/)"
+	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, every page of the"
+	@echo "                 site and the explorer in Voila, in headless Chromium (needs chromium +"
+	@echo "                 chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
+	@echo "make explore     the live explorer (notebooks/12_explore.ipynb) as an app on"
+	@echo "                 http://127.0.0.1:8866 (Voila; STUDY=demo|paper|<study.yaml>, PORT=8866)"
 
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ] && [ ! -x $(VENV)/bin/python ]; then \
@@ -92,10 +94,11 @@ test: lint
 test-fast: $(STAMP)
 	$(PYTEST) -m "not slow"
 
-# JupyterLab "Run All Cells" in headless Chromium through the system chromedriver (never a
-# download); not part of `make test`. Screenshots and the server log go to build/browser/.
+# JupyterLab "Run All Cells", the site and the explorer in Voila, in headless Chromium through
+# the system chromedriver (never a download); not part of `make test`. Screenshots and the
+# server logs go to build/browser/.
 test-browser: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[browser,site]"
+	$(PY) -m pip install --quiet -e ".[browser,site,explore]"
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP)
@@ -129,6 +132,20 @@ lab: $(STAMP)
 	    p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(s, indent=2) + chr(10))"
 	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
 	    $(LAB_ARGS)
+
+# The live explorer as an app: notebooks/12_explore.ipynb with its study set (papermill
+# --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened;
+# its template (src/leash/run/voila/templates/leash) leaves out the lab template's CDN links.
+STUDY   ?= demo
+PORT    ?= 8866
+explore: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[explore]"
+	@mkdir -p build/explore
+	$(PY) -m papermill --prepare-only -k python3 notebooks/12_explore.ipynb \
+	    build/explore/12_explore.ipynb -p study "$(if $(wildcard $(STUDY)),$(abspath $(STUDY)),$(STUDY))"
+	JUPYTER_PATH=$(abspath src/leash/run)$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
+	    $(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
+	    --port=$(PORT) --template=leash
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

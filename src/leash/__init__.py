@@ -20,7 +20,8 @@ in the module named after it:
   (``toolkit``);
 * :mod:`leash.artifacts`: one function per paper artifact, over those sources;
 * :mod:`leash.output`: plot helpers (``plots``) and byte-stable saving (``report``);
-* :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``);
+* :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``) and the
+  live explorer of ``notebooks/12_explore.ipynb`` (``explore``, ipywidgets);
 
 ``leash.paths`` is the one module that knows the repository's folders.
 
@@ -49,6 +50,7 @@ _LAZY = {
     "simulate_study": "sources.simulate",
     "simulate_pair": "sources.simulate",
     "sensitivity_sweep": "analysis.sensitivity", "significance_table": "analysis.sensitivity",
+    "explore": "run.explore",
 }
 
 
