@@ -409,7 +409,7 @@ class ExplorerModel:
 @functools.cache
 def _declared(stem: str) -> frozenset:
     """The parameters notebook ``stem`` declares (read once)."""
-    from leash._paths import REPO
+    from leash.paths import REPO
     from leash.run.parameters import notebook_parameters
 
     return frozenset(notebook_parameters(REPO / "notebooks" / f"{stem}.ipynb"))
