@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,24 +19,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from _chrome import chrome, free_port
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "build" / "browser"
 WINDOW = (1250, 1500)
-CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -78,22 +66,7 @@ def voila(tmp_path_factory):
 
 @pytest.fixture
 def browser(tmp_path):
-    driver_path = shutil.which("chromedriver")
-    if not driver_path:
-        pytest.fail("chromedriver not found on PATH (Debian: apt-get install chromium "
-                    "chromium-driver)")
-    options = webdriver.ChromeOptions()
-    for flag in CHROME_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chrome-profile'}")
-    options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            options.binary_location = shutil.which(name)
-            break
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    driver.set_window_size(*WINDOW)
+    driver = chrome(tmp_path / "chrome-profile", WINDOW, offline=True, logs=("performance",))
     try:
         yield driver
     finally:

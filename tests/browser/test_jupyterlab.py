@@ -29,8 +29,6 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,9 +38,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
+from _chrome import chrome, free_port
 from selenium.common.exceptions import WebDriverException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,9 +51,6 @@ SHOTS = REPO / "build" / "browser"
 CASES = {"00a_walkthrough_support.ipynb": 180, "00b_walkthrough_noise.ipynb": 240,
          "00c_walkthrough_curves.ipynb": 240, "01_table1_support.ipynb": 180}
 WINDOW = (1400, 1000)
-CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage"]
 STDERR = "application/vnd.jupyter.stderr"  # JupyterLab shows errors and stderr with this type
 
 
@@ -69,11 +63,6 @@ def tree_hash(folder: Path) -> dict[str, str]:
 def changes(before: dict, after: dict) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_settings(settings: Path) -> None:
@@ -194,30 +183,9 @@ def lab(committed):
                 server.proc.kill()
 
 
-def chrome_options(profile: Path):
-    options = webdriver.ChromeOptions()
-    for flag in CHROME_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
-    options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
-                 "chrome"):
-        if shutil.which(name):
-            options.binary_location = shutil.which(name)
-            break
-    return options
-
-
 @pytest.fixture
 def browser(tmp_path):
-    driver_path = shutil.which("chromedriver")
-    if not driver_path:
-        pytest.fail("chromedriver not found on PATH: install Chromium and its driver (Debian: "
-                    "apt-get install chromium chromium-driver) or Chrome and chromedriver")
-    # the system chromedriver, given explicitly: Selenium never looks for or downloads one
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path),
-                              options=chrome_options(tmp_path / "chrome-profile"))
-    driver.set_window_size(*WINDOW)
+    driver = chrome(tmp_path / "chrome-profile", WINDOW)
     try:
         yield driver
     finally:

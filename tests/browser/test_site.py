@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,18 +23,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from _chrome import chrome, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "build" / "site"
 SHOTS = REPO / "build" / "browser"
 WINDOW = (1400, 1000)
 TALLEST = 16000  # the full-page screenshot of the index is at most this tall
-CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 # where a page's state is read: images, and MathJax 2 (when the page loads it) idle
 STATE_JS = """
 const imgs = [...document.images].map(i => ({src: i.currentSrc.slice(0, 120),
@@ -47,11 +40,6 @@ return {ready: document.readyState === 'complete' && imgs.every(i => i.loaded) &
         images: imgs, mathjax: !!mj, typeset: typeset, height: document.body.scrollHeight};
 """
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -84,22 +72,8 @@ def site():
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    driver_path = shutil.which("chromedriver")
-    if not driver_path:
-        pytest.fail("chromedriver not found on PATH (Debian: apt-get install chromium "
-                    "chromium-driver)")
-    options = webdriver.ChromeOptions()
-    for flag in CHROME_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}")
-    options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        if shutil.which(name):
-            options.binary_location = shutil.which(name)
-            break
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
-    driver.set_window_size(*WINDOW)
+    driver = chrome(tmp_path_factory.mktemp("chrome-profile"), WINDOW, offline=True,
+                    logs=("browser", "performance"))
     try:
         yield driver
     finally:
