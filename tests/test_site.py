@@ -155,3 +155,23 @@ def test_the_gallery_shows_images_tables_and_pairs(study):
     assert text.index("## Gallery") < text.index("## Index")
     assert source_of({"inputs": ["none"]})[0] == "diagram"
     assert source_of({"inputs": ["data/studies/gsm8k-probe.yaml"]})[0] == "study"
+
+
+def test_a_widget_view_is_shown_in_its_static_form_and_says_where_it_runs():
+    # nbconvert's page would load the widget manager from a CDN for a widget view: the site
+    # shows the output's other forms (the explorer's PNG) and one line on where it runs live
+    import nbformat
+
+    from leash.run.site import _without_widgets
+
+    nb = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
+    out = nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2},
+        "image/png": "iVBORw0KGgo=", "text/plain": "App(...)"})
+    nb.cells.append(nbformat.v4.new_code_cell("app", outputs=[out]))
+    nb = _without_widgets(nb)
+    assert "widgets" not in nb.metadata
+    note, shown = nb.cells[0]["outputs"]
+    assert "make explore" in note["data"]["text/markdown"]
+    assert "application/vnd.jupyter.widget-view+json" not in shown["data"]
+    assert shown["data"]["image/png"] == "iVBORw0KGgo="

@@ -200,6 +200,32 @@ def _executed_status(nb) -> tuple[str, str]:
     return "ok", ""
 
 
+# An output's live widget view needs the widget manager's script, which nbconvert's page loads
+# from a CDN; the site is static and offline, so it shows the output's other form (the explorer
+# offers its figure as a PNG) and says where the live controls run.
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+_LIVE = ("Live controls are not part of this static page: run the notebook in JupyterLab "
+         "(make lab) or serve it as an app (make explore).")
+
+
+def _without_widgets(nb):
+    """The notebook with its widget views replaced by their static forms (and a line saying so)."""
+    import nbformat
+
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        outputs = []
+        for o in cell.get("outputs", []):
+            if _WIDGET in o.get("data", {}):
+                del o["data"][_WIDGET]
+                outputs.append(nbformat.v4.new_output("display_data",
+                                                      data={"text/markdown": f"*{_LIVE}*"}))
+            outputs.append(o)
+        if "outputs" in cell:
+            cell["outputs"] = outputs
+    return nb
+
+
 def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
     import nbformat
     from nbconvert import HTMLExporter
@@ -211,7 +237,7 @@ def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
     pages = []
     for run in runs:
         path = build / f"{run}.ipynb"
-        nb = nbformat.read(str(path), as_version=4)
+        nb = _without_widgets(nbformat.read(str(path), as_version=4))
         status, reason = _executed_status(nb)
         params = nb.metadata.get("papermill", {}).get("parameters", {})
         body, _ = exporter.from_notebook_node(
