@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 import socket
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for_url(url: str, timeout: float = 30.0) -> None:
+    """Return once ``url`` answers (a server the test started is up), or after ``timeout``
+    seconds (the test's own checks then say what is missing).
+    """
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.2)
 
 
 def chrome(profile: Path, window: tuple[int, int], *, offline: bool = False, logs=()):

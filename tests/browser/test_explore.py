@@ -15,11 +15,10 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from _chrome import chrome, free_port
+from _chrome import chrome, free_port, wait_for_url
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -51,12 +50,7 @@ def voila(tmp_path_factory):
                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=work)
     base = f"http://127.0.0.1:{port}/"
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(base + "voila/static/voila.js", timeout=2).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_for_url(base + "voila/static/voila.js", timeout=60)
         yield base, log_path
     finally:
         server.terminate()

@@ -19,11 +19,10 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from _chrome import chrome, free_port
+from _chrome import chrome, free_port, wait_for_url
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "build" / "site"
@@ -57,12 +56,7 @@ def site():
                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/"
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "index.html", timeout=2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_url(base + "index.html", timeout=10)
         yield base
     finally:
         server.terminate()
