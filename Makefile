@@ -37,7 +37,7 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install git-filter test test-fast test-browser reproduce site bench lint lab explore clean
+.PHONY: help install test test-fast test-browser reproduce site bench lint lab explore clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
@@ -51,7 +51,7 @@ help:
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
-	@echo "make explore     the live explorer (notebooks/12_explore.ipynb) as an app on"
+	@echo "make explore     the live explorer (notebooks/12_explore) as an app on"
 	@echo "                 http://127.0.0.1:8866 (Voila; STUDY=demo|paper|<study.yaml>, PORT=8866)"
 
 $(STAMP): pyproject.toml
@@ -59,29 +59,17 @@ $(STAMP): pyproject.toml
 	    echo "creating $(VENV) with $(PYTHON3)" >&2; $(PYTHON3) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
-	@$(MAKE) --no-print-directory git-filter PY="$(PY)"
 	@mkdir -p $(dir $@) && touch $@
 
-# Notebooks stay clean whatever runs them (JupyterLab's autosave, nbconvert --inplace): nbstripout
-# is the clean filter of .gitattributes in this clone, with the interpreter that has it, so
-# `git status` and `git diff` see a notebook as git would commit it: outputs, execution counts and
-# the metadata a run adds (NB_EXTRA_KEYS) stripped, cell ids kept; the kernel's display name is
-# committed as ipykernel's ("Python 3 (ipykernel)"), which nbformat requires and a save writes.
-# Not `required`: a clone whose interpreter is gone still works (notebooks go in as they are).
-NB_EXTRA_KEYS := metadata.language_info.codemirror_mode \
-    metadata.language_info.file_extension metadata.language_info.mimetype \
-    metadata.language_info.nbconvert_exporter metadata.language_info.pygments_lexer \
-    metadata.language_info.version metadata.papermill cell.metadata.papermill cell.metadata.trusted
-git-filter:
-	@if git rev-parse --git-dir >/dev/null 2>&1; then \
-	    py=$$($(PY) -c 'import sys; print(sys.executable)'); \
-	    git config filter.nbstripout.clean "\"$$py\" -m nbstripout --keep-id" && \
-	    git config filter.nbstripout.smudge cat && \
-	    git config filter.nbstripout.required false && \
-	    git config filter.nbstripout.extrakeys "$(NB_EXTRA_KEYS)" && \
-	    git config diff.ipynb.textconv "\"$$py\" -m nbstripout --keep-id -t"; fi
+# Notebooks stay clean whatever runs them: each is committed as jupytext Markdown
+# (notebooks/<stem>.md, no outputs) and paired with an .ipynb that git ignores
+# (notebooks/jupytext.toml). This writes the .ipynb of each Markdown newer than it (the cells
+# from the Markdown, the outputs the .ipynb had kept), for JupyterLab, nbconvert and papermill.
+NOTEBOOK_PAIRS := $(patsubst %.md,%.ipynb,$(wildcard notebooks/[0-9]*.md))
+notebooks/%.ipynb: notebooks/%.md | $(STAMP)
+	@$(PY) -m jupytext --quiet --to ipynb --update $<
 
-install: $(STAMP)
+install: $(STAMP) $(NOTEBOOK_PAIRS)
 
 # Two pytest-xdist workers, whole files per worker (--dist loadfile): the notebook run of
 # tests/test_notebooks.py happens once, in one worker, while the other takes the rest.
@@ -97,11 +85,11 @@ test-fast: $(STAMP)
 # JupyterLab "Run All Cells", the site and the explorer in Voila, in headless Chromium through
 # the system chromedriver (never a download); not part of `make test`. Screenshots and the
 # server logs go to build/browser/.
-test-browser: $(STAMP)
+test-browser: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m pip install --quiet -e ".[browser,site,explore]"
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
-reproduce: $(STAMP)
+reproduce: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m leash.run.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
 	    $(if $(PARAMS),-f "$(PARAMS)") $(if $(OUTDIR),--outdir "$(OUTDIR)") \
 	    $(if $(JOBS),--jobs $(JOBS))
@@ -124,7 +112,7 @@ lint: $(STAMP)
 # JupyterLab's application settings in this environment (overrides.json, read by `make lab` and
 # by a plain `jupyter lab` alike): no "get notified about Jupyter news?" toast over the notebook,
 # no update check (the notebooks need no network).
-lab: $(STAMP)
+lab: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m pip install --quiet -e ".[lab]"
 	@$(PY) -c "import json, pathlib, sys; p = pathlib.Path(sys.prefix, 'share/jupyter/lab/settings/overrides.json'); \
 	    s = json.loads(p.read_text()) if p.is_file() else {}; \
@@ -133,12 +121,12 @@ lab: $(STAMP)
 	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
 	    $(LAB_ARGS)
 
-# The live explorer as an app: notebooks/12_explore.ipynb with its study set (papermill
+# The live explorer as an app: notebooks/12_explore with its study set (papermill
 # --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened;
 # its template (src/leash/run/voila/templates/leash) leaves out the lab template's CDN links.
 STUDY   ?= demo
 PORT    ?= 8866
-explore: $(STAMP)
+explore: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m pip install --quiet -e ".[explore]"
 	@mkdir -p build/explore
 	$(PY) -m papermill --prepare-only -k python3 notebooks/12_explore.ipynb \

@@ -172,23 +172,9 @@ WALKTHROUGH_SIMULATED = ["walkthrough_null_studies", "walkthrough_shrinkage_boot
 
 
 # ---------------------------------------------------------------------------------------------
-# notebooks as git would commit them
+# the notebooks, as committed
 # ---------------------------------------------------------------------------------------------
 
-def committed_text(path) -> str:
-    """A file's text as ``git add`` would store it: through this clone's clean filter
-    (``.gitattributes``: nbstripout for notebooks, set up by ``make install``), so a notebook a
-    user ran in JupyterLab, with its outputs in the working copy, reads as the clean page it is
-    in git. Outside a git clone, or without the filter, the file as it is.
-    """
-    import subprocess
-
-    path = Path(path)
-    try:
-        rel = path.resolve().relative_to(REPO).as_posix()
-        blob = subprocess.run(["git", "hash-object", "-w", "--path", rel, str(path)], cwd=REPO,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        return subprocess.run(["git", "cat-file", "blob", blob], cwd=REPO, capture_output=True,
-                              text=True, check=True).stdout
-    except (ValueError, OSError, subprocess.CalledProcessError):
-        return path.read_text(encoding="utf-8")
+#: The committed notebooks of notebooks/: their jupytext Markdown (leash.notebook_files),
+#: which no run writes outputs into; the paired .ipynb beside each is git-ignored.
+NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.md"))

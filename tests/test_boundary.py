@@ -70,7 +70,7 @@ def test_paper_and_demo_runs_need_no_toolkit(notebook, study, no_toolkit, tmp_pa
     from leash.run.reproduce import run_notebook
 
     out = tmp_path / "out"
-    res = run_notebook(REPO / "notebooks" / f"{notebook}.ipynb", {"study": study}, outdir=out,
+    res = run_notebook(REPO / "notebooks" / f"{notebook}.md", {"study": study}, outdir=out,
                        build=tmp_path / "build", run=f"{notebook}-{study}")
     assert res.status == "ok"
     # the kernel really ran without the toolkit: its sitecustomize was loaded

@@ -27,8 +27,20 @@ import pytest
 
 from _support import FIGURES, REPO, folder_digest
 
-PAGE = REPO / "notebooks" / "00a_walkthrough_support.ipynb"
+PAGE = REPO / "notebooks" / "00a_walkthrough_support.md"
 TINY = REPO / "tests" / "notebooks" / "tiny.ipynb"
+
+
+def _paired(markdown, ipynb):
+    """The .ipynb of a committed notebook, written as `make install` writes it (jupytext)."""
+    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--update",
+                    "-o", str(ipynb), str(markdown)], check=True)
+    return ipynb
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout
 
 
 def _nbconvert(notebook, folder):
@@ -46,8 +58,7 @@ def _nbconvert(notebook, folder):
 
 @pytest.mark.slow
 def test_a_notebook_runs_as_a_plain_page(tmp_path):
-    copy = tmp_path / PAGE.name
-    shutil.copy(PAGE, copy)
+    copy = _paired(PAGE, tmp_path / f"{PAGE.stem}.ipynb")
     proc = _nbconvert(copy, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     nb = json.loads((tmp_path / "executed.ipynb").read_text())
@@ -83,3 +94,39 @@ def test_a_notebook_without_its_data_stops_with_one_line(tmp_path):
     assert "Skipped: input file tests-missing-input/x.jsonl not found" in proc.stderr, \
         proc.stderr[-3000:]
     assert "leash/run/notebook.py" not in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_run_in_place_leaves_git_status_clean_and_an_edit_shows(tmp_path):
+    """`jupyter nbconvert --execute --inplace notebooks/01_table1_support.ipynb` after `make
+    install`, in a clone: the outputs go into the git-ignored .ipynb, `git status` stays clean
+    (git's own clean filters cannot give that: a changed size is reported as a change without
+    running the filter); a changed parameter saved as JupyterLab saves a pair (jupytext writes
+    both files) shows as an edit of the committed Markdown.
+    """
+    repo = tmp_path / "clone"
+    (repo / "notebooks").mkdir(parents=True)
+    shutil.copy(REPO / ".gitignore", repo)
+    for name in ("jupytext.toml", "01_table1_support.md"):
+        shutil.copy(REPO / "notebooks" / name, repo / "notebooks")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "notebooks")
+    ipynb = _paired(repo / "notebooks" / "01_table1_support.md",
+                    repo / "notebooks" / "01_table1_support.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
+                           "--inplace", "--ExecutePreprocessor.timeout=600", str(ipynb)],
+                          cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert any(c.get("outputs") for c in json.loads(ipynb.read_text())["cells"])
+    assert _git(repo, "status", "--porcelain") == ""
+    # the user's edit, saved as JupyterLab saves a paired notebook (both files, from the .ipynb)
+    nb = json.loads(ipynb.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = "".join(cell["source"]).replace("min_count: int = 1", "min_count: int = 2")
+    ipynb.write_text(json.dumps(nb))
+    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--sync", str(ipynb)],
+                   check=True)
+    assert _git(repo, "status", "--porcelain") == " M notebooks/01_table1_support.md\n"
+    diff = _git(repo, "diff", "-U0")
+    assert "-min_count: int = 1" in diff and "+min_count: int = 2" in diff

@@ -27,22 +27,20 @@ import pytest
 from _support import (
     FIGURES,
     MIRROR,
+    NOTEBOOKS,
     REPO,
     WALKTHROUGH,
     WALKTHROUGH_SIMULATED,
     committed_records,
-    committed_text,
     freshness,
 )
+from leash import notebook_files
 from leash.run.parameters import _UNKNOWN, _annotation, notebook_parameters, validate_parameters
-
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 
 def cells(path):
-    """The cells of a notebook as git would commit it (a run in JupyterLab may have left
-    outputs in the working copy; the clean filter strips them)."""
-    return json.loads(committed_text(path))["cells"]
+    """The cells of a notebook's committed Markdown (a run never writes outputs there)."""
+    return notebook_files.read(path).cells
 
 
 def source(cell):
@@ -56,7 +54,7 @@ def test_notebook_conventions(path):
     assert cs[1]["cell_type"] == "code" and "parameters" in cs[1]["metadata"].get("tags", [])
     # the first code cell after the parameters checks them (the same message on every route)
     assert cs[2]["cell_type"] == "code" and "notebook.start(globals())" in source(cs[2])
-    params = papermill.inspect_notebook(str(path))
+    params = papermill.inspect_notebook(notebook_files.read(path))
     # by hand, a notebook writes to the scratch folder, never into the committed figures/; one
     # without an outdir publishes nothing (11_from_a_model writes under build/ only)
     if "outdir" in params:

@@ -1,5 +1,5 @@
-"""The teaching walkthrough, three notebooks (notebooks/00a_walkthrough_support.ipynb,
-00b_walkthrough_noise.ipynb, 00c_walkthrough_curves.ipynb): their form, and that every
+"""The teaching walkthrough, three notebooks (notebooks/00a_walkthrough_support,
+00b_walkthrough_noise, 00c_walkthrough_curves): their form, and that every
 statement their text makes as a fact holds.
 
 No kernel here: the notebooks run once per test session, in tests/test_notebooks.py (the runs
@@ -12,7 +12,6 @@ against exact references (fractions, math.comb, closed forms) where there is one
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from fractions import Fraction
@@ -21,8 +20,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _support import REPO, WALKTHROUGH, committed_text
-from leash import artifacts
+from _support import REPO, WALKTHROUGH
+from leash import artifacts, notebook_files
 from leash.analysis import tables
 from leash.core import entropy, passk, stats, support
 from leash.run.parameters import ParameterError, notebook_parameters, validate_parameters
@@ -30,12 +29,12 @@ from leash.run.reproduce import default_runs
 from leash.sources import simulate
 from leash.sources.study import load_study
 
-NOTEBOOKS = {stem: REPO / "notebooks" / f"{stem}.ipynb" for stem in WALKTHROUGH}
+NOTEBOOKS = {stem: REPO / "notebooks" / f"{stem}.md" for stem in WALKTHROUGH}
 SUPPORT, NOISE, CURVES = NOTEBOOKS  # the three parts, in reading order
 
 
 def _cells(stem):
-    return json.loads(committed_text(NOTEBOOKS[stem]))["cells"]
+    return notebook_files.read(NOTEBOOKS[stem]).cells
 
 
 def _code(stem):

@@ -11,15 +11,17 @@ each kernel runs where a user opens the notebook), started with this interpreter
 PYTHONPATH, so the kernel imports this checkout's ``leash`` whichever checkout the interpreter
 has installed, and no ``LEASH_*`` or ``MPLBACKEND`` variable: the notebooks must run as pages
 with nothing set. JupyterLab's user settings and workspaces live in a temporary folder: autosave
-is off (the executed notebooks are never written back), windowing is off (every cell is in the
-page, so the test can read each prompt), no news or update check.
+is on, every 3 s (as a user's JupyterLab saves, only sooner), windowing is off (every cell is in
+the page, so the test can read each prompt), no news or update check.
 
 Per notebook: open it, wait for the kernel, Run > Run All Cells, wait until the kernel is idle
 and every code cell has an execution count, then check that no output is an error or stderr,
 that at least one image is shown inline, and save screenshots to ``build/browser/``
 (``<notebook>-top.png``, ``-end.png`` and ``-full-1.png``, the whole notebook in one tall
-window, or several for a long notebook). The committed ``figures/`` and the notebooks
-themselves must be unchanged afterwards (by hand, a notebook writes to the scratch folder
+window, or several for a long notebook). Then wait for the autosave: the notebook's paired
+``.ipynb`` holds the outputs, and ``git status`` is clean (the committed Markdown of the
+notebook is unchanged; the ``.ipynb`` is git-ignored; see leash.notebook_files). The committed
+``figures/`` must be unchanged too (by hand, a notebook writes to the scratch folder
 ``build/figures/``).
 """
 
@@ -68,8 +70,8 @@ def changes(before: dict, after: dict) -> list[str]:
 def write_settings(settings: Path) -> None:
     """JupyterLab user settings of the test (JUPYTERLAB_SETTINGS_DIR)."""
     values = {
-        # never write the executed notebook back into notebooks/
-        "docmanager-extension/plugin": {"autosave": False},
+        # save as a user's JupyterLab does (default every 120 s), only sooner
+        "docmanager-extension/plugin": {"autosave": True, "autosaveInterval": 3},
         # every cell attached to the page, whatever the JupyterLab version's default
         "notebook-extension/tracker": {"windowingMode": "none"},
         # no news toast, no update check (nothing outside is reachable)
@@ -162,11 +164,19 @@ class Lab:
             self._logfile.close()
 
 
+def git_status() -> str:
+    """``git status --porcelain`` of the checkout ("" when clean, or when it is no clone)."""
+    proc = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True,
+                          text=True)
+    return proc.stdout if proc.returncode == 0 else ""
+
+
 @pytest.fixture(scope="module")
 def committed():
-    """Hashes of figures/ and the notebooks before any browser run."""
+    """Hashes of figures/ and the notebooks' Markdown, and git's status, before any browser
+    run."""
     return tree_hash(FIGURES), {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                                for p in NOTEBOOKS.glob("*.ipynb")}
+                                for p in NOTEBOOKS.glob("*.md")}, git_status()
 
 
 @pytest.fixture(scope="module")
@@ -274,6 +284,16 @@ def accept_dialog(driver) -> bool:
 def code_cells(notebook: str) -> int:
     cells = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))["cells"]
     return sum(c["cell_type"] == "code" for c in cells)
+
+
+def autosaved(stem: str):
+    """The page has no unsaved change and the saved .ipynb holds the outputs: their count."""
+    def check(driver):
+        if driver.find_elements(By.CSS_SELECTOR, ".lm-TabBar-tab.jp-mod-dirty"):
+            return None
+        cells = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        return sum(len(c.get("outputs", [])) for c in cells)
+    return check
 
 
 def ready(expected: int):
@@ -389,7 +409,10 @@ def screenshots(driver, stem: str) -> list[Path]:
 @pytest.mark.parametrize("notebook", list(CASES), ids=lambda n: n.removesuffix(".ipynb"))
 def test_run_all_cells_in_jupyterlab(notebook, lab, browser, committed):
     stem, timeout = notebook.removesuffix(".ipynb"), CASES[notebook]
-    assert (NOTEBOOKS / notebook).is_file(), f"{notebook} not found in notebooks/"
+    assert (NOTEBOOKS / notebook).is_file(), \
+        f"{notebook} not found in notebooks/ (make install writes it from its .md)"
+    markdown = NOTEBOOKS / f"{stem}.md"
+    written = markdown.stat().st_mtime_ns
     browser.get(lab.url(notebook))
     try:
         expected = code_cells(notebook)
@@ -426,11 +449,18 @@ def test_run_all_cells_in_jupyterlab(notebook, lab, browser, committed):
         assert out["images"], f"{notebook}: no image shown in any output"
         unloaded = [i for i, img in enumerate(out["images"]) if not img["loaded"]]
         assert not unloaded, f"{notebook}: images {unloaded} did not load"
+        saved = wait_until(browser, f"{notebook}: the autosave of the run", autosaved(stem), 60)
+        print(f"{stem}: autosaved, {saved} outputs in {notebook}", flush=True)
+        # the save wrote the pair (jupytext's contents manager): an edit would reach the
+        # Markdown, so it shows in git status; the run's outputs do not
+        assert markdown.stat().st_mtime_ns > written, f"{markdown.name} was not saved"
     finally:
         lab.shutdown_kernels()
-    figures, notebooks = committed
+    figures, notebooks, status = committed
     assert not changes(figures, tree_hash(FIGURES)), \
         f"{notebook} changed the committed figures/: {changes(figures, tree_hash(FIGURES))}"
     now = tree_hash(NOTEBOOKS)
     assert all(now.get(n) == h for n, h in notebooks.items()), \
-        f"{notebook}: a notebook file in notebooks/ was rewritten"
+        f"{notebook}: the Markdown of a notebook in notebooks/ changed"
+    assert git_status() == status, f"{notebook}: after Run All and autosave, git status " \
+        f"shows:\n{git_status()}"

@@ -11,10 +11,10 @@ of notebooks or artifacts.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from leash import notebook_files
 from leash.paths import NOTEBOOKS
 
 __all__ = ["Group", "Item", "LONG_TABLE", "gallery_lines", "groups", "notebook_title",
@@ -51,14 +51,13 @@ def source_of(record) -> tuple[str, str]:
 
 
 def notebook_title(stem: str, directory=None) -> str:
-    """The first heading of ``notebooks/<stem>.ipynb`` (the stem if there is none)."""
-    path = Path(directory or NOTEBOOKS) / f"{stem}.ipynb"
+    """The first heading of notebook ``stem`` of ``notebooks/`` (the stem if there is none)."""
     try:
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        cells = notebook_files.read(notebook_files.find(stem, directory or NOTEBOOKS)).cells
     except (OSError, ValueError, KeyError):
         return stem
     for cell in cells[:1]:
-        text = "".join(cell.get("source", []))
+        text = cell.get("source", "")
         for line in text.splitlines():
             if line.startswith("# "):
                 return line[2:].strip()

@@ -409,10 +409,11 @@ class ExplorerModel:
 @functools.cache
 def _declared(stem: str) -> frozenset:
     """The parameters notebook ``stem`` declares (read once)."""
-    from leash.paths import REPO
+    from leash import notebook_files
+    from leash.paths import NOTEBOOKS
     from leash.run.parameters import notebook_parameters
 
-    return frozenset(notebook_parameters(REPO / "notebooks" / f"{stem}.ipynb"))
+    return frozenset(notebook_parameters(notebook_files.find(stem, NOTEBOOKS)))
 
 
 def _yaml_scalar(v) -> str:

@@ -161,11 +161,12 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
     dict of str to NotebookParameter
         In the cell's order; empty if the notebook has no ``parameters`` cell.
     """
-    import nbformat
     import papermill
 
+    from leash import notebook_files
+
     try:
-        nb = nbformat.read(str(path), as_version=4)
+        nb = notebook_files.read(path)
     except Exception as exc:
         raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
@@ -174,7 +175,7 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
     out = {n: NotebookParameter(n, None if p["inferred_type_name"] == "None"
                                 else p["inferred_type_name"], p["default"], p["help"],
                                 _literal(p["default"]))
-           for n, p in papermill.inspect_notebook(str(path)).items()}
+           for n, p in papermill.inspect_notebook(nb).items()}
     for name, (ann, default) in _syntax_tree_parameters(cell.source).items():
         if name not in out:
             out[name] = NotebookParameter(name, ann, default, "", _literal(default))

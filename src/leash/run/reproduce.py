@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
+from leash import notebook_files
 from leash.argparsing import OneLineParser
 from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
 from leash.run.parameters import (
@@ -85,8 +86,7 @@ def discover_notebooks(directory=None) -> list[str]:
     """Stems of the notebooks of ``directory`` (default ``notebooks/``) in run order (``00_``...);
     names starting with ``_`` or ``.`` are drafts.
     """
-    directory = Path(directory or NOTEBOOKS)
-    return sorted(p.stem for p in directory.glob("*.ipynb") if not p.name.startswith(("_", ".")))
+    return notebook_files.stems(directory or NOTEBOOKS)
 
 
 def default_runs(directory=None, runs_file=None) -> list[Run]:
@@ -117,7 +117,7 @@ def study_runs(study: str, directory=None) -> list[Run]:
     """One run per notebook of ``directory`` that declares a ``study`` parameter, on ``study``."""
     directory = Path(directory or NOTEBOOKS)
     return [Run(stem, {"study": study}) for stem in discover_notebooks(directory)
-            if "study" in notebook_parameters(directory / f"{stem}.ipynb")]
+            if "study" in notebook_parameters(notebook_files.find(stem, directory))]
 
 
 def _select(available: list[str], names) -> list[str]:
@@ -180,6 +180,22 @@ class NotebookError(RuntimeError):
         self.ename, self.evalue, self.output = ename, evalue, output
 
 
+def _as_record(output: Path, path: Path) -> None:
+    """The executed copy as the run's record: papermill's ``input_path`` names the notebook's
+    file (papermill, given the notebook read from its Markdown, stores the whole notebook there)
+    and the injected parameters cell has a fixed id, not a random one, so that two runs differ
+    only where their outputs do.
+    """
+    import nbformat
+
+    nb = nbformat.read(str(output), as_version=4)
+    nb.metadata.setdefault("papermill", {})["input_path"] = shown(path)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"
+    nbformat.write(nb, str(output))
+
+
 def _as_skipped(output: Path, reason: str) -> None:
     """A skipped notebook's executed copy as a page: the reason as one Markdown line where the
     error was, without papermill's error banner.
@@ -200,9 +216,7 @@ def _failure(path: Path, output: Path, exc) -> NotebookError:
     """Papermill's execution error, naming the cell of the source notebook (the executed copy
     has the injected cell more): the first source cell with the failing cell's code.
     """
-    import nbformat
-
-    cells = nbformat.read(str(path), as_version=4).cells
+    cells = notebook_files.read(path).cells
     src = next((i for i, c in enumerate(cells) if c.source == exc.source), None)
     where = "the injected parameters cell" if src is None else f"cell {src} of {shown(path)}"
     first = next((ln.strip()[:100] for ln in (exc.source or "").splitlines() if ln.strip()), "")
@@ -262,9 +276,11 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     try:
         with mock.patch.dict(os.environ, KERNEL_ENV):
             nb = papermill.execute_notebook(
-                str(path), str(output), parameters=params, kernel_name=kernel_name, cwd=str(REPO),
+                notebook_files.read(path), str(output), parameters=params,
+                kernel_name=kernel_name, cwd=str(REPO),
                 progress_bar=False, log_output=False, extra_arguments=KERNEL_ARGUMENTS)
     except PapermillExecutionError as exc:
+        _as_record(output, path)
         if exc.ename == "KeyboardInterrupt":
             raise KeyboardInterrupt from None
         if exc.ename not in SKIP_EXCEPTIONS:
@@ -277,6 +293,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
                             f"{shown(output)}", notebook=path.stem, ename=type(exc).__name__,
                             evalue=str(exc), output=output) from None
+    _as_record(output, path)
     records = [o.metadata[RECORD_KEY] for c in nb.cells for o in c.get("outputs", [])
                if RECORD_KEY in o.get("metadata", {})]
     write_records(outdir, run, path.stem, effective, records)
@@ -415,9 +432,10 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
     jobs_list = []
     for r in runs:
         r = r if isinstance(r, Run) else Run(r[0], dict(r[1]))
-        path = directory / f"{r.notebook}.ipynb"
-        if not path.is_file():
-            raise ParameterError(f"Notebook {r.notebook}: {shown(path)} does not exist.")
+        try:
+            path = notebook_files.find(r.notebook, directory)
+        except FileNotFoundError as exc:
+            raise ParameterError(f"Notebook {r.notebook}: {exc}") from None
         declared = notebook_parameters(path)
         params = dict(r.parameters)
         if study is not None and "study" in declared:
@@ -459,10 +477,11 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
 def _parser() -> OneLineParser:
     ap = OneLineParser(
         prog="python -m leash.run.reproduce",
-        description="Regenerate every table and figure: run notebooks/*.ipynb with papermill "
-                    "(also `leash reproduce`, and `make reproduce`, which passes DATA, ONLY, "
-                    "PARAMS, OUTDIR and JOBS). Reads the paper's printed numbers, the SIMULATED "
-                    "demo or the generations a study file names; writes each run's artifacts "
+        description="Regenerate every table and figure: run the notebooks of notebooks/ with "
+                    "papermill (also `leash reproduce`, and `make reproduce`, which passes "
+                    "DATA, ONLY, PARAMS, OUTDIR and JOBS). Reads the paper's printed numbers, "
+                    "the SIMULATED demo or the generations a study file names; writes each "
+                    "run's artifacts "
                     "(tables, figures, their records) and the artifact index into the output "
                     "folder, and the executed notebooks into --build. Exit status 1 when a "
                     "notebook fails, 2 for bad arguments.",
@@ -521,7 +540,8 @@ def _with_parameters(runs: list[Run], given: dict) -> list[Run]:
     """Give each run the parameters of ``given`` that its notebook declares."""
     if not given:
         return runs
-    declared = {r.notebook: notebook_parameters(NOTEBOOKS / f"{r.notebook}.ipynb") for r in runs}
+    declared = {r.notebook: notebook_parameters(notebook_files.find(r.notebook, NOTEBOOKS))
+                for r in runs}
     known = {name for d in declared.values() for name in d}
     for name in given:
         if name not in known:
@@ -550,7 +570,7 @@ def main(argv=None) -> int:
         if args.list:
             for r in runs:
                 print(r.name)
-                for p in notebook_parameters(NOTEBOOKS / f"{r.notebook}.ipynb").values():
+                for p in notebook_parameters(notebook_files.find(r.notebook, NOTEBOOKS)).values():
                     value = repr(r.parameters[p.name]) if p.name in r.parameters else p.default
                     print(f"    {p.name}: {p.type_name or '?'} = {value}"
                           + (" (set)" if p.name in r.parameters else "")
