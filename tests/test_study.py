@@ -71,8 +71,13 @@ def test_path_sources_are_relative_to_the_study_file(tmp_path):
     assert f.groupby("model")["c"].sum().to_dict() == {"b": 1, "r": 2}
     bad = load_study(write(tmp_path, "benchmarks: {B: {domain: math}}\n"
                                      "sections: {support: {sources: [{path: counts.csv}]}}"))
-    with pytest.raises(ValueError, match=r"benchmark\(s\) \['A'\] that the study does not"):
+    with raises_with(key="benchmarks", value="A", file=bad.source):
         bad.summaries("support")
+    # a label that differs in case or punctuation only: "did you mean" names the declared one
+    near = load_study(write(tmp_path, "benchmarks: {a_: {domain: math}}\n"
+                                      "sections: {support: {sources: [{path: counts.csv}]}}"))
+    with raises_with(key="benchmarks", value="A", line=1, text="did you mean 'a_'?"):
+        near.summaries("support")
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="real-data mirror (LEASH_DATA_MIRROR) absent")

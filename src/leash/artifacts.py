@@ -21,7 +21,6 @@ function branches on it beyond choosing titles ("simulated" is said whenever the
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Protocol
 
@@ -30,7 +29,7 @@ import pandas as pd
 
 from leash.analysis.tables import passk_table, support_table
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
-from leash.paths import REPO
+from leash.paths import REPO, slug
 from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
@@ -366,12 +365,6 @@ def artifact_name(stem: str, src) -> str:
     """
     name = src if isinstance(src, str) else open_study(src).name
     return stem if name == PAPER else f"{stem}_{slug(name)}"
-
-
-def slug(label: str) -> str:
-    """A file-name-safe form of a label: "SFT -> PPO (final)" -> "sft-ppo-final"."""
-    out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
-    return out or "x"
 
 
 def caption(text: str, src, *, paper: str = "the paper's printed numbers") -> str:
