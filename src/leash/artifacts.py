@@ -39,7 +39,8 @@ __all__ = [
     "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
     "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
-    "entropy_wide", "entropy_pairs", "table2", "table2_wide", "SENSITIVITY_COLUMNS",
+    "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table2", "table2_wide",
+    "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
 ]
 
@@ -754,6 +755,33 @@ def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
     bases = sub.drop_duplicates("model").set_index("model")["base_model"]
     out.insert(2, "base_model", out["model"].map(bases))
     return out
+
+
+def entropy_scatter_data(long: pd.DataFrame, *, benchmarks=None) -> tuple[pd.DataFrame, str]:
+    """What the entropy scatter can draw: :func:`entropy_pairs` without the models that lack a
+    token or answer entropy (generations without per-token entropies, e.g. files with only
+    texts and verdicts), and a trained model whose base is left out; and one line naming what
+    was left out and why ("" when nothing was).
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        The rows to plot (possibly none: then the figure is not drawn) and the note.
+    """
+    data = entropy_pairs(long, benchmarks=benchmarks)
+    lacking = data[["token_entropy", "answer_entropy"]].isna().any(axis=1)
+    keep = ~lacking & (data["role"].eq("base") | data["base_model"].isin(
+        data.loc[~lacking, "model"]))
+    if keep.all():
+        return data, ""
+    gone = [str(m) for m in data.loc[~keep, "model"]]
+    why = ("no token-level entropy in the data (token_entropy: the generations did not record "
+           "per-token entropies)" if data["token_entropy"].isna().any()
+           else "no answer-level entropy in the data")
+    if not keep.any():
+        return data.iloc[:0], f"The token vs answer entropy figure is not drawn: {why}."
+    return (data[keep].reset_index(drop=True),
+            f"Left out of the figure: {', '.join(gone)} ({why}, or their base model's).")
 
 
 def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",
