@@ -10,13 +10,12 @@ function of this module, so the interface between the two packages is this page.
 from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
-           "load_counts", "cached_counts", "rescored_path", "local_copies", "MIRROR_ENV", "load_benchmark",
-           "DatasetUnavailableError", "public"]
+           "load_counts", "cached_counts", "rescored_path", "local_copies", "MIRROR_ENV",
+           "load_benchmark", "DatasetUnavailableError", "public"]
 
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
 from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, rescored_path
 from leash_eval.summarize import load_counts
-
 
 #: Bumped when what a cached summary holds changes (with leash's version, part of the key).
 SUMMARY_CACHE_VERSION = 1
