@@ -10,8 +10,8 @@ function of this module, so the interface between the two packages is this page.
 from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
-           "load_counts", "cached_counts", "rescored_path", "local_copies", "MIRROR_ENV",
-           "load_benchmark", "DatasetUnavailableError", "public"]
+           "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
+           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public"]
 
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
 from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, rescored_path
@@ -43,15 +43,50 @@ def cached_counts(path, *, cache_dir, na: str = "class", **reader):
     pandas.DataFrame
         The summary frame, its ``attrs["provenance"]`` that of the first read.
     """
-    import hashlib
-    import json
+    from leash_eval.summarize import read_summary
+
+    target = _cache_file(path, cache_dir, na, reader)
+    if target.is_file():
+        return read_summary(target)
+    frame = load_counts([path], na=na, **reader)
+    store_counts(frame, path, cache_dir=cache_dir, na=na, **reader)
+    return frame
+
+
+def store_counts(frame, path, *, cache_dir, na: str = "class", **reader) -> None:
+    """Store ``frame``, :func:`load_counts` of ``path`` under ``na`` and ``reader``, where
+    :func:`cached_counts` looks for it (``leash study init`` read the files already). Written
+    whole or not at all; a frame without rows is not stored.
+    """
     import os
     import tempfile
+
+    from leash_eval.summarize import write_summary
+
+    if not len(frame):
+        return
+    target = _cache_file(path, cache_dir, na, reader)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".parquet.tmp")
+    os.close(fd)
+    try:
+        write_summary(frame, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _cache_file(path, cache_dir, na: str, reader: dict):
+    """The cache file of one input: named by a sha256 over its bytes, the reader options (a
+    YAML mapping file by its bytes too), the NA rule and leash's version.
+    """
+    import hashlib
+    import json
     from pathlib import Path
 
     from leash import __version__
     from leash_eval.manifest import sha256_file
-    from leash_eval.summarize import read_summary, write_summary
 
     p = Path(path)
     options = dict(reader)
@@ -61,22 +96,8 @@ def cached_counts(path, *, cache_dir, na: str = "class", **reader):
     key = json.dumps({"version": SUMMARY_CACHE_VERSION, "leash": __version__,
                       "input": sha256_file(p), "na": na, "reader": options},
                      sort_keys=True, default=str)
-    folder = Path(cache_dir)
-    target = folder / f"{p.name.split('.')[0]}.{hashlib.sha256(key.encode()).hexdigest()[:20]}" \
-                      ".parquet"
-    if target.is_file():
-        return read_summary(target)
-    frame = load_counts([p], na=na, **reader)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".parquet.tmp")
-    os.close(fd)
-    try:
-        write_summary(frame, tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return frame
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    return Path(cache_dir) / f"{p.name.split('.')[0]}.{digest}.parquet"
 
 
 def manifest_names() -> tuple[str, ...]:

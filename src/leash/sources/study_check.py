@@ -187,7 +187,8 @@ class _Checker:
         if name == "entropy":  # Table 5 uses every sample and pairs nothing
             return
         if name != "checkpoints" and p.base_step is None:
-            rl_steps = rows.loc[rows["model"].astype(str) == p.rl, "step"].dropna().unique()
+            rl_steps = rows.loc[rows["model"].astype(str) == p.rl, "step"].astype("Int64")
+            rl_steps = rl_steps.unique()  # a final model's rows have no step: <NA> counts too
             if len(rl_steps) > 1:
                 self.problem((*keys, "rl"), f"model {p.rl!r} has rows at {len(rl_steps)} steps, "
                              f"and section {name!r} compares one model per side: list the "
