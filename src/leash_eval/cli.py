@@ -198,13 +198,15 @@ _HELP = {
         ["leash score-traces smollm2 traces.jsonl --label base --out base_traces.parquet"]),
     "passk": (
         "pass@k per model and benchmark",
-        "pass@k per model, benchmark (and step) at the budgets --k: first-k, the share of "
+        "pass@k per model, benchmark (and step) at the budgets --k: the unbiased estimator "
+        "of Chen et al. (2021) from n and c (the default), or first-k, the share of "
         "questions solved within the first k samples in generation order (the paper's "
-        "printed tables), or the unbiased estimator of Chen et al. (2021) from n and c. "
+        "printed tables). "
         "Reads each FILE (samples, counts or summaries); prints one row per model, "
         "benchmark, step and k.",
         ["leash passk summary.parquet --k 1,2,4,8",
-         "leash passk my_counts.csv --estimator unbiased --json"]),
+         "leash passk my_counts.csv --k 1,8,128 --json",
+         "leash passk my_samples.jsonl --estimator first-k"]),
     "support": (
         "support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)",
         "Support dynamics of an RLVR model against its base (arXiv 2507.14843v4, Defs. 3.2 "
@@ -355,11 +357,11 @@ _OPTIONS = {
         _FILES, _ON_ERROR,
         ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 1,2,4,8 (default: "
                      "powers of 2 up to each model's n)")),
-        ("--estimator", dict(choices=("first-k", "unbiased"), help="first-k (the default): the "
-                             "first k samples in generation order, as the paper's printed "
-                             "tables (needs the sample order or first_correct); unbiased: Chen "
-                             "et al. (2021), from n and c alone. The output's estimator column "
-                             "says which")),
+        ("--estimator", dict(choices=("unbiased", "first-k"), default="unbiased",
+                             help="unbiased (the default): Chen et al. (2021), from n and c "
+                             "alone; first-k: the first k samples in generation order, as the "
+                             "paper's printed tables (needs the sample order or "
+                             "first_correct). The output's estimator column says which")),
         _READER, _DATA, _JSON],
     "support": [
         _FILES, _ON_ERROR,
@@ -835,10 +837,7 @@ def _cmd_passk(args, ctx: _Context) -> int:
 
     summary = _load_summary(args, ctx)
     _check_k_fits(summary, args.k)
-    if args.estimator is None:
-        args.estimator, needed_by = "first-k", "--estimator first-k, the default"
-    else:
-        needed_by = f"--estimator {args.estimator}"
+    needed_by = f"--estimator {args.estimator}"
     if args.estimator == "first-k":
         missing = summary["first_correct"].isna().to_numpy()
         _require_first_correct(summary, missing,
