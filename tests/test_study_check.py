@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from _support import raises_with
 from leash.sources.study import load_study
 from leash.sources.study_check import check_study
 from leash_eval.cli import main

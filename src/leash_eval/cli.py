@@ -392,7 +392,7 @@ _OPTIONS = {
 # Commands with their own option parsers: their arguments are passed through (see main).
 _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
             "reproduce": "run the notebooks: every table and figure",
-            "study": "write a study file from generation files (init), check one (check)"}
+            "study": "write a study file from files (init), check it (check)"}
 
 
 def _add_options(p, options, keywords: dict | None = None) -> dict:

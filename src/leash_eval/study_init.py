@@ -308,10 +308,16 @@ def draft_study(files, *, base=None, rl=None, out=None, reader=None,
                      f"{', '.join(sorted(multi))} (the checkpoints section has every step)")
     text += final_sources
     text += ["    pairs:  # base and rl: model labels as in the files", *pair_lines()]
-    if multi:
+    if multi:  # Table 4 compares steps: the files of numbered checkpoints, and the base's
+        def stepped(frame):
+            return all(not frame.loc[frame["model"].astype(str) == r, "step"].isna().any()
+                       for r in multi)
         text += ["  checkpoints:  # Table 4: every step of the RLVR model against its base",
-                 "    sources:", *source_lines(),
+                 "    sources:", *source_lines(stepped),
                  "    pairs:", *pair_lines()]
+        if any(final_na[r] for r in multi):
+            notes.append("checkpoints section: the files of numbered steps only (the final "
+                         f"{', '.join(sorted(r for r in multi if final_na[r]))} has no step)")
     has_answers = bool(s["answer_values"].notna().any()) if "answer_values" in s else False
     if has_answers:
         text += ["  entropy:  # Table 5: accuracy, length, token and answer entropy (every "

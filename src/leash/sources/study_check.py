@@ -178,22 +178,10 @@ class _Checker:
         if not fine:
             return
         rows = frame[frame["model"].astype(str).isin([p.base, p.rl])]
-        if p.base_step is not None:
-            steps = set(rows.loc[rows["model"].astype(str) == p.base, "step"].dropna().astype(int))
-            if p.base_step not in steps:
-                self.problem((*keys, "base_step"), f"model {p.base!r} has no rows at step "
-                             f"{p.base_step} (steps: {sorted(steps) or 'none'})", p.base_step)
-                return
         if name == "entropy":  # Table 5 uses every sample and pairs nothing
             return
-        if name != "checkpoints" and p.base_step is None:
-            rl_steps = rows.loc[rows["model"].astype(str) == p.rl, "step"].astype("Int64")
-            rl_steps = rl_steps.unique()  # a final model's rows have no step: <NA> counts too
-            if len(rl_steps) > 1:
-                self.problem((*keys, "rl"), f"model {p.rl!r} has rows at {len(rl_steps)} steps, "
-                             f"and section {name!r} compares one model per side: list the "
-                             "checkpoints in the 'checkpoints' section", p.rl)
-                return
+        if not self.steps(name, keys, p, rows):
+            return
         n_min = rows.groupby(rows["benchmark"].astype(str), sort=True)["n"].min()
         for bench, n in n_min.items():
             k = s.budget(bench, p) if bench in s.domains else None
@@ -223,6 +211,31 @@ class _Checker:
                 self.problem(("benchmarks", bench, "N"), f"declares {int(declared[bench])} "
                              f"questions; the data of pair {p.label!r} (section {name!r}) have "
                              f"{int(count)}", int(declared[bench]))
+
+    def steps(self, name: str, keys: tuple, p: Pair, rows: pd.DataFrame) -> bool:
+        """Whether a pair's steps fit its section (a problem otherwise)."""
+        if p.base_step is not None:
+            steps = set(rows.loc[rows["model"].astype(str) == p.base, "step"].dropna().astype(int))
+            if p.base_step not in steps:
+                self.problem((*keys, "base_step"), f"model {p.base!r} has no rows at step "
+                             f"{p.base_step} (steps: {sorted(steps) or 'none'})", p.base_step)
+                return False
+        if name == "checkpoints" and rows.loc[rows["model"].astype(str) == p.rl, "step"] \
+                .isna().any():
+            self.problem((*keys, "rl"), f"model {p.rl!r} has rows without a step (a final "
+                         "model) in section 'checkpoints', which compares numbered steps: list "
+                         "only the files of its checkpoints there (the final model belongs in "
+                         "'support')", p.rl)
+            return False
+        if name != "checkpoints" and p.base_step is None:
+            rl_steps = rows.loc[rows["model"].astype(str) == p.rl, "step"].astype("Int64")
+            rl_steps = rl_steps.unique()  # a final model's rows have no step: <NA> counts too
+            if len(rl_steps) > 1:
+                self.problem((*keys, "rl"), f"model {p.rl!r} has rows at {len(rl_steps)} steps, "
+                             f"and section {name!r} compares one model per side: list the "
+                             "checkpoints in the 'checkpoints' section", p.rl)
+                return False
+        return True
 
 
 def check_study(study, sections=None) -> StudyCheck:
