@@ -156,6 +156,7 @@ def test_a_budget_above_n_names_the_key_and_value(capsys, tmp_path, cached):
     (lambda r: r["sections"]["support"]["sources"][0].update(path="nothere.csv"),
      "sections.support.sources[0].path", "nothere.csv"),
     (lambda r: r.update(name="paper"), "name", "paper"),
+    (lambda r: r.update(title=load_study("paper").title), "title", load_study("paper").title),
 ])
 def test_each_static_problem_names_key_and_value(tmp_path, capsys, cached, edit, key, value):
     out, _ = _init(capsys, tmp_path)
@@ -284,3 +285,19 @@ def test_init_check_and_reproduce_make_the_support_tables(tmp_path, capsys, cach
     assert row["k"] == 128
     md = (figs / "table1_my-study.md").read_text()
     assert "The Invisible Leash" not in md and RL in md  # the study's own title
+
+
+def test_the_entropy_scatter_leaves_out_what_has_no_token_entropy():
+    from leash.artifacts import entropy_scatter_data
+
+    long = pd.DataFrame({
+        "model": ["b", "r", "b2", "r2"], "role": ["base", "rlvr", "base", "rlvr"],
+        "base_model": [None, "b", None, "b2"], "benchmark": "MATH500",
+        "token_entropy": [0.4, 0.5, np.nan, 0.3], "answer_entropy": [1.0, 0.5, 0.9, 0.2]})
+    data, note = entropy_scatter_data(long)
+    assert data["model"].tolist() == ["b", "r"]  # b2 lacks it, r2 loses its base
+    assert "b2" in note and "r2" in note and "token_entropy" in note
+    none, note = entropy_scatter_data(long.assign(token_entropy=np.nan))
+    assert none.empty and "not drawn" in note
+    full, note = entropy_scatter_data(long.fillna({"token_entropy": 0.1}))
+    assert len(full) == 4 and note == ""

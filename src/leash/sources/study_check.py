@@ -5,8 +5,9 @@
 cached under the study's build folder, ``build/<name>/.summaries/``, keyed by each file's
 sha256 and reader options, so the notebooks that follow do not read them again) and checks:
 
-* the study's ``name`` (``paper`` is the paper's printed numbers: a copy of ``paper.yaml``
-  renamed nothing and its artifacts would take the paper's file names);
+* the study's ``name`` and ``title`` (``paper`` is the paper's printed numbers: a copy of
+  ``paper.yaml`` that keeps them would write the paper's file names, and caption every artifact
+  with the paper's title);
 * every ``path:`` source matches a file; a ``dataset:`` source not available locally makes
   its section skipped (as the notebooks skip it), with the reason;
 * every benchmark of the data is declared under ``benchmarks`` ("did you mean" ignoring case
@@ -87,11 +88,17 @@ class _Checker:
     # ---- the study as a whole ------------------------------------------------------------
     def name(self) -> None:
         s = self.study
-        if s.name == "paper" and s.source is not None and s.source != (DATA / "studies" /
-                                                                       "paper.yaml").resolve():
+        shipped = (DATA / "studies" / "paper.yaml").resolve()
+        if s.source is None or s.source == shipped:
+            return
+        if s.name == "paper":
             self.problem(("name",), "'paper' is the name of the paper's printed numbers; their "
                          "artifacts (table1.csv, ...) would be overwritten by yours: give your "
                          "study its own name (and `title:`).", s.name)
+        if s.title == load_study(shipped).title:
+            self.problem(("title",), "is the paper's title, which every caption of your "
+                         "artifacts would then show: give your study its own title (the models "
+                         "and benchmarks it compares).", s.title)
 
     # ---- one section ---------------------------------------------------------------------
     def section(self, name: str) -> None:
