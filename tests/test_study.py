@@ -137,10 +137,16 @@ def test_pass_at_k_curves_stop_at_the_study_budget_with_the_study_estimator(tmp_
     _ordered_samples(tmp_path)
     gym = ("benchmarks: {A: {domain: reasoning-gym, budget: 4}}\n"
            "sections: {gym: {sources: [{path: s.jsonl}], pairs: [{base: b, rl: r}]%s}}")
+    # a study that names no estimator gets Chen et al.'s unbiased one (user data)
     g = A.gym_curves(load_study(write(tmp_path, gym % "")))
-    assert sorted(set(g["k"])) == [1, 2, 4] and set(g["estimator"]) == {"first-k"}
+    assert sorted(set(g["k"])) == [1, 2, 4] and set(g["estimator"]) == {"unbiased"}
+    assert "from the default" in A.estimator_note(load_study(write(tmp_path, gym % "")), "gym")
+    s = load_study(write(tmp_path, gym % ", estimator: first-k"))
+    g = A.gym_curves(s)
+    assert set(g["estimator"]) == {"first-k"}
     rl = g[g["role"] == "rlvr"].set_index("k")["pass_at_k"]
     assert rl.to_dict() == {1: 0.0, 2: 0.5, 4: 0.5}  # question 1 is solved at sample 6 only
+    assert set(A.gym_curves(s, estimator="unbiased")["estimator"]) == {"unbiased"}  # given
     s = load_study(write(tmp_path, gym % ", estimator: unbiased"))
     assert set(A.gym_curves(s)["estimator"]) == {"unbiased"}
     assert set(A.gym_curves(s, estimator="first-k")["estimator"]) == {"first-k"}  # given: wins
