@@ -301,3 +301,21 @@ def test_the_entropy_scatter_leaves_out_what_has_no_token_entropy():
     assert none.empty and "not drawn" in note
     full, note = entropy_scatter_data(long.fillna({"token_entropy": 0.1}))
     assert len(full) == 4 and note == ""
+
+
+def test_a_cached_summary_is_the_summary_with_its_provenance(tmp_path):
+    from leash_eval.studies import cached_counts, load_counts
+
+    counts = _counts(tmp_path)
+    fresh = load_counts([counts])
+    first = cached_counts(counts, cache_dir=tmp_path / "cache")
+    [stored] = (tmp_path / "cache").glob("counts.*.parquet")
+    again = cached_counts(counts, cache_dir=tmp_path / "cache")
+    assert fresh.equals(first) and fresh.equals(again)
+    assert again.attrs["provenance"] == fresh.attrs["provenance"]  # rows read, used, rejected
+    assert again.attrs["provenance"]["rows_read"] == 24
+    # other reader options or another NA rule are other entries, never this one
+    cached_counts(counts, cache_dir=tmp_path / "cache", na="truncated")
+    cached_counts(counts, cache_dir=tmp_path / "cache", fmt="counts")
+    assert len(list((tmp_path / "cache").glob("counts.*.parquet"))) == 3 and stored.is_file()
+    assert not list((tmp_path / "cache").glob("*.tmp"))  # written whole
