@@ -264,7 +264,7 @@ def test_reproduce_cli_refuses_a_bad_study(tmp_path, capsys, entry, text, messag
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    assert err.startswith(f"reproduce: --data {str(p)!r}: study file {p.resolve()}")
+    assert err.startswith(f"leash reproduce: --data {str(p)!r}: study file {p.resolve()}")
     assert re.search(message, err), err
 
 

@@ -74,7 +74,7 @@ def test_usage_errors_are_one_line(capsys, argv, expected):
     with pytest.raises(SystemExit):
         reproduce.main(["--jobs", "x"])
     assert one_line(capsys.readouterr().err).startswith(
-        "python -m leash.run.reproduce: error: argument --jobs: invalid int value: 'x'")
+        "leash reproduce: error: argument --jobs: invalid int value: 'x'")
 
 
 def test_outdir_is_a_file(capsys, tmp_path):
@@ -83,7 +83,7 @@ def test_outdir_is_a_file(capsys, tmp_path):
     assert reproduce.main(["--only", "08", "--outdir", str(target),
                            "--build", str(tmp_path / "b")]) == 2
     assert one_line(capsys.readouterr().err) == (
-        f"reproduce: --outdir {target}: is a file, not a folder.")
+        f"leash reproduce: --outdir {target}: is a file, not a folder.")
     assert not (tmp_path / "b" / "08_paper_audit.ipynb").exists()  # nothing ran
 
 
@@ -93,7 +93,7 @@ def test_build_cannot_be_written(capsys, tmp_path):
     assert reproduce.main(["--only", "08", "--outdir", str(tmp_path / "o"),
                            "--build", str(blocker / "build")]) == 2
     line = one_line(capsys.readouterr().err)
-    assert line.startswith(f"reproduce: --build {blocker / 'build'}: cannot write there (")
+    assert line.startswith(f"leash reproduce: --build {blocker / 'build'}: cannot write there (")
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
@@ -118,8 +118,9 @@ def test_second_run_into_the_same_folder_is_refused(capsys, tmp_path):
         assert reproduce.main(["--only", "08", "--outdir", str(out),
                                "--build", str(tmp_path / "b")]) == 2
         line = one_line(capsys.readouterr().err)
-        assert line == (f"reproduce: --outdir {out}: another reproduce run (pid {os.getpid()}) "
-                        f"is writing there; wait for it to finish, or choose another --outdir.")
+        assert line == (f"leash reproduce: --outdir {out}: another reproduce run (pid "
+                        f"{os.getpid()}) is writing there; wait for it to finish, or choose "
+                        f"another --outdir.")
     with reproduce._lock(out):  # released: it can be taken again
         pass
 
@@ -198,8 +199,8 @@ def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs):
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == (
-        "reproduce: interrupted; the interrupted runs keep their earlier artifact records and "
-        "the index was not rewritten.")
+        "leash reproduce: interrupted; the interrupted runs keep their earlier artifact records "
+        "and the index was not rewritten.")
     for stem in ("00_a", "01_b"):
         assert (out / ".artifacts" / f"{stem}.json").read_bytes() == previous, stem
     with reproduce._lock(out):  # the interrupted run released its lock

@@ -132,8 +132,9 @@ def test_passk_first_k_uses_generation_order(capsys, tmp_path):
     code, out, _ = _run(capsys, "-q", "passk", str(f), "--k", "1,2", "--estimator", "first-k",
                         "--json")
     assert code == 0
-    # first-k is the default (the paper's tables), as in passk_table and the notebooks
-    assert _run(capsys, "-q", "passk", str(f), "--k", "1,2", "--json")[1] == out
+    # the default is Chen et al.'s unbiased estimator (user data); first-k is asked for
+    default = json.loads(_run(capsys, "-q", "passk", str(f), "--k", "1,2", "--json")[1])
+    assert {r["estimator"] for r in default} == {"unbiased"}
     assert {r["estimator"] for r in json.loads(out)} == {"first-k"}
     got = {(r["model"], r["k"]): r["pass_at_k"] for r in json.loads(out)}
     # correct samples come last: within the first k, question found iff c > N - k

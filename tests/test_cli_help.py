@@ -27,7 +27,7 @@ from leash_eval.cli import build_parser, main
 
 COMMANDS = ("validate", "summarize", "fetch", "rescore", "generate", "score-traces", "passk",
             "support")
-PASSTHROUGH = ("simulate", "reproduce")
+PASSTHROUGH = ("simulate", "reproduce", "study")
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -105,6 +105,8 @@ def test_defaults_shown_are_the_parsers_own(capsys):
 def test_runners_have_their_own_help_with_examples(capsys, name):
     if name == "simulate":
         from leash_eval.cli import main_simulate as run
+    elif name == "study":
+        from leash_eval.cli import main_study as run
     else:
         from leash.run.reproduce import main as run
     text = _help_of(capsys, run, ["--help"])
@@ -192,7 +194,7 @@ BAD_INPUTS = [
     (["summarize", "{bad}"], ("bad.jsonl: line 4", "'correct'", "'maybe'", "--on-error skip",
                               "`leash validate FILE`"), 2),
     (["passk", "{bad}", "--k", "1"], ("--on-error skip",), 2),
-    (["passk", "{counts}"], ("--estimator unbiased",), 2),
+    (["passk", "{counts}", "--estimator", "first-k"], ("--estimator unbiased",), 2),
     (["passk", "{good}", "--k", "100"], ("--k 100",), 2),
     (["support", "{unshared}", "--base", "base", "--rl", "rl"], ("--shared-only", "toy/q9"), 2),
     (["support", "{good}", "--base", "nobody", "--rl", "rl"], ("--base", "'nobody'"), 2),

@@ -71,8 +71,13 @@ def test_path_sources_are_relative_to_the_study_file(tmp_path):
     assert f.groupby("model")["c"].sum().to_dict() == {"b": 1, "r": 2}
     bad = load_study(write(tmp_path, "benchmarks: {B: {domain: math}}\n"
                                      "sections: {support: {sources: [{path: counts.csv}]}}"))
-    with pytest.raises(ValueError, match=r"benchmark\(s\) \['A'\] that the study does not"):
+    with raises_with(key="benchmarks", value="A", file=bad.source):
         bad.summaries("support")
+    # a label that differs in case or punctuation only: "did you mean" names the declared one
+    near = load_study(write(tmp_path, "benchmarks: {a_: {domain: math}}\n"
+                                      "sections: {support: {sources: [{path: counts.csv}]}}"))
+    with raises_with(key="benchmarks", value="A", line=1, text="did you mean 'a_'?"):
+        near.summaries("support")
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="real-data mirror (LEASH_DATA_MIRROR) absent")
@@ -132,10 +137,16 @@ def test_pass_at_k_curves_stop_at_the_study_budget_with_the_study_estimator(tmp_
     _ordered_samples(tmp_path)
     gym = ("benchmarks: {A: {domain: reasoning-gym, budget: 4}}\n"
            "sections: {gym: {sources: [{path: s.jsonl}], pairs: [{base: b, rl: r}]%s}}")
+    # a study that names no estimator gets Chen et al.'s unbiased one (user data)
     g = A.gym_curves(load_study(write(tmp_path, gym % "")))
-    assert sorted(set(g["k"])) == [1, 2, 4] and set(g["estimator"]) == {"first-k"}
+    assert sorted(set(g["k"])) == [1, 2, 4] and set(g["estimator"]) == {"unbiased"}
+    assert "from the default" in A.estimator_note(load_study(write(tmp_path, gym % "")), "gym")
+    s = load_study(write(tmp_path, gym % ", estimator: first-k"))
+    g = A.gym_curves(s)
+    assert set(g["estimator"]) == {"first-k"}
     rl = g[g["role"] == "rlvr"].set_index("k")["pass_at_k"]
     assert rl.to_dict() == {1: 0.0, 2: 0.5, 4: 0.5}  # question 1 is solved at sample 6 only
+    assert set(A.gym_curves(s, estimator="unbiased")["estimator"]) == {"unbiased"}  # given
     s = load_study(write(tmp_path, gym % ", estimator: unbiased"))
     assert set(A.gym_curves(s)["estimator"]) == {"unbiased"}
     assert set(A.gym_curves(s, estimator="first-k")["estimator"]) == {"first-k"}  # given: wins

@@ -87,12 +87,12 @@ def test_study_runs_and_outdir_defaults(study, monkeypatch):
 def test_parameters_on_the_command_line_are_checked_before_any_kernel(tmp_path, capsys):
     assert reproduce.main(["--only", "01", "-p", "zetta", "0.01", "--list"]) == 2
     assert capsys.readouterr().err == (
-        "reproduce: -p zetta: no selected notebook has a parameter 'zetta'. Did you mean "
+        "leash reproduce: -p zetta: no selected notebook has a parameter 'zetta'. Did you mean "
         "'zeta'? Their parameters: level, min_count, n_boot, outdir, pairs, seed, study, "
         "zeta.\n")
     assert reproduce.main(["--only", "01", "-p", "zeta", "2", "--outdir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(
-        "reproduce: Notebook 01_table1_support: parameter 'zeta' = 2 breaks the rule for "
+        "leash reproduce: Notebook 01_table1_support: parameter 'zeta' = 2 breaks the rule for "
         "'zeta': it must be a float in the open interval (0, 1).")
     f = tmp_path / "p.yaml"
     f.write_text("- zeta\n")

@@ -21,7 +21,6 @@ function branches on it beyond choosing titles ("simulated" is said whenever the
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Protocol
 
@@ -30,17 +29,18 @@ import pandas as pd
 
 from leash.analysis.tables import passk_table, support_table
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
-from leash.paths import REPO
+from leash.paths import REPO, slug
 from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
 __all__ = [
     "PAPER", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
-    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_note", "budget_text",
-    "na_note", "support_long", "table1",
+    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
+    "estimator_note", "budget_text", "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
     "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
-    "entropy_wide", "entropy_pairs", "table2", "table2_wide", "SENSITIVITY_COLUMNS",
+    "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table2", "table2_wide",
+    "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
 ]
 
@@ -49,9 +49,11 @@ LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_ma
                 *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
-#: The pass@k estimator of the artifacts when neither the caller nor the study names one: the
-#: first k samples, which the paper's printed pass@k tables use (``leash.core.passk``).
-DEFAULT_ESTIMATOR = "first-k"
+#: The pass@k estimator of a study's artifacts when neither the caller nor the study names one:
+#: Chen et al.'s unbiased estimator, the literature's pass@k, which needs only n and c
+#: (``leash.core.passk``). The paper's printed tables fit the first k samples instead: its
+#: study (``data/studies/paper.yaml``) and the demo declare ``estimator: first-k``.
+DEFAULT_ESTIMATOR = "unbiased"
 
 
 class ArtifactSource(Protocol):
@@ -174,7 +176,7 @@ class StudySource:
     def estimator(self, section: str, given: str | None = None) -> tuple[str, str]:
         """The given estimator, else the section's, else :data:`DEFAULT_ESTIMATOR`."""
         return self._option(section, "estimator", given,
-                            (DEFAULT_ESTIMATOR, "the default (the paper's tables use it)"))
+                            (DEFAULT_ESTIMATOR, "the default for a study that names none"))
 
     def na_rule(self, given: str | None = None) -> tuple[str, str]:
         """The given NA rule, else the ``entropy`` section's, else the paper's."""
@@ -368,12 +370,6 @@ def artifact_name(stem: str, src) -> str:
     return stem if name == PAPER else f"{stem}_{slug(name)}"
 
 
-def slug(label: str) -> str:
-    """A file-name-safe form of a label: "SFT -> PPO (final)" -> "sft-ppo-final"."""
-    out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
-    return out or "x"
-
-
 def caption(text: str, src, *, paper: str = "the paper's printed numbers") -> str:
     """A caption naming the data; it says "simulated" whenever the data are.
 
@@ -391,6 +387,13 @@ def inputs(src) -> str:
 def is_simulated(src) -> bool:
     """Whether the source is simulated data (its artifacts must say so)."""
     return bool(open_study(src).simulated)
+
+
+def estimator_label(src, section: str, estimator: str | None = None) -> str:
+    """The pass@k estimator of a run as a caption says it: "first-k estimator" or "unbiased
+    estimator".
+    """
+    return f"{open_study(src).estimator(section, estimator)[0]} estimator"
 
 
 def estimator_note(src, section: str, estimator: str | None = None) -> str:
@@ -599,9 +602,10 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     ----------
     study : str, Study or ArtifactSource, default "paper"
     estimator : {"first-k", "unbiased"}, optional
-        Generations only. Default: the ``gym`` section's ``estimator``, else "first-k" (the
-        decoded values of Figure 4 fit it: multiples of 1/N that repeat from one k to the
-        next). Both use every sample the data have: "first-k" the first k, "unbiased" all n.
+        Generations only. Default: the ``gym`` section's ``estimator``, else
+        :data:`DEFAULT_ESTIMATOR` ("unbiased"; the paper's study declares "first-k": the decoded
+        values of Figure 4 fit it, multiples of 1/N that repeat from one k to the next). Both
+        use every sample the data have: "first-k" the first k, "unbiased" all n.
     n_boot, seed, level
         Bootstrap bands (generations only).
 
@@ -637,7 +641,7 @@ def sft_passk(study=PAPER, *, ks=None, estimator=None):
     estimator : {"first-k", "unbiased"}, optional
         Generations only: the printed values are what they are (they fit "first-k", the first k
         samples, which the paper's tables use; the paper states no estimator). Default: the
-        ``sft`` section's ``estimator``, else "first-k".
+        ``sft`` section's ``estimator``, else :data:`DEFAULT_ESTIMATOR` ("unbiased").
 
     Returns
     -------
@@ -761,6 +765,33 @@ def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:
     bases = sub.drop_duplicates("model").set_index("model")["base_model"]
     out.insert(2, "base_model", out["model"].map(bases))
     return out
+
+
+def entropy_scatter_data(long: pd.DataFrame, *, benchmarks=None) -> tuple[pd.DataFrame, str]:
+    """What the entropy scatter can draw: :func:`entropy_pairs` without the models that lack a
+    token or answer entropy (generations without per-token entropies, e.g. files with only
+    texts and verdicts), and a trained model whose base is left out; and one line naming what
+    was left out and why ("" when nothing was).
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        The rows to plot (possibly none: then the figure is not drawn) and the note.
+    """
+    data = entropy_pairs(long, benchmarks=benchmarks)
+    lacking = data[["token_entropy", "answer_entropy"]].isna().any(axis=1)
+    keep = ~lacking & (data["role"].eq("base") | data["base_model"].isin(
+        data.loc[~lacking, "model"]))
+    if keep.all():
+        return data, ""
+    gone = [str(m) for m in data.loc[~keep, "model"]]
+    why = ("no token-level entropy in the data (token_entropy: the generations did not record "
+           "per-token entropies)" if data["token_entropy"].isna().any()
+           else "no answer-level entropy in the data")
+    if not keep.any():
+        return data.iloc[:0], f"The token vs answer entropy figure is not drawn: {why}."
+    return (data[keep].reset_index(drop=True),
+            f"Left out of the figure: {', '.join(gone)} ({why}, or their base model's).")
 
 
 def table2(study=PAPER, *, pair=None, benchmarks=TABLE2_BENCHMARKS, how="trace-mean",

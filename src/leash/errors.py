@@ -305,15 +305,33 @@ class LeashWarning(_Structured, UserWarning):
 def closest(word, choices, *, cutoff: float = 0.6):
     """The choice a misspelt ``word`` most likely meant (for a "did you mean"), or None.
 
-    difflib's closest match above ``cutoff`` (the one way leash suggests: study keys, notebook
-    parameters, mapping keys, columns). Each caller words the suggestion itself.
+    A choice equal to ``word`` but for case and punctuation (``MATH500`` for ``math500``,
+    ``LiveBench-R`` for ``livebench_r``) first; else difflib's closest match above ``cutoff``
+    (the one way leash suggests: study keys and labels, notebook parameters, mapping keys,
+    columns). Each caller words the suggestion itself.
 
     >>> closest("sectoins", ["sections", "benchmarks"])
     'sections'
+    >>> closest("math500", ["MATH500", "AIME2024"])
+    'MATH500'
     >>> closest("zzz", ["sections"]) is None
     True
     """
     import difflib
 
-    hit = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
-    return hit[0] if hit else None
+    choices = [str(c) for c in choices]
+    key = _folded(word)
+    same = [c for c in choices if _folded(c) == key and c != str(word)]
+    if key and same:
+        return same[0]
+    hit = difflib.get_close_matches(str(word), choices, n=1, cutoff=cutoff)
+    if hit:
+        return hit[0]
+    folded = {_folded(c): c for c in reversed(choices)}
+    hit = difflib.get_close_matches(key, list(folded), n=1, cutoff=cutoff)
+    return folded[hit[0]] if hit else None
+
+
+def _folded(word) -> str:
+    """``word`` lower-cased without punctuation or spaces: what :func:`closest` compares."""
+    return "".join(ch for ch in str(word).casefold() if ch.isalnum())

@@ -7,9 +7,11 @@ package), so the paths are computed from this file's location.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-__all__ = ["BUILD", "DATA", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown"]
+__all__ = ["BUILD", "DATA", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown", "slug",
+           "study_folder"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: The shipped data: the paper's numbers, the demo, the study files, the manifest.
@@ -33,3 +35,20 @@ def shown(path) -> str:
         return p.relative_to(REPO).as_posix()
     except ValueError:
         return str(p)
+
+
+def slug(label: str) -> str:
+    """A file-name-safe form of a label: "SFT -> PPO (final)" -> "sft-ppo-final".
+
+    The one spelling of a study's name in file names: its output folder
+    (:func:`study_folder`) and the suffix of its artifacts (``table1_<slug>``).
+    """
+    out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
+    return out or "x"
+
+
+def study_folder(name: str) -> Path:
+    """``build/<slug of the study's name>/``: a study run's artifacts, its index and the cache
+    of its per-question summaries (``.summaries/``).
+    """
+    return BUILD / slug(name)

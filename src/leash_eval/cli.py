@@ -29,7 +29,7 @@ from pathlib import Path
 from leash.argparsing import OneLineParser, non_negative_int, positive_int
 from leash.errors import Call, Param, Words
 
-__all__ = ["main", "build_parser", "main_simulate"]
+__all__ = ["main", "build_parser", "main_simulate", "main_study"]
 
 PROG = "leash"
 EXIT_INPUT = 2
@@ -198,13 +198,15 @@ _HELP = {
         ["leash score-traces smollm2 traces.jsonl --label base --out base_traces.parquet"]),
     "passk": (
         "pass@k per model and benchmark",
-        "pass@k per model, benchmark (and step) at the budgets --k: first-k, the share of "
+        "pass@k per model, benchmark (and step) at the budgets --k: the unbiased estimator "
+        "of Chen et al. (2021) from n and c (the default), or first-k, the share of "
         "questions solved within the first k samples in generation order (the paper's "
-        "printed tables), or the unbiased estimator of Chen et al. (2021) from n and c. "
+        "printed tables). "
         "Reads each FILE (samples, counts or summaries); prints one row per model, "
         "benchmark, step and k.",
         ["leash passk summary.parquet --k 1,2,4,8",
-         "leash passk my_counts.csv --estimator unbiased --json"]),
+         "leash passk my_counts.csv --k 1,8,128 --json",
+         "leash passk my_samples.jsonl --estimator first-k"]),
     "support": (
         "support dynamics (P, E, S, O, SRR, NDR, SDS, NSCR)",
         "Support dynamics of an RLVR model against its base (arXiv 2507.14843v4, Defs. 3.2 "
@@ -355,11 +357,11 @@ _OPTIONS = {
         _FILES, _ON_ERROR,
         ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 1,2,4,8 (default: "
                      "powers of 2 up to each model's n)")),
-        ("--estimator", dict(choices=("first-k", "unbiased"), help="first-k (the default): the "
-                             "first k samples in generation order, as the paper's printed "
-                             "tables (needs the sample order or first_correct); unbiased: Chen "
-                             "et al. (2021), from n and c alone. The output's estimator column "
-                             "says which")),
+        ("--estimator", dict(choices=("unbiased", "first-k"), default="unbiased",
+                             help="unbiased (the default): Chen et al. (2021), from n and c "
+                             "alone; first-k: the first k samples in generation order, as the "
+                             "paper's printed tables (needs the sample order or "
+                             "first_correct). The output's estimator column says which")),
         _READER, _DATA, _JSON],
     "support": [
         _FILES, _ON_ERROR,
@@ -389,7 +391,8 @@ _OPTIONS = {
 }
 # Commands with their own option parsers: their arguments are passed through (see main).
 _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
-            "reproduce": "run the notebooks: every table and figure"}
+            "reproduce": "run the notebooks: every table and figure",
+            "study": "write a study file from files (init), check it (check)"}
 
 
 def _add_options(p, options, keywords: dict | None = None) -> dict:
@@ -834,10 +837,7 @@ def _cmd_passk(args, ctx: _Context) -> int:
 
     summary = _load_summary(args, ctx)
     _check_k_fits(summary, args.k)
-    if args.estimator is None:
-        args.estimator, needed_by = "first-k", "--estimator first-k, the default"
-    else:
-        needed_by = f"--estimator {args.estimator}"
+    needed_by = f"--estimator {args.estimator}"
     if args.estimator == "first-k":
         missing = summary["first_correct"].isna().to_numpy()
         _require_first_correct(summary, missing,
@@ -1099,6 +1099,109 @@ def main_simulate(argv=None):
     return 0
 
 
+def main_study(argv=None) -> int:
+    """``leash study init FILES...`` and ``leash study check STUDY``: a study file written from
+    generation files (:mod:`leash_eval.study_init`), and checked against its data
+    (:mod:`leash.sources.study_check`) in seconds, before any notebook.
+
+    Returns
+    -------
+    int
+        Exit status: 0 ok, 2 a problem (one line each on stderr) or bad arguments.
+    """
+    import time
+
+    parser = OneLineParser(
+        prog="leash study", description="Write a study file from your generation files, and "
+        "check a study file against its data before `make reproduce DATA=...` runs its "
+        "notebooks.", epilog="examples:\n"
+        "  leash study init base.jsonl rl.jsonl --out my-study.yaml\n"
+        "  leash study init counts.csv --base my-base --rl my-rlvr --out my-study.yaml\n"
+        "  leash study check my-study.yaml\n"
+        "  make reproduce DATA=my-study.yaml\n")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                title="actions")
+    init = sub.add_parser("init", help="write a study file from generation files",
+                          description="Read FILES (streaming, as `leash summarize`), find their "
+                          "models, benchmarks, steps and samples per question, and write a "
+                          "study file: each benchmark's budget the largest n both sides have, "
+                          "the pairs given (or proposed when the model names leave no doubt), "
+                          "a title from the models and benchmarks, every key commented. "
+                          "Written whole or not at all; the summaries read are cached for "
+                          "`leash study check` and the notebooks.",
+                          epilog="examples:\n  leash study init base.jsonl rl.jsonl --out "
+                          "my-study.yaml\n  leash study init gsm8k-probe-sft "
+                          "gsm8k-probe-rl-final --base sft --rl rl\n")
+    init_words = _CliWords(_add_options(init, [
+        _GENERATIONS,
+        ("--base", dict(metavar="MODEL", help="model label of the base model (with --rl; "
+                        "default: proposed from the model names)")),
+        ("--rl", dict(metavar="MODEL", help="model label of the RLVR model (with --base; "
+                      "default: proposed from the model names)")),
+        ("--out", dict(help="the study file to write (default: print it to stdout)")),
+        ("--force", dict(action="store_true", help="replace --out if it exists (default: "
+                         "refuse)")),
+        ("reader options (written on every source)", [
+            o for o in _READER[1] if o[0] in ("--fmt", "--model", "--benchmark", "--step",
+                                               "--mapping")])]))
+    init.add_argument("-q", "--quiet", action="store_true", help="no progress notes on stderr")
+    check = sub.add_parser("check", help="check a study file against its data",
+                           description="Every check of STUDY against its data that needs no "
+                           "notebook: benchmark and model labels (with 'did you mean'), budgets "
+                           "against the samples per question of each pair, declared N against "
+                           "the questions found, sources present, and the sections the "
+                           "notebooks will skip and why. One line per problem, exit status 2. "
+                           "The summaries read are cached (build/<name>/.summaries/) for the "
+                           "notebooks.", epilog="examples:\n  leash study check my-study.yaml\n"
+                           "  leash study check gsm8k-probe\n")
+    check.add_argument("study", metavar="STUDY", help="a study file, or the name of a shipped "
+                       "study of data/studies/")
+    args = parser.parse_args(argv)
+    prog = f"{PROG} study {args.action}"
+    try:
+        if args.action == "init":
+            return _study_init(args, prog, init_words)
+        from leash.sources.study_check import check_study
+
+        t0 = time.perf_counter()
+        result = check_study(args.study)
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        words = init_words if args.action == "init" else _CliWords()
+        print(f"{prog}: error: {_one_line(words.error(exc))}", file=sys.stderr)
+        return EXIT_INPUT
+    for e in result.problems:
+        print(f"{prog}: error: {_one_line(e)}", file=sys.stderr)
+    for what, why in result.skipped:
+        print(f"{prog}: {what} will be skipped: {why}", file=sys.stderr)
+    read = ", ".join(f"{name} ({rows} question rows)" for name, rows in result.read)
+    print(f"{prog}: {result.study.source or args.study}: "
+          + (f"{len(result.problems)} problem(s)" if result.problems else "ok")
+          + (f"; read {read}" if read else "") + f" in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    return EXIT_INPUT if result.problems else 0
+
+
+def _study_init(args, prog: str, words) -> int:
+    from leash_eval.study_init import draft_study, write_study
+
+    reader = {k: getattr(args, k) for k in ("fmt", "model", "benchmark", "step", "mapping")}
+    if args.out is not None and Path(args.out).exists() and not args.force:
+        raise ValueError(f"--out {args.out} exists; it is left as it is (pass --force to "
+                         "replace it).")
+    draft = draft_study(args.files, base=args.base, rl=args.rl, out=args.out, reader=reader,
+                        progress=None if args.quiet else
+                        lambda m: print(f"{prog}: {m}", file=sys.stderr, flush=True))
+    for note in draft.notes:
+        print(f"{prog}: {note}", file=sys.stderr)
+    if args.out is None:
+        sys.stdout.write(draft.text)
+        return 0
+    write_study(draft, args.out, force=args.force)
+    print(f"{prog}: wrote {args.out} (study {draft.name!r}); next: leash study check "
+          f"{args.out}, then make reproduce DATA={args.out}", file=sys.stderr)
+    return 0
+
+
 def _run_reproduce(argv) -> int:
     from leash.run.reproduce import main as reproduce_main
 
@@ -1110,7 +1213,7 @@ _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _c
              "score-traces": _cmd_score_traces, "passk": _cmd_passk, "support": _cmd_support}
 # Commands with their own argument parser, called with the rest of the command line (argparse
 # cannot pass leading --options through a subparser).
-_PASSTHROUGH = {"simulate": main_simulate, "reproduce": _run_reproduce}
+_PASSTHROUGH = {"simulate": main_simulate, "reproduce": _run_reproduce, "study": main_study}
 
 
 class _OneLineWarnings(warnings.catch_warnings):

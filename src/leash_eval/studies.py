@@ -10,12 +10,94 @@ function of this module, so the interface between the two packages is this page.
 from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
-           "load_counts", "rescored_path", "local_copies", "MIRROR_ENV", "load_benchmark",
-           "DatasetUnavailableError", "public"]
+           "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
+           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public"]
 
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
 from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, rescored_path
 from leash_eval.summarize import load_counts
+
+#: Bumped when what a cached summary holds changes (with leash's version, part of the key).
+SUMMARY_CACHE_VERSION = 1
+
+
+def cached_counts(path, *, cache_dir, na: str = "class", **reader):
+    """:func:`load_counts` of one file, made once and then read back: a summary Parquet file
+    under ``cache_dir`` named by a sha256 over the input's bytes (hashed every time, so an
+    edited file is read again), the reader options (a YAML mapping file by its bytes too), the
+    NA rule and leash's version. Written whole or not at all (a temporary file renamed), so an
+    interrupted run leaves no half summary; ``leash study check`` fills it, the notebooks of
+    ``make reproduce DATA=...`` read it.
+
+    Parameters
+    ----------
+    path : path-like
+        One generations, counts or summary file.
+    cache_dir : path-like
+        The cache folder (a study's ``build/<name>/.summaries/``).
+    na, **reader
+        As for :func:`load_counts` (``fmt, model, benchmark, step, mapping, reader_options``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary frame, its ``attrs["provenance"]`` that of the first read.
+    """
+    from leash_eval.summarize import read_summary
+
+    target = _cache_file(path, cache_dir, na, reader)
+    if target.is_file():
+        return read_summary(target)
+    frame = load_counts([path], na=na, **reader)
+    store_counts(frame, path, cache_dir=cache_dir, na=na, **reader)
+    return frame
+
+
+def store_counts(frame, path, *, cache_dir, na: str = "class", **reader) -> None:
+    """Store ``frame``, :func:`load_counts` of ``path`` under ``na`` and ``reader``, where
+    :func:`cached_counts` looks for it (``leash study init`` read the files already). Written
+    whole or not at all; a frame without rows is not stored.
+    """
+    import os
+    import tempfile
+
+    from leash_eval.summarize import write_summary
+
+    if not len(frame):
+        return
+    target = _cache_file(path, cache_dir, na, reader)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".parquet.tmp")
+    os.close(fd)
+    try:
+        write_summary(frame, tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _cache_file(path, cache_dir, na: str, reader: dict):
+    """The cache file of one input: named by a sha256 over its bytes, the reader options (a
+    YAML mapping file by its bytes too), the NA rule and leash's version.
+    """
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from leash import __version__
+    from leash_eval.manifest import sha256_file
+
+    p = Path(path)
+    options = dict(reader)
+    m = options.get("mapping")
+    if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
+        options["mapping_sha256"] = sha256_file(m)
+    key = json.dumps({"version": SUMMARY_CACHE_VERSION, "leash": __version__,
+                      "input": sha256_file(p), "na": na, "reader": options},
+                     sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    return Path(cache_dir) / f"{p.name.split('.')[0]}.{digest}.parquet"
 
 
 def manifest_names() -> tuple[str, ...]:

@@ -1,13 +1,15 @@
 """``make reproduce``: a loop over :func:`papermill.execute_notebook`, one call per run.
 
-``python -m leash.run.reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...]
-[-f PARAMS.yaml] [--outdir DIR] [--build DIR] [--jobs N] [--list]``
+``leash reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...] [-f PARAMS.yaml]
+[--outdir DIR] [--build DIR] [--jobs N] [--list]`` (also ``python -m leash.run.reproduce``; it
+calls itself ``leash reproduce`` in its help, progress and errors however it is started).
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
 copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note a
 :class:`leash.output.report.Publisher` leaves per artifact in an output's metadata). Written here,
 as papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
-``--data STUDY`` into ``build/<study>/``; ``-p``/``-f`` into ``build/figures/``), every value,
+``--data STUDY`` into ``build/<slug of the study's name>/``, the study checked against its data
+first, :mod:`leash.sources.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
 study file and folder checked before any kernel starts, the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
 without failure, a skip (``SkipNotebook``, ``DatasetUnavailableError``) told apart from a failure,
@@ -18,8 +20,8 @@ included), 1 a notebook failed, 2 bad usage, parameters or folders, 130 interrup
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import re
 import signal
 import sys
 import tempfile
@@ -30,7 +32,7 @@ from unittest import mock
 
 from leash import notebook_files
 from leash.argparsing import OneLineParser
-from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown
+from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown, slug
 from leash.run.parameters import (
     ParameterError,
     did_you_mean,
@@ -53,6 +55,9 @@ KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 SKIP_EXCEPTIONS = ("SkipNotebook", "DatasetUnavailableError")
 #: Lock file of an output folder while a run writes there (ignored by git).
 LOCK_NAME = ".reproduce.lock"
+#: The runner's name in its usage, help, progress and errors, however it is started (``leash
+#: reproduce``, ``python -m leash.run.reproduce``, ``make reproduce``).
+PROG = "leash reproduce"
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,22 @@ class Run:
 
 
 def _label(study: str) -> str:
-    stem = Path(study).stem if study.endswith((".yaml", ".yml")) else study
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-") or "study"
+    """The label of a study's runs and the name of its output folder: the slug of the study's
+    name (:func:`leash.paths.slug`, as its artifacts' suffix), its ``name:`` for a study file.
+    """
+    if study.endswith((".yaml", ".yml")):
+        study = _study_name(os.path.abspath(study))
+    return slug(study)
+
+
+@functools.lru_cache(maxsize=64)
+def _study_name(path: str) -> str:
+    from leash.sources.study import load_study
+
+    try:
+        return load_study(path).name
+    except (OSError, ValueError):  # refused later, with its message, by _study_parameter
+        return Path(path).stem
 
 
 def discover_notebooks(directory=None) -> list[str]:
@@ -137,13 +156,16 @@ def _select(available: list[str], names) -> list[str]:
     return [s for s in available if s in chosen]
 
 
-def _study_parameter(data: str) -> str | None:
+def _study_parameter(data: str, stream=None) -> str | None:
     """The ``study`` the notebooks get for ``--data`` (None: the default run), its file read
-    and checked here (:func:`leash.sources.study.load_study`), before any kernel starts.
+    and checked against its data here (:func:`leash.sources.study_check.check_study`: labels,
+    budgets, N, pairs), before any kernel starts: a ParameterError of one line per problem.
+    The sections that will be skipped, and why, are written to ``stream`` (one line each).
     """
     if data in (EMBEDDED, PAPER):
         return None if data == EMBEDDED else data
-    from leash.sources.study import list_studies, load_study
+    from leash.sources.study import list_studies
+    from leash.sources.study_check import check_study
 
     p = Path(os.path.abspath(data))
     if not p.is_file() and data not in list_studies():
@@ -151,9 +173,13 @@ def _study_parameter(data: str) -> str | None:
             f"--data {data!r}: no such study file or shipped study (use '{EMBEDDED}', "
             f"'{PAPER}', one of {list_studies()} or the path of a study file).")
     try:
-        load_study(p if p.is_file() else data)
+        check = check_study(p if p.is_file() else data)
     except ValueError as exc:
         raise ParameterError(f"--data {data!r}: {exc}") from None
+    if not check.ok:
+        raise ParameterError("\n".join(" ".join(str(e).split()) for e in check.problems))
+    for what, why in check.skipped if stream is not None else ():
+        stream.write(f"{PROG}: {what} will be skipped: {why}\n")
     return shown(p) if p.is_file() else data
 
 
@@ -387,9 +413,8 @@ def _finished(jobs_list, jobs: int, stream):
 def _outcome(res: NotebookResult) -> str:
     if res.status == "ok":
         return f"ok {res.seconds:.1f} s"
-    if res.status == "skipped":  # the full reason is repeated in the summary
-        reason = res.reason if len(res.reason) <= 90 else res.reason[:89] + "…"
-        return f"skipped: {reason} ({res.seconds:.1f} s)"
+    if res.status == "skipped":  # the whole reason, on one line
+        return f"skipped: {' '.join(res.reason.split())} ({res.seconds:.1f} s)"
     return f"FAILED {res.seconds:.1f} s\n{res.reason}"
 
 
@@ -455,7 +480,7 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
             stream.flush()
         done = [results[i] for i in sorted(results)]
         count = {s: sum(r.status == s for r in done) for s in ("ok", "skipped", "failed")}
-        stream.write(f"reproduce: {total} run(s) in {time.perf_counter() - t0:.1f} s: "
+        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s: "
                      f"{count['ok']} ok, {count['skipped']} skipped, {count['failed']} failed"
                      + (f", {total - len(done)} not run" if total > len(done) else "") + "\n"
                      + "".join(f"  skipped {r.name}: {r.reason}\n" for r in done
@@ -476,22 +501,21 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
 
 def _parser() -> OneLineParser:
     ap = OneLineParser(
-        prog="python -m leash.run.reproduce",
+        prog=PROG,
         description="Regenerate every table and figure: run the notebooks of notebooks/ with "
-                    "papermill (also `leash reproduce`, and `make reproduce`, which passes "
-                    "DATA, ONLY, PARAMS, OUTDIR and JOBS). Reads the paper's printed numbers, "
-                    "the SIMULATED demo or the generations a study file names; writes each "
-                    "run's artifacts "
-                    "(tables, figures, their records) and the artifact index into the output "
-                    "folder, and the executed notebooks into --build. Exit status 1 when a "
-                    "notebook fails, 2 for bad arguments.",
+                    "papermill (also `python -m leash.run.reproduce`, and `make reproduce`, "
+                    "which passes DATA, ONLY, PARAMS, OUTDIR and JOBS). Reads the paper's "
+                    "printed numbers, the SIMULATED demo or the generations a study file "
+                    "names; writes each run's artifacts (tables, figures, their records) and "
+                    "the artifact index into the output folder, and the executed notebooks "
+                    "into --build. Exit status 1 when a notebook fails, 2 for bad arguments.",
         epilog="examples:\n"
                "  leash reproduce                               # every run, into figures/\n"
                "  leash reproduce --list --only 01              # the runs and parameters\n"
                "  leash reproduce --only 01 -p n_boot 200       # into build/figures/\n"
                "  leash reproduce --data gsm8k-probe --jobs 2   # a shipped study, into "
                "build/gsm8k-probe/\n"
-               "  python -m leash.run.reproduce --data my-study.yaml -f params.yaml\n")
+               "  leash reproduce --data my-study.yaml -f params.yaml\n")
     add = ap.add_argument
     add("--data", default=EMBEDDED, help="'embedded': the runs of notebooks/runs.yaml (the "
         "paper's printed numbers and the SIMULATED demo) into figures/; or a study file (or "
@@ -558,7 +582,7 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         given = _given_parameters(args)
-        study = _study_parameter(args.data)
+        study = _study_parameter(args.data, sys.stderr)
         runs = default_runs() if study is None else study_runs(study)
         if args.only:
             chosen = _select(discover_notebooks(), args.only)
@@ -579,14 +603,15 @@ def main(argv=None) -> int:
         outdir = args.outdir or (BUILD / _label(study) if study is not None
                                  else SCRATCH if given else FIGURES)
         results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
-    except ParameterError as exc:
-        print(f"reproduce: {exc}", file=sys.stderr)
+    except ParameterError as exc:  # one line per problem (a study's check may find several)
+        print("".join(f"{PROG}: {line}\n" for line in str(exc).splitlines()), end="",
+              file=sys.stderr)
         return 2
     except ValueError as exc:  # the records of the output folder disagree (see artifact_index)
-        print(f"reproduce: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("\nreproduce: interrupted; the interrupted runs keep their earlier artifact "
+        print(f"\n{PROG}: interrupted; the interrupted runs keep their earlier artifact "
               "records and the index was not rewritten.", file=sys.stderr)
         return 130
     return 1 if any(r.status == "failed" for r in results) else 0

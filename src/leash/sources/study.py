@@ -72,8 +72,8 @@ import pandas as pd
 from leash import config as C
 from leash.core.entropy import NA_RULES
 from leash.core.passk import ESTIMATORS
-from leash.errors import LeashValueError, Param, Words
-from leash.paths import DATA
+from leash.errors import LeashValueError, Param, Words, closest
+from leash.paths import DATA, study_folder
 from leash.sources.choices import (
     EXTRACTORS,
     FORMATS,
@@ -291,6 +291,25 @@ class Study:
         sections = raw.get("sections") or {}
         self.sections = {str(k): self._parse_section(str(k), v) for k, v in sections.items()}
         self._cache: dict[tuple[str, str], pd.DataFrame] = {}
+        self._raw, self._lines = raw, lines or {}
+        #: Where the per-question summaries of the study's files are cached (keyed by each
+        #: file's sha256 and reader options): ``build/<name>/.summaries/``, beside its artifacts.
+        self.cache_dir: Path | None = study_folder(self.name) / ".summaries"
+
+    def line(self, *keys) -> int | None:
+        """The line of a key path of the file (``"sections", "support", "pairs", 0, "rl"``),
+        or of the deepest part of it found; None without line numbers.
+        """
+        node, line = self._raw, None
+        for k in keys:
+            at = self._lines.get(id(node))
+            if at is None:
+                break
+            try:
+                line, node = at[k], node[k]
+            except (KeyError, IndexError, TypeError):
+                break
+        return line
 
     # ---- parsing ---------------------------------------------------------------------------
     def _parse_benchmarks(self, raw) -> pd.DataFrame:
@@ -436,6 +455,13 @@ class Study:
             If a path matches no file or a dataset is neither cached nor mirrored nor
             downloadable (``leash_eval.manifest.DatasetUnavailableError``).
         """
+        frame = self.read_section(name, na=na)
+        if problems := self.benchmark_problems(name, frame):
+            raise problems[0]
+        return frame
+
+    def read_section(self, name: str, *, na: str = "class") -> pd.DataFrame:
+        """:meth:`summaries` without the check of its benchmark labels (cached)."""
         if (name, na) in self._cache:
             return self._cache[(name, na)]
         sec = self.section(name)
@@ -451,20 +477,39 @@ class Study:
                     parts.append(path)
                     read = False
                 else:
-                    parts.append(toolkit("Reading generations").load_counts(
-                        [path], na=na, **kwargs))
+                    parts.append(self._counts(path, na, kwargs))
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].copy()
         frame.attrs["provenance"] = {"na": na if read else None,
                                      "parts": [p.attrs.get("provenance", {}) for p in parts]}
-        if self.benchmarks.shape[0]:
-            unknown = sorted(set(frame["benchmark"].astype(str)) - set(self.domains))
-            if unknown:
-                raise ValueError(
-                    f"Section {name!r} of the {self._where}: the data has benchmark(s) {unknown} "
-                    f"that the study does not declare (declared: {sorted(self.domains)})."
-                )
         self._cache[(name, na)] = frame
         return frame
+
+    def benchmark_problems(self, name: str, frame: pd.DataFrame) -> list[LeashValueError]:
+        """One error per benchmark of a section's data that the study does not declare, with
+        the declared one it most likely means (case and punctuation ignored); none when the
+        study declares no benchmarks.
+        """
+        if not self.benchmarks.shape[0]:
+            return []
+        declared = sorted(self.domains)
+        out = []
+        for bench in sorted(set(frame["benchmark"].astype(str)) - set(self.domains)):
+            near = closest(bench, declared)
+            at = self.line("benchmarks")
+            out.append(LeashValueError(
+                f"{self._where}{f', line {at}' if at else ''}: `benchmarks`: the data of "
+                f"section {name!r} have benchmark {bench!r}, which the study does not declare"
+                + (f"; did you mean {near!r}? (rename the key, or set `benchmark: {near}` on "
+                   "the source)" if near else f" (declared: {', '.join(declared)})") + ".",
+                file=self.source, line=at, key="benchmarks", value=bench))
+        return out
+
+    def _counts(self, path, na: str, kwargs: dict) -> pd.DataFrame:
+        """The per-question summary of one file, through the study's cache when it has one."""
+        tk = toolkit("Reading generations")
+        if self.cache_dir is None:
+            return tk.load_counts([path], na=na, **kwargs)
+        return tk.cached_counts(path, cache_dir=self.cache_dir, na=na, **kwargs)
 
     def resolve(self, src: Source):
         """Yield ``(path or frame, reader options)`` for each file of one source: a demo part's

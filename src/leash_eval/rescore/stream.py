@@ -206,7 +206,8 @@ class RescoreReport(NamedTuple):
     ``n_samples``, ``n_changed`` (verdicts that differ from the input's ``correct``; a missing
     one counts as False), ``n_no_answer`` and ``n_timeouts`` (as in :class:`RescoreResult`) and
     ``table``, one row per (model, benchmark, step): ``samples, questions, accuracy_before,
-    accuracy_after, changed, agreement, no_answer``.
+    accuracy_after, changed, agreement, no_answer`` (``changed``: the verdicts that differ among
+    the samples that had one before, missing when none had).
     """
 
     out: Path | None
@@ -458,12 +459,13 @@ class _Tally:
                         "questions": len(r["questions"]),
                         "accuracy_before": r["before"] / k if k else math.nan,
                         "accuracy_after": r["after"] / r["samples"] if r["samples"] else math.nan,
-                        "changed": r["changed"],
+                        # among the samples with an earlier verdict: none, nothing to compare
+                        "changed": r["changed_known"] if k else None,
                         "agreement": 1 - r["changed_known"] / k if k else math.nan,
                         "no_answer": r["no_answer"]})
         cols = ["model", "benchmark", "step", "samples", "questions", "accuracy_before",
                 "accuracy_after", "changed", "agreement", "no_answer"]
-        return pd.DataFrame(out, columns=cols).astype({"step": "Int64"})
+        return pd.DataFrame(out, columns=cols).astype({"step": "Int64", "changed": "Int64"})
 
 
 def _batches_of(inputs, batch_size: int):
