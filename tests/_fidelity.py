@@ -28,9 +28,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from leash.artifacts import slug  # noqa: E402
-from leash.paths import REPO  # noqa: E402
-from leash.sources.paper import load  # noqa: E402
+from leash.artifacts import slug
+from leash.paths import REPO
+from leash.sources.paper import load
 
 PAPER_CAPTION = "(the paper's printed numbers)"
 ADDED = "(+)"
@@ -87,9 +87,11 @@ def _why(shown: str, printed: str) -> str:
         return "value"
     shown_dec = len(shown.partition(".")[2])
     printed_dec = len(printed.partition(".")[2])
-    if shown_dec > printed_dec and abs(p) > 1e-12 and abs(s * 100 - p) <= 0.5 * 10 ** (2 - shown_dec) + 1e-9:
+    as_fraction = abs(s * 100 - p) <= 0.5 * 10 ** (2 - shown_dec) + 1e-9
+    if shown_dec > printed_dec and abs(p) > 1e-12 and as_fraction:
         return "percent shown as a fraction"
-    if shown_dec != printed_dec and abs(s - p) <= 0.5 * 10 ** -min(shown_dec, printed_dec) + 1e-12:
+    coarser = min(shown_dec, printed_dec)
+    if shown_dec != printed_dec and abs(s - p) <= 0.5 * 10 ** -coarser + 1e-12:
         return "precision"
     return "value"
 
@@ -113,8 +115,8 @@ def _metric_cells(r, *, pass_cols=True):
     return cells
 
 
-_PASS_BASE = ("pass@k Base (%)", "pass@k base", "pass@256 Base (%)", "pass@k Base")
-_PASS_RL = ("pass@k RLVR (%)", "pass@k rl", "pass@256 RLVR (%)", "pass@k RLVR")
+_PASS_BASE = ("pass@k Base (%)", "pass@k base", "pass@k base (%)")
+_PASS_RL = ("pass@k RLVR (%)", "pass@k rl", "pass@k rl (%)")
 
 
 def _appendix(pair: str):

@@ -463,7 +463,8 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     """Table 1's layout: pooled rows per model and domain (Math, Non-Math, Overall).
 
     Pooling needs at least two benchmarks; a pair with one benchmark only shows that
-    benchmark's row (its ``Domain`` is the benchmark's name; :func:`table1_caption` says so).
+    benchmark's row (its ``Domain`` says so: "Math (MATH500 only)"; so does
+    :func:`table1_caption`).
 
     Parameters
     ----------
@@ -473,14 +474,29 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; the paper prints 2
+        ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; no Overall row for a
+        model of one domain, as printed; a one-benchmark pair's Domain is "Math (MATH500
+        only)"; the paper prints 2
         decimals, which fit the pooled metric rounded half-up to 3 decimals and then to 2 in 79
         of its 80 metric cells: see :func:`leash.sources.paper.rebuild_table1`).
     """
+    long = _without_lone_overall(long)
     pooled = long["scope"].isin(["domain", "overall"])
     single = (long["scope"] == "benchmark") & ~long["pair"].isin(long.loc[pooled, "pair"])
     out = long[pooled | single].rename(columns={"pair": "Model", "benchmark": "Domain"})
+    label = out.loc[single[pooled | single].to_numpy(), "domain"].map(
+        lambda d: {"math": "Math", "non-math": "Non-Math"}.get(d, str(d)))
+    out.loc[label.index, "Domain"] = label + " (" + out.loc[label.index, "Domain"] + " only)"
     return out[["Model", "Domain", *METRIC_NAMES, *COUNT_NAMES]].reset_index(drop=True)
+
+
+def _without_lone_overall(long: pd.DataFrame) -> pd.DataFrame:
+    """``long`` without the "overall" row of a pair pooled over one domain only: it repeats
+    that domain's row, and the paper prints none (Tables 1, 11 and 12 for math-only models).
+    """
+    domains = long[long["scope"] == "domain"].groupby("pair", sort=False).size()
+    lone = long["pair"].map(domains).eq(1) & (long["scope"] == "overall")
+    return long[~lone.to_numpy()]
 
 
 def table1_caption(long: pd.DataFrame, src) -> str:
@@ -515,7 +531,7 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
         E, S, O, McNemar p`` plus the bootstrap interval columns present in ``long``; ``k`` is
         NA on a pooled row whose benchmarks have different budgets (``k_min`` to ``k_max``).
     """
-    t = long[long["pair"] == pair]
+    t = _without_lone_overall(long[long["pair"] == pair])
     if t.empty:
         raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
     ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
