@@ -606,7 +606,8 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     """Reasoning Gym pass@k curves (Figures 2-4): k = 1, 2, 4, ... up to each task's budget.
 
     With ``study="paper"`` only Figure 4's series exist (read off the paper's plot, approximate);
-    Figures 2 and 3 print no values, so only a study (the demo) draws them. A study's task
+    Figures 2 and 3 print values that could not be decoded from the figure, so only a study
+    (the demo) draws them. A study's task
     budget is its declared one (the benchmark's ``budget``, or the pair's ``budgets`` for
     ``reasoning-gym``), else the samples per question; the curve is k = 1, 2, 4, ... up to it
     (and the budget itself).
