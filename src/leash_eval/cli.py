@@ -175,7 +175,7 @@ _HELP = {
     "generate": (
         "sample responses from a model",
         "Sample --k responses to every question from a model, with the entropy of each "
-        "generated token's distribution at the sampling temperature, grade them with "
+        "generated token's distribution (at --entropy-temperature, default 1), grade them with "
         "math-verify against the gold answers, and write the canonical samples file (--out, "
         "Parquet) that the other commands read. QUESTIONS is a benchmark of the manifest "
         "(math500, aime24, amc23, minerva, olympiadbench, gsm8k), a Reasoning Gym task "
@@ -258,6 +258,20 @@ _JSON = ("--json", dict(action="store_true",
 _ON_ERROR = ("--on-error", dict(
     choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
     "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+def _entropy_temperature(text: str):
+    """``--entropy-temperature``: a number > 0, or "sampling"."""
+    if text == "sampling":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a number > 0 or 'sampling'. Got {text!r}.") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 0 or 'sampling'. Got {text!r}.")
+    return value
+
+
 _GEN_MODEL = ("model options", [
     ("--backend", dict(choices=("llama-cpp", "vllm"), default="llama-cpp", help="llama-cpp "
                        "(CPU, the default) or vllm (GPUs)")),
@@ -327,7 +341,13 @@ _OPTIONS = {
             ("--k", dict(type=positive_int, default=8, help="samples per question (default: "
                          "%(default)s)")),
             ("--temperature", dict(type=float, default=1.0, help="sampling temperature > 0 "
-                                   "(default: %(default)s); the entropies are at it")),
+                                   "(default: %(default)s)")),
+            ("--entropy-temperature", dict(type=_entropy_temperature, default=1.0, metavar="T",
+                                           help="temperature of the token entropies, a number "
+                                           "> 0 or 'sampling' (the sampling temperature); the "
+                                           "paper (App. B.4) does not say, 1 is the plain "
+                                           "reading (default: %(default)s); recorded in the "
+                                           "file's metadata")),
             ("--top-p", dict(type=float, default=1.0, help="nucleus sampling mass in (0, 1], "
                              "after the temperature (default: %(default)s)")),
             ("--max-tokens", dict(type=positive_int, default=1024, help="tokens per response "
@@ -733,7 +753,7 @@ def _cmd_generate(args, ctx: _Context) -> int:
         raise ValueError(f"--out must end in .parquet. Got {args.out!r}.")
     settings = dict(k=args.k, temperature=args.temperature, top_p=args.top_p,
                     max_tokens=args.max_tokens, seed=args.seed, prompt=_prompt(args),
-                    flush_every=args.flush_every)
+                    flush_every=args.flush_every, entropy_temperature=args.entropy_temperature)
     check_settings(**settings)  # before the model loads
     questions, bench = read_questions(args.questions)
     backend, label = _backend(args)
