@@ -69,6 +69,8 @@ def _base(header: str) -> str:
 
 
 def _printed_text(value, decimals) -> str | None:
+    if isinstance(value, str):
+        return value
     if pd.isna(value):
         return None
     return f"{float(value):.{int(decimals)}f}"
@@ -195,7 +197,16 @@ def _t5(short: str):
     return out, lambda row: row["model"].rstrip(MARKERS).strip()
 
 
+def _t13():
+    t = load("table13_models")
+    out = {r.model: {"Full name": (r.full_name, None), "Type": (r.type, None),
+                     "Params": (r.params, None)} for r in t.itertuples()}
+    return out, lambda row: row["Name"]
+
+
 def _mapper(stem: str):
+    if stem == "table13":
+        return _t13()
     if stem == "table1":
         return _t1()
     if stem == "table3":
@@ -214,7 +225,7 @@ def _mapper(stem: str):
     raise KeyError(stem)
 
 
-_LABELS = {"Model", "Domain", "Dataset", "pair", "benchmark", "model", "step", "category",
+_LABELS = {"Name", "Model", "Domain", "Dataset", "pair", "benchmark", "model", "step", "category",
            "reference", "role"}
 
 

@@ -22,7 +22,7 @@ from leash.sources import paper
 PAIRS_WITH_APPENDIX = ["ProRL-1.5B-v1", "Nemotron-1-7B", "Skywork-OR1-7B", "Nemotron-1-14B",
                        "Phi4-Reason-Plus-14B", "Kangheng-OVR-7B", "OLMo-2-0425-1B"]
 EXPECTED_TABLES = sorted(
-    ["table1.md", "table2.md", "table3.md", "table4.md", "table14.md",
+    ["table1.md", "table2.md", "table3.md", "table4.md", "table13.md", "table14.md",
      *(f"table5_{m}.md" for m in ("accuracy", "length", "token_entropy", "answer_entropy")),
      *(f"table_support_{slug(p)}.md" for p in PAIRS_WITH_APPENDIX)])
 
@@ -40,7 +40,8 @@ def test_every_paper_table_is_read(cells):
     assert len(checked[checked["file"] == "table1.md"]) == 20 * 8
     assert len(checked[checked["file"].str.startswith("table5_")]) == 216
     assert len(checked[checked["file"] == "table14.md"]) == 90
-    assert len(checked) == 2040
+    assert len(checked[checked["file"] == "table13.md"]) == 9 * 3
+    assert len(checked) == 2040 + 27
 
 
 def test_every_displayed_cell_is_the_printed_value_at_the_printed_precision(cells):
@@ -111,3 +112,9 @@ def test_the_check_finds_an_unlabelled_column(tmp_path):
 def test_printed_is_the_identity_for_other_sources():
     t = pd.DataFrame({"a": [1.0]})
     assert printed(t, "table1", "demo") is t
+
+
+def test_table13_types_are_table5_s_roles():
+    t13 = paper.load("table13_models").set_index("model")["type"].str.lower()
+    t5 = paper.load("table5_entropy").drop_duplicates("model").set_index("model")["role"]
+    assert t5.to_dict() == t13.to_dict()

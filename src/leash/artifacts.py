@@ -40,7 +40,7 @@ __all__ = [
     "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
     "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
-    "entropy_wide", "entropy_pairs", "table2", "table2_wide", "SENSITIVITY_COLUMNS",
+    "entropy_wide", "entropy_pairs", "table13", "table2", "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
 ]
 
@@ -760,6 +760,34 @@ def entropy_wide(long: pd.DataFrame, metric: str, *, benchmarks=None) -> pd.Data
         long["benchmark"].unique())
     sub = long[long["benchmark"].isin(cols)]
     return wide_with_average(sub, metric, column_order=cols)
+
+
+def table13(study=PAPER) -> pd.DataFrame:
+    """Table 13, the models of the entropy analysis (Table 5), as the paper prints it.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource, default "paper"
+        The paper's printed numbers only: Table 13 describes the paper's models.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``Name, Full name, Type, Params`` in the printed order, ``data/paper/table13_models.csv``.
+
+    Examples
+    --------
+    >>> table13().iloc[1].tolist()
+    ['ProRL-1.5B', 'Nemotron-Research-Reasoning-Qwen-1.5B', 'RLVR', '1.5B']
+    """
+    from leash.sources.paper import load
+
+    if not open_study(study).is_paper:
+        raise ValueError("table13: Table 13 lists the paper's models; it exists for "
+                         "study='paper' only.")
+    t = load("table13_models")
+    return pd.DataFrame({"Name": t["model"], "Full name": t["full_name"], "Type": t["type"],
+                         "Params": t["params"]})
 
 
 def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:

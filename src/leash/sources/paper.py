@@ -162,6 +162,7 @@ SCHEMAS: dict[str, str] = {
                     "pass_base_percent:f pass_decimals:i",
     "table5_entropy": "metric model role base_of_pair? row_marker? benchmark benchmark_printed "
                       "value:f decimals:i",
+    "table13_models": "model full_name type params",
     "table14_passk": "benchmark benchmark_printed model pair k:i pass_at_k_percent:f decimals:i",
     "rg_figure4": "figure task series k:i pass_at_k:f decimals:i approximate:b note?",
     "figure1_passk": "figure task_printed benchmark domain k:i pass_base_percent:f "
@@ -194,7 +195,7 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
     table : str
         A key of :data:`SCHEMAS`: ``"support_counts"`` (Tables 3, 4, 6-12 per benchmark),
         ``"support_aggregates"``, ``"table1"``, ``"table2_perplexity"``, ``"table4_step0"``,
-        ``"table5_entropy"``, ``"table14_passk"``, ``"rg_figure4"``, ``"figure1_passk"``,
+        ``"table5_entropy"``, ``"table13_models"``, ``"table14_passk"``, ``"rg_figure4"``, ``"figure1_passk"``,
         ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's known disagreements).
     data_dir : path-like, optional
         Folder holding the CSVs; default :data:`DATA_DIR`.
