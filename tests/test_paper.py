@@ -170,7 +170,7 @@ def test_loaders_shapes_and_dtypes(counts, aggregates):
         "table4_step0": (6, 10), "table5_entropy": (216, 9),
         "table14_passk": (90, 7), "rg_figure4": (66, 8),
         "figure1_passk": (10, 9), "benchmarks": (15, 6), "pairs": (11, 9),
-        "discrepancies": (10, 4),
+        "discrepancies": (10, 4), "table13_models": (9, 4),
     }
     assert set(shapes) == set(paper.SCHEMAS)  # one schema per file, every file loaded here
     for name, shape in shapes.items():
