@@ -196,7 +196,8 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
         A key of :data:`SCHEMAS`: ``"support_counts"`` (Tables 3, 4, 6-12 per benchmark),
         ``"support_aggregates"``, ``"table1"``, ``"table2_perplexity"``, ``"table4_step0"``,
         ``"table5_entropy"``, ``"table13_models"``, ``"table14_passk"``, ``"rg_figure4"``,
-        ``"figure1_passk"``, ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's known disagreements).
+        ``"figure1_passk"``, ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's
+        known disagreements).
     data_dir : path-like, optional
         Folder holding the CSVs; default :data:`DATA_DIR`.
 
