@@ -312,9 +312,12 @@ _OPTIONS = {
                              default="answer", help="where the gold is in a --gold JSONL file")),
         ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
                           help="how a response is graded")),
-        ("--extract", dict(choices=("math-verify", "leash"), default="math-verify",
-                           help="answer extraction for --scorer math-verify: math-verify's own "
-                           "(the default) or leash_eval.answers")),
+        ("--extract", dict(choices=("math-verify", "leash", "reasoning-gym"),
+                           default="math-verify",
+                           help="answer extraction: for --scorer math-verify, math-verify's own "
+                           "(the default) or leash_eval.answers; for --scorer reasoning-gym, "
+                           "'reasoning-gym' adds the paper's task-specific answer rewrites "
+                           "(App. B.3), otherwise the answer is graded as extracted")),
         ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
@@ -708,7 +711,8 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     try:
         report = rs.rescore_inputs(
             inputs, args.out, gold, scorer=args.scorer,
-            extract=args.extract if args.scorer == "math-verify" else "math-verify",
+            extract=args.extract if args.scorer == "math-verify" or args.extract ==
+            "reasoning-gym" else "math-verify",
             task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,
             cluster=args.cluster)
     except rs.MissingGoldError as exc:
