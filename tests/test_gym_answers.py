@@ -81,9 +81,14 @@ def test_the_rewrites_turn_wrong_into_right_through_the_real_scorer(task, respon
     data = reasoning_gym.create_dataset(task, size=2, seed=0)
     entries = {str(i): data[i] for i in range(2)}
     gold = [data[i]["answer"] for i in range(2)]
-    written = [" ".join(gold[0]) if task.startswith("palindrome") else
-               f"{int(eval(gold[0].replace('×', '*')))} = {gold[0].replace('×', chr(92) + 'times')}",
-               gold[1]]
+    if task.startswith("palindrome"):
+        first = " ".join(gold[0])  # "k h g a g h k"
+    else:  # "866 = 2 \\times 433"
+        n = 1
+        for f in gold[0].split("×"):
+            n *= int(f)
+        first = f"{n} = " + gold[0].replace("×", "\\times")
+    written = [first, gold[1]]
     samples = pd.DataFrame({"question_id": ["0", "1"],
                             "response": [response.format(w) for w in written]})
     plain = rs.rescore(samples, entries, scorer="reasoning-gym", task=task)
