@@ -945,6 +945,12 @@ def _cmd_support(args, ctx: _Context) -> int:
     # samples in generation order, from first_correct), which needs the per-question counts.
     base, rl = args.base, args.rl
     paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.restrict_to_shared)
+    if isinstance(base, tuple) and base[0] == rl and "step" in paired.columns:
+        itself = (paired["step"].astype("Int64") == base[1]).fillna(False).to_numpy()
+        if itself.any() and not itself.all():  # the base checkpoint against itself says nothing
+            paired = paired[~itself].reset_index(drop=True)
+            ctx.note(f"left out step {base[1]} of --rl {rl}: it is the base checkpoint "
+                     f"(--base {_ModelSpec.show(base)}) itself")
     most = args.k or int(max(paired["n_base"].max(), paired["n_rl"].max(), 0))
     if args.min_count > most:  # else every question is out of support, and says nothing
         raise ValueError(f"--min-count {args.min_count} exceeds every question's budget (at "
