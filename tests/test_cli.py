@@ -191,6 +191,12 @@ def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
     row = next(r for r in json.loads(out) if r["scope"] == "benchmark")
     # first sample: correct for step 10 (c=2, correct first) and step 20 -> preservation
     assert (row["P"], row["E"], row["S"], row["O"], row["k"]) == (1, 0, 0, 0, 1)
+    # a series against its own first checkpoint: that checkpoint against itself is left out
+    code, out, err = _run(capsys, "support", str(f), "--base", "rl@10", "--rl", "rl",
+                          "--n-boot", "0", "--json")
+    assert code == 0 and "left out step 10 of --rl rl" in err
+    steps = [r["step"] for r in json.loads(out) if r["scope"] == "benchmark"]
+    assert steps == [None, 20]
 
 
 # ----------------------------------------------------------------------------- support

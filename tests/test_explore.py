@@ -260,3 +260,13 @@ def test_a_page_without_widgets_shows_the_figure(demo):
     data = app._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert base64.b64decode(data["image/png"]) == app.widgets["image"].value
+
+
+def test_an_epsilon_above_one_is_said_to_bound_nothing():
+    from leash.run.explore import ExplorerModel as M
+
+    eps, text = M._epsilon((1,), 0.05)
+    assert eps == pytest.approx(-np.log(0.05))
+    assert "above 1" in text and "k > -ln(zeta) = 3" in text
+    eps, text = M._epsilon((8,), 0.05)
+    assert eps < 1 and "above 1" not in text

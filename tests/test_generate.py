@@ -41,8 +41,9 @@ class Fake:
     def tokenize(self, text):
         return [ord(c) for c in text]
 
-    def sample(self, prompt, *, seed, temperature, top_p, max_tokens):
+    def sample(self, prompt, *, seed, temperature, top_p, max_tokens, entropy_temperature=None):
         self.calls.append(seed)
+        self.entropy_temperature = entropy_temperature
         rng = np.random.default_rng(seed)
         n = int(rng.integers(0, 4))  # 0 tokens: an empty response
         answer = int(rng.choice([7, 12, 5]))
@@ -256,6 +257,11 @@ def test_real_model_entropy_and_log_probabilities_by_hand(smol):
     assert again.token_ids == c.token_ids and again.text == c.text
     cold = smol.sample(prompt, seed=3, temperature=0.05, top_p=1.0, max_tokens=6)
     assert cold.entropy.max() < c.entropy.max() + 1e-12
+    # the entropy at another temperature than the sampling one: same tokens, entropy at T = 1
+    at1 = smol.sample(prompt, seed=3, temperature=0.7, top_p=0.9, max_tokens=6,
+                      entropy_temperature=1.0)
+    smol._start(prompt, 1)
+    assert at1.entropy[0] == pytest.approx(entropy(np.exp(log_softmax(logits))), abs=1e-9)
 
 
 def test_two_runs_on_one_output_take_turns(tmp_path):
@@ -326,3 +332,44 @@ def test_reasoning_gym_questions_are_graded_by_their_task(tmp_path):
     assert set(df.answer) == {"-4"}
     with pytest.raises(ValueError, match="must be gym:TASK or gym:TASK:SIZE"):
         G.read_questions("gym:basic_arithmetic:x")
+
+
+def test_entropy_temperature_is_recorded_and_passed(tmp_path):
+    """Default 1 (App. B.4's plain reading), "sampling" = the sampling temperature; recorded in
+    the metadata; a resumed run with another entropy temperature is refused."""
+    for given, expected in ((None, 1.0), ("sampling", 0.5), (2.0, 2.0)):
+        backend = Fake()
+        kw = {} if given is None else {"entropy_temperature": given}
+        out = tmp_path / f"e{expected}.parquet"
+        _run(tmp_path, name=out.name, backend=backend, **kw)
+        assert backend.entropy_temperature == expected
+        meta = json.loads(pq.read_schema(out).metadata[G.METADATA_KEY])
+        assert meta["settings"]["entropy_temperature"] == expected
+        assert f"softmax(logits / {expected:g})" in meta["entropy"]
+    with pytest.raises(ValueError) as e:
+        _run(tmp_path, name="e1.0.parquet", entropy_temperature="sampling")
+    assert e.value.param == "entropy_temperature"
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.inf, "hot"])
+def test_a_bad_entropy_temperature_is_refused(bad):
+    from leash_eval.generate.sampling import check_settings
+
+    with pytest.raises(ValueError) as e:
+        check_settings(k=1, temperature=1.0, top_p=1.0, max_tokens=1, seed=0, flush_every=1,
+                       prompt="{question}", entropy_temperature=bad)
+    assert e.value.param == "entropy_temperature" and e.value.value == bad
+
+
+def test_draw_takes_the_entropy_at_its_own_temperature():
+    from scipy.special import log_softmax
+    from scipy.stats import entropy
+
+    from leash_eval.generate.backends import _draw
+
+    logits = np.array([2.0, 1.0, 0.0, -1.0])
+    rng = np.random.default_rng(0)
+    _, h, logp = _draw(logits, 0.5, 0.9, rng, 1.0)
+    assert h == pytest.approx(entropy(np.exp(log_softmax(logits))), abs=1e-12)
+    _, h_s, _ = _draw(logits, 0.5, 0.9, np.random.default_rng(0))
+    assert h_s == pytest.approx(entropy(np.exp(log_softmax(logits / 0.5))), abs=1e-12)

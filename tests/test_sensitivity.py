@@ -110,3 +110,16 @@ def test_default_thresholds_run_on_small_budgets():
     assert got.loc[5, ["P", "E", "S", "O"]].tolist() == [0, 0, 0, 3]
     # by hand at min_count 2: base finds q0 (4), rl finds q0, q1, q2 (4, 4, 2)
     assert got.loc[2, ["P", "E", "S", "O"]].tolist() == [1, 2, 0, 0]
+
+
+def test_thresholds_above_the_budget_are_left_out_with_a_warning():
+    """At k = 1 no question can have 2 correct samples: min_count 2, 3 (and zeta's rate rule,
+    3 at zeta = 0.05) would put every question out of support, so they are left out, said."""
+    with pytest.warns(UserWarning, match=r"left out min_count 2 at k = 1, min_count 3 at k = 1, "
+                                         r"zeta 0.05 at k = 1"):
+        s = sensitivity_sweep(paired(), ks=[1, 4], min_counts=(1, 2, 3), zetas=(0.05,),
+                              pool=False)
+    assert set(s.loc[s.k == 1, "min_count"]) == {1}
+    assert set(s.loc[s.k == 4, "min_count"]) == {1, 2, 3}
+    with pytest.raises(ValueError, match="no setting can be computed"):
+        sensitivity_sweep(paired(), ks=[1], min_counts=(2,), zetas=(), pool=False)

@@ -58,7 +58,7 @@ def test_one_benchmark_counts_only_study_runs_through_make_reproduce(study, tmp_
         assert "has no data for this artifact" in line, line
     t1 = pd.read_csv(out / "table1_one-benchmark.csv")
     assert t1[["Model", "Domain", "P", "E", "S", "O"]].to_dict("records") == [
-        {"Model": "my pair", "Domain": "MATH500", **hand}]
+        {"Model": "my pair", "Domain": "Math (MATH500 only)", **hand}]
     caption = (out / "table1_one-benchmark.md").read_text().splitlines()[0]
     assert "one benchmark only" in caption and "pooling needs at least two" in caption
     app = pd.read_csv(out / "table_support_my-pair_one-benchmark.csv")

@@ -39,8 +39,8 @@ __all__ = [
     "estimator_note", "budget_text", "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
     "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
-    "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table2", "table2_wide",
-    "SENSITIVITY_COLUMNS",
+    "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table13", "table2",
+    "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
 ]
 
@@ -466,7 +466,8 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     """Table 1's layout: pooled rows per model and domain (Math, Non-Math, Overall).
 
     Pooling needs at least two benchmarks; a pair with one benchmark only shows that
-    benchmark's row (its ``Domain`` is the benchmark's name; :func:`table1_caption` says so).
+    benchmark's row (its ``Domain`` says so: "Math (MATH500 only)"; so does
+    :func:`table1_caption`).
 
     Parameters
     ----------
@@ -476,14 +477,29 @@ def table1(long: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; the paper prints 2
+        ``Model, Domain, SRR, NDR, SDS, NSCR, P, E, S, O`` (unrounded; no Overall row for a
+        model of one domain, as printed; a one-benchmark pair's Domain is "Math (MATH500
+        only)"; the paper prints 2
         decimals, which fit the pooled metric rounded half-up to 3 decimals and then to 2 in 79
         of its 80 metric cells: see :func:`leash.sources.paper.rebuild_table1`).
     """
+    long = _without_lone_overall(long)
     pooled = long["scope"].isin(["domain", "overall"])
     single = (long["scope"] == "benchmark") & ~long["pair"].isin(long.loc[pooled, "pair"])
     out = long[pooled | single].rename(columns={"pair": "Model", "benchmark": "Domain"})
+    label = out.loc[single[pooled | single].to_numpy(), "domain"].map(
+        lambda d: {"math": "Math", "non-math": "Non-Math"}.get(d, str(d)))
+    out.loc[label.index, "Domain"] = label + " (" + out.loc[label.index, "Domain"] + " only)"
     return out[["Model", "Domain", *METRIC_NAMES, *COUNT_NAMES]].reset_index(drop=True)
+
+
+def _without_lone_overall(long: pd.DataFrame) -> pd.DataFrame:
+    """``long`` without the "overall" row of a pair pooled over one domain only: it repeats
+    that domain's row, and the paper prints none (Tables 1, 11 and 12 for math-only models).
+    """
+    domains = long[long["scope"] == "domain"].groupby("pair", sort=False).size()
+    lone = long["pair"].map(domains).eq(1) & (long["scope"] == "overall")
+    return long[~lone.to_numpy()]
 
 
 def table1_caption(long: pd.DataFrame, src) -> str:
@@ -518,7 +534,7 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
         E, S, O, McNemar p`` plus the bootstrap interval columns present in ``long``; ``k`` is
         NA on a pooled row whose benchmarks have different budgets (``k_min`` to ``k_max``).
     """
-    t = long[long["pair"] == pair]
+    t = _without_lone_overall(long[long["pair"] == pair])
     if t.empty:
         raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
     ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
@@ -593,7 +609,8 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     """Reasoning Gym pass@k curves (Figures 2-4): k = 1, 2, 4, ... up to each task's budget.
 
     With ``study="paper"`` only Figure 4's series exist (read off the paper's plot, approximate);
-    Figures 2 and 3 print no values, so only a study (the demo) draws them. A study's task
+    Figures 2 and 3 print values that could not be decoded from the figure, so only a study
+    (the demo) draws them. A study's task
     budget is its declared one (the benchmark's ``budget``, or the pair's ``budgets`` for
     ``reasoning-gym``), else the samples per question; the curve is k = 1, 2, 4, ... up to it
     (and the budget itself).
@@ -747,6 +764,34 @@ def entropy_wide(long: pd.DataFrame, metric: str, *, benchmarks=None) -> pd.Data
         long["benchmark"].unique())
     sub = long[long["benchmark"].isin(cols)]
     return wide_with_average(sub, metric, column_order=cols)
+
+
+def table13(study=PAPER) -> pd.DataFrame:
+    """Table 13, the models of the entropy analysis (Table 5), as the paper prints it.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource, default "paper"
+        The paper's printed numbers only: Table 13 describes the paper's models.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``Name, Full name, Type, Params`` in the printed order, ``data/paper/table13_models.csv``.
+
+    Examples
+    --------
+    >>> table13().iloc[1].tolist()
+    ['ProRL-1.5B', 'Nemotron-Research-Reasoning-Qwen-1.5B', 'RLVR', '1.5B']
+    """
+    from leash.sources.paper import load
+
+    if not open_study(study).is_paper:
+        raise ValueError("table13: Table 13 lists the paper's models; it exists for "
+                         "study='paper' only.")
+    t = load("table13_models")
+    return pd.DataFrame({"Name": t["model"], "Full name": t["full_name"], "Type": t["type"],
+                         "Params": t["params"]})
 
 
 def entropy_pairs(long: pd.DataFrame, *, benchmarks=None) -> pd.DataFrame:

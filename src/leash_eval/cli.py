@@ -175,7 +175,7 @@ _HELP = {
     "generate": (
         "sample responses from a model",
         "Sample --k responses to every question from a model, with the entropy of each "
-        "generated token's distribution at the sampling temperature, grade them with "
+        "generated token's distribution (at --entropy-temperature, default 1), grade them with "
         "math-verify against the gold answers, and write the canonical samples file (--out, "
         "Parquet) that the other commands read. QUESTIONS is a benchmark of the manifest "
         "(math500, aime24, amc23, minerva, olympiadbench, gsm8k), a Reasoning Gym task "
@@ -260,6 +260,20 @@ _JSON = ("--json", dict(action="store_true",
 _ON_ERROR = ("--on-error", dict(
     choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
     "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+def _entropy_temperature(text: str):
+    """``--entropy-temperature``: a number > 0, or "sampling"."""
+    if text == "sampling":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a number > 0 or 'sampling'. Got {text!r}.") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 0 or 'sampling'. Got {text!r}.")
+    return value
+
+
 _GEN_MODEL = ("model options", [
     ("--backend", dict(choices=("llama-cpp", "vllm"), default="llama-cpp", help="llama-cpp "
                        "(CPU, the default) or vllm (GPUs)")),
@@ -300,9 +314,12 @@ _OPTIONS = {
                              default="answer", help="where the gold is in a --gold JSONL file")),
         ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
                           help="how a response is graded")),
-        ("--extract", dict(choices=("math-verify", "leash"), default="math-verify",
-                           help="answer extraction for --scorer math-verify: math-verify's own "
-                           "(the default) or leash_eval.answers")),
+        ("--extract", dict(choices=("math-verify", "leash", "reasoning-gym"),
+                           default="math-verify",
+                           help="answer extraction: for --scorer math-verify, math-verify's own "
+                           "(the default) or leash_eval.answers; for --scorer reasoning-gym, "
+                           "'reasoning-gym' adds the paper's task-specific answer rewrites "
+                           "(App. B.3), otherwise the answer is graded as extracted")),
         ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
@@ -329,7 +346,13 @@ _OPTIONS = {
             ("--k", dict(type=positive_int, default=8, help="samples per question (default: "
                          "%(default)s)")),
             ("--temperature", dict(type=float, default=1.0, help="sampling temperature > 0 "
-                                   "(default: %(default)s); the entropies are at it")),
+                                   "(default: %(default)s)")),
+            ("--entropy-temperature", dict(type=_entropy_temperature, default=1.0, metavar="T",
+                                           help="temperature of the token entropies, a number "
+                                           "> 0 or 'sampling' (the sampling temperature); the "
+                                           "paper (App. B.4) does not say, 1 is the plain "
+                                           "reading (default: %(default)s); recorded in the "
+                                           "file's metadata")),
             ("--top-p", dict(type=float, default=1.0, help="nucleus sampling mass in (0, 1], "
                              "after the temperature (default: %(default)s)")),
             ("--max-tokens", dict(type=positive_int, default=1024, help="tokens per response "
@@ -691,7 +714,8 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     try:
         report = rs.rescore_inputs(
             inputs, args.out, gold, scorer=args.scorer,
-            extract=args.extract if args.scorer == "math-verify" else "math-verify",
+            extract=args.extract if args.scorer == "math-verify" or args.extract ==
+            "reasoning-gym" else "math-verify",
             task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,
             cluster=args.cluster)
     except rs.MissingGoldError as exc:
@@ -736,7 +760,7 @@ def _cmd_generate(args, ctx: _Context) -> int:
         raise ValueError(f"--out must end in .parquet. Got {args.out!r}.")
     settings = dict(k=args.k, temperature=args.temperature, top_p=args.top_p,
                     max_tokens=args.max_tokens, seed=args.seed, prompt=_prompt(args),
-                    flush_every=args.flush_every)
+                    flush_every=args.flush_every, entropy_temperature=args.entropy_temperature)
     check_settings(**settings)  # before the model loads
     questions, bench = read_questions(args.questions)
     backend, label = _backend(args)
@@ -921,6 +945,12 @@ def _cmd_support(args, ctx: _Context) -> int:
     # samples in generation order, from first_correct), which needs the per-question counts.
     base, rl = args.base, args.rl
     paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.restrict_to_shared)
+    if isinstance(base, tuple) and base[0] == rl and "step" in paired.columns:
+        itself = (paired["step"].astype("Int64") == base[1]).fillna(False).to_numpy()
+        if itself.any() and not itself.all():  # the base checkpoint against itself says nothing
+            paired = paired[~itself].reset_index(drop=True)
+            ctx.note(f"left out step {base[1]} of --rl {rl}: it is the base checkpoint "
+                     f"(--base {_ModelSpec.show(base)}) itself")
     most = args.k or int(max(paired["n_base"].max(), paired["n_rl"].max(), 0))
     if args.min_count > most:  # else every question is out of support, and says nothing
         raise ValueError(f"--min-count {args.min_count} exceeds every question's budget (at "

@@ -113,7 +113,7 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     # fix them (leash.analysis.pairing); only found-ness by the first correct sample is known
     unknown = bool(paired["c_base"].isna().any() or paired["c_rl"].isna().any()) \
         if {"c_base", "c_rl"} <= set(paired.columns) else False
-    frames, skipped = [], []
+    frames, skipped, impossible = [], [], []
     for k in [None] if ks is None else [int(k) for k in ks]:
         rate = []
         for z in zetas:
@@ -125,6 +125,10 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
             rate.append(("rate", float(z), ms.pop()))
         exact = k is None or k == n_min == n_max
         for rule, zeta, m in settings + rate:
+            if k is not None and m > k:  # no question has more than k correct of k
+                impossible.append((f"min_count {m}" if rule == "count" else f"zeta {zeta}")
+                                  + f" at k = {k}")
+                continue
             if unknown and (m != 1 or not exact):  # needs the counts
                 skipped.append(f"min_count {m}" if rule == "count" else f"zeta {zeta}")
                 skipped[-1] += f" at k = {k}" if k else ""
@@ -135,6 +139,13 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
             head = {"rule": rule, "zeta": zeta, "min_count": m, **{c: t.pop(c) for c in (
                 "k", "k_min", "k_max")}, "full_budget": k is None, "exact_counts": exact}
             frames.append(pd.concat([pd.DataFrame(head, index=t.index), t], axis=1))
+    if impossible:
+        if not frames:
+            raise ValueError(f"sensitivity_sweep: no setting can be computed: "
+                             f"{', '.join(impossible)} need more correct samples than k.")
+        warnings.warn(f"sensitivity_sweep: left out {', '.join(impossible)}: they need more "
+                      "correct samples than the budget has, so every question would be out of "
+                      "support.", stacklevel=3)
     if skipped:
         why = ("the correct counts within the pairing's budget are unknown where it is below "
                "the samples on hand (a summary keeps the first correct sample, not the count "

@@ -19,6 +19,7 @@ import re
 import tempfile
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +30,8 @@ from leash.paths import REPO, SCRATCH, shown
 
 __all__ = [
     "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
-    "Publisher", "artifact_index", "artifact_record", "resolve_outdir", "save_figure",
-    "save_table", "sidecar_path", "write_index", "write_records",
+    "Publisher", "TableView", "artifact_index", "artifact_record", "resolve_outdir",
+    "save_figure", "save_table", "sidecar_path", "write_index", "write_records",
 ]
 
 #: Resolution of every PNG (PDFs are vector graphics).
@@ -53,6 +54,7 @@ _umask = os.umask(0)
 os.umask(_umask)
 _FILE_MODE = 0o666 & ~_umask  # what open() gives (mkstemp creates files 0600)
 # LaTeX's special characters, for the caption (pandas escapes cells, not a caption string)
+_NUMBER_CELL = r"(-?[\d.]+(e[-+]?\d+)?%?|--)\W?"
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                   "^": r"\textasciicircum{}"}
@@ -173,14 +175,42 @@ def _cells(df: pd.DataFrame, float_format, func: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=df.columns)
 
 
+@dataclass(frozen=True)
+class TableView:
+    """A table whose Markdown and LaTeX show other cells than its CSV's formatted numbers.
+
+    The paper's printed form of a table (:mod:`leash.output.printed`) is one: its CSV keeps the
+    numbers at full precision (and columns the paper does not print), its Markdown and LaTeX
+    show ``shown``, cell by cell as the paper prints them, with ``notes`` under the table.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        What the CSV holds.
+    shown : pandas.DataFrame
+        The displayed cells, as strings (``--`` where nothing is printed).
+    notes : tuple of str
+        Lines under the table (Markdown) or below the tabular (LaTeX).
+    """
+
+    frame: pd.DataFrame
+    shown: pd.DataFrame
+    notes: tuple = field(default_factory=tuple)
+
+
+def _latex(text: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+
+
 def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
     r"""Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
 
     Parameters
     ----------
-    df : pandas.DataFrame
+    df : pandas.DataFrame or TableView
         One row per printed row; MultiIndex columns are grouped headers (joined by " / " in
-        Markdown).
+        Markdown). A :class:`TableView` writes its ``frame`` as the CSV and its ``shown`` cells
+        and ``notes`` as the Markdown and LaTeX (``float_format`` then does not apply).
     name : str
         File stem, e.g. ``"table1"`` (letters, digits, ``_``, ``-``, ``.``).
     outdir : str or path-like, default ""
@@ -204,6 +234,9 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
 
 
 def _save_table(df, name, outdir, *, caption, float_format, index, func):
+    view = df if isinstance(df, TableView) else None
+    if view is not None:
+        df = view.frame
     df, name = _check_frame(df, "df", func), _check_name(name, func)
     if caption is not None and not isinstance(caption, str):
         raise TypeError(f"The 'caption' parameter of {func} must be a str or None. "
@@ -212,9 +245,15 @@ def _save_table(df, name, outdir, *, caption, float_format, index, func):
         raise TypeError(f"The 'index' parameter of {func} must be a bool. Got {index!r} instead.")
     out = _outdir(outdir, func)
     table = df.reset_index() if index else df
-    cells = _cells(table, float_format, func)
-    align = ["r" if pd.api.types.is_numeric_dtype(table[c].dtype)
-             and not pd.api.types.is_bool_dtype(table[c].dtype) else "l" for c in table.columns]
+    if view is not None:  # right-aligned: columns of numbers (a marker after one allowed)
+        cells, notes = view.shown.astype(str), [str(n) for n in view.notes]
+        align = ["r" if cells[c].str.fullmatch(_NUMBER_CELL).all() else "l"
+                 for c in cells.columns]
+    else:
+        cells, notes = _cells(table, float_format, func), []
+        align = ["r" if pd.api.types.is_numeric_dtype(table[c].dtype)
+                 and not pd.api.types.is_bool_dtype(table[c].dtype) else "l"
+                 for c in table.columns]
     md = cells.apply(lambda s: s.str.replace("|", r"\|", regex=False))
     md.columns = [(" / ".join(str(c) for c in col if str(c) != "") if isinstance(col, tuple)
                    else str(col)).replace("|", r"\|") for col in md.columns]
@@ -222,9 +261,13 @@ def _save_table(df, name, outdir, *, caption, float_format, index, func):
                           colalign=["right" if a == "r" else "left" for a in align])
     tex = cells.style.hide(axis="index").format(escape="latex").format_index(
         escape="latex", axis=1).to_latex(
-        caption="".join(_LATEX_ESCAPES.get(ch, ch) for ch in caption) if caption else None,
+        caption=_latex(caption) if caption else None,
         label=f"tab:{name}", hrules=True, position_float="centering",
         column_format="".join(align), multicol_align="c")
+    if notes:
+        body += "\n\n" + "\n".join(f"* {n}" for n in notes)
+        latex_notes = "".join(f"\\par\\footnotesize {_latex(n)}\n" for n in notes)
+        tex = tex.replace("\\end{table}", latex_notes + "\\end{table}")
     return {"csv": _write_csv(out / f"{name}.csv", df, index),
             "md": _write_text(out / f"{name}.md",
                               (f"Table: {caption}\n\n" if caption else "") + body + "\n"),
@@ -599,7 +642,7 @@ class Publisher:
 
         Parameters
         ----------
-        obj : pandas.DataFrame or matplotlib.figure.Figure
+        obj : pandas.DataFrame, TableView or matplotlib.figure.Figure
             A table (written as ``.csv``, ``.md``, ``.tex``, see :func:`save_table`) or a
             figure (``.pdf``, ``.png`` and the ``.csv`` of ``data``, see :func:`save_figure`).
         name : str
@@ -626,7 +669,7 @@ class Publisher:
             raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a "
                              f"non-empty str. Got {description!r} instead.")
         inputs = self.inputs if inputs is None else _check_inputs(inputs, func)
-        if isinstance(obj, pd.DataFrame):
+        if isinstance(obj, (pd.DataFrame, TableView)):
             if data is not None:
                 raise ValueError(f"{func}({name!r}): 'data' is for figures; a table is its own "
                                  f"data (its CSV).")

@@ -349,6 +349,10 @@ class ExplorerModel:
                  f"probability of a correct answer below {what} per sample, not zero. \"Not "
                  f"found in k samples\" says p < epsilon; a larger k lowers epsilon, it never "
                  f"reaches 0.")
+        if eps >= 1:
+            text += (f" At k = {min(k_shown)} epsilon is {eps:.3g}, above 1: a probability "
+                     "cannot exceed 1, so there \"not found\" bounds nothing (the bound needs "
+                     f"k > -ln(zeta) = {-np.log(zeta):.3g}).")
         return eps, text
 
     def changes(self, before: View, after: View) -> pd.DataFrame:

@@ -10,7 +10,7 @@ from the toolkit, and the toolkit takes its names from here (one home for each).
 from __future__ import annotations
 
 __all__ = ["PAPER", "INPUT_FORMATS", "EVALUATOR_FORMATS", "FORMATS", "MAPPINGS", "MAPPING_FIELDS",
-           "RESCORERS", "SCORERS", "EXTRACTORS", "GOLD_DATASETS"]
+           "RESCORERS", "SCORERS", "EXTRACTORS", "GYM_EXTRACT", "GOLD_DATASETS"]
 
 #: The study that is the paper's printed numbers (``study = "paper"``; ``data/paper/``).
 PAPER = "paper"
@@ -33,6 +33,9 @@ RESCORERS = ("math-verify",)
 SCORERS = ("math-verify", "reasoning-gym")
 #: How the answer is taken from a response before it is graded (``extract:``).
 EXTRACTORS = ("math-verify", "leash")
+#: The extraction of the ``reasoning-gym`` scorer that adds the paper's task-specific answer
+#: rewrites (arXiv 2507.14843v4, App. B.3; ``leash_eval.gym_answers``).
+GYM_EXTRACT = "reasoning-gym"
 #: The manifest datasets that are question files with gold answers (``gold:``, ``--gold``).
 GOLD_DATASETS = ("math500", "aime24", "amc23", "minerva-math", "olympiadbench",
                  "gsm8k-probe-questions")

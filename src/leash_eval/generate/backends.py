@@ -5,13 +5,15 @@ score a given continuation (teacher forcing).
   leash[cpu-generate]``); the tests run it with SmolLM2-135M-Instruct (:func:`smollm2_path`).
 * :class:`VLLM` runs a Hugging Face model on GPUs through vLLM (``pip install leash[vllm]``). No
   GPU was available where leash is developed: it is written against vLLM's documented API
-  (``SamplingParams``, ``RequestOutput``; ``logprobs_mode="processed_logprobs"``) and untested.
+  (``SamplingParams``, ``RequestOutput``; ``logprobs_mode="raw_logprobs"``) and untested.
 
 Both sample with temperature first, then top-p (vLLM's order; llama.cpp's own sampler chain
 applies top-p before the temperature, so :class:`LlamaCpp` samples in numpy from the logits), and
-give the entropy of the full-vocabulary distribution at the sampling temperature of every
-generated token (the paper's token-level entropy, arXiv 2507.14843v4, Section 4 and App. B.4,
-computed by teacher forcing with the same model; the paper does not say at which temperature).
+give the entropy of the full-vocabulary distribution of every generated token at the
+``entropy_temperature`` (the paper's token-level entropy, arXiv 2507.14843v4, Section 4 and App.
+B.4, computed by teacher forcing with the same model; the paper does not say at which
+temperature: 1 is the plain reading and :func:`leash_eval.generate.sampling.generate`'s
+default, the sampling temperature the alternative), before top-p.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ class Completion:
     finish_reason : {"stop", "length"}
         "stop": the model ended the response; "length": ``max_tokens`` was reached.
     entropy : numpy.ndarray of float, shape (n_tokens,)
-        Entropy (nats) of the distribution each token was drawn from, at the sampling
-        temperature, over the whole vocabulary (before top-p).
+        Entropy (nats) of the distribution at each token, at the ``entropy_temperature`` of
+        :meth:`Backend.sample` (the sampling temperature when None), over the whole vocabulary
+        (before top-p).
     logprob : numpy.ndarray of float, shape (n_tokens,)
         ``log p(token | prefix)`` at temperature 1 (what trace scoring returns).
     """
@@ -75,8 +78,10 @@ class Backend(Protocol):
         """Token ids of plain text (no special tokens)."""
 
     def sample(self, prompt: list[int], *, seed: int, temperature: float, top_p: float,
-               max_tokens: int) -> Completion:
-        """One response to ``prompt``, reproducible from ``seed`` alone."""
+               max_tokens: int, entropy_temperature: float | None = None) -> Completion:
+        """One response to ``prompt``, reproducible from ``seed`` alone; the entropies at
+        ``entropy_temperature`` (None: ``temperature``).
+        """
 
     def score(self, prompt: list[int], continuation: list[int]) -> np.ndarray:
         """``log p(continuation[j] | prompt, continuation[:j])`` at temperature 1, per token."""
@@ -114,20 +119,28 @@ def _log_softmax(z: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum())
 
 
-def _draw(logits: np.ndarray, temperature: float, top_p: float, rng) -> tuple[int, float, float]:
-    """(token, entropy at the temperature, log-prob at 1) of one step: temperature, then top-p
-    (the smallest set of most probable tokens whose mass reaches ``top_p``), then a draw.
+def _entropy(logits: np.ndarray, temperature: float) -> float:
+    """Entropy (nats) of softmax(logits / temperature) over the whole vocabulary."""
+    lp = _log_softmax(logits / temperature)
+    return max(float(-(np.exp(lp) * lp).sum()), 0.0)
+
+
+def _draw(logits: np.ndarray, temperature: float, top_p: float, rng,
+          entropy_temperature: float | None = None) -> tuple[int, float, float]:
+    """(token, entropy at ``entropy_temperature``, log-prob at 1) of one step: temperature,
+    then top-p (the smallest set of most probable tokens whose mass reaches ``top_p``), then a
+    draw; the entropy at the sampling temperature when ``entropy_temperature`` is None.
     """
     lp = _log_softmax(logits / temperature)
     p = np.exp(lp)
-    entropy = float(-(p * lp).sum())
+    entropy = _entropy(logits, entropy_temperature or temperature)
     if top_p < 1.0:
         order = np.argsort(-p, kind="stable")
         keep = order[: int(np.searchsorted(np.cumsum(p[order]), top_p)) + 1]
         tok = int(keep[rng.choice(len(keep), p=p[keep] / p[keep].sum())])
     else:
         tok = int(rng.choice(len(p), p=p))
-    return tok, max(entropy, 0.0), float(_log_softmax(logits)[tok])
+    return tok, entropy, float(_log_softmax(logits)[tok])
 
 
 class LlamaCpp:
@@ -199,14 +212,15 @@ class LlamaCpp:
         self.llm.reset()
         self.llm.eval(prompt)
 
-    def sample(self, prompt, *, seed, temperature, top_p, max_tokens) -> Completion:
+    def sample(self, prompt, *, seed, temperature, top_p, max_tokens,
+               entropy_temperature=None) -> Completion:
         """See :meth:`Backend.sample`."""
         self._start(prompt, max_tokens)
         rng = np.random.default_rng(seed)
         vocab, toks, ent, lp = self.llm._model.vocab, [], [], []
         finish = "length"
         for _ in range(max_tokens):
-            tok, h, logp = _draw(self._logits(), temperature, top_p, rng)
+            tok, h, logp = _draw(self._logits(), temperature, top_p, rng, entropy_temperature)
             if self._lib.llama_vocab_is_eog(vocab, tok):
                 finish = "stop"
                 break
@@ -234,10 +248,13 @@ class LlamaCpp:
 class VLLM:  # pragma: no cover - needs a GPU; written against vLLM's documented API
     """A Hugging Face model on GPUs through vLLM (``pip install leash[vllm]``).
 
-    The engine returns the full-vocabulary log-probabilities of each generated token after the
-    temperature (``logprobs_mode="processed_logprobs"``, ``logprobs=-1``), from which the
-    entropy is exact; top-p must then be 1 (vLLM's processed log-probabilities are those of
-    the truncated distribution). Trace scoring reads ``prompt_logprobs``.
+    The engine returns the full-vocabulary log-probabilities of each generated token before any
+    processing (``logprobs_mode="raw_logprobs"``, ``logprobs=-1``: log softmax(logits), before
+    the temperature and top-p), from which the entropy at any temperature is exact, with any
+    top-p (the processed log-probabilities, ``"processed_logprobs"``, would be those of the
+    distribution truncated by top-p). Raw means also before vLLM's logit processors (repetition
+    penalties, bad words), which ``leash generate`` does not set. Trace scoring reads
+    ``prompt_logprobs``.
     """
 
     entropy_source = "full vocabulary"
@@ -249,7 +266,7 @@ class VLLM:  # pragma: no cover - needs a GPU; written against vLLM's documented
             raise ValueError("The vllm backend needs vLLM and a GPU: pip install "
                              "leash[vllm].") from None
         self.model, self.n_ctx = model, n_ctx
-        self.llm = LLM(model=model, max_model_len=n_ctx, logprobs_mode="processed_logprobs",
+        self.llm = LLM(model=model, max_model_len=n_ctx, logprobs_mode="raw_logprobs",
                        max_logprobs=-1, **engine_kwargs)
         self.tok = self.llm.get_tokenizer()
         self.spec = ("vllm", model, (("n_ctx", n_ctx), *sorted(engine_kwargs.items())))
@@ -270,23 +287,21 @@ class VLLM:  # pragma: no cover - needs a GPU; written against vLLM's documented
         """See :meth:`Backend.tokenize`."""
         return self.tok.encode(text, add_special_tokens=False)
 
-    def sample(self, prompt, *, seed, temperature, top_p, max_tokens) -> Completion:
+    def sample(self, prompt, *, seed, temperature, top_p, max_tokens,
+               entropy_temperature=None) -> Completion:
         """See :meth:`Backend.sample`."""
         from vllm import SamplingParams, TokensPrompt
 
-        if top_p < 1.0:
-            raise LeashValueError("The vllm backend computes entropies only with ",
-                                  Param("top_p", value=1), ".", param="top_p", value=top_p)
-        params = SamplingParams(n=1, seed=seed, temperature=temperature, top_p=1.0, top_k=-1,
+        params = SamplingParams(n=1, seed=seed, temperature=temperature, top_p=top_p, top_k=-1,
                                 max_tokens=max_tokens, logprobs=-1)
         out = self.llm.generate([TokensPrompt(prompt_token_ids=prompt)], params,
                                 use_tqdm=False)[0].outputs[0]
         ent, lp = [], []
         for tok, row in zip(out.token_ids, out.logprobs):
             ids = list(row)
-            v = np.array([row[i].logprob for i in ids])  # the whole row, at the temperature
-            ent.append(float(-(np.exp(v) * v).sum()))
-            lp.append(float(_log_softmax(temperature * v)[ids.index(tok)]))  # back at 1
+            v = np.array([row[i].logprob for i in ids])  # the whole row, raw: at temperature 1
+            ent.append(_entropy(v, entropy_temperature or temperature))
+            lp.append(float(v[ids.index(tok)]))
         return Completion(list(out.token_ids), out.text, out.finish_reason, np.asarray(ent),
                           np.asarray(lp))
 

@@ -18,8 +18,11 @@ Two scorers:
     the text after ``</think>``: the paper's hierarchy, App. B.3). Reasoning Gym gives partial
     credit (e.g. 0.01 for a wrong but well-formed answer, or ``len(gold)/len(answer)`` when the
     gold is a substring); a sample counts as correct **only at full credit**, ``score == 1.0``.
-    The paper's task-specific answer rewrites (App. B.3: dice fractions, prime factorization
-    ``x``, palindromes, ...) are not applied here.
+    With ``extract="reasoning-gym"`` (``leash rescore --extract reasoning-gym``) the answer is
+    first rewritten by the paper's task-specific rules (App. B.3: dice fractions, prime
+    factorization ``\times``, palindrome blanks, advanced_geometry LaTeX to a float,
+    power_function e-notation, arc_1d, boxnet; :mod:`leash_eval.gym_answers`); otherwise it is
+    graded as extracted.
 
 A response from which the grading extractor gets no answer is wrong and counted
 (``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit

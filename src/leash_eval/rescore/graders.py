@@ -15,13 +15,14 @@ from typing import NamedTuple
 import numpy as np
 
 from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Param
-from leash.sources.choices import EXTRACTORS, SCORERS
+from leash.sources.choices import EXTRACTORS, GYM_EXTRACT, SCORERS
 from leash_eval.answers import (
     REASONING_GYM_METHODS,
     extract_answer,
     normalize_answer,
     require_math_verify,
 )
+from leash_eval.gym_answers import rewrite
 from leash_eval.rescore.gold import gold_str, parsed_gold
 
 __all__ = ["Graded", "Spec", "counting_timeouts", "grade_rows", "make_spec", "prepare",
@@ -90,13 +91,19 @@ def make_spec(func: str, scorer, extract, task, gold_map) -> Spec:
                                   Param("scorer", value="reasoning-gym"), " only.", value=task)
         if extract not in EXTRACTORS:
             raise LeashValueError(param="extract", func=func, value=extract,
-                                  constraint=f"one of {EXTRACTORS}")
+                                  constraint=f"one of {EXTRACTORS} ({GYM_EXTRACT!r}: with "
+                                  "scorer='reasoning-gym' only)")
         if gold_map is not None:
             gold_map = {q: gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
     else:
         if task is None:
             raise LeashValueError(Param("task", func=func), " is required with ",
                                   Param("scorer", value="reasoning-gym"), ".")
+        if extract == GYM_EXTRACT and not isinstance(task, str):
+            raise LeashValueError(Param("extract", func=func, value=GYM_EXTRACT), " rewrites "
+                                  "answers by the task's name (App. B.3): give ",
+                                  Param("task", func=func), " as a name.", param="task",
+                                  value=task)
         if gold_map is None:
             raise LeashValueError(Param("scorer", value="reasoning-gym"), " needs ",
                                   Param("gold", func=func), " (Reasoning Gym entries by question "
@@ -138,7 +145,8 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
                 correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract)
             else:
                 correct[i], answers[i], found[i] = _gym_grade(
-                    gym, resp, gold, where=f"sample row {offset + i} (question {qid})")
+                    gym, resp, gold, where=f"sample row {offset + i} (question {qid})",
+                    rewrite_as=spec.task if spec.extract == GYM_EXTRACT else None)
     return Graded(correct, answers, ~found, timeouts.n)
 
 
@@ -213,11 +221,22 @@ def _gym_dataset(task):
     return reasoning_gym.create_dataset(task, size=1, seed=0)
 
 
-def _gym_grade(dataset, response, entry, *, where: str) -> tuple[bool, str | None, bool]:
+def _gym_grade(dataset, response, entry, *, where: str,
+               rewrite_as: str | None = None) -> tuple[bool, str | None, bool]:
+    """Grade one response with the task's scorer; with ``rewrite_as`` (a task name), the
+    answer first rewritten by App. B.3's rule for that task (:mod:`leash_eval.gym_answers`).
+    """
     answer = None
     if isinstance(response, str):
         answer = extract_answer(response, methods=REASONING_GYM_METHODS)
-    score = dataset.score_answer(answer, entry)
+        if rewrite_as is not None:
+            answer = rewrite(rewrite_as, answer)
+    try:
+        score = dataset.score_answer(answer, entry)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        # some task scorers raise on an answer they cannot parse ("866 = 2 \times 433" for
+        # prime_factorization's int()): such an answer is wrong, as an unparsable one is
+        score = 0.0
     try:
         score = float(score)
     except (TypeError, ValueError):
