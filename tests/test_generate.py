@@ -373,3 +373,21 @@ def test_draw_takes_the_entropy_at_its_own_temperature():
     assert h == pytest.approx(entropy(np.exp(log_softmax(logits))), abs=1e-12)
     _, h_s, _ = _draw(logits, 0.5, 0.9, np.random.default_rng(0))
     assert h_s == pytest.approx(entropy(np.exp(log_softmax(logits / 0.5))), abs=1e-12)
+
+
+def test_a_file_from_before_entropy_temperature_resumes_at_its_sampling_temperature(tmp_path):
+    """A samples file written before ``entropy_temperature`` was recorded took its entropies at
+    the sampling temperature: it resumes with that (``"sampling"``), and is refused at another
+    one rather than mixing two quantities in one file."""
+    _run(tmp_path, entropy_temperature="sampling")
+    path = tmp_path / "s.parquet"
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[G.METADATA_KEY])
+    del meta["settings"]["entropy_temperature"]
+    pq.write_table(table.replace_schema_metadata(
+        {**table.schema.metadata, G.METADATA_KEY: json.dumps(meta).encode()}), path)
+    r, _ = _run(tmp_path, entropy_temperature="sampling")
+    assert r["resumed"] == 12 and r["generated"] == 0
+    with pytest.raises(ValueError) as e:
+        _run(tmp_path)  # the default, 1.0, is not the file's 0.5
+    assert e.value.param == "entropy_temperature" and e.value.value == 1.0

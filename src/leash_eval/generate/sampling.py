@@ -128,6 +128,9 @@ def _stored(paths) -> tuple[set, dict | None]:
 def _check_resume(settings: dict, stored: dict | None, where: Path) -> None:
     if stored is None:
         return
+    # a file written before entropy_temperature was recorded took the entropies at the
+    # sampling temperature: resuming it at another one would mix two quantities
+    stored = {"entropy_temperature": stored.get("temperature"), **stored}
     for key, keyword in _SETTINGS.items():
         if stored.get(key) != settings.get(key):
             raise LeashValueError(
