@@ -248,7 +248,14 @@ _READER = ("reader options (apply to every FILE; override manifest labels)", [
                        "a YAML file of field paths (data/README.md, section 4b; default: "
                        "detected, or the manifest's)")),
     ("--filter", dict(metavar="NAME", help="lm-eval: the filter whose records are read "
-                      "(default: the only filter, or the only one that keeps every repeat)"))])
+                      "(default: the only filter, or the only one that keeps every repeat)")),
+    ("--correct-rule", dict(choices=("auto", "acc", "positive", "full"), help="verl: where a "
+                            "sample's verdict comes from: auto (the default: the reward's 'acc' "
+                            "when logged, else score > 0), acc, positive (score > 0) or full "
+                            "(score >= 1)")),
+    ("--score", dict(metavar="NAME", help="inspect: the scorer whose value is the verdict "
+                     "(needed when a sample has several); nemo-skills, opencompass: the verdict "
+                     "field (default: symbolic_correct, else judge_correct; correct)"))])
 _DATA = ("data options (for manifest names)", [
     ("--mirror", dict(help="data mirror root, used before any download (default: the "
                       "environment variable LEASH_DATA_MIRROR)")),
@@ -505,10 +512,15 @@ def _inputs(args, ctx: _Context):
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping,
-             "reader_options": {"filter": args.filter} if args.filter else None}
+             "reader_options": {k: v for k, v in (("filter", args.filter), (
+                 "correct_rule", args.correct_rule), ("score", args.score)) if v} or None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
-    for name in args.files:
+    from leash_eval.harness_logs import verl_folder
+
+    # a verl validation_data_dir stands for its <step>.jsonl files, in step order
+    names = [f for name in args.files for f in (verl_folder(name) or [name])]
+    for name in names:
         for path, ds in mf.resolve(name, mirror=args.mirror, dest=args.dest,
                                    progress=not ctx.quiet):
             check_regular_file(path)  # every command; a FIFO would block its reader

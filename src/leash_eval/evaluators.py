@@ -21,14 +21,16 @@ import re
 from pathlib import Path
 
 from leash.sources.choices import EVALUATOR_FORMATS
+from leash_eval import harness_logs as H
 
 __all__ = ["EVALUATOR_FORMATS", "RELATION_COLUMNS", "detect", "relation", "translate_error"]
 
 RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "correct",
-                    "response", "gold", "answer", "finish_reason", "n_tokens")
+                    "response", "gold", "answer", "finish_reason", "n_tokens", "step")
 
 # Reader options, by format, as they are spelled on the command line.
-_OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
+_OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": (),
+            **H.OPTIONS}
 
 # The longest JSON line read (DuckDB's 2 MiB default is less than one lm-eval record of 64 long
 # chain-of-thought repeats) and DuckDB's read buffer. The line limit costs memory even for short
@@ -62,7 +64,8 @@ def _is_lighteval(keys, first):
 
 
 _SIGNATURES = (("lm-eval", _is_lm_eval), ("lighteval", _is_lighteval),
-               ("evalscope", _is_evalscope), ("openai-batch", _is_openai_batch))
+               ("evalscope", _is_evalscope), ("openai-batch", _is_openai_batch),
+               *H.SIGNATURES)
 
 
 def detect(path: Path, keys: set, first: dict | None) -> str | None:
@@ -180,14 +183,16 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
 def _check_options(path: Path, fmt: str, options: dict | None) -> dict:
     options = {k: v for k, v in (options or {}).items() if v is not None}
     if bad := [k for k in options if k not in _OPTIONS[fmt]]:
-        raise ValueError(f"{path}: --{bad[0]} does not apply to --fmt {fmt} (its options: "
-                         f"{', '.join(f'--{o}' for o in _OPTIONS[fmt]) or 'none'}).")
+        known = ", ".join("--" + o.replace("_", "-") for o in _OPTIONS[fmt]) or "none"
+        raise ValueError(f"{path}: --{bad[0].replace('_', '-')} does not apply to --fmt {fmt} "
+                         f"(its options: {known}).")
     return options
 
 
 def _select(**cols: str) -> str:
     """The final SELECT list, in RELATION_COLUMNS order and types (absent columns NULL)."""
-    typ = {"line": "BIGINT", "sample_idx": "BIGINT", "n_tokens": "BIGINT", "correct": "BOOLEAN"}
+    typ = {"line": "BIGINT", "sample_idx": "BIGINT", "n_tokens": "BIGINT", "correct": "BOOLEAN",
+           "step": "BIGINT"}
     return ", ".join(f"CAST({cols.get(c, 'line' if c == 'line' else 'NULL')} AS "
                      f"{typ.get(c, 'VARCHAR')}) AS {c}" for c in RELATION_COLUMNS)
 
@@ -568,7 +573,7 @@ SELECT {columns} FROM choice"""
 
 
 _READERS = {"lm-eval": _lm_eval, "lighteval": _lighteval, "evalscope": _evalscope,
-            "openai-batch": _openai_batch}
+            "openai-batch": _openai_batch, **H.READERS}
 
 
 def relation(con, path: Path, fmt: str, *, options: dict | None = None):

@@ -23,6 +23,7 @@ from leash.errors import Api, LeashTypeError, LeashValueError, Param, closest
 from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
+from leash_eval import harness_logs as H
 
 __all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
@@ -400,9 +401,11 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         return fmt, get_mapping(mapping or "evaluator"), None, None
     if fmt in E.EVALUATOR_FORMATS:
         return fmt, None, None, None
-    kind = container(path)
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
+    if fmt is None and mapping is None and (found := H.detect_document(path)):
+        return found, None, None, None  # an .eval zip or one JSON document (harness_logs)
+    kind = container(path)
     if fmt in ("samples", "counts"):  # given, not detected: the reader still needs the keys
         return fmt, None, _head(path, kind)[0], None
     if mapping is not None and fmt is None:
@@ -1125,7 +1128,8 @@ class Source:
             g = bisect.bisect_right(self._rg, ord_) - 1
             return f"row group {g}, row {ord_ - self._rg[g]}"
         if self.form == "evaluator_file":
-            return f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}"
+            return (f"record {ord_}" if self.fmt in H.DOCUMENT_FORMATS else
+                    f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}")
         if self.form == "jsonl" or self.form == "nested":
             if self._shift is None:
                 self._lines()

@@ -17,7 +17,8 @@ PAPER = "paper"
 #: leash's own input formats (``data/README.md``, sections 1-4).
 INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: The evaluators' own result files leash reads (``data/README.md``, section 5).
-EVALUATOR_FORMATS = ("lm-eval", "lighteval", "evalscope", "openai-batch")
+EVALUATOR_FORMATS = ("lm-eval", "lighteval", "evalscope", "openai-batch", "verl", "nemo-skills",
+                     "inspect", "opencompass", "json-object")
 #: Every value of ``fmt:`` (and of the CLI's ``--fmt``).
 FORMATS = (*INPUT_FORMATS, *EVALUATOR_FORMATS)
 #: The built-in field mappings of nested files (``leash_eval.formats.MAPPINGS``).
