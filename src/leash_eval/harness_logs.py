@@ -65,7 +65,9 @@ E = _E()
 
 # --- detection -------------------------------------------------------------------------------
 def _is_verl(keys, first):
-    return first is not None and {"input", "output", "score", "step"} <= keys
+    # base_data of _dump_generations: input, output, score, step, and gts since 2025-05
+    return first is not None and {"input", "output", "score"} <= keys and bool(
+        {"step", "gts"} & keys)
 
 
 def _is_nemo(keys, first):
@@ -92,12 +94,14 @@ def _verdict_like(v) -> bool:
 
 
 def _is_id_object(doc) -> bool:
-    """A JSON object keyed by question id: every value a verdict, a list of verdicts or of
-    sample objects with ``correct``, or an object with ``correct``.
+    """A JSON object keyed by question id, recognised by its first value (as other formats by
+    their first record): a verdict, a list of verdicts or of sample objects with ``correct``,
+    or an object with ``correct``; the reader checks every value, naming a bad one.
     """
-    return isinstance(doc, dict) and bool(doc) and all(
-        _verdict_like(v) or (isinstance(v, list) and v and all(_verdict_like(x) for x in v))
-        for v in doc.values())
+    if not isinstance(doc, dict) or not doc:
+        return False
+    v = next(iter(doc.values()))
+    return _verdict_like(v) or (isinstance(v, list) and bool(v) and _verdict_like(v[0]))
 
 
 _CACHE: dict = {}
@@ -157,6 +161,13 @@ def detect_document(path: Path) -> str | None:
         return "opencompass"
     if _is_id_object(doc):
         return "json-object"
+    if isinstance(doc, dict):  # one pretty-printed object that is no layout leash knows
+        first = next(iter(doc.items()), None)
+        raise ValueError(f"{path}: one JSON document (not JSON lines) of no known layout: "
+                         "json-object needs a verdict (true/false), a list of verdicts or of "
+                         "objects with 'correct' per question id (first entry: "
+                         f"{json.dumps(first)[:60]}); opencompass needs 'details' or one "
+                         "object with 'prediction' per example.")
     return None
 
 
