@@ -215,3 +215,34 @@ def test_validate_counts_rows_read_used_rejected(evals):
 def test_file_name_rules():
     assert H.verl_step(Path("120.jsonl")) == 120 and H.verl_step(Path("a.jsonl")) is None
     assert H.nemo_seed(Path("output-rs7.jsonl")) == 7 and H.nemo_seed(Path("output.jsonl")) is None
+
+
+def test_gold_answers_match_by_any_id_field_of_the_question_file(tmp_path, capsys):
+    pytest.importorskip("math_verify")
+    from leash_eval import rescore as rs
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"problem": f"p{i}", "answer": str(i),
+                                             "unique_id": f"test/algebra/{i}.json"}) + "\n"
+                                 for i in range(3)))
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps({
+        "model": "m", "benchmark": "b", "question_id": f"test/algebra/{i}.json",
+        "sample_idx": k, "response": f"\\boxed{{{i if k == 0 else 99}}}"}) + "\n"
+        for i in range(3) for k in range(2)))
+    gold = rs.read_benchmark(questions, "answer")
+    report = rs.rescore_file(samples, tmp_path / "out.parquet", gold=gold, jobs=1)
+    assert report.gold_ids == "unique_id" and report.n_samples == 6
+    assert counts(summarize(tmp_path / "out.parquet")) == {
+        f"test/algebra/{i}.json": (2, 1) for i in range(3)}
+    # the row number (the file has no question_id/idx/qid) still keys samples numbered so
+    by_line = tmp_path / "n.jsonl"
+    by_line.write_text(samples.read_text().replace("test/algebra/", "").replace(".json", ""))
+    assert rs.rescore_file(by_line, None, gold=gold, jobs=1).gold_ids == "line"
+    # none matches: refused, naming the fields tried
+    other = tmp_path / "o.jsonl"
+    other.write_text(samples.read_text().replace("algebra", "geometry"))
+    with pytest.raises(rs.MissingGoldError, match=r"tried line \(e.g. '0'\), unique_id"):
+        rs.rescore_file(other, None, gold=gold, jobs=1)
+    code, _, err = cli(capsys, "rescore", samples, "--gold", questions, "--jobs", "1")
+    assert code == 0

@@ -298,8 +298,10 @@ _OPTIONS = {
         _GENERATIONS,
         ("--gold", dict(keywords=("load_benchmark.name",), help="gold answers: a benchmark of "
                         "the manifest (e.g. math500) or a "
-                        "JSONL question file (the question id in question_id, idx or qid, else "
-                        "the line number from 0; default: the file's own gold field). For "
+                        "JSONL question file (matched by the id field whose ids the samples "
+                        "use: question_id, idx or qid, else the line number from 0, or any other "
+                        "id field it has, e.g. unique_id; default: the file's own gold field). "
+                        "For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
         ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
                              default="answer", help="where the gold is in a --gold JSONL file")),
@@ -709,6 +711,9 @@ def _cmd_rescore(args, ctx: _Context) -> int:
                              "manifest benchmark such as math500, or a JSONL question "
                              "file).") from None
         raise ValueError(f"{exc} Check --gold {args.gold}.") from None
+    if report.gold_ids is not None:
+        ctx.note(f"--gold {args.gold}: matched the samples' question ids by its "
+                 f"'{report.gold_ids}' field")
     if report.n_no_answer:
         ctx.note(f"{report.n_no_answer} of {report.n_samples} responses had no extractable "
                  "answer (counted as wrong)")
