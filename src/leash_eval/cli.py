@@ -225,6 +225,18 @@ def _examples(lines) -> str:
     return "examples:\n" + "".join(f"  {line}\n" for line in lines)
 
 
+def _metric_list(text: str) -> list[str]:
+    """``--metric pass^k,g-pass``: the metrics of :data:`PASSK_METRICS`, checked."""
+    from leash.analysis.tables import PASSK_METRICS
+
+    out = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in out if m not in PASSK_METRICS]
+    if bad or not out:
+        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r} is not a metric; "
+                                         f"choose from {', '.join(PASSK_METRICS)}")
+    return out
+
+
 # The options of each command, declared once: (flag, argparse keywords), or (title, [options])
 # for a group of options shown under that title.
 _FILES = ("files", dict(
@@ -369,6 +381,10 @@ _OPTIONS = {
                              "tables (needs the sample order or first_correct); unbiased: Chen "
                              "et al. (2021), from n and c alone. The output's estimator column "
                              "says which")),
+        ("--metric", dict(type=_metric_list, metavar="METRICS", help="columns beside pass@k, "
+                          "comma-separated: pass^k (all k samples correct) and g-pass (G-Pass@k "
+                          "at tau 0, .25, .5, .75, 1 and mG-Pass@k, as OpenCompass reports "
+                          "them), each exact from n and c (default: none)")),
         _READER, _DATA, _JSON],
     "support": [
         _FILES, _ON_ERROR,
@@ -860,9 +876,23 @@ def _cmd_passk(args, ctx: _Context) -> int:
         _require_first_correct(summary, missing,
                                sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
                                needed_by, "use --estimator unbiased")
-    _emit(_by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator, by=by),
-                   ["model", "benchmark"]), args.json)
+    table = _by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator,
+                                                        by=by), ["model", "benchmark"])
+    if args.metric:
+        table = _with_metrics(summary, table, args)
+    _emit(table, args.json)
     return 0
+
+
+def _with_metrics(summary, table, args):
+    """The pass@k rows with the columns of ``--metric`` (per group, step and k)."""
+    from leash.analysis.tables import passk_metrics_table
+
+    extra = _by_step(summary, lambda f, by: passk_metrics_table(f, args.k, args.metric, by=by),
+                     ["model", "benchmark"]).drop(columns="n_questions")
+    keys = [c for c in ("model", "benchmark", "step", "k") if c in table.columns]
+    out = table.merge(extra, on=keys, how="left")
+    return out[[c for c in out.columns if c != "estimator"] + ["estimator"]]
 
 
 # The CLI's bootstrap level: support_table's default, named here for the --n-boot warning.
