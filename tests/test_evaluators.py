@@ -92,9 +92,7 @@ def test_committed_fixtures_are_what_the_generator_writes():
 
 
 def test_interface_constants():
-    assert ev.EVALUATOR_FORMATS == ("lm-eval", "lighteval", "evalscope", "openai-batch",
-                                    "verl", "nemo-skills", "inspect", "opencompass",
-                                    "json-object")
+    assert ev.EVALUATOR_FORMATS == ("lm-eval", "lighteval", "evalscope", "openai-batch")
     assert ev.RELATION_COLUMNS == ("line", "model", "benchmark", "question_id", "sample_idx",
                                    "correct", "response", "gold", "answer", "finish_reason",
                                    "n_tokens", "step")

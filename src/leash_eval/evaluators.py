@@ -21,7 +21,6 @@ import re
 from pathlib import Path
 
 from leash.sources.choices import EVALUATOR_FORMATS
-from leash_eval import harness_logs as H
 
 __all__ = ["EVALUATOR_FORMATS", "RELATION_COLUMNS", "detect", "relation", "translate_error"]
 
@@ -29,8 +28,7 @@ RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "
                     "response", "gold", "answer", "finish_reason", "n_tokens", "step")
 
 # Reader options, by format, as they are spelled on the command line.
-_OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": (),
-            **H.OPTIONS}
+_OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
 
 # The longest JSON line read (DuckDB's 2 MiB default is less than one lm-eval record of 64 long
 # chain-of-thought repeats) and DuckDB's read buffer. The line limit costs memory even for short
@@ -64,8 +62,7 @@ def _is_lighteval(keys, first):
 
 
 _SIGNATURES = (("lm-eval", _is_lm_eval), ("lighteval", _is_lighteval),
-               ("evalscope", _is_evalscope), ("openai-batch", _is_openai_batch),
-               *H.SIGNATURES)
+               ("evalscope", _is_evalscope), ("openai-batch", _is_openai_batch))
 
 
 def detect(path: Path, keys: set, first: dict | None) -> str | None:
@@ -180,10 +177,14 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
     return ValueError(f"{path}: {first}")
 
 
-def _check_options(path: Path, fmt: str, options: dict | None) -> dict:
+def _check_options(path: Path, fmt: str, options: dict | None, known=None) -> dict:
+    """The options given (None values dropped); one not among ``known`` (default: the
+    format's in :data:`_OPTIONS`) is a ValueError naming it as the command line spells it.
+    """
+    allowed = _OPTIONS[fmt] if known is None else known
     options = {k: v for k, v in (options or {}).items() if v is not None}
-    if bad := [k for k in options if k not in _OPTIONS[fmt]]:
-        known = ", ".join("--" + o.replace("_", "-") for o in _OPTIONS[fmt]) or "none"
+    if bad := [k for k in options if k not in allowed]:
+        known = ", ".join("--" + o.replace("_", "-") for o in allowed) or "none"
         raise ValueError(f"{path}: --{bad[0].replace('_', '-')} does not apply to --fmt {fmt} "
                          f"(its options: {known}).")
     return options
@@ -573,7 +574,7 @@ SELECT {columns} FROM choice"""
 
 
 _READERS = {"lm-eval": _lm_eval, "lighteval": _lighteval, "evalscope": _evalscope,
-            "openai-batch": _openai_batch, **H.READERS}
+            "openai-batch": _openai_batch}
 
 
 def relation(con, path: Path, fmt: str, *, options: dict | None = None):

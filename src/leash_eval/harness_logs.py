@@ -32,10 +32,13 @@ import struct
 import zipfile
 from pathlib import Path
 
-__all__ = ["FORMATS", "OPTIONS", "CORRECT_RULES", "READERS", "SIGNATURES", "DOCUMENT_FORMATS",
-           "detect_document", "verl_step", "verl_folder", "nemo_seed"]
+from leash.sources.choices import HARNESS_FORMATS
+from leash_eval import evaluators as E  # the SQL building blocks and RELATION_COLUMNS
 
-FORMATS = ("verl", "nemo-skills", "inspect", "opencompass", "json-object")
+__all__ = ["FORMATS", "OPTIONS", "CORRECT_RULES", "DOCUMENT_FORMATS", "detect",
+           "detect_document", "relation", "verl_step", "verl_folder", "nemo_seed"]
+
+FORMATS = HARNESS_FORMATS
 #: formats read as one document (or archive) rather than as JSON lines
 DOCUMENT_FORMATS = ("inspect", "opencompass", "json-object")
 #: reader options by format, as spelled on the command line (``--correct-rule``, ``--score``)
@@ -51,16 +54,6 @@ def _lit(value) -> str:
     return "NULL" if value is None else "'" + str(value).replace("'", "''") + "'"
 
 
-class _E:
-    """The SQL building blocks of :mod:`leash_eval.evaluators` (imported late: it imports us)."""
-
-    def __getattr__(self, name):
-        from leash_eval import evaluators
-
-        return getattr(evaluators, name)
-
-
-E = _E()
 
 
 # --- detection -------------------------------------------------------------------------------
@@ -76,6 +69,14 @@ def _is_nemo(keys, first):
 
 
 SIGNATURES = (("verl", _is_verl), ("nemo-skills", _is_nemo))
+
+
+def detect(keys, first) -> str | None:
+    """The JSON-lines layout of :data:`FORMATS` a first record fits (verl, nemo-skills), or
+    None (the documents are recognised by :func:`detect_document`).
+    """
+    keys = set(keys)
+    return next((name for name, fits in SIGNATURES if fits(keys, first)), None)
 
 
 def _opencompass_kind(doc) -> str | None:
@@ -587,3 +588,23 @@ FROM recs"""
 
 READERS = {"verl": _verl, "nemo-skills": _nemo, "inspect": _inspect, "opencompass": _opencompass,
            "json-object": _json_object}
+
+
+def relation(con, path, fmt: str, *, options: dict | None = None):
+    """The file's samples in :data:`leash_eval.evaluators.RELATION_COLUMNS`, as a DuckDB
+    relation (lazy for the JSON-lines layouts), as :func:`leash_eval.evaluators.relation`.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    path : Path
+    fmt : str
+        One of :data:`FORMATS`.
+    options : dict, optional
+        ``correct_rule`` (verl, one of :data:`CORRECT_RULES`), ``score`` (inspect, nemo-skills,
+        opencompass); None values ignored, another option is a ValueError naming it.
+    """
+    path = Path(path)
+    if fmt not in READERS:
+        raise ValueError(f"{path}: --fmt {fmt} is not one of {', '.join(FORMATS)}.")
+    return READERS[fmt](con, path, E._check_options(path, fmt, options, OPTIONS[fmt]))
