@@ -1,8 +1,8 @@
 """leash_eval.harness_logs: verl, NeMo-Skills, inspect_ai, OpenCompass and JSON objects keyed by
 question id, through detection, ``leash validate`` and ``leash summarize``.
 
-The fixtures (tests/fixtures/harnesses/) are written by make_fixtures.py, which follows each
-upstream writer (named there); the expected per-question (n, c) are its ``EXPECTED``, written
+The fixtures (tests/fixtures/harnesses/) are written by make_harness_fixtures.py, which follows
+each upstream writer (named there); the expected per-question (n, c) are its ``EXPECTED``, written
 out by hand from the verdict tables there, not taken from the reader's output.
 """
 
@@ -23,7 +23,8 @@ from leash_eval.summarize import summarize
 from leash_eval.validate import validate
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "harnesses"
-_spec = importlib.util.spec_from_file_location("make_harness_fixtures", FIX / "make_fixtures.py")
+_spec = importlib.util.spec_from_file_location("make_harness_fixtures",
+                                               FIX / "make_harness_fixtures.py")
 mf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mf)
 
