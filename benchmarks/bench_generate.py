@@ -42,10 +42,13 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0]
 
     def rate(fn):
-        t0, toks = time.perf_counter(), 0
+        t0, c0, toks = time.perf_counter(), time.process_time(), 0
         for i in range(n_samples):
             toks += fn(prompts[i % len(prompts)], i + 1)
+        cpu_rates.append(toks / (time.process_time() - c0))
         return toks / (time.perf_counter() - t0), toks
+
+    cpu_rates: list[float] = []  # tokens per CPU second, in the order measured
 
     ref = ours.llm  # the same model object: llama.cpp's own sampler
 
@@ -59,23 +62,27 @@ def main(argv=None) -> int:
                                                    max_tokens=max_tokens).token_ids))
     base, n_base = rate(theirs)
     trace = ours.tokenize("First add 7 and 5 to get 12, then check: 12 - 5 = 7. " * 8)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ours.score(prompts[0], trace)
     score = len(trace) / (time.perf_counter() - t0)
+    cpu_rates.append(len(trace) / (time.process_time() - c0))
     batched_llm = llama_cpp.Llama(model_path=str(smollm2_path()), n_ctx=1024, logits_all=True,
                                   n_threads=1, n_threads_batch=1, verbose=False)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     batched_llm.eval(list(prompts[0]) + trace)
     rows = np.asarray(batched_llm.scores[len(prompts[0]) - 1: len(prompts[0]) - 1 + len(trace)])
     rows.max(axis=1)
     batched = len(trace) / (time.perf_counter() - t0)
+    cpu_rates.append(len(trace) / (time.process_time() - c0))
+    c_gen, c_base, c_score, c_batched = cpu_rates
     print(f"model SmolLM2-135M-Instruct (Q4_1), one thread; load average {load:.2f} at the start")
-    print(f"{'route':16} {'tokens':>7} {'tokens/s':>9} {'ratio':>6}")
-    print(f"{'leash generate':16} {n_gen:7d} {gen:9.1f} {gen / base:5.2f}x  (vs llama.cpp)")
-    print(f"{'llama.cpp':16} {n_base:7d} {base:9.1f}")
-    print(f"{'leash score':16} {len(trace):7d} {score:9.1f} {score / batched:5.2f}x  "
-          "(vs batched eval)")
-    print(f"{'batched eval':16} {len(trace):7d} {batched:9.1f}")
+    print(f"{'route':16} {'tokens':>7} {'tokens/s':>9} {'per CPU s':>9} {'ratio':>6} {'CPU':>6}")
+    print(f"{'leash generate':16} {n_gen:7d} {gen:9.1f} {c_gen:9.1f} {gen / base:5.2f}x "
+          f"{c_gen / c_base:5.2f}x  (vs llama.cpp)")
+    print(f"{'llama.cpp':16} {n_base:7d} {base:9.1f} {c_base:9.1f}")
+    print(f"{'leash score':16} {len(trace):7d} {score:9.1f} {c_score:9.1f} "
+          f"{score / batched:5.2f}x {c_score / c_batched:5.2f}x  (vs batched eval)")
+    print(f"{'batched eval':16} {len(trace):7d} {batched:9.1f} {c_batched:9.1f}")
     print("ratio = leash tokens/s / baseline tokens/s (1: leash costs nothing more); leash "
           "computes every token's full-vocabulary entropy, llama.cpp's sampler none.")
     return 0

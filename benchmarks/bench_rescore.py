@@ -181,31 +181,41 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
 
         t = pq.read_table(path, columns=["response", "gold"]).to_pydict()
         pairs = list(zip(t["gold"], t["response"]))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         right = 0
         for g, r in pairs:
             gold = g if ("$" in g or "\\boxed" in g) else f"${g}$"
             right += bool(mv.verify(mv.parse(gold), mv.parse(r)))
         seconds = time.perf_counter() - t0
-        return {"n": len(pairs), "seconds": seconds, "right": right}
+        return {"n": len(pairs), "seconds": seconds, "cpu": _cpu() - c0, "right": right}
     out = BUILD / f"out-{os.getpid()}.parquet"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size,
                           cluster=address)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     if cluster is not None:
         cluster.close()
     right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
     out.unlink()
-    return {"n": rep.n_samples, "seconds": seconds, "right": right}
+    return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "right": right}
 
 
 # ----------------------------------------------------------------------------- the report
 
 
-def _rate(results):
-    rates = [r["n"] / r["seconds"] for r in results]
-    return statistics.median(rates), min(rates), max(rates)
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and of its children that have ended (the
+    worker processes, once their pool is shut down; a worker still alive is not counted yet).
+    """
+    import resource
+
+    return sum(t for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for t in resource.getrusage(who)[:2])
+
+
+def _rate(results, key="seconds"):
+    rates = [r["n"] / r[key] for r in results if r.get(key)]
+    return (statistics.median(rates), min(rates), max(rates)) if rates else (float("nan"),) * 3
 
 
 def _fmt(med, lo, hi):
@@ -255,7 +265,7 @@ def main(argv=None) -> int:
           "(min-max)")
     header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
-              f"{'per core':>8}  {'1 core / raw':>12}  {'all / 1 core':>12}  "
+              f"{'per core':>8}  {'1 core / raw':>12}  {'(CPU)':>6}  {'all / 1 core':>12}  "
               f"{'local cluster':>20}  {'cluster / all':>13}")
     print(header)
     print("-" * len(header))
@@ -285,10 +295,13 @@ def main(argv=None) -> int:
                 f"  {'(no cluster extra)':>20}")
         print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
               f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {one[0] / raw[0]:>12.2f}  "
+              f"{_rate(res['one'], 'cpu')[0] / _rate(res['raw'], 'cpu')[0]:>6.2f}  "
               f"{every[0] / one[0]:>12.2f}{tail}")
         summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
     print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
-          "grade, count, write) against math-verify alone; 'all / 1 core' the speed-up of "
+          "grade, count, write) against math-verify alone, in samples per wall second and "
+          "(CPU) per CPU second (user + system of the process and its ended workers); "
+          "'all / 1 core' the speed-up of "
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
           "eats first; 'cluster / all' the local Dask cluster against the local processes "
           "(its scheduler and transfers cost; a real cluster adds machines).")

@@ -21,8 +21,10 @@ from this parent would inherit its peak), three times, and the best time counts:
               run once first so that Python's bytecode caches exist, as on a user's second run
               (``PYTHONDONTWRITEBYTECODE`` is removed from their environment).
 
-Ratios are DuckDB's seconds over leash's (>= 1: leash at least as fast). Peak RSS of leash at
-two file sizes shows that memory does not grow with the file.
+Ratios are DuckDB's seconds over leash's (>= 1: leash at least as fast), of wall time and of
+CPU time (user + system of every thread, ``time.process_time``; on a shared machine wall
+ratios move with the load while CPU ratios hold). Peak RSS of leash at two file sizes shows
+that memory does not grow with the file.
 Usage: python benchmarks/bench_summarize.py [--quick]
 """
 
@@ -133,7 +135,7 @@ def measure(route: str, path: str) -> dict:
 
         from leash_eval.summarize import summarize
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rows = int(summarize(path)["n"].sum())
@@ -142,28 +144,35 @@ def measure(route: str, path: str) -> dict:
 
         query = (same_query(path) if route == "duckdb-same" else
                  (ISSUE_QUERY if route == "duckdb" else FULL_QUERY).format(src=_source(path)))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rows = int(sum(r[3] for r in duckdb.connect().execute(query).fetchall()))
-    return {"seconds": time.perf_counter() - t0, "rows": rows}
+    return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, "rows": rows}
 
 
-def timed(argv: list[str], env=None) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MB, stdout) of a fresh process under /usr/bin/time -v."""
+def timed(argv: list[str], env=None) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS in MB, stdout, CPU seconds: user + system) of a fresh process
+    under /usr/bin/time -v.
+    """
     t0 = time.perf_counter()
     out = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True,
                          check=True, env=env)
     wall = time.perf_counter() - t0
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1))
-    return wall, rss / 1024, out.stdout
+    cpu = sum(float(re.search(rf"{what} time \(seconds\): ([0-9.]+)", out.stderr).group(1))
+              for what in ("User", "System"))
+    return wall, rss / 1024, out.stdout, cpu
 
 
 def run_route(route: str, path: Path) -> dict:
-    best = None
+    """The best wall time and the best CPU time of REPEAT fresh processes (each on its own:
+    the run with the least wall time is not always the one with the least CPU time).
+    """
+    runs = []
     for _ in range(REPEAT):
-        _, rss, out = timed([sys.executable, __file__, "--_measure", route, str(path)])
-        r = json.loads(out.strip().splitlines()[-1]) | {"rss": rss}
-        best = r if best is None or r["seconds"] < best["seconds"] else best
-    return best
+        _, rss, out, _ = timed([sys.executable, __file__, "--_measure", route, str(path)])
+        runs.append(json.loads(out.strip().splitlines()[-1]) | {"rss": rss})
+    return {"seconds": min(r["seconds"] for r in runs), "cpu": min(r["cpu"] for r in runs),
+            "rows": runs[0]["rows"], "rss": max(r["rss"] for r in runs)}
 
 
 def main(argv=None):
@@ -181,18 +190,20 @@ def main(argv=None):
         sizes = [("parquet", 1547, 8192), ("parquet", 1547, 1024), ("jsonl", 1547, 808),
                  ("jsonl", 1547, 194)]   # 25.3M and 3.2M samples; 2.5M and 0.6M lines
     files = [make_file(BUILD / f"samples_{nq}x{ns}x2.{ext}", nq, ns) for ext, nq, ns in sizes]
-    print(f"{'file':32} {'samples':>11} {'leash s':>8} {'duckdb s':>9} {'ratio':>6} "
-          f"{'duckdb-16 s':>11} {'ratio':>6} {'duckdb-same s':>13} {'ratio':>6} "
-          f"{'leash RSS MB':>12} {'duckdb RSS MB':>13}")
+    routes = ("leash", "duckdb", "duckdb-16", "duckdb-same")
+    print("wall and CPU seconds (best of each), ratio = DuckDB / leash, wall | CPU")
+    print(f"{'file':30} {'samples':>11} " + " ".join(f"{r + ' s':>17}" for r in routes)
+          + "  " + " ".join(f"{r + ' ratio':>17}" for r in routes[1:])
+          + f" {'leash RSS MB':>12} {'duckdb RSS MB':>13}")
     for p in files:
-        ours, *theirs = (run_route(r, p) for r in ("leash", "duckdb", "duckdb-16",
-                                                    "duckdb-same"))
+        ours, *theirs = (run_route(r, p) for r in routes)
         if any(t["rows"] != ours["rows"] for t in theirs):
             raise SystemExit(f"row counts differ on {p.name}: {ours} {theirs}")
-        cells = "".join(f" {t['seconds']:{w}.2f} {t['seconds'] / ours['seconds']:5.2f}x"
-                        for t, w in zip(theirs, (9, 11, 13)))
-        print(f"{p.name:32} {ours['rows']:11,d} {ours['seconds']:8.2f}{cells} "
-              f"{ours['rss']:12.0f} {theirs[0]['rss']:13.0f}", flush=True)
+        secs = " ".join(f"{t['seconds']:7.2f} | {t['cpu']:7.2f}" for t in (ours, *theirs))
+        ratios = " ".join(f"{t['seconds'] / ours['seconds']:6.2f}x | {t['cpu'] / ours['cpu']:5.2f}x"
+                          for t in theirs)
+        print(f"{p.name:30} {ours['rows']:11,d} {secs}  {ratios} {ours['rss']:12.0f} "
+              f"{theirs[0]['rss']:13.0f}", flush=True)
     # whole processes on a tiny file: start-up counts
     tiny = BUILD / "tiny.jsonl"
     tiny.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": str(q),
@@ -203,10 +214,14 @@ def main(argv=None):
     duck_cli = [sys.executable, "-c", "import duckdb; print(duckdb.connect().execute("
                 f"{ISSUE_QUERY.format(src=_source(str(tiny)))!r}).fetchall())"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    walls = {name: min(timed(cmd, env)[0] for _ in range(REPEAT + 1))  # the first writes .pyc
-             for name, cmd in (("leash", leash_cli), ("duckdb", duck_cli))}
-    print(f"\nwhole process on a 20-line file: leash summarize {walls['leash']:.2f} s, python -c "
-          f"duckdb {walls['duckdb']:.2f} s, ratio {walls['duckdb'] / walls['leash']:.2f}x")
+    runs = {name: [timed(cmd, env) for _ in range(REPEAT + 1)]  # the first writes .pyc
+            for name, cmd in (("leash", leash_cli), ("duckdb", duck_cli))}
+    walls = {name: min(r[0] for r in rs) for name, rs in runs.items()}
+    cpus = {name: min(r[3] for r in rs) for name, rs in runs.items()}
+    print(f"\nwhole process on a 20-line file: leash summarize {walls['leash']:.2f} s "
+          f"({cpus['leash']:.2f} s CPU), python -c duckdb {walls['duckdb']:.2f} s "
+          f"({cpus['duckdb']:.2f} s CPU), ratio {walls['duckdb'] / walls['leash']:.2f}x wall, "
+          f"{cpus['duckdb'] / cpus['leash']:.2f}x CPU")
     print("ratio = DuckDB seconds / leash seconds (>= 1: leash at least as fast); best of "
           f"{REPEAT} fresh processes each; RSS = peak resident set of that process "
           "(/usr/bin/time -v).")

@@ -95,12 +95,12 @@ def test_interface_constants():
     assert ev.EVALUATOR_FORMATS == ("lm-eval", "lighteval", "evalscope", "openai-batch")
     assert ev.RELATION_COLUMNS == ("line", "model", "benchmark", "question_id", "sample_idx",
                                    "correct", "response", "gold", "answer", "finish_reason",
-                                   "n_tokens")
+                                   "n_tokens", "step")
 
 
 def test_columns_and_types_of_every_reader(con, tmp_path):
     expected = ["BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BOOLEAN", "VARCHAR",
-                "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT"]
+                "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT"]
     cases = [(LM_REPEATS, "lm-eval"), (ES_CURRENT, "evalscope"), (ES_LEGACY, "evalscope"),
              (OA_CHAT, "openai-batch"), (mf.write_lighteval_current(tmp_path / "a"), "lighteval"),
              (mf.write_lighteval_flat(tmp_path / "b"), "lighteval")]

@@ -40,7 +40,7 @@ def fake(monkeypatch):
             f"SELECT row_number() OVER () AS line, NULL::VARCHAR AS model, 'bench' AS benchmark,"
             f" CAST(fake_id AS VARCHAR) AS question_id, CAST(k AS BIGINT) AS sample_idx, "
             f"{correct} AS correct, text AS response, gold, NULL::VARCHAR AS answer, "
-            "NULL::VARCHAR AS finish_reason, NULL::BIGINT AS n_tokens "
+            "NULL::VARCHAR AS finish_reason, NULL::BIGINT AS n_tokens, NULL::BIGINT AS step "
             f"FROM read_json('{path}', format='newline_delimited')")
 
     monkeypatch.setattr(E, "EVALUATOR_FORMATS", ("fake",))

@@ -227,6 +227,18 @@ def _examples(lines) -> str:
     return "examples:\n" + "".join(f"  {line}\n" for line in lines)
 
 
+def _metric_list(text: str) -> list[str]:
+    """``--metric pass^k,g-pass``: the metrics of :data:`PASSK_METRICS`, checked."""
+    from leash.analysis.tables import PASSK_METRICS
+
+    out = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in out if m not in PASSK_METRICS]
+    if bad or not out:
+        raise argparse.ArgumentTypeError(f"{bad[0] if bad else text!r} is not a metric; "
+                                         f"choose from {', '.join(PASSK_METRICS)}")
+    return out
+
+
 # The options of each command, declared once: (flag, argparse keywords), or (title, [options])
 # for a group of options shown under that title.
 _FILES = ("files", dict(
@@ -250,7 +262,14 @@ _READER = ("reader options (apply to every FILE; override manifest labels)", [
                        "a YAML file of field paths (data/README.md, section 4b; default: "
                        "detected, or the manifest's)")),
     ("--filter", dict(metavar="NAME", help="lm-eval: the filter whose records are read "
-                      "(default: the only filter, or the only one that keeps every repeat)"))])
+                      "(default: the only filter, or the only one that keeps every repeat)")),
+    ("--correct-rule", dict(choices=("auto", "acc", "positive", "full"), help="verl: where a "
+                            "sample's verdict comes from: auto (the default: the reward's 'acc' "
+                            "when logged, else score > 0), acc, positive (score > 0) or full "
+                            "(score >= 1)")),
+    ("--score", dict(metavar="NAME", help="inspect: the scorer whose value is the verdict "
+                     "(needed when a sample has several); nemo-skills, opencompass: the verdict "
+                     "field (default: symbolic_correct, else judge_correct; correct)"))])
 _DATA = ("data options (for manifest names)", [
     ("--mirror", dict(help="data mirror root, used before any download (default: the "
                       "environment variable LEASH_DATA_MIRROR)")),
@@ -307,8 +326,10 @@ _OPTIONS = {
         _GENERATIONS,
         ("--gold", dict(keywords=("load_benchmark.name",), help="gold answers: a benchmark of "
                         "the manifest (e.g. math500) or a "
-                        "JSONL question file (the question id in question_id, idx or qid, else "
-                        "the line number from 0; default: the file's own gold field). For "
+                        "JSONL question file (matched by the id field whose ids the samples "
+                        "use: question_id, idx or qid, else the line number from 0, or any other "
+                        "id field it has, e.g. unique_id; default: the file's own gold field). "
+                        "For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
         ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
                              default="answer", help="where the gold is in a --gold JSONL file")),
@@ -385,6 +406,10 @@ _OPTIONS = {
                              "alone; first-k: the first k samples in generation order, as the "
                              "paper's printed tables (needs the sample order or "
                              "first_correct). The output's estimator column says which")),
+        ("--metric", dict(type=_metric_list, metavar="METRICS", help="columns beside pass@k, "
+                          "comma-separated: pass^k (all k samples correct) and g-pass (G-Pass@k "
+                          "at tau 0, .25, .5, .75, 1 and mG-Pass@k, as OpenCompass reports "
+                          "them), each exact from n and c (default: none)")),
         _READER, _DATA, _JSON],
     "support": [
         _FILES, _ON_ERROR,
@@ -531,10 +556,15 @@ def _inputs(args, ctx: _Context):
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping,
-             "reader_options": {"filter": args.filter} if args.filter else None}
+             "reader_options": {k: v for k, v in (("filter", args.filter), (
+                 "correct_rule", args.correct_rule), ("score", args.score)) if v} or None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
-    for name in args.files:
+    from leash_eval.harness_logs import verl_folder
+
+    # a verl validation_data_dir stands for its <step>.jsonl files, in step order
+    names = [f for name in args.files for f in (verl_folder(name) or [name])]
+    for name in names:
         for path, ds in mf.resolve(name, mirror=args.mirror, dest=args.dest,
                                    progress=not ctx.quiet):
             check_regular_file(path)  # every command; a FIFO would block its reader
@@ -724,6 +754,9 @@ def _cmd_rescore(args, ctx: _Context) -> int:
                              "manifest benchmark such as math500, or a JSONL question "
                              "file).") from None
         raise ValueError(f"{exc} Check --gold {args.gold}.") from None
+    if report.gold_ids is not None:
+        ctx.note(f"--gold {args.gold}: matched the samples' question ids by its "
+                 f"'{report.gold_ids}' field")
     if report.n_no_answer:
         ctx.note(f"{report.n_no_answer} of {report.n_samples} responses had no extractable "
                  "answer (counted as wrong)")
@@ -867,9 +900,23 @@ def _cmd_passk(args, ctx: _Context) -> int:
         _require_first_correct(summary, missing,
                                sorted(pd.unique(summary.loc[missing, "model"].astype(str))),
                                needed_by, "use --estimator unbiased")
-    _emit(_by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator, by=by),
-                   ["model", "benchmark"]), args.json)
+    table = _by_step(summary, lambda f, by: passk_table(f, args.k, estimator=args.estimator,
+                                                        by=by), ["model", "benchmark"])
+    if args.metric:
+        table = _with_metrics(summary, table, args)
+    _emit(table, args.json)
     return 0
+
+
+def _with_metrics(summary, table, args):
+    """The pass@k rows with the columns of ``--metric`` (per group, step and k)."""
+    from leash.analysis.tables import passk_metrics_table
+
+    extra = _by_step(summary, lambda f, by: passk_metrics_table(f, args.k, args.metric, by=by),
+                     ["model", "benchmark"]).drop(columns="n_questions")
+    keys = [c for c in ("model", "benchmark", "step", "k") if c in table.columns]
+    out = table.merge(extra, on=keys, how="left")
+    return out[[c for c in out.columns if c != "estimator"] + ["estimator"]]
 
 
 # The CLI's bootstrap level: support_table's default, named here for the --n-boot warning.

@@ -25,7 +25,7 @@ from leash.sources.choices import EVALUATOR_FORMATS
 __all__ = ["EVALUATOR_FORMATS", "RELATION_COLUMNS", "detect", "relation", "translate_error"]
 
 RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "correct",
-                    "response", "gold", "answer", "finish_reason", "n_tokens")
+                    "response", "gold", "answer", "finish_reason", "n_tokens", "step")
 
 # Reader options, by format, as they are spelled on the command line.
 _OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
@@ -177,17 +177,23 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
     return ValueError(f"{path}: {first}")
 
 
-def _check_options(path: Path, fmt: str, options: dict | None) -> dict:
+def _check_options(path: Path, fmt: str, options: dict | None, known=None) -> dict:
+    """The options given (None values dropped); one not among ``known`` (default: the
+    format's in :data:`_OPTIONS`) is a ValueError naming it as the command line spells it.
+    """
+    allowed = _OPTIONS[fmt] if known is None else known
     options = {k: v for k, v in (options or {}).items() if v is not None}
-    if bad := [k for k in options if k not in _OPTIONS[fmt]]:
-        raise ValueError(f"{path}: --{bad[0]} does not apply to --fmt {fmt} (its options: "
-                         f"{', '.join(f'--{o}' for o in _OPTIONS[fmt]) or 'none'}).")
+    if bad := [k for k in options if k not in allowed]:
+        known = ", ".join("--" + o.replace("_", "-") for o in allowed) or "none"
+        raise ValueError(f"{path}: --{bad[0].replace('_', '-')} does not apply to --fmt {fmt} "
+                         f"(its options: {known}).")
     return options
 
 
 def _select(**cols: str) -> str:
     """The final SELECT list, in RELATION_COLUMNS order and types (absent columns NULL)."""
-    typ = {"line": "BIGINT", "sample_idx": "BIGINT", "n_tokens": "BIGINT", "correct": "BOOLEAN"}
+    typ = {"line": "BIGINT", "sample_idx": "BIGINT", "n_tokens": "BIGINT", "correct": "BOOLEAN",
+           "step": "BIGINT"}
     return ", ".join(f"CAST({cols.get(c, 'line' if c == 'line' else 'NULL')} AS "
                      f"{typ.get(c, 'VARCHAR')}) AS {c}" for c in RELATION_COLUMNS)
 

@@ -23,6 +23,7 @@ from leash.errors import Api, LeashTypeError, LeashValueError, Param, closest
 from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
+from leash_eval import harness_logs as H
 
 __all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
@@ -388,7 +389,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
 
 def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one branch per format
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
-    formats = (*FORMATS[:5], *E.EVALUATOR_FORMATS)
+    formats = FORMATS
     if fmt is not None and fmt not in formats:
         raise LeashValueError(param="fmt", value=fmt, constraint=f"one of {formats} or None")
     if fmt in ("evaluator", "nested"):
@@ -398,11 +399,13 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
                 f" (one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping"), ").",
                 param="mapping", file=path)
         return fmt, get_mapping(mapping or "evaluator"), None, None
-    if fmt in E.EVALUATOR_FORMATS:
+    if fmt in E.EVALUATOR_FORMATS or fmt in H.FORMATS:
         return fmt, None, None, None
-    kind = container(path)
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
+    if fmt is None and mapping is None and (found := H.detect_document(path)):
+        return found, None, None, None  # an .eval zip or one JSON document (harness_logs)
+    kind = container(path)
     if fmt in ("samples", "counts"):  # given, not detected: the reader still needs the keys
         return fmt, None, _head(path, kind)[0], None
     if mapping is not None and fmt is None:
@@ -429,7 +432,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         if rec is not None and all(k in rec for k in m.detection_keys()) \
                 and isinstance(rec[m.samples or m.correct], list):
             return ("evaluator" if m.name == "evaluator" else "nested"), m, keys, None
-    found = E.detect(path, keys, rec)
+    found = E.detect(path, keys, rec) or H.detect(keys, rec)
     if found:
         return found, None, keys, None
     tried = ["samples (needs columns question_id, sample_idx, correct or response)",
@@ -438,6 +441,7 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
     tried += [f"{f} (leash_eval.evaluators)" for f in E.EVALUATOR_FORMATS]
+    tried += [f"{f} (leash_eval.harness_logs)" for f in H.FORMATS]
     sep = next((f" ({name}-separated: leash reads CSV separated by commas)" for c, name in
                 ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")) if kind == "csv" and
                 len(keys) == 1 and c in next(iter(keys))), "")
@@ -759,17 +763,19 @@ class Source:
         self.fname, self.labels, self.options = str(path), labels, options or {}
         self.keys, self.meta, self.contents = set(keys or ()), meta, contents
         self.kind = "counts" if fmt in ("counts", "summary") else "samples"
-        self.form = ("evaluator_file" if fmt in E.EVALUATOR_FORMATS else "nested" if mapping
+        self.form = ("evaluator_file" if fmt in (*E.EVALUATOR_FORMATS, *H.FORMATS) else
+                     "nested" if mapping
                      else "table" if contents is not None else container(path))
         self.relative = mapping is not None and mapping.index is None
         self.fields, self.notes, self.names = READ[self.kind], [], {}
         self.exact = self.utf8_error = self._fixed = False
         self.optional, self.extra, self.batch = (), (), 250_000
         self._shift = self._rg = self._peek = None
+        module = "harness_logs" if fmt in H.FORMATS else "evaluators"
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
                        "duckdb read_parquet", "table": "arrow table", "nested":
                        f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
-                           self.form, f"leash_eval.evaluators '{fmt}'")
+                           self.form, f"leash_eval.{module} '{fmt}'")
 
     def build(self, exact: bool = False) -> None:
         """(Re)define the views; ``exact``: the exact reader (repairs, malformed lines)."""
@@ -953,7 +959,8 @@ class Source:
                 f"sub, {elems} FROM r2 WHERE pr IS NULL)")
 
     def _evaluator_file(self) -> str:
-        E.relation(self.con, self.path, self.fmt, options=self.options).create_view(
+        (H if self.fmt in H.FORMATS else E).relation(
+            self.con, self.path, self.fmt, options=self.options).create_view(
             f"ev{self.no}", replace=True)
         self.keys = set(E.RELATION_COLUMNS)
         graded, *named, gold = self.con.execute(
@@ -1125,7 +1132,8 @@ class Source:
             g = bisect.bisect_right(self._rg, ord_) - 1
             return f"row group {g}, row {ord_ - self._rg[g]}"
         if self.form == "evaluator_file":
-            return f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}"
+            return (f"record {ord_}" if self.fmt in H.DOCUMENT_FORMATS else
+                    f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}")
         if self.form == "jsonl" or self.form == "nested":
             if self._shift is None:
                 self._lines()

@@ -32,7 +32,16 @@ from leash.core._validation import (
     validate_params,
 )
 from leash.core.entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
-from leash.core.passk import BUDGET_GRID, ESTIMATORS, found_within, pass_at_k_curve
+from leash.core.passk import (
+    BUDGET_GRID,
+    ESTIMATORS,
+    G_PASS_THRESHOLDS,
+    found_within,
+    g_pass_at_k,
+    mg_pass_at_k,
+    pass_at_k_curve,
+    pass_hat_k,
+)
 from leash.core.stats import LEVEL, N_BOOT, bootstrap_codes, mcnemar_exact
 from leash.core.support import (
     CATEGORIES,
@@ -55,6 +64,8 @@ __all__ = [
     "support_table",
     "support_from_counts",
     "passk_table",
+    "PASSK_METRICS",
+    "passk_metrics_table",
     "entropy_table",
     "wide_with_average",
     "perplexity_table",
@@ -406,6 +417,58 @@ def passk_table(summary: pd.DataFrame, ks=None, *, estimator="first-k",
                                     "n_questions": len(g), "estimator": estimator}))
     cols = [*by, "k", "pass_at_k", "n_questions", "estimator"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+#: The metrics beside pass@k (``leash passk --metric``): pass^k (all k correct) and G-Pass@k
+#: at OpenCompass's thresholds with mG-Pass@k (:mod:`leash.core.passk`).
+PASSK_METRICS = ("pass^k", "g-pass")
+
+
+@validate_params({"summary": FRAME, "ks": [BUDGET_GRID, None], "metrics": [StrSequence()],
+                  "by": BY})
+def passk_metrics_table(summary: pd.DataFrame, ks=None, metrics=PASSK_METRICS, *,
+                        by=("model", "benchmark")):
+    """Benchmark-level pass^k and G-Pass@k per group and budget, from ``n, c`` alone.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-question summary with ``n, c`` and ``by``.
+    ks : array_like of int, optional
+        Budgets; default ``default_ks(min n)`` of each group.
+    metrics : sequence of {"pass^k", "g-pass"}
+        ``pass^k``: the mean over questions of C(c, k) / C(n, k); ``g-pass``: G-Pass@k_tau for
+        each tau of :data:`leash.core.passk.G_PASS_THRESHOLDS` (columns ``g_pass_<tau>``) and
+        ``mg_pass`` (mG-Pass@k), the means OpenCompass reports (as fractions, not x 100).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``*by, k``, the metrics' columns, ``n_questions``.
+    """
+    where = "passk_metrics_table"
+    by = list(by)
+    bad = [m for m in metrics if m not in PASSK_METRICS]
+    if bad:
+        raise LeashValueError(param="metrics", func=where, value=bad[0],
+                              constraint=f"one of {PASSK_METRICS}")
+    require_columns(summary, ["n", "c", *by], where)
+    rows = []
+    for key, g in groups_of(summary, by, sort=True):
+        n, c = g["n"].to_numpy(), g["c"].to_numpy()
+        for k in (default_ks(int(n.min())) if ks is None else np.atleast_1d(ks)):
+            row = {**dict(zip(by, key)), "k": int(k)}
+            try:
+                if "pass^k" in metrics:
+                    row["pass^k"] = float(np.mean(pass_hat_k(n, c, int(k))))
+                if "g-pass" in metrics:
+                    for tau in G_PASS_THRESHOLDS:
+                        row[f"g_pass_{tau}"] = float(np.mean(g_pass_at_k(n, c, int(k), tau)))
+                    row["mg_pass"] = float(np.mean(mg_pass_at_k(n, c, int(k))))
+            except ValueError as exc:
+                raise LeashValueError(f"group {dict(zip(by, key))}: ", exc, func=where) from None
+            rows.append({**row, "n_questions": len(g)})
+    return pd.DataFrame(rows)
 
 
 @validate_params({"summary": FRAME, "by": BY, "na": [StrOptions(*NA_RULES)], "base": BASE,

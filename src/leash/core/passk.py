@@ -35,10 +35,13 @@ at their own boundary (``support``, ``stats``); they are not in ``__all__``.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from leash.core._validation import (
     Counts,
+    Interval,
     StrOptions,
     check_c_le_n,
     check_k_in_range,
@@ -61,8 +64,12 @@ FIRST_CORRECT = Counts(minimum=-1, note="-1: no correct sample")
 # at its peak, so 2**19 terms keep the working set near 20 MiB (benchmarks/bench_core.py).
 _CHUNK_TERMS = 1 << 19
 
-__all__ = ["ESTIMATORS", "found_within", "pass_at_k", "pass_at_k_first", "pass_at_k_curve",
-           "avg_at_n"]
+__all__ = ["ESTIMATORS", "G_PASS_THRESHOLDS", "found_within", "pass_at_k", "pass_at_k_first",
+           "pass_at_k_curve", "avg_at_n", "g_pass_at_k", "mg_pass_at_k", "pass_hat_k"]
+
+#: The thresholds tau of G-Pass@k_tau that OpenCompass reports (Liu et al., 2024,
+#: arXiv 2412.13147; ``icl_base_evaluator.py``, ``BaseEvaluator.evaluate``).
+G_PASS_THRESHOLDS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
@@ -438,3 +445,116 @@ def avg_at_n(n, c):
 def _check_first_lt_n(fc, n, func, name="first_correct", n_name="n"):
     fc_b, n_b = np.broadcast_arrays(fc, n)
     check_pairs(fc_b >= n_b, func, f"a sample index below '{n_name}'", fc_b, name, n_b, n_name)
+
+
+def _hypergeom_at_least(m, n, c, k):
+    """P(X >= m) for X the correct samples among k drawn without replacement from n holding c:
+    the exact hypergeometric tail, ``scipy.stats.hypergeom.sf(m - 1, n, c, k)`` (0 where
+    m > min(c, k)), clipped into [0, 1] against the last bit of its rounding.
+    """
+    from scipy.stats import hypergeom
+
+    n, c, k, m = np.broadcast_arrays(n, c, k, m)
+    out = np.where(m > np.minimum(c, k), 0.0,
+                   hypergeom.sf(np.maximum(m, 1) - 1, n, c, k))
+    return np.clip(out, 0.0, 1.0) + 0.0
+
+
+@validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS],
+                  "tau": [Interval(numbers.Real, 0, 1, closed="both")]})
+def g_pass_at_k(n, c, k, tau):
+    """G-Pass@k_tau (Liu et al., 2024): the probability that at least ``ceil(tau * k)`` of ``k``
+    samples drawn without replacement from the ``n`` are correct, exactly (hypergeometric).
+
+    Parameters
+    ----------
+    n, c, k : int or array_like of int, shape (n_questions,)
+        As in :func:`pass_at_k` (``0 <= c <= n``, ``1 <= k <= n``).
+    tau : float in [0, 1]
+        The threshold. As OpenCompass computes it, at least one correct sample is needed
+        (``m = max(ceil(tau * k), 1)``), so ``tau = 0`` is pass@k and ``tau = 1`` is pass^k
+        (:func:`pass_hat_k`). OpenCompass reports ``tau`` in :data:`G_PASS_THRESHOLDS`.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+        ``sum_{j >= m} C(c, j) C(n - c, k - j) / C(n, k)`` per question.
+
+    Examples
+    --------
+    >>> round(g_pass_at_k(4, 2, 2, 0.5), 12)  # 1 - C(2,2)/C(4,2) = 5/6
+    0.833333333333
+    >>> g_pass_at_k(4, 2, 2, 1.0)  # both correct: C(2,2)/C(4,2) = 1/6
+    0.16666666666666666
+    """
+    func = "g_pass_at_k"
+    same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
+    check_k_in_range(k, n, func)
+    m = np.maximum(np.ceil(k * np.float64(tau)), 1).astype(np.int64)  # as OpenCompass does
+    out = _hypergeom_at_least(m, n, c, k)
+    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)
+
+
+@validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
+def mg_pass_at_k(n, c, k):
+    """mG-Pass@k (Liu et al., 2024): G-Pass@k_tau averaged over tau in (0.5, 1], as
+    OpenCompass computes it: ``2/k * sum_{i = ceil(k/2)+1}^{k} P(X >= i)``.
+
+    Parameters
+    ----------
+    n, c, k : int or array_like of int, shape (n_questions,)
+        As in :func:`pass_at_k`.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+
+    Examples
+    --------
+    >>> mg_pass_at_k(4, 4, 4)  # every sample correct
+    1.0
+    >>> mg_pass_at_k(4, 2, 2)  # 2/2 * P(X >= 2) = C(2,2)/C(4,2)
+    0.16666666666666666
+    """
+    func = "mg_pass_at_k"
+    same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
+    check_k_in_range(k, n, func)
+    n1, c1, k1 = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
+    out = np.zeros(n1.shape, dtype=np.float64)
+    for kk in np.unique(k1):  # one sum per distinct budget, vectorized over its questions
+        at = k1 == kk
+        lo = -(-int(kk) // 2)  # ceil(k / 2)
+        for i in range(lo + 1, int(kk) + 1):
+            out[at] += _hypergeom_at_least(i, n1[at], c1[at], kk)
+        out[at] *= 2.0 / kk
+    return float(out[0]) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else out
+
+
+@validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
+def pass_hat_k(n, c, k):
+    """pass^k: the probability that all ``k`` samples drawn without replacement from the ``n``
+    are correct, ``C(c, k) / C(n, k)`` (G-Pass@k at tau = 1; Yao et al., 2024, tau-bench).
+
+    Parameters
+    ----------
+    n, c, k : int or array_like of int, shape (n_questions,)
+        As in :func:`pass_at_k`.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n_questions,)
+        Exactly 0.0 when ``c < k`` and 1.0 when ``c == n``.
+
+    Examples
+    --------
+    >>> round(pass_hat_k(10, 3, 2), 12)  # C(3,2)/C(10,2) = 3/45
+    0.066666666667
+    """
+    func = "pass_hat_k"
+    same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
+    check_k_in_range(k, n, func)
+    out = _hypergeom_at_least(k, n, c, k)
+    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)

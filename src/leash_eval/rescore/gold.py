@@ -22,7 +22,8 @@ import pandas as pd
 from leash.errors import LeashTypeError, LeashValueError, LeashWarning, Param
 from leash_eval.answers import canonical_number, last_boxed, normalize_answer, require_math_verify
 
-__all__ = ["BENCHMARK_GOLD", "GOLD_RULES", "GoldCheck", "MissingGoldError", "as_gold_map",
+__all__ = ["BENCHMARK_GOLD", "GOLD_RULES", "ID_FIELDS", "GoldByIds", "GoldCheck",
+           "MissingGoldError", "as_gold_map",
            "gold_from_frame", "gold_str", "load_benchmark", "parsed_gold", "question_dataset",
            "read_benchmark"]
 
@@ -71,9 +72,12 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
         raise LeashValueError(param="rule", func="read_benchmark", value=rule,
                               constraint=f"one of {rules}")
     p = Path(path)
-    rows = []
+    rows, ids = [], {f: [] for f in ID_FIELDS}
     for where, rec in F.json_records(p):
         qid = rec.get("question_id", rec.get("idx", rec.get("qid", len(rows))))
+        for f, col in ids.items():  # every id field the file has, for GoldByIds
+            v = rec.get(f)
+            col.append(str(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else None)
         question = rec.get("problem", rec.get("question"))
         if rule in ("answer", "gold"):
             if rule not in rec:
@@ -96,7 +100,13 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     dup = df["question_id"].duplicated()
     if dup.any():
         raise ValueError(f"{p}: duplicate question ids {df.loc[dup, 'question_id'].tolist()[:5]}.")
-    return df.astype({"question_id": "string", "question": "string", "gold": "string"})
+    df = df.astype({"question_id": "string", "question": "string", "gold": "string"})
+    own = next((f for f in ("question_id", "idx", "qid") if None not in ids[f] and rows), None)
+    # the id fields that name every question once: the other ways samples may key them
+    df.attrs["ids"] = {f: col for f, col in ids.items() if f != own and rows and None not in col
+                       and len(set(col)) == len(col)}
+    df.attrs["own_id"] = own or "line"
+    return df
 
 
 def gold_str(value, *, where: str) -> str:
@@ -170,14 +180,51 @@ def load_benchmark(name: str, **fetch_kwargs) -> pd.DataFrame:
     return read_benchmark(mf.fetch(ds, manifest=m, **fetch_kwargs), GOLD_RULES[ds])
 
 
+#: The fields of a question file that may key its questions, besides the row number.
+ID_FIELDS = ("question_id", "idx", "qid", "unique_id", "id", "problem_id", "example_id")
+
+
+class GoldByIds(dict):
+    """Gold answers by the question file's own id (``question_id``, ``idx`` or ``qid``, else the
+    row number from 0: ``own``), a dict; ``others`` holds them by every other id field the file
+    has (``unique_id``, ``id``, ...). :meth:`match` picks the ids the samples use.
+    """
+
+    def __init__(self, own_map: dict, own: str, others: dict[str, dict]):
+        super().__init__(own_map)
+        self.own, self.others = own, others
+
+    def match(self, qids, where) -> tuple[str, dict]:
+        """(field, gold map) of the first id field holding every id of ``qids``; a
+        :class:`MissingGoldError` naming the fields tried when none does.
+        """
+        need = set(qids)
+        for field, m in ((self.own, dict(self)), *self.others.items()):
+            if need <= m.keys():
+                return field, m
+        tried = ", ".join(f"{f} (e.g. {next(iter(m), None)!r})" for f, m in (
+            (self.own, self), *self.others.items()))
+        raise MissingGoldError(
+            f"{where}: no id field of the gold answers holds the samples' question ids (e.g. "
+            f"{sorted(need)[:3]}); tried {tried}.", file=where, key="question_id")
+
+
 def gold_from_frame(frame: pd.DataFrame, *, question_col: str = "question_id",
                     gold_col: str = "gold") -> dict[str, str]:
-    """``{question_id: gold}`` from a frame (e.g. :func:`load_benchmark` output)."""
+    """``{question_id: gold}`` from a frame (e.g. :func:`load_benchmark` output); a
+    :class:`GoldByIds` when the frame's question file has other id fields too.
+    """
     for col in (question_col, gold_col):
         if col not in frame.columns:
             raise ValueError(f"The gold frame lacks the column {col!r}; it has "
                              f"{list(frame.columns)}.")
-    return dict(zip(frame[question_col].astype(str), frame[gold_col], strict=True))
+    own = dict(zip(frame[question_col].astype(str), frame[gold_col], strict=True))
+    others = frame.attrs.get("ids") or {}
+    if question_col != "question_id" or not others:
+        return own
+    golds = list(frame[gold_col])
+    return GoldByIds(own, frame.attrs.get("own_id", "question_id"),
+                     {f: dict(zip(col, golds, strict=True)) for f, col in others.items()})
 
 
 def as_gold_map(gold, func: str) -> dict:
@@ -186,6 +233,8 @@ def as_gold_map(gold, func: str) -> dict:
     """
     if isinstance(gold, pd.DataFrame):
         return gold_from_frame(gold)
+    if isinstance(gold, GoldByIds):
+        return gold
     if isinstance(gold, pd.Series | Mapping):
         return {str(k): v for k, v in gold.items()}
     raise LeashTypeError(param="gold", func=func, value=gold, got=type(gold).__name__,

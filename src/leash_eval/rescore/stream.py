@@ -5,6 +5,7 @@ files of study sources (:func:`rescored_path`). Part of :mod:`leash_eval.rescore
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -24,6 +25,7 @@ from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar
 from leash_eval.rescore.gold import (
     GOLD_RULES,
+    GoldByIds,
     GoldCheck,
     MissingGoldError,
     as_gold_map,
@@ -148,6 +150,8 @@ def rescore(
     gold_map = as_gold_map(gold, func)
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
+    if isinstance(gold_map, GoldByIds):
+        gold_map = gold_map.match(qids, "the samples")[1]
     missing = sorted(set(qids) - set(gold_map))
     if missing:
         raise ValueError(f"{len(missing)} question(s) of the samples have no gold answer, e.g. "
@@ -216,6 +220,9 @@ class RescoreReport(NamedTuple):
     n_no_answer: int
     n_timeouts: int
     table: pd.DataFrame
+    #: the id field of the gold answers that matched the samples' question ids (None: a plain
+    #: mapping was given, or each file's own gold)
+    gold_ids: str | None = None
 
 
 def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
@@ -240,6 +247,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     _check_out(out, inputs, func)
     gold_map = None if gold is None else as_gold_map(gold, func)
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
+    batches, gold_ids, gold_map = _matched_gold(_batches_of(inputs, batch_size), gold_map)
     spec = make_spec(func, scorer, extract, task, gold_map)
     writer = _Writer(Path(out)) if out is not None else None
     tally = _Tally()
@@ -249,7 +257,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
         spec.scorer == "math-verify" else None
 
     def tasks():
-        for path, batch in _batches_of(inputs, batch_size):
+        for path, batch in batches:
             qids = _column(batch, "question_id", path).cast(pa.string()).to_pylist()
             offset = counts["rows"]
             counts["rows"] += len(qids)
@@ -313,7 +321,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
             writer.abort()
         raise
     return RescoreReport(writer.out if writer is not None else None, n, n_changed, n_no_answer,
-                         n_timeouts, tally.table())
+                         n_timeouts, tally.table(), gold_ids)
 
 
 def rescore_file(
@@ -466,6 +474,20 @@ class _Tally:
         cols = ["model", "benchmark", "step", "samples", "questions", "accuracy_before",
                 "accuracy_after", "changed", "agreement", "no_answer"]
         return pd.DataFrame(out, columns=cols).astype({"step": "Int64", "changed": "Int64"})
+
+
+def _matched_gold(batches, gold_map):
+    """(batches, id field, gold map): for :class:`GoldByIds`, the id field whose ids the first
+    batch's questions use (:meth:`GoldByIds.match`), that batch put back in front.
+    """
+    if not isinstance(gold_map, GoldByIds):
+        return batches, None, gold_map
+    first = next(batches, None)
+    if first is None:
+        return iter(()), None, dict(gold_map)
+    field, matched = gold_map.match(
+        _column(first[1], "question_id", first[0]).cast(pa.string()).to_pylist(), first[0])
+    return itertools.chain([first], batches), field, matched
 
 
 def _batches_of(inputs, batch_size: int):
