@@ -178,3 +178,26 @@ WALKTHROUGH_SIMULATED = ["walkthrough_null_studies", "walkthrough_shrinkage_boot
 #: The committed notebooks of notebooks/: their jupytext Markdown (leash.notebook_files),
 #: which no run writes outputs into; the paired .ipynb beside each is git-ignored.
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.md"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the CLI, in-process
+# ---------------------------------------------------------------------------------------------
+
+def cli(capsys, *argv):
+    """Run the CLI in-process: (exit status, stdout, stderr)."""
+    from leash_eval.cli import main
+
+    code = main(["-q", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_error(capsys, *argv) -> str:
+    """The CLI fails with exit status 2 and exactly one line on stderr; return that line."""
+    code, _, err = cli(capsys, *argv)
+    assert code == 2, (code, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]

@@ -38,27 +38,10 @@ import warnings
 
 import pytest
 
-from _support import rec, write_lines
+from _support import cli, cli_error, rec, write_lines
 from leash_eval.cli import main
 from leash_eval.summarize import summarize
 from leash_eval.validate import validate
-
-
-def cli(capsys, *argv):
-    """Run the CLI in-process: (exit status, stdout, stderr)."""
-    code = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def cli_error(capsys, *argv) -> str:
-    """The CLI fails with exit status 2 and exactly one line on stderr; return that line."""
-    code, _, err = cli(capsys, *argv)
-    assert code == 2, (code, err)
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 # --------------------------------------------------------------------------------------------

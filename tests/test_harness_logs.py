@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from _support import cli, cli_error
 from leash_eval import harness_logs as H
-from leash_eval.cli import main
 from leash_eval.formats import detect_format
 from leash_eval.summarize import summarize
 from leash_eval.validate import validate
@@ -39,21 +39,6 @@ ID_SAMPLES = FIX / "json-object" / "samples.json"
 def counts(frame) -> dict:
     """{question_id: (n, c)} of a summary frame."""
     return {q: (int(n), int(c)) for q, n, c in zip(frame["question_id"], frame["n"], frame["c"])}
-
-
-def cli(capsys, *argv):
-    code = main(["-q", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def cli_error(capsys, *argv) -> str:
-    code, _, err = cli(capsys, *argv)
-    assert code == 2, (code, err)
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 @pytest.fixture
