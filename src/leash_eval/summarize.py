@@ -24,6 +24,7 @@ from leash.summary import (
     provenance_na,
     summary_schema,
 )
+from leash.writing import replacing
 from leash_eval import formats as F
 from leash_eval import validate as V
 
@@ -352,8 +353,8 @@ def write_summary(frame, path) -> None:
         table = _with_provenance(table, table_provenance(frame))
     else:
         table = _with_provenance(_frame_table(frame), frame.attrs.get("provenance", {}))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
+    with replacing(path) as tmp:  # whole or not at all: a kill or a full disk keeps the old file
+        pq.write_table(table, tmp)
 
 
 def _frame_table(frame):

@@ -37,6 +37,7 @@ from leash.run.parameters import (
     validate_parameters,
 )
 from leash.sources.choices import PAPER
+from leash.writing import write_text
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -193,7 +194,8 @@ def _as_skipped(output: Path, reason: str) -> None:
     for c in nb.cells:
         if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
             c.outputs = [o for o in c.outputs if o.get("output_type") != "error"] + [note]
-    nbformat.write(nb, str(output))
+    text = nbformat.writes(nb)
+    write_text(output, text if text.endswith("\n") else text + "\n")  # as nbformat.write
 
 
 def _failure(path: Path, output: Path, exc) -> NotebookError:

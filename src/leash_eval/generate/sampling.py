@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from leash.errors import LeashValueError, Param
+from leash.writing import replacing
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
 __all__ = ["generate", "check_settings", "read_questions", "write_parquet", "METADATA_KEY",
@@ -149,9 +149,8 @@ def write_parquet(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> N
     """
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table.replace_schema_metadata({key: json.dumps(meta).encode()}), tmp)
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        pq.write_table(table.replace_schema_metadata({key: json.dumps(meta).encode()}), tmp)
 
 
 def _table(rows: list[dict]):
