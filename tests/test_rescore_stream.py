@@ -352,12 +352,58 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_worker(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal does: the whole foreground group
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert err.strip().splitlines()[-1] == "leash rescore: interrupted"
+    assert err.strip().splitlines()[-1] == "leash rescore: interrupted", err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     while _group_alive(proc.pid):
         assert time.monotonic() < deadline, _group_alive(proc.pid)
         time.sleep(0.2)
     assert not list(tmp_path.glob("*o.parquet*"))  # no partial output left behind
+
+
+def _big_input(tmp_path: Path, n_questions: int = 4000) -> Path:
+    records = [{"idx": q, "gt": str(q),
+                "code": [f"Adding {q} and {i} gives $x = {q + i}$, so \\boxed{{{q * i + 7}}}"
+                         for i in range(10)], "score": [False] * 10} for q in range(n_questions)]
+    f = tmp_path / "big.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return f
+
+
+@needs_mv
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT alone"])
+def test_no_process_outlives_a_killed_or_terminated_rescore(tmp_path, how):
+    """SIGKILL (nothing can clean up: the workers end with their parent), SIGTERM (as Ctrl-C,
+    its own line, 143) and SIGINT sent to the process alone, started as a shell starts a
+    background job (SIGINT ignored): afterwards no process of the run is left (orphans: 0)."""
+    f = _big_input(tmp_path)
+    leash = Path(sys.executable).with_name("leash")
+    ignore = how == "SIGINT alone"
+    proc = subprocess.Popen(
+        [str(leash), "rescore", str(f), "--fmt", "evaluator", "--model", "m", "--benchmark",
+         "b", "--out", str(tmp_path / "o.parquet"), "--jobs", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN if ignore
+                                         else signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(_group_alive(proc.pid)) < 4 and proc.poll() is None:  # leash, server, 2 workers
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.2)
+    assert proc.poll() is None, "finished before it could be stopped"
+    sig = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM}.get(how, signal.SIGINT)
+    os.kill(proc.pid, sig)  # the process alone, not its group
+    _, err = proc.communicate(timeout=60)
+    want = {"SIGKILL": (-9, None), "SIGTERM": (143, "leash rescore: terminated"),
+            "SIGINT alone": (130, "leash rescore: interrupted")}[how]
+    assert proc.returncode == want[0], err
+    if want[1]:
+        assert err.strip().splitlines()[-1] == want[1] and "Traceback" not in err, err
+    deadline = time.monotonic() + 30
+    while _group_alive(proc.pid):  # orphans: re-parented, still in the process group
+        assert time.monotonic() < deadline, _group_alive(proc.pid)
+        time.sleep(0.2)
+    if how != "SIGKILL":
+        assert not list(tmp_path.glob("*o.parquet*"))  # no partial output left behind
 
 
 # ----------------------------------------------------------------------------- study sources

@@ -305,8 +305,9 @@ _OPTIONS = {
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
                        ".parquet; default: not written)")),
-        ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: every "
-                        "usable core); the output does not depend on it")),
+        ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: up to "
+                        "every usable core, grading here while they start, so never slower than "
+                        "1); the output does not depend on it")),
         ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of the Dask scheduler "
                            "at ADDRESS (tcp://host:8786; the cluster extra) instead of local "
                            "processes; the output does not depend on it (default: local)")),
@@ -681,8 +682,9 @@ def _cmd_rescore(args, ctx: _Context) -> int:
         raise ValueError("--task applies to --scorer reasoning-gym only.")
     inputs = _inputs(args, ctx)
     gold = _gold_for(args)
-    jobs = args.jobs or rs.default_jobs()
-    where = f"the cluster at {args.cluster}" if args.cluster else f"{jobs} process(es)"
+    jobs = args.jobs  # None: here while up to every core's workers start (never slower)
+    where = (f"the cluster at {args.cluster}" if args.cluster else f"{jobs} process(es)"
+             if jobs else f"up to {rs.default_jobs()} process(es)")
     ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {where}, "
              f"{args.batch_size} samples per batch")
     try:
@@ -1171,26 +1173,43 @@ def main(argv: list[str] | None = None) -> int:
         hint = f" for --n-boot {n_boot} bootstrap replicates; use fewer" if n_boot else ""
         print(f"{PROG} {args.command}: error: not enough memory{hint}.", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated):  # SIGTERM, handled as Ctrl-C is (console)
+            print(f"{PROG} {args.command}: terminated", file=sys.stderr)
+            return 143
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs, so that it stops as after Ctrl-C (its partial
+    output removed, its workers stopped) and ends with status 143 (128 + SIGTERM).
+    """
+
+
+def _terminated(signum, frame):
+    raise Terminated
 
 
 def console() -> None:
     """The ``leash`` executable: :func:`main`, then exit with its status.
 
-    After Ctrl-C (status 130) the process ends at once, once its streams are flushed: the
-    command has already removed its partial output and printed its line, and a rescoring pool
-    whose workers were terminated can leave a thread of ``concurrent.futures`` that the
-    interpreter's exit would wait on for ever.
+    SIGINT stops a command also when the process was started with SIGINT ignored (as a shell
+    starts a background job) and is sent it alone; SIGTERM stops it the same way, with its own
+    line and status 143. After either the process ends at once, once its streams are flushed:
+    the command has already removed its partial output and printed its line.
     """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminated)
     code = main()
-    if code == 130:
+    if code in (130, 143):
         import os
 
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(code)
     sys.exit(code)
 
 

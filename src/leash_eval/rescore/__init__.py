@@ -36,8 +36,11 @@ processes with at most ``2 * jobs`` batches in flight, so memory is bounded by t
 times the jobs, never by the file; results come back in input order, so the output does not
 depend on ``jobs``. math-verify times a parse out with ``signal.alarm``, which works only in the
 main thread of a process: workers grade in their main thread, and a caller outside the main
-thread is served by a worker. Workers start from a fork server that imported math-verify once
-and ignore Ctrl-C: the parent stops them (``leash rescore`` says "interrupted", exit 130).
+thread is served by a worker. Workers (a pebble process pool) start from a fork server that
+imported math-verify once, ignore Ctrl-C (the parent stops them: ``leash rescore`` says
+"interrupted", exit 130; SIGTERM "terminated", 143) and end with the parent, even a parent killed
+with SIGKILL. With the default ``jobs`` of ``leash rescore`` batches are graded here while the
+workers start, so a small input never waits for them.
 :func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files.
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question

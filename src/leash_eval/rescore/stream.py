@@ -119,7 +119,8 @@ def rescore(
     question_col, response_col : str
         Column names.
     jobs : int or None, default 1
-        Worker processes (None: :func:`default_jobs`); the result does not depend on it.
+        Worker processes (None: up to :func:`default_jobs`, grading here while they start,
+        so that a small input is never slower than with one); the result does not depend on it.
     batch_size : int, default 1000
         Samples per task given to a worker.
     progress : bool, default False
@@ -146,6 +147,7 @@ def rescore(
                     "Pass ", Param("question_col", value=...), "/",
                     Param("response_col", value=...), "."))
     gold_map = as_gold_map(gold, func)
+    auto = jobs is None
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
     missing = sorted(set(qids) - set(gold_map))
@@ -164,7 +166,7 @@ def rescore(
     answers: list = [None] * n
     n_timeouts = 0
     with progress_bar(progress, "rescore", total=n) as bar, \
-            closing(graded(tasks, spec, jobs)) as gr:
+            closing(graded(tasks, spec, jobs, auto=auto)) as gr:
         for (start, end), g in gr:
             verdicts[start:end] = g.correct
             no_answer[start:end] = g.no_answer
@@ -238,6 +240,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     """
     _check_out(out, inputs, func)
     gold_map = None if gold is None else as_gold_map(gold, func)
+    auto = jobs is None
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
     spec = make_spec(func, scorer, extract, task, gold_map)
     writer = _Writer(Path(out)) if out is not None else None
@@ -280,7 +283,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     n = n_changed = n_no_answer = n_timeouts = 0
     try:
         with progress_bar(progress, "rescore") as bar, \
-                closing(graded(tasks(), spec, jobs, cluster)) as gr:
+                closing(graded(tasks(), spec, jobs, cluster, auto=auto)) as gr:
             for (path, batch, qids), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
