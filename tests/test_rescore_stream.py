@@ -91,7 +91,7 @@ def test_streaming_hand_verdicts_and_report(tmp_path):
                           batch_size=5)
     written = _read_jsonl(out)
     assert list(written.columns) == ["model", "benchmark", "question_id", "step", "sample_idx",
-                                     "correct", "answer"]
+                                     "correct", "answer", "timeout"]
     assert written["correct"].tolist() == HAND_CORRECT
     assert written["question_id"].tolist() == ["0"] * 4 + ["1"] * 4 + ["2"] * 4
     assert written["sample_idx"].tolist() == [0, 1, 2, 3] * 3
@@ -501,7 +501,8 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
     local = rs.rescore_file(f, tmp_path / "local.jsonl", jobs=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster:
-        with pytest.raises(ValueError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+        with pytest.raises(ValueError, match=r"LocalCluster\(processes=False\), or .*"
+                           "DASK_DISTRIBUTED__WORKER__DAEMON=False"):
             rs.rescore_file(f, None, cluster=cluster.scheduler_address, **kw)
     # workers that may start processes (as the README says to start them); this process's own
     # helpers (a resource tracker, a fork server of an earlier test) are not the cluster's

@@ -258,6 +258,10 @@ _JSON = ("--json", dict(action="store_true",
 _ON_ERROR = ("--on-error", dict(
     choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
     "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+_ON_TIMEOUT = ("--on-timeout", dict(
+    choices=("error", "false", "skip"), default="error", help="samples `leash rescore` left "
+    "without a verdict (math-verify timed out twice): stop (error, the default), count them as "
+    "wrong (false) or leave them out (skip)"))
 _GEN_MODEL = ("model options", [
     ("--backend", dict(choices=("llama-cpp", "vllm"), default="llama-cpp", help="llama-cpp "
                        "(CPU, the default) or vllm (GPUs)")),
@@ -279,7 +283,7 @@ _OPTIONS = {
                       "count as NA for answer entropy: class (the default: those without an "
                       "extracted answer) or truncated (also those with finish_reason length: "
                       "the paper's rule, which Table 5 uses)")),
-        _ON_ERROR, _READER, _DATA, _JSON],
+        _ON_ERROR, _ON_TIMEOUT, _READER, _DATA, _JSON],
     "fetch": [
         ("names", dict(nargs="*", metavar="NAME", help="dataset or group names of "
                        "data/manifest.yaml (none: list them)")),
@@ -353,7 +357,7 @@ _OPTIONS = {
         ("--out", dict(required=True, help="the Parquet file to write (required)")),
         _GEN_MODEL, _JSON],
     "passk": [
-        _FILES, _ON_ERROR,
+        _FILES, _ON_ERROR, _ON_TIMEOUT,
         ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 1,2,4,8 (default: "
                      "powers of 2 up to each model's n)")),
         ("--estimator", dict(choices=("first-k", "unbiased"), help="first-k (the default): the "
@@ -363,7 +367,7 @@ _OPTIONS = {
                              "says which")),
         _READER, _DATA, _JSON],
     "support": [
-        _FILES, _ON_ERROR,
+        _FILES, _ON_ERROR, _ON_TIMEOUT,
         ("--base", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
                         "the base model (MODEL or MODEL@STEP; required)")),
         ("--rl", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
@@ -541,7 +545,8 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
         ctx.note(f"reading {', '.join(Path(p).name for p in paths)}" + (
             f" (labels {i} of {len(groups)})" if len(groups) > 1 else ""))
         tables.append(summary_table(paths, **(summarize_kwargs or {
-            "summaries": True, "on_error": args.on_error}), **kw))
+            "summaries": True, "on_error": args.on_error,
+            "on_timeout": args.on_timeout}), **kw))
         for f in table_provenance(tables[-1]).get("files", []):
             for note in f["notes"]:  # e.g. an ignored column that looks misspelled
                 ctx.note(f"note: {f['path']}: {note}")
@@ -606,7 +611,8 @@ def _cmd_summarize(args, ctx: _Context) -> int:
     if args.out and not args.out.lower().endswith((".parquet", ".pq")):  # before any reading
         raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
                          f"its provenance). Got {args.out!r}.")
-    table = _load_table(args, ctx, na=args.na, on_error=args.on_error)
+    table = _load_table(args, ctx, na=args.na, on_error=args.on_error,
+                        on_timeout=args.on_timeout)
     if args.out:
         write_summary(table, args.out)
         ctx.note(f"wrote {table.num_rows} question rows to {args.out}")
@@ -702,9 +708,12 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     if report.n_no_answer:
         ctx.note(f"{report.n_no_answer} of {report.n_samples} responses had no extractable "
                  "answer (counted as wrong)")
-    if report.n_timeouts:
-        ctx.note(f"{report.n_timeouts} math-verify parses or comparisons timed out (counted "
-                 "as wrong)")
+    if report.n_timeouts:  # a timeout is not a verdict: retried, and what is left is no verdict
+        ctx.note(f"{report.n_timeouts} response(s) hit math-verify's time limit and were graded "
+                 f"again with a longer one; {report.n_unresolved} timed out again" + (
+                     ": no verdict (correct empty, timeout true), which `leash summarize` "
+                     "refuses unless --on-timeout false or skip; rescore on a less loaded "
+                     "machine to grade them" if report.n_unresolved else ""))
     if report.out is not None:
         ctx.note(f"wrote {report.n_samples} rescored samples to {report.out}")
     table = report.table.drop(columns=["no_answer"])

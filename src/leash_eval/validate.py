@@ -360,7 +360,7 @@ def notes(src) -> list[str]:
     m, out = src.mapping, []
     if m is None and src.form != "evaluator_file":
         known = set(SUMMARY_COLUMNS if src.fmt == "summary" else (
-            F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL if src.kind == "samples"
+            F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL + ("timeout",) if src.kind == "samples"
             else F.COUNTS_REQUIRED + F.COUNTS_OPTIONAL))
         unknown = sorted((src.peek()[0] if src.form == "jsonl" else src.keys) - known)
         out = [f"column '{c}' is not a {src.fmt} column and was ignored" + close(c, known)

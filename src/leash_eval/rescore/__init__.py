@@ -22,9 +22,12 @@ Two scorers:
     ``x``, palindromes, ...) are not applied here.
 
 A response from which the grading extractor gets no answer is wrong and counted
-(``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit
-(``n_timeouts``; math-verify's warning, which prints the whole response, is kept off the
-terminal). The ``answer`` column is leash's extraction, normalized
+(``n_no_answer``). A timeout is not a verdict: math-verify's limits are wall-clock, so a loaded
+machine hits them where an idle one does not; a response whose parse or comparison times out is
+graded again with a longer limit (``n_timeouts`` counts them), and one that times out again has
+no verdict: ``correct`` is empty and ``timeout`` true in the output (``n_unresolved``), which
+the summary refuses unless told otherwise (``on_timeout``). math-verify's warning, which prints
+the whole response, is kept off the terminal. The ``answer`` column is leash's extraction, normalized
 (:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the model wrote
 it, which answer entropy (Table 5) counts.
 
