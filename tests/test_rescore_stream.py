@@ -155,6 +155,23 @@ def test_jobs_1_and_2_write_identical_files(tmp_path):
 
 
 @needs_mv
+@needs_mv
+@pytest.mark.parametrize("start_after", [0.0, 1e9])
+def test_the_default_jobs_writes_what_one_process_writes(tmp_path, monkeypatch, start_after):
+    """The default (jobs=None): batches graded here, and (start_after 0) workers taking over
+    once started, in the background; the output is byte for byte one process's."""
+    from leash_eval.rescore import execution
+
+    monkeypatch.setattr(execution, "START_AFTER", start_after)
+    records = [dict(r, idx=r["idx"] + 3 * k) for k in range(10) for r in RECORDS]
+    f = _evaluator_file(tmp_path / "eval.jsonl", records)
+    kw = dict(fmt="evaluator", model="m", benchmark="b", batch_size=3)
+    one = rs.rescore_file(f, tmp_path / "one.jsonl", jobs=1, **kw)
+    auto = rs.rescore_file(f, tmp_path / "auto.jsonl", jobs=None, **kw)
+    assert (tmp_path / "auto.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    assert auto.n_samples == one.n_samples == 120
+
+
 def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):
     """math-verify's timeouts use signal.alarm, which raises in a non-main thread; rescore()
     then grades in a worker process, where the alarm works, and gives the same verdicts."""

@@ -28,9 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-import yaml
-
-from leash.config import one_line_yaml_error
+from leash.config import load_yaml_text
 from leash.paths import DATA
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
@@ -153,6 +151,8 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
     if not isinstance(raw, dict) or not isinstance(raw.get("datasets"), dict):
         raise ValueError(f"The manifest {source} must be a mapping with a 'datasets' mapping.")
     datasets: dict[str, Dataset] = {}
+    # `license: NAME` names a text of `licenses:` (anchors, which would share it, are refused)
+    licenses = {str(k): str(v).strip() for k, v in (raw.get("licenses") or {}).items()}
     for name, entry in raw["datasets"].items():
         where = f"dataset {name!r} of the manifest {source}"
         if not isinstance(entry, dict):
@@ -170,7 +170,8 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
         datasets[name] = Dataset(
             name=name, urls=(urls,) if isinstance(urls, str) else tuple(urls),
             sha256=str(entry["sha256"]).lower(), path=entry["path"], format=entry["format"],
-            license=str(entry["license"]).strip(), description=str(entry["description"]).strip(),
+            license=licenses.get(str(entry["license"]).strip(), str(entry["license"]).strip()),
+            description=str(entry["description"]).strip(),
             **{k: entry.get(k) for k in _OPTIONAL})
     groups: dict[str, tuple[str, ...]] = {}
     for gname, members in (raw.get("groups") or {}).items():
@@ -202,13 +203,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     if cached is not None and cached[0] == data:
         return cached[1]
     try:
-        raw = yaml.safe_load(data.decode("utf-8"))
+        raw = load_yaml_text(data.decode("utf-8"), f"The manifest {p}", "manifest", file=p)[0]
     except UnicodeDecodeError as exc:
         raise ValueError(f"The manifest {p} is not UTF-8 text (byte {exc.start}).") from None
-    except yaml.YAMLError as exc:
-        line, reason = one_line_yaml_error(exc)
-        at = f", line {line}" if line else ""
-        raise ValueError(f"The manifest {p}{at} is not valid YAML: {reason}.") from None
     manifest = _parse_manifest(raw, str(p))
     _MANIFEST_CACHE[p] = (data, manifest)
     return manifest

@@ -291,9 +291,13 @@ def _timeout_source(path) -> str | None:
     """
     import pyarrow.parquet as pq
 
+    import stat
+
     p = Path(path)
     name = p.name.lower()
     try:
+        if not stat.S_ISREG(p.stat().st_mode):  # a FIFO would block: the reader refuses it
+            return None
         if name.endswith((".parquet", ".pq")):
             if "timeout" not in pq.read_schema(p).names:
                 return None

@@ -95,12 +95,12 @@ def default_runs(directory=None, runs_file=None) -> list[Run]:
     in notebook order; a notebook it does not list runs once with its defaults. A
     ParameterError names a notebook that does not exist or a parameter set that is no mapping.
     """
-    import yaml
+    from leash.config import load_yaml
 
     directory = Path(directory or NOTEBOOKS)
     stems = discover_notebooks(directory)
     path = Path(runs_file or directory / RUNS.name)
-    listed = yaml.safe_load(path.read_text(encoding="utf-8")) or {} if path.is_file() else {}
+    listed = (load_yaml(path, shown(path), "runs file")[0] or {}) if path.is_file() else {}
     if not isinstance(listed, dict):
         raise ParameterError(f"{shown(path)}: must map notebook names to lists of parameter "
                              f"sets.")
@@ -497,25 +497,26 @@ def _parser() -> OneLineParser:
 
 def _given_parameters(args) -> dict:
     """``-f FILE`` then ``-p NAME VALUE`` (later wins), values read as YAML."""
-    import yaml
+    from leash.config import ConfigError, load_yaml, load_yaml_text
 
     given = {}
     if args.parameters_file:
         p = Path(args.parameters_file)
-        try:
-            given = yaml.safe_load(p.read_text(encoding="utf-8"))
+        try:  # the one YAML loader: no anchors or aliases, no duplicate keys, bounded
+            given = load_yaml(p, f"-f {p}", "parameter file")[0]
         except OSError as exc:
             raise ParameterError(f"-f {p}: {exc.strerror or exc}.") from None
-        except yaml.YAMLError as exc:
-            raise ParameterError(f"-f {p}: not valid YAML ({' '.join(str(exc).split())}).") \
-                from None
+        except ConfigError as exc:
+            raise ParameterError(str(exc)) from None
         if not isinstance(given, dict) or not all(isinstance(k, str) for k in given):
             raise ParameterError(f"-f {p}: must be a mapping of parameter names to values.")
     for name, text in args.parameter:
         try:
-            given[name] = yaml.safe_load(text)
-        except yaml.YAMLError:
-            given[name] = text
+            given[name] = load_yaml_text(text, f"-p {name}", "parameter value")[0]
+        except ConfigError as exc:
+            if "not valid YAML" not in str(exc):  # an anchor, a duplicate key, too large
+                raise ParameterError(str(exc)) from None
+            given[name] = text  # not YAML: the text itself
     return given
 
 

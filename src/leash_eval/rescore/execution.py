@@ -82,9 +82,10 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
     (a :class:`pebble.ProcessPool`) with at most ``2 * jobs`` batches in flight (see
     :mod:`leash_eval.rescore`), or on the Dask cluster at ``cluster``.
 
-    ``auto`` (the default ``jobs`` of ``leash rescore``): batches are graded here while the
-    workers start in the background, and go to the workers once they are ready; an input graded
-    before then never waits for a worker, so the default is never slower than one process.
+    ``auto`` (the default ``jobs`` of ``leash rescore``): batches are graded here; once that
+    took :data:`START_AFTER` seconds, workers start in the background while grading goes on
+    here, and batches go to them once they are ready: a small input never pays their start-up,
+    so the default is never slower than one process by more than the start-up's CPU.
     """
     state = prepare(spec)  # here first: a missing package or bad task fails before any worker
     if cluster is not None:
@@ -99,22 +100,51 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
         for meta, args in itertools.chain(head, it):
             yield meta, grade_rows(state, *args)
         return
-    pool = _Pool(spec, jobs, background=auto and main_thread)
+    # auto: here until the work done here took longer than starting workers does, then workers
+    # start in the background while this process goes on grading (never slower than one)
+    auto = auto and main_thread
+    pool = None if auto else _Pool(spec, jobs, background=False)
+    spent = 0.0
     try:
         pending: deque = deque()
         for meta, args in itertools.chain(head, it):
-            if pool.ready():
+            if pool is not None and pool.ready():
                 pending.append((meta, pool.submit(args)))
-            else:  # auto, workers still starting: here, in order after what is in flight
+            else:  # auto, no workers yet: here, in order after what is in flight
+                t0 = time.perf_counter()
                 pending.append((meta, _Done(grade_rows(state, *args))))
+                spent += time.perf_counter() - t0
+                if pool is None and spent > START_AFTER:
+                    pool = _Pool(spec, jobs, background=True)
             while pending and (len(pending) >= 2 * jobs or isinstance(pending[0][1], _Done)):
                 meta0, fut = pending.popleft()
-                yield meta0, pool.result(fut, head)
+                yield meta0, _result(fut, jobs, head)
         while pending:
             meta0, fut = pending.popleft()
-            yield meta0, pool.result(fut, head)
+            yield meta0, _result(fut, jobs, head)
     finally:
-        pool.stop()
+        if pool is not None:
+            pool.stop()
+
+
+#: Seconds of grading in this process after which the default ``jobs`` starts workers: about
+#: what starting them costs (a fork server importing math-verify, then the workers), so an
+#: input graded sooner never pays it.
+START_AFTER = 3.0
+
+
+def _result(fut, jobs: int, head) -> Graded:
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(fut, _Done):
+        return fut.graded
+    try:
+        return fut.result()
+    except (BrokenProcessPool, ProcessExpired):
+        raise OSError(f"A rescoring worker process died (killed from outside, e.g. by the "
+                      f"system when memory ran out); with {jobs} jobs and batches of "
+                      f"{len(head[0][1][0])} samples, try fewer jobs or smaller "
+                      "batches.") from None
 
 
 class _Done(NamedTuple):
@@ -155,19 +185,6 @@ class _Pool:
 
     def submit(self, args):
         return self.pool.schedule(_worker_grade, args=(args,))
-
-    def result(self, fut, head) -> Graded:
-        from concurrent.futures.process import BrokenProcessPool
-
-        if isinstance(fut, _Done):
-            return fut.graded
-        try:
-            return fut.result()
-        except (BrokenProcessPool, ProcessExpired):
-            raise OSError(f"A rescoring worker process died (killed from outside, e.g. by the "
-                          f"system when memory ran out); with {self.jobs} jobs and batches of "
-                          f"{len(head[0][1][0])} samples, try fewer jobs or smaller "
-                          "batches.") from None
 
     def stop(self) -> None:
         """End the workers now, not after their current batch (Ctrl-C, an error, the end)."""
