@@ -289,9 +289,9 @@ def _timeout_source(path) -> str | None:
     """DuckDB's relation of a rescored samples file (``.parquet``/``.pq``/``.jsonl``), or
     None when ``path`` is not one (no ``timeout`` column in its schema or first line).
     """
-    import pyarrow.parquet as pq
-
     import stat
+
+    import pyarrow.parquet as pq
 
     p = Path(path)
     name = p.name.lower()
