@@ -198,6 +198,33 @@ def _as_skipped(output: Path, reason: str) -> None:
     write_text(output, text if text.endswith("\n") else text + "\n")  # as nbformat.write
 
 
+#: The id of the cell papermill injects (its own is random on every run).
+INJECTED_ID = "injected-parameters"
+_CLOCK_KEYS = ("start_time", "end_time", "duration")
+
+
+def stabilize(output: Path) -> None:
+    """Make an executed notebook the same bytes on a re-run on one machine: the cell papermill
+    injects gets a fixed id (:data:`INJECTED_ID`) and the clock readings (papermill's start,
+    end and duration of the notebook and of each cell, the kernel's execution timestamps) are
+    dropped; written whole (:func:`leash.writing.write_text`). So the site and a diff of two
+    runs see only real changes.
+    """
+    import nbformat
+
+    nb = nbformat.read(str(output), as_version=4)
+    for key in _CLOCK_KEYS:
+        nb.metadata.get("papermill", {}).pop(key, None)
+    for c in nb.cells:
+        if "injected-parameters" in c.metadata.get("tags", []):
+            c.id = INJECTED_ID
+        for key in _CLOCK_KEYS:
+            c.metadata.get("papermill", {}).pop(key, None)
+        c.metadata.pop("execution", None)
+    text = nbformat.writes(nb)
+    write_text(output, text if text.endswith("\n") else text + "\n")
+
+
 def _failure(path: Path, output: Path, exc) -> NotebookError:
     """Papermill's execution error, naming the cell of the source notebook (the executed copy
     has the injected cell more): the first source cell with the failing cell's code.
@@ -272,6 +299,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
         if exc.ename not in SKIP_EXCEPTIONS:
             raise _failure(path, output, exc) from None
         _as_skipped(output, str(exc.evalue))
+        stabilize(output)
         return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
                               reason=str(exc.evalue))
     except Exception as exc:
@@ -281,6 +309,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                             evalue=str(exc), output=output) from None
     records = [o.metadata[RECORD_KEY] for c in nb.cells for o in c.get("outputs", [])
                if RECORD_KEY in o.get("metadata", {})]
+    stabilize(output)
     write_records(outdir, run, path.stem, effective, records)
     return NotebookResult(run, "ok", time.perf_counter() - t0, output, effective,
                           records=tuple(records))
