@@ -26,7 +26,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from leash.argparsing import OneLineParser, non_negative_int, positive_int
+from leash.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash.errors import Call, Param, Words
 
 __all__ = ["main", "build_parser", "main_simulate"]
@@ -238,10 +238,10 @@ _GENERATIONS = ("files", {**_FILES[1], "help": _FILES[1]["help"].replace(
 _READER = ("reader options (apply to every FILE; override manifest labels)", [
     ("--fmt", dict(choices="FORMATS", help="input format (default: detected from the file's "
                    "name and first records)")),
-    ("--model", dict(help="model label for files that do not name it (default: the file's "
-                     "model column, or the manifest's label)")),
-    ("--benchmark", dict(help="benchmark label for files that do not name it (default: the "
-                         "file's benchmark column, or the manifest's label)")),
+    ("--model", dict(type=non_empty, help="model label for files that do not name it "
+                     "(default: the file's model column, or the manifest's label)")),
+    ("--benchmark", dict(type=non_empty, help="benchmark label for files that do not name it "
+                         "(default: the file's benchmark column, or the manifest's label)")),
     ("--step", dict(type=non_negative_int, help="checkpoint label (an integer >= 0) for every "
                     "row (default: the file's step column, or none: a final model)")),
     ("--mapping", dict(help="field mapping for nested layouts: rollouts, samples, evaluator, or "
@@ -608,7 +608,7 @@ def _overview(table) -> list[dict]:
 def _cmd_summarize(args, ctx: _Context) -> int:
     from leash_eval.summarize import write_summary
 
-    if args.out and not args.out.lower().endswith((".parquet", ".pq")):  # before any reading
+    if args.out is not None and not args.out.lower().endswith((".parquet", ".pq")):  # '' too
         raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
                          f"its provenance). Got {args.out!r}.")
     table = _load_table(args, ctx, na=args.na, on_error=args.on_error,

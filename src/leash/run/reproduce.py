@@ -565,6 +565,19 @@ def _with_parameters(runs: list[Run], given: dict) -> list[Run]:
             for r in runs]
 
 
+def _verdict(run: Run, p) -> str:
+    """`` (set)`` after a value given for ``p``, or `` (set; refused: WHY)`` when the run's
+    check (:func:`leash.run.parameters.validate_parameters`) would refuse it: ``--list`` shows
+    what a run would do.
+    """
+    try:
+        validate_parameters(NOTEBOOKS / f"{run.notebook}.ipynb", {p.name: run.parameters[p.name]})
+    except ParameterError as exc:
+        why = str(exc).split(f"{p.name!r} = ", 1)[-1]
+        return f" (set; refused: {' '.join(why.split())})"
+    return " (set)"
+
+
 def main(argv=None) -> int:
     """Command-line entry point (``argv`` default ``sys.argv[1:]``); returns the exit status."""
     args = _parser().parse_args(argv)
@@ -585,7 +598,7 @@ def main(argv=None) -> int:
                 for p in notebook_parameters(NOTEBOOKS / f"{r.notebook}.ipynb").values():
                     value = repr(r.parameters[p.name]) if p.name in r.parameters else p.default
                     print(f"    {p.name}: {p.type_name or '?'} = {value}"
-                          + (" (set)" if p.name in r.parameters else "")
+                          + (_verdict(r, p) if p.name in r.parameters else "")
                           + (f"  # {p.help}" if p.help else ""))
             return 0
         outdir = args.outdir or (BUILD / _label(study) if study is not None
