@@ -19,7 +19,7 @@ TINY = Path(__file__).resolve().parent / "notebooks" / "tiny.ipynb"
 @pytest.mark.slow
 def test_a_rerun_gives_the_same_bytes(tmp_path):
     copies = []
-    for i in range(2):
+    for _ in range(2):
         res = run_notebook(TINY, {"k": 2, "seed": 3}, outdir=tmp_path / "out",
                            build=tmp_path / "build")
         assert res.status == "ok"
