@@ -111,3 +111,44 @@ def test_notebook_integers_beyond_int64_are_refused_and_list_says_so(capsys):
     line = one_line(capsys, reproduce_main(["--only", "01", "-p", "n_boot", huge,
                                             "--outdir", "/nonexistent-leash-test"]))
     assert "n_boot" in line and "64-bit integer range" in line
+
+
+def test_epsilon_above_one_is_a_warning_saying_what_it_means():
+    from leash.core.support import epsilon
+
+    with pytest.warns(UserWarning, match=r"above 1 .*bounds nothing.*cannot rule out") as w:
+        assert epsilon(1) == pytest.approx(2.995732273553991)
+    assert w[0].message.param == "zeta"
+    with pytest.warns(UserWarning, match="above 1"):
+        epsilon(8, 5e-324)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        epsilon(8192)  # the paper's: no warning
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"),
+                                            ("utf-32", "UTF-32"), ("utf-32-be", "UTF-32")])
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_utf16_and_utf32_files_are_named(tmp_path, encoding, name, suffix):
+    from leash_eval.summarize import summarize
+
+    f = tmp_path / f"g{suffix}"
+    text = ('{"model": "m", "benchmark": "b", "question_id": "q", "sample_idx": 0, '
+            '"correct": true}\n' if suffix == ".jsonl" else
+            "model,benchmark,question_id,sample_idx,correct\nm,b,q,0,true\n")
+    f.write_bytes(text.encode(encoding))
+    with raises_with(file=f, line=1, value=name, text="leash reads UTF-8"):
+        summarize(f)
+
+
+@pytest.mark.parametrize("prompt", ["{0}{question}", "Q: {question} }", "{question} {answer}"])
+def test_a_prompt_that_cannot_be_formatted_is_refused_before_the_model(prompt):
+    from leash_eval.generate.sampling import check_settings
+
+    with raises_with(param="prompt", value=prompt, constraint="as str.format takes it"):
+        check_settings(k=1, temperature=1.0, top_p=1.0, max_tokens=5, seed=0, flush_every=1,
+                       prompt=prompt)
+    check_settings(k=1, temperature=1.0, top_p=1.0, max_tokens=5, seed=0, flush_every=1,
+                   prompt="Q: {question} {{not a field}}")

@@ -333,6 +333,11 @@ def _head(path: Path, kind: str):
             return set(schema.names), None, (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
         with open_bytes(path) as fh:
             for lineno, line in enumerate(fh, 1):
+                if lineno == 1 and (wide := _wide_encoding(line)):
+                    raise LeashValueError(
+                        f"{path}: the file is {wide} text; leash reads UTF-8 (convert it: "
+                        f"iconv -f {wide} -t UTF-8 {path.name} > utf8-{path.name}).",
+                        file=path, line=1, value=wide)
                 if not line.strip():
                     continue
                 if kind == "csv":  # bytes: a bad byte further down is not the header's
@@ -364,6 +369,22 @@ def _head(path: Path, kind: str):
             raise unreadable(path, exc) from None
         raise
     raise no_rows_error(path, kind)
+
+
+def _wide_encoding(first: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when the first line of a text file is in one of them (a
+    byte-order mark, or NUL bytes beside ASCII ones), else None: named, not "malformed JSON".
+    """
+    if first.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = first[:64]
+    if len(head) >= 4 and head.count(0) * 4 >= len(head) * 3 - 4:
+        return "UTF-32"
+    if len(head) >= 2 and head.count(0) * 2 >= len(head) - 2:
+        return "UTF-16"
+    return None
 
 
 def _no_twice(names, path, what: str, line) -> None:

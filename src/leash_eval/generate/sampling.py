@@ -191,10 +191,22 @@ def check_settings(*, k, temperature, top_p, max_tokens, seed, flush_every, prom
             ("seed", seed, isinstance(seed, int) and seed >= 0, "an int >= 0"),
             ("flush_every", flush_every, isinstance(flush_every, int) and flush_every >= 1,
              "an int >= 1"),
-            ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt,
-             "a string with {question}")):
+            ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt
+             and _formats(prompt), "a string with {question} and no other {field} (a literal "
+             "brace doubled: {{ }}), as str.format takes it")):
         if isinstance(value, bool) or not ok:
             raise LeashValueError(param=name, func="generate", value=value, constraint=rule)
+
+
+def _formats(prompt: str) -> bool:
+    """Whether ``prompt.format(question=...)`` works: a trial format, so that ``{0}`` or a
+    lone brace is refused here, not at the first question after the model loaded.
+    """
+    try:
+        prompt.format(question="2 + 2?")
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k: int,
