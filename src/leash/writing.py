@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["replacing", "replacing_folder", "write_bytes", "write_text"]
+__all__ = ["folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
 
 _umask = os.umask(0)
 os.umask(_umask)
@@ -116,6 +116,22 @@ def write_bytes(path, data: bytes) -> Path:
 def write_text(path, text: str) -> Path:
     """Write ``text`` as UTF-8 to ``path`` whole or not at all; returns ``path``."""
     return write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def folder_beside(path) -> Iterator[Path]:
+    """A temporary folder beside ``path`` (same file system, so its files move onto ``path``
+    with ``os.replace``), removed with what is left in it when the block ends; one a killed
+    process left is removed first. For writers that name their own files (a download).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -22,14 +22,13 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from leash.config import load_yaml_text
 from leash.paths import DATA
+from leash.writing import folder_beside
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
@@ -45,7 +44,7 @@ MIRROR_ENV = "LEASH_DATA_MIRROR"
 
 _MANIFEST_PATH = DATA / "manifest.yaml"
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
-_OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step")
+_OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step", "size")
 _SCHEMES = ("http", "https", "ftp", "sftp", "file")  # pooch's downloaders, and file:// (copied)
 
 
@@ -74,6 +73,7 @@ class Dataset:
     model_id: str | None = None
     benchmark: str | None = None
     step: int | None = None
+    size: int | None = None  # bytes: a download stops at size + 1 (the sha256 then cannot match)
 
     @property
     def is_generations(self) -> bool:
@@ -144,7 +144,13 @@ _RULES = {
     "format": (lambda v: v in FORMATS, f"must be one of {FORMATS}"),
     "step": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
              "must be an int"),
+    "size": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+             "must be an int >= 0 (bytes)"),
 }
+
+#: Seconds a whole download may take at most, beyond a per-read timeout: an upstream that
+#: trickles a byte every few seconds never times out a read.
+DEADLINE = 600.0
 
 
 def _parse_manifest(raw: object, source: str) -> Manifest:
@@ -301,13 +307,45 @@ def _copy_file(url: str, output_file: str, _pooch: object) -> None:
     shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlsplit(url).path), output_file)
 
 
-def _downloader(url: str, bar: object, timeout: float):
-    """Pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
+def _downloader(url: str, bar: object, timeout: float, size: int | None = None):
+    """Pooch's downloader for ``url`` (tests substitute this function to fake an upstream);
+    over HTTP(S) bounded: at most ``size + 1`` bytes when the manifest gives the size, and
+    :data:`DEADLINE` seconds in all (:func:`_bounded_http`).
+    """
     pooch = _pooch()
     scheme = url.split("://")[0].lower()
     if scheme in ("http", "https"):
-        return pooch.HTTPDownloader(progressbar=bar, chunk_size=1 << 16, timeout=timeout)
+        return lambda u, out, pup: _bounded_http(u, out, bar, timeout, size)
     return _copy_file if scheme == "file" else pooch.choose_downloader(url, progressbar=bar)
+
+
+def _bounded_http(url: str, output_file: str, bar, timeout: float, size: int | None) -> None:
+    """Stream ``url`` into ``output_file``; an OSError past ``size`` bytes (an endless or wrong
+    body: the sha256 could not match) or past :data:`DEADLINE` seconds. Hand-written around
+    requests (pooch's dependency): pooch's downloader has a per-read timeout only.
+    """
+    import time
+
+    import requests
+
+    end = time.monotonic() + DEADLINE
+    with requests.get(url, stream=True, timeout=timeout) as r:
+        r.raise_for_status()
+        if bar and r.headers.get("content-length", "").isdigit():
+            bar.total = int(r.headers["content-length"])
+        got = 0
+        with open(output_file, "wb") as fh:
+            # read1: the bytes that arrived (read(n) waits for n, or for ever from a trickle)
+            read = getattr(r.raw, "read1", r.raw.read)
+            while chunk := read(1 << 16, decode_content=True):
+                got += len(chunk)
+                if size is not None and got > size:
+                    raise OSError(f"more than the manifest's {size:,} bytes")
+                if time.monotonic() > end:
+                    raise TimeoutError(f"not finished within {DEADLINE:.0f} s ({got:,} bytes)")
+                fh.write(chunk)
+                if bar:
+                    bar.update(len(chunk))
 
 
 def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: float) -> Path:
@@ -323,18 +361,16 @@ def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: fl
 
     def download(url: str, output_file: str, pup: object) -> None:
         # Checked here, on pooch's temporary file, so that the message can give the bytes' hash.
-        _downloader(url, bar, timeout)(url, output_file, pup)
+        _downloader(url, bar, timeout, ds.size)(url, output_file, pup)
         _ChecksumMismatch.check(ds, Path(output_file), f"download from {url}")
 
     # Not setLevel: a logger outside logging's registry keeps the answer cached from its first use.
     pooch.get_logger().disabled = not progress  # its "Downloading data from ... to ..." line
-    local.parent.mkdir(parents=True, exist_ok=True)
-    # pooch keeps a file whose sha256 matches (a forced fetch): a download over an existing
-    # file goes to a folder beside it first and replaces the file only once verified.
-    stage = tempfile.TemporaryDirectory(dir=local.parent) if local.is_file() else nullcontext()
+    # Every download goes to a folder beside the file (pooch's temporary files in it), which
+    # replaces the file only once verified; a folder a killed fetch left is removed by the next
+    # (leash.writing's temporaries: the name carries the pid).
     try:
-        with stage as folder:
-            where = Path(folder or local.parent)
+        with folder_beside(local) as where:
             pooch.retrieve(url, f"sha256:{ds.sha256}", fname=local.name, path=where,
                            downloader=download)
             os.replace(where / local.name, local)
