@@ -183,8 +183,8 @@ def test_force_downloads_again(tmp_path, monkeypatch):
     path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
     opened = []
     real = mf._downloader
-    monkeypatch.setattr(mf, "_downloader", lambda url, bar, timeout, size=None: opened.append(url) or real(
-        url, bar, timeout))
+    monkeypatch.setattr(mf, "_downloader", lambda url, bar, timeout, size=None: opened.append(
+        url) or real(url, bar, timeout))
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False) == path
     assert opened == []
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False, force=True) == path
