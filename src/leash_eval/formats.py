@@ -379,10 +379,10 @@ def _wide_encoding(first: bytes) -> str | None:
         return "UTF-32"
     if first.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16"
-    head = first[:64]
-    if len(head) >= 4 and head.count(0) * 4 >= len(head) * 3 - 4:
+    head, zeros = first[:64], first[:64].count(0)
+    if len(head) >= 8 and zeros * 4 >= len(head) * 3 - 4:
         return "UTF-32"
-    if len(head) >= 2 and head.count(0) * 2 >= len(head) - 2:
+    if len(head) >= 4 and zeros * 2 >= len(head) - 2:
         return "UTF-16"
     return None
 

@@ -391,4 +391,6 @@ def _join(out: Path, parts: Path, qids: list, meta: dict) -> None:
     write_parquet(t, out, meta)
     for p in files:
         p.unlink()
+    for p in parts.glob("*.tmp"):  # what a killed run was writing: never read, now garbage
+        p.unlink()
     parts.rmdir()
