@@ -224,8 +224,8 @@ def run_sizes(rows, all_jobs: int, quick: bool) -> None:
     leash = str(Path(sys.executable).with_name("leash"))
     sizes = SIZES[:2] if quick else SIZES
     print(f"\nleash rescore, cold (a fresh process each, start-up included): wall / CPU seconds "
-          f"(CPU: the command and its workers); default = no --jobs (graded here while up to "
-          f"{all_jobs} workers start)")
+          f"(CPU: the command and its workers); default = no --jobs (one process, and "
+          f"{all_jobs} workers once grading took longer than starting them)")
     header = (f"{'n':>6}  {'--jobs 1':>15}  {'--jobs ' + str(all_jobs):>15}  {'default':>15}  "
               f"{'all / 1 (wall)':>14}  {'default / 1 (wall)':>18}")
     print(header)
