@@ -521,6 +521,11 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
         with pytest.raises(ValueError, match=r"LocalCluster\(processes=False\), or .*"
                            "DASK_DISTRIBUTED__WORKER__DAEMON=False"):
             rs.rescore_file(f, None, cluster=cluster.scheduler_address, **kw)
+    # the one-line remedy works: workers that are threads of this process
+    with distributed.LocalCluster(processes=False, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        rs.rescore_file(f, tmp_path / "threads.jsonl", cluster=cluster.scheduler_address, **kw)
+    assert (tmp_path / "threads.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     # workers that may start processes (as the README says to start them); this process's own
     # helpers (a resource tracker, a fork server of an earlier test) are not the cluster's
     before = set(psutil.Process().children(recursive=True))
