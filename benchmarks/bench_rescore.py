@@ -22,10 +22,14 @@ so the final answer stays); the long bucket, per question, its responses one aft
 until 29,000 characters, ending with one whole response. Without the mirror the responses are
 synthetic (arithmetic steps and a final ``\boxed{}``), which the output says.
 
+Then ``leash rescore`` as a user runs it, cold (start-up included), with ``--jobs 1``, every
+core and the default ``--jobs``, on 800, 2,400 and 24,000 median responses: wall and CPU time.
+
 Usage::
 
-    python benchmarks/bench_rescore.py            # 3 repetitions of every measurement
-    python benchmarks/bench_rescore.py --quick    # 1 repetition, fewer long responses
+    python benchmarks/bench_rescore.py               # 3 repetitions of every measurement
+    python benchmarks/bench_rescore.py --quick       # 1 repetition, fewer long responses
+    python benchmarks/bench_rescore.py --sizes-only  # only the cold runs by size
 """
 
 from __future__ import annotations
@@ -200,6 +204,85 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
     return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "right": right}
 
 
+# ----------------------------------------------------------------------------- sizes, cold
+
+SIZES = (800, 2_400, 24_000)
+
+
+def run_sizes(rows, all_jobs: int, quick: bool) -> None:
+    """``leash rescore FILE --out OUT`` as a user runs it, cold (a fresh process: imports, the
+    fork server and the workers' start-up are in the time), with ``--jobs 1``, ``--jobs`` every
+    core and the default, on 800, 2,400 and 24,000 responses (the 800 median responses, repeated
+    with other question ids beyond 800). Wall time and CPU time (this process's children: the
+    command and its workers).
+    """
+    import resource
+    import time
+
+    _adopt_orphans()
+    median = buckets(rows, 0)["median"]
+    leash = str(Path(sys.executable).with_name("leash"))
+    sizes = SIZES[:2] if quick else SIZES
+    print(f"\nleash rescore, cold (a fresh process each, start-up included): wall / CPU seconds "
+          f"(CPU: the command and its workers); default = no --jobs (one process, and "
+          f"{all_jobs} workers once grading took longer than starting them)")
+    header = (f"{'n':>6}  {'--jobs 1':>15}  {'--jobs ' + str(all_jobs):>15}  {'default':>15}  "
+              f"{'all / 1 (wall)':>14}  {'default / 1 (wall)':>18}")
+    print(header)
+    print("-" * len(header))
+    for n in sizes:
+        items = [median[i % len(median)] for i in range(n)]
+        path = BUILD / f"size-{n}.parquet"
+        write_bucket(path, items)
+        out = BUILD / f"size-{n}-out.parquet"
+        got = {}
+        for label, extra in (("one", ["--jobs", "1"]), ("all", ["--jobs", str(all_jobs)]),
+                             ("default", [])):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            proc = subprocess.run([leash, "-q", "rescore", str(path), "--out", str(out), *extra],
+                                  capture_output=True, text=True, cwd=ROOT)
+            wall = time.perf_counter() - t0
+            _reap()  # the fork server and its workers, re-parented here: their CPU counts too
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if proc.returncode:
+                sys.stderr.write(proc.stderr)
+                raise SystemExit(1)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            got[label] = (wall, cpu, out.read_bytes())
+        if len({v[2] for v in got.values()}) != 1:
+            print(f"bench_rescore: --jobs changed the output at n = {n}", file=sys.stderr)
+            raise SystemExit(1)
+        out.unlink()
+        path.unlink()
+        cell = {k: f"{w:.1f} / {c:.1f}" for k, (w, c, _) in got.items()}
+        print(f"{n:>6,}  {cell['one']:>15}  {cell['all']:>15}  {cell['default']:>15}  "
+              f"{got['all'][0] / got['one'][0]:>14.2f}  {got['default'][0] / got['one'][0]:>18.2f}")
+
+
+def _adopt_orphans() -> None:
+    """Become the Linux subreaper of the commands run: descendants whose parent ends (the fork
+    server of ``leash rescore`` and its workers) are re-parented here, so that waiting for them
+    adds their CPU time to RUSAGE_CHILDREN."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _reap(timeout: float = 30.0) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
 # ----------------------------------------------------------------------------- the report
 
 
@@ -228,6 +311,8 @@ def main(argv=None) -> int:
                     help="one repetition, 40 long responses")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3; 1 quick)")
     ap.add_argument("--_route", nargs=4, help=argparse.SUPPRESS)  # ROUTE FILE JOBS BATCH
+    ap.add_argument("--sizes-only", action="store_true",
+                    help="only the cold runs of leash rescore at 800, 2,400 and 24,000")
     args = ap.parse_args(argv)
     if args._route:
         route, path, jobs, batch = args._route
@@ -259,6 +344,9 @@ def main(argv=None) -> int:
     routes = [("raw", "raw", 1), ("one", "leash", 1), ("all", "leash", all_jobs)] + (
         [("cluster", "cluster", all_jobs)] if importlib.util.find_spec("distributed") else [])
     print(f"responses: {source}")
+    if args.sizes_only:
+        run_sizes(rows, all_jobs, args.quick)
+        return 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores: {all_jobs} usable (os.sched_getaffinity), load average {load:.2f} at the "
           f"start; {reps} repetition(s), each route in a fresh process; samples/s as median "
@@ -298,6 +386,7 @@ def main(argv=None) -> int:
               f"{_rate(res['one'], 'cpu')[0] / _rate(res['raw'], 'cpu')[0]:>6.2f}  "
               f"{every[0] / one[0]:>12.2f}{tail}")
         summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
+    run_sizes(rows, all_jobs, args.quick)
     print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
           "grade, count, write) against math-verify alone, in samples per wall second and "
           "(CPU) per CPU second (user + system of the process and its ended workers); "

@@ -168,7 +168,7 @@ def test_download_from_file_url_then_cached(tmp_path, monkeypatch, capsys):
     assert [p.name for p in path.parent.iterdir()] == ["toy.jsonl"]  # no temp file left
 
     # Second call: served from the cache without opening any URL.
-    def no_network(url, bar, timeout):
+    def no_network(url, bar, timeout, size=None):
         raise AssertionError("network used although the cache is valid")
 
     monkeypatch.setattr(mf, "_downloader", no_network)
@@ -183,8 +183,8 @@ def test_force_downloads_again(tmp_path, monkeypatch):
     path = mf.fetch("toy", dest=dest, manifest=m, progress=False)
     opened = []
     real = mf._downloader
-    monkeypatch.setattr(mf, "_downloader", lambda url, bar, timeout: opened.append(url) or real(
-        url, bar, timeout))
+    monkeypatch.setattr(mf, "_downloader", lambda url, bar, timeout, size=None: opened.append(
+        url) or real(url, bar, timeout))
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False) == path
     assert opened == []
     assert mf.fetch("toy", dest=dest, manifest=m, progress=False, force=True) == path
@@ -207,7 +207,7 @@ def _breaking(exc: BaseException):
         Path(output_file).write_bytes(b"x" * 100)
         raise exc
 
-    return lambda url, bar, timeout: download
+    return lambda url, bar, timeout, size=None: download
 
 
 @pytest.mark.parametrize("exc", [ConnectionResetError("reset"), KeyboardInterrupt()])
@@ -305,3 +305,68 @@ def test_resolve_paths_and_names(tmp_path, monkeypatch):
     assert p.read_bytes() == b"payload" and ds.name == "toy"
     with pytest.raises(FileNotFoundError, match="neither an existing file"):
         mf.resolve(tmp_path / "missing.jsonl", manifest=m)
+
+
+# ----------------------------------------------------------------------------- bounded fetch
+
+
+@pytest.fixture
+def bad_upstream():
+    """An HTTP server on 127.0.0.1: /endless sends bytes for ever, /slow one byte every 0.3 s."""
+    import time
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"x" * (1 << 16) if self.path == "/endless" else b"x")
+                    if self.path == "/slow":
+                        self.wfile.flush()
+                        time.sleep(0.3)
+            except OSError:  # the client went away
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_fetch_stops_at_the_manifest_size_and_the_deadline(tmp_path, monkeypatch, bad_upstream):
+    import dataclasses
+
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    payload = b"three kB " * 333
+    m = _fake_manifest(tmp_path, payload, urls=[f"{bad_upstream}/endless"])
+    toy = dataclasses.replace(m.datasets["toy"], size=len(payload))
+    m = dataclasses.replace(m, datasets={"toy": toy})
+    dest = tmp_path / "raw"
+    with pytest.raises(mf.DatasetUnavailableError, match=f"more than the manifest's "
+                                                         f"{len(payload):,} bytes"):
+        mf.fetch("toy", dest=dest, manifest=m, progress=False)
+    assert list((dest / "sub").iterdir()) == []  # nothing left behind
+    monkeypatch.setattr(mf, "DEADLINE", 1.0)
+    slow = dataclasses.replace(m, datasets={"toy": dataclasses.replace(
+        toy, urls=(f"{bad_upstream}/slow",))})
+    with pytest.raises(mf.DatasetUnavailableError, match="not finished within 1 s"):
+        mf.fetch("toy", dest=dest, manifest=slow, progress=False)
+    assert list((dest / "sub").iterdir()) == []
+
+
+def test_a_killed_fetchs_temporary_folder_is_removed(tmp_path, monkeypatch):
+    payload = b"fresh\n"
+    m = _fake_manifest(tmp_path, payload)
+    monkeypatch.delenv(mf.MIRROR_ENV, raising=False)
+    stale = tmp_path / "raw" / "sub" / ".toy.jsonl.999999999.abcd.tmp"  # a pid no process has
+    stale.mkdir(parents=True)
+    (stale / "tmpabcdef").write_bytes(b"half a download")
+    path = mf.fetch("toy", dest=tmp_path / "raw", manifest=m, progress=False)
+    assert path.read_bytes() == payload
+    assert [p.name for p in path.parent.iterdir()] == ["toy.jsonl"]

@@ -374,7 +374,9 @@ def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
 def test_writes_are_atomic_and_keep_normal_permissions(tmp_path):
     paths = save_table(pd.DataFrame({"x": [1]}), "t", tmp_path)
     mode = paths["csv"].stat().st_mode & 0o777
-    assert mode == report._FILE_MODE
+    from leash.writing import _FILE_MODE
+
+    assert mode == _FILE_MODE
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

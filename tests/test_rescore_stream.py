@@ -91,7 +91,7 @@ def test_streaming_hand_verdicts_and_report(tmp_path):
                           batch_size=5)
     written = _read_jsonl(out)
     assert list(written.columns) == ["model", "benchmark", "question_id", "step", "sample_idx",
-                                     "correct", "answer"]
+                                     "correct", "answer", "timeout"]
     assert written["correct"].tolist() == HAND_CORRECT
     assert written["question_id"].tolist() == ["0"] * 4 + ["1"] * 4 + ["2"] * 4
     assert written["sample_idx"].tolist() == [0, 1, 2, 3] * 3
@@ -155,6 +155,23 @@ def test_jobs_1_and_2_write_identical_files(tmp_path):
 
 
 @needs_mv
+@needs_mv
+@pytest.mark.parametrize("start_after", [0.0, 1e9])
+def test_the_default_jobs_writes_what_one_process_writes(tmp_path, monkeypatch, start_after):
+    """The default (jobs=None): batches graded here, and (start_after 0) workers taking over
+    once started, in the background; the output is byte for byte one process's."""
+    from leash_eval.rescore import execution
+
+    monkeypatch.setattr(execution, "START_AFTER", start_after)
+    records = [dict(r, idx=r["idx"] + 3 * k) for k in range(10) for r in RECORDS]
+    f = _evaluator_file(tmp_path / "eval.jsonl", records)
+    kw = dict(fmt="evaluator", model="m", benchmark="b", batch_size=3)
+    one = rs.rescore_file(f, tmp_path / "one.jsonl", jobs=1, **kw)
+    auto = rs.rescore_file(f, tmp_path / "auto.jsonl", jobs=None, **kw)
+    assert (tmp_path / "auto.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    assert auto.n_samples == one.n_samples == 120
+
+
 def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):
     """math-verify's timeouts use signal.alarm, which raises in a non-main thread; rescore()
     then grades in a worker process, where the alarm works, and gives the same verdicts."""
@@ -352,12 +369,58 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_worker(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal does: the whole foreground group
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert err.strip().splitlines()[-1] == "leash rescore: interrupted"
+    assert err.strip().splitlines()[-1] == "leash rescore: interrupted", err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     while _group_alive(proc.pid):
         assert time.monotonic() < deadline, _group_alive(proc.pid)
         time.sleep(0.2)
     assert not list(tmp_path.glob("*o.parquet*"))  # no partial output left behind
+
+
+def _big_input(tmp_path: Path, n_questions: int = 4000) -> Path:
+    records = [{"idx": q, "gt": str(q),
+                "code": [f"Adding {q} and {i} gives $x = {q + i}$, so \\boxed{{{q * i + 7}}}"
+                         for i in range(10)], "score": [False] * 10} for q in range(n_questions)]
+    f = tmp_path / "big.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return f
+
+
+@needs_mv
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT alone"])
+def test_no_process_outlives_a_killed_or_terminated_rescore(tmp_path, how):
+    """SIGKILL (nothing can clean up: the workers end with their parent), SIGTERM (as Ctrl-C,
+    its own line, 143) and SIGINT sent to the process alone, started as a shell starts a
+    background job (SIGINT ignored): afterwards no process of the run is left (orphans: 0)."""
+    f = _big_input(tmp_path)
+    leash = Path(sys.executable).with_name("leash")
+    ignore = how == "SIGINT alone"
+    proc = subprocess.Popen(
+        [str(leash), "rescore", str(f), "--fmt", "evaluator", "--model", "m", "--benchmark",
+         "b", "--out", str(tmp_path / "o.parquet"), "--jobs", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN if ignore
+                                         else signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(_group_alive(proc.pid)) < 4 and proc.poll() is None:  # leash, server, 2 workers
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.2)
+    assert proc.poll() is None, "finished before it could be stopped"
+    sig = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM}.get(how, signal.SIGINT)
+    os.kill(proc.pid, sig)  # the process alone, not its group
+    _, err = proc.communicate(timeout=60)
+    want = {"SIGKILL": (-9, None), "SIGTERM": (143, "leash rescore: terminated"),
+            "SIGINT alone": (130, "leash rescore: interrupted")}[how]
+    assert proc.returncode == want[0], err
+    if want[1]:
+        assert err.strip().splitlines()[-1] == want[1] and "Traceback" not in err, err
+    deadline = time.monotonic() + 30
+    while _group_alive(proc.pid):  # orphans: re-parented, still in the process group
+        assert time.monotonic() < deadline, _group_alive(proc.pid)
+        time.sleep(0.2)
+    if how != "SIGKILL":
+        assert not list(tmp_path.glob("*o.parquet*"))  # no partial output left behind
 
 
 # ----------------------------------------------------------------------------- study sources
@@ -455,8 +518,14 @@ def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
     local = rs.rescore_file(f, tmp_path / "local.jsonl", jobs=1, **kw)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster:
-        with pytest.raises(ValueError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+        with pytest.raises(ValueError, match=r"LocalCluster\(processes=False\), or .*"
+                           "DASK_DISTRIBUTED__WORKER__DAEMON=False"):
             rs.rescore_file(f, None, cluster=cluster.scheduler_address, **kw)
+    # the one-line remedy works: workers that are threads of this process
+    with distributed.LocalCluster(processes=False, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        rs.rescore_file(f, tmp_path / "threads.jsonl", cluster=cluster.scheduler_address, **kw)
+    assert (tmp_path / "threads.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
     # workers that may start processes (as the README says to start them); this process's own
     # helpers (a resource tracker, a fork server of an earlier test) are not the cluster's
     before = set(psutil.Process().children(recursive=True))

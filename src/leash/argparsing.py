@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["HelpFormatter", "OneLineParser", "non_negative_int"]
+__all__ = ["INT64_MAX", "HelpFormatter", "OneLineParser", "non_empty", "non_negative_int"]
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -78,8 +78,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def int_at_least(minimum: int):
-    """An argparse ``type``: an integer >= ``minimum``, refused in one line naming the bound
-    (e.g. ``--seed``: numpy refuses a negative seed with a message that names no option).
+    """An argparse ``type``: an integer >= ``minimum`` within the 64-bit range (what the
+    readers and numpy hold), refused in one line naming the bound (e.g. ``--seed``: numpy refuses
+    a negative seed with a message that names no option; ``--step 99999999999999999999`` would
+    end in a DuckDB conversion error).
     """
     def parse(text: str) -> int:
         try:
@@ -89,10 +91,24 @@ def int_at_least(minimum: int):
                 f"must be an integer >= {minimum}, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        if value > INT64_MAX:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer <= {INT64_MAX} (the 64-bit range), got {text.strip()}")
         return value
 
     parse.__name__ = f"integer >= {minimum}"  # argparse names the type in some messages
     return parse
+
+
+#: The largest 64-bit signed integer: the bound of every integer option and parameter.
+INT64_MAX = 2**63 - 1
+
+
+def non_empty(text: str) -> str:
+    """An argparse ``type``: a text with something besides white space (a label, a path)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must not be empty, got {text!r}")
+    return text
 
 
 non_negative_int = int_at_least(0)

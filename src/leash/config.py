@@ -1,10 +1,13 @@
 """Strict reading of configuration files: YAML without anchors, checked against a schema.
 
-Used for study files (:mod:`leash.sources.study`). A file is read with :func:`load_yaml`, which
-refuses
-YAML anchors and aliases (a configuration file has no need of them, and refusing them at the
-first anchor rules out "billion laughs" alias bombs without expanding anything) and duplicate
-keys, and records the line of every key. :func:`check` then walks the data against a
+Every YAML the project reads goes through :func:`load_yaml` (a file) or :func:`load_yaml_text`
+(text: a ``-p`` value, the manifest's bytes): study files (:mod:`leash.sources.study`), the
+simulation config, ``-f``/``-p`` parameters and ``notebooks/runs.yaml``, field mapping files and
+the data manifest. It refuses YAML anchors and aliases (a configuration file has no need of them,
+and refusing them at the first anchor rules out "billion laughs" alias bombs without expanding
+anything), duplicate keys, files beyond :data:`MAX_BYTES` and documents of more than
+:data:`MAX_NODES` nodes (PyYAML builds some 20,000 nodes a second: a 10^6-item list would take
+minutes), and records the line of every key. :func:`check` then walks the data against a
 declarative schema, a small table per level built from five node kinds:
 
 * :class:`Value`: a leaf, ``what`` (e.g. "an int >= 1") and a predicate;
@@ -31,8 +34,13 @@ import yaml
 
 from leash.errors import LeashValueError, closest
 
-__all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "Value", "check", "load_yaml",
-           "one_line_yaml_error", "show"]
+__all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "MAX_BYTES", "MAX_NODES",
+           "Value", "check", "load_yaml", "load_yaml_text", "one_line_yaml_error", "show"]
+
+#: Bytes of a YAML file read at most (the largest shipped one, the manifest, has some 13,000).
+MAX_BYTES = 1 << 20
+#: YAML nodes (scalars, lists, mappings) of one document at most.
+MAX_NODES = 50_000
 
 
 class ConfigError(LeashValueError):
@@ -65,12 +73,17 @@ class _StrictLoader(yaml.SafeLoader):
 
     def __init__(self, stream):
         super().__init__(stream)
+        self.nodes = 0
         # id(container) -> {key: line} for mappings, [line of each item] for lists. The
         # containers are alive as long as the loaded data is, so the ids stay valid.
         self.lines: dict[int, dict | list] = {}
 
     def compose_node(self, parent, index):
         event = self.peek_event()
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Problem(event.start_mark.line + 1,
+                           f"more than {MAX_NODES:,} YAML values: too large for a {self.kind}")
         if event.anchor is not None:  # an anchor (&name) or an alias (*name)
             kind = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
             mark = "*" if kind == "alias" else "&"
@@ -117,11 +130,48 @@ def load_yaml(path: str | Path, where: str, kind: str = "configuration file"
     :func:`check`. Anchors and aliases are refused at the first one, before anything is
     expanded.
     """
+    not_a_file(path, where)
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{where} is larger than {MAX_BYTES:,} bytes: too large for a {kind}.",
+                          file=path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason}).",
                           file=path) from None
+    return load_yaml_text(text, where, kind, file=path)
+
+
+def not_a_file(path, where: str) -> None:
+    """A ConfigError naming what ``path`` is when it is no regular file (a device such as
+    ``/dev/zero``, a FIFO, a folder, a symlink loop); a missing file is left to ``open``.
+    """
+    import errno
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{where} is a symbolic link loop, not a file.", file=path) from None
+        return
+    what = ("a folder" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else None)
+    if what:
+        raise ConfigError(f"{where} is {what}, not a file.", file=path)
+
+
+def load_yaml_text(text: str, where: str, kind: str = "configuration file", *, file=None
+                   ) -> tuple[object, dict]:
+    """:func:`load_yaml` of text (a ``-p`` value, bytes already read); ``file`` for the error."""
+    path = file
+    if len(text) > MAX_BYTES:
+        raise ConfigError(f"{where} is longer than {MAX_BYTES:,} characters: too large for a "
+                          f"{kind}.", file=path)
     loader = _StrictLoader(text)
     loader.kind = kind
     try:

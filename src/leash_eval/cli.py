@@ -26,7 +26,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from leash.argparsing import OneLineParser, non_negative_int, positive_int
+from leash.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash.errors import Call, Param, Words
 
 __all__ = ["main", "build_parser", "main_simulate", "main_study"]
@@ -252,10 +252,10 @@ _GENERATIONS = ("files", {**_FILES[1], "help": _FILES[1]["help"].replace(
 _READER = ("reader options (apply to every FILE; override manifest labels)", [
     ("--fmt", dict(choices="FORMATS", help="input format (default: detected from the file's "
                    "name and first records)")),
-    ("--model", dict(help="model label for files that do not name it (default: the file's "
-                     "model column, or the manifest's label)")),
-    ("--benchmark", dict(help="benchmark label for files that do not name it (default: the "
-                         "file's benchmark column, or the manifest's label)")),
+    ("--model", dict(type=non_empty, help="model label for files that do not name it "
+                     "(default: the file's model column, or the manifest's label)")),
+    ("--benchmark", dict(type=non_empty, help="benchmark label for files that do not name it "
+                         "(default: the file's benchmark column, or the manifest's label)")),
     ("--step", dict(type=non_negative_int, help="checkpoint label (an integer >= 0) for every "
                     "row (default: the file's step column, or none: a final model)")),
     ("--mapping", dict(help="field mapping for nested layouts: rollouts, samples, evaluator, or "
@@ -279,6 +279,12 @@ _JSON = ("--json", dict(action="store_true",
 _ON_ERROR = ("--on-error", dict(
     choices=("raise", "skip"), default="raise", help="invalid rows: stop at the first one "
     "(raise, the default) or skip them and count them (a one-line warning says how many)"))
+_ON_TIMEOUT = ("--on-timeout", dict(
+    choices=("error", "false", "skip"), default="error", help="samples `leash rescore` left "
+    "without a verdict (math-verify timed out twice): stop (error, the default), count them as "
+    "wrong (false) or leave them out (skip)"))
+
+
 def _entropy_temperature(text: str):
     """``--entropy-temperature``: a number > 0, or "sampling"."""
     if text == "sampling":
@@ -314,7 +320,7 @@ _OPTIONS = {
                       "count as NA for answer entropy: class (the default: those without an "
                       "extracted answer) or truncated (also those with finish_reason length: "
                       "the paper's rule, which Table 5 uses)")),
-        _ON_ERROR, _READER, _DATA, _JSON],
+        _ON_ERROR, _ON_TIMEOUT, _READER, _DATA, _JSON],
     "fetch": [
         ("names", dict(nargs="*", metavar="NAME", help="dataset or group names of "
                        "data/manifest.yaml (none: list them)")),
@@ -345,8 +351,9 @@ _OPTIONS = {
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
                        ".parquet; default: not written)")),
-        ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: every "
-                        "usable core); the output does not depend on it")),
+        ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: one, "
+                        "then every usable core's once grading took longer than starting them; "
+                        "never slower than 1); the output does not depend on it")),
         ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of the Dask scheduler "
                            "at ADDRESS (tcp://host:8786; the cluster extra) instead of local "
                            "processes; the output does not depend on it (default: local)")),
@@ -398,7 +405,7 @@ _OPTIONS = {
         ("--out", dict(required=True, help="the Parquet file to write (required)")),
         _GEN_MODEL, _JSON],
     "passk": [
-        _FILES, _ON_ERROR,
+        _FILES, _ON_ERROR, _ON_TIMEOUT,
         ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 1,2,4,8 (default: "
                      "powers of 2 up to each model's n)")),
         ("--estimator", dict(choices=("unbiased", "first-k"), default="unbiased",
@@ -412,7 +419,7 @@ _OPTIONS = {
                           "them), each exact from n and c (default: none)")),
         _READER, _DATA, _JSON],
     "support": [
-        _FILES, _ON_ERROR,
+        _FILES, _ON_ERROR, _ON_TIMEOUT,
         ("--base", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
                         "the base model (MODEL or MODEL@STEP; required)")),
         ("--rl", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
@@ -596,7 +603,8 @@ def _load_table(args, ctx: _Context, **summarize_kwargs):
         ctx.note(f"reading {', '.join(Path(p).name for p in paths)}" + (
             f" (labels {i} of {len(groups)})" if len(groups) > 1 else ""))
         tables.append(summary_table(paths, **(summarize_kwargs or {
-            "summaries": True, "on_error": args.on_error}), **kw))
+            "summaries": True, "on_error": args.on_error,
+            "on_timeout": args.on_timeout}), **kw))
         for f in table_provenance(tables[-1]).get("files", []):
             for note in f["notes"]:  # e.g. an ignored column that looks misspelled
                 ctx.note(f"note: {f['path']}: {note}")
@@ -658,10 +666,11 @@ def _overview(table) -> list[dict]:
 def _cmd_summarize(args, ctx: _Context) -> int:
     from leash_eval.summarize import write_summary
 
-    if args.out and not args.out.lower().endswith((".parquet", ".pq")):  # before any reading
+    if args.out is not None and not args.out.lower().endswith((".parquet", ".pq")):  # '' too
         raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
                          f"its provenance). Got {args.out!r}.")
-    table = _load_table(args, ctx, na=args.na, on_error=args.on_error)
+    table = _load_table(args, ctx, na=args.na, on_error=args.on_error,
+                        on_timeout=args.on_timeout)
     if args.out:
         write_summary(table, args.out)
         ctx.note(f"wrote {table.num_rows} question rows to {args.out}")
@@ -737,8 +746,9 @@ def _cmd_rescore(args, ctx: _Context) -> int:
         raise ValueError("--task applies to --scorer reasoning-gym only.")
     inputs = _inputs(args, ctx)
     gold = _gold_for(args)
-    jobs = args.jobs or rs.default_jobs()
-    where = f"the cluster at {args.cluster}" if args.cluster else f"{jobs} process(es)"
+    jobs = args.jobs  # None: here while up to every core's workers start (never slower)
+    where = (f"the cluster at {args.cluster}" if args.cluster else f"{jobs} process(es)"
+             if jobs else f"up to {rs.default_jobs()} process(es)")
     ctx.note(f"rescoring {len(inputs)} file(s) with {args.scorer} on {where}, "
              f"{args.batch_size} samples per batch")
     try:
@@ -760,9 +770,12 @@ def _cmd_rescore(args, ctx: _Context) -> int:
     if report.n_no_answer:
         ctx.note(f"{report.n_no_answer} of {report.n_samples} responses had no extractable "
                  "answer (counted as wrong)")
-    if report.n_timeouts:
-        ctx.note(f"{report.n_timeouts} math-verify parses or comparisons timed out (counted "
-                 "as wrong)")
+    if report.n_timeouts:  # a timeout is not a verdict: retried, and what is left is no verdict
+        ctx.note(f"{report.n_timeouts} response(s) hit math-verify's time limit and were graded "
+                 f"again with a longer one; {report.n_unresolved} timed out again" + (
+                     ": no verdict (correct empty, timeout true), which `leash summarize` "
+                     "refuses unless --on-timeout false or skip; rescore on a less loaded "
+                     "machine to grade them" if report.n_unresolved else ""))
     if report.out is not None:
         ctx.note(f"wrote {report.n_samples} rescored samples to {report.out}")
     table = report.table.drop(columns=["no_answer"])
@@ -1351,26 +1364,43 @@ def main(argv: list[str] | None = None) -> int:
         hint = f" for --n-boot {n_boot} bootstrap replicates; use fewer" if n_boot else ""
         print(f"{PROG} {args.command}: error: not enough memory{hint}.", file=sys.stderr)
         return EXIT_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated):  # SIGTERM, handled as Ctrl-C is (console)
+            print(f"{PROG} {args.command}: terminated", file=sys.stderr)
+            return 143
         print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs, so that it stops as after Ctrl-C (its partial
+    output removed, its workers stopped) and ends with status 143 (128 + SIGTERM).
+    """
+
+
+def _terminated(signum, frame):
+    raise Terminated
 
 
 def console() -> None:
     """The ``leash`` executable: :func:`main`, then exit with its status.
 
-    After Ctrl-C (status 130) the process ends at once, once its streams are flushed: the
-    command has already removed its partial output and printed its line, and a rescoring pool
-    whose workers were terminated can leave a thread of ``concurrent.futures`` that the
-    interpreter's exit would wait on for ever.
+    SIGINT stops a command also when the process was started with SIGINT ignored (as a shell
+    starts a background job) and is sent it alone; SIGTERM stops it the same way, with its own
+    line and status 143. After either the process ends at once, once its streams are flushed:
+    the command has already removed its partial output and printed its line.
     """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminated)
     code = main()
-    if code == 130:
+    if code in (130, 143):
         import os
 
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(code)
     sys.exit(code)
 
 

@@ -18,6 +18,7 @@ from leash.sources import demo
 from leash.sources.demo import frame_from_table
 from leash.sources.simulate import config_record, simulate_study
 from leash.summary import SUMMARY_METADATA_KEY, summary_schema
+from leash.writing import replacing_folder
 
 __all__ = ["write_demo", "write_frames"]
 
@@ -102,17 +103,19 @@ def write_frames(frames, out_dir=None, *, seed, config):
     import pyarrow.parquet as pq
 
     out = Path(out_dir) if out_dir is not None else demo.demo_dir()
-    out.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for name in demo.DEMO_FILES:
-        path = out / f"{name}.parquet"
-        table = _to_arrow(frames[name], name, seed, config)
-        if not _same_content(path, table, name):
-            # Deterministic: fixed compression, no statistics timestamps (Parquet has none),
-            # one row group.
-            pq.write_table(table, path, compression="zstd", compression_level=9,
-                           row_group_size=len(frames[name]) + 1)
-        paths[name] = path
+    # Whole or not at all: every file is written into a folder beside ``out`` first, which
+    # becomes ``out`` (or whose files move into it) only once all are written.
+    with replacing_folder(out) as tmp:
+        for name in demo.DEMO_FILES:
+            path = out / f"{name}.parquet"
+            table = _to_arrow(frames[name], name, seed, config)
+            if not _same_content(path, table, name):
+                # Deterministic: fixed compression, no statistics timestamps (Parquet has none),
+                # one row group.
+                pq.write_table(table, tmp / path.name, compression="zstd", compression_level=9,
+                               row_group_size=len(frames[name]) + 1)
+            paths[name] = path
     return paths
 
 

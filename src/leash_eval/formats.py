@@ -46,6 +46,7 @@ _SUFFIXES = {"parquet": (".parquet", ".pq"), "csv": (".csv", ".csv.gz"),
     "first_correct_inconsistent", "ragged_list", "empty_value", "invalid_utf8")
 FILE_REASONS = UNDETECTED, UNREADABLE, NO_ROWS, NOT_REGULAR, DUPLICATE_FILE = (
     "undetected_format", "unreadable_file", "no_rows", "not_a_regular_file", "duplicate_file")
+DUPLICATE_KEY = "duplicate_key"  # a key twice in one JSON object: which value is meant?
 UTF8_MESSAGE = "must be valid UTF-8 text"
 TOO_LARGE = "too large (beyond the 64-bit integer range)"
 _BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exact readers)
@@ -207,14 +208,10 @@ def get_mapping(mapping) -> NestedMapping:
 
 
 def _yaml_mapping(path: Path) -> NestedMapping:
-    import yaml
+    from leash.config import load_yaml
 
     check_regular_file(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise LeashValueError(f"{path}: not a YAML file ({str(exc).splitlines()[0]}).",
-                              file=path) from None
+    raw = load_yaml(path, f"field mapping {path}", "field mapping")[0]  # the one YAML loader
     if not isinstance(raw, dict) or "correct" not in raw:
         raise LeashValueError(f"{path}: a field mapping is a YAML mapping with at least "
                               "'correct:' (data/README.md, section 4b).", file=path)
@@ -333,16 +330,24 @@ def _head(path: Path, kind: str):
             import pyarrow.parquet as pq
 
             schema = pq.read_schema(path)
+            _no_twice(schema.names, path, "column", None)
             return set(schema.names), None, (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
         with open_bytes(path) as fh:
             for lineno, line in enumerate(fh, 1):
+                if lineno == 1 and (wide := _wide_encoding(line)):
+                    raise LeashValueError(
+                        f"{path}: the file is {wide} text; leash reads UTF-8 (convert it: "
+                        f"iconv -f {wide} -t UTF-8 {path.name} > utf8-{path.name}).",
+                        file=path, line=1, value=wide)
                 if not line.strip():
                     continue
                 if kind == "csv":  # bytes: a bad byte further down is not the header's
                     import csv
 
                     header = line.decode("utf-8-sig", "replace")  # a BOM is no column name
-                    return set(next(csv.reader([header]))), None, None
+                    names = next(csv.reader([header]))
+                    _no_twice(names, path, "column", lineno)
+                    return set(names), None, None
                 # a JSON array (json.dump of a list, often named .json) is no JSON lines
                 array = (f" The file looks like one JSON array: leash reads JSON lines, one "
                          f"object per line (jq -c '.[]' {path.name} > records.jsonl writes "
@@ -365,6 +370,34 @@ def _head(path: Path, kind: str):
             raise unreadable(path, exc) from None
         raise
     raise no_rows_error(path, kind)
+
+
+def _wide_encoding(first: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when the first line of a text file is in one of them (a
+    byte-order mark, or NUL bytes beside ASCII ones), else None: named, not "malformed JSON".
+    """
+    if first.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head, zeros = first[:64], first[:64].count(0)
+    if len(head) >= 8 and zeros * 4 >= len(head) * 3 - 4:
+        return "UTF-32"
+    if len(head) >= 4 and zeros * 2 >= len(head) - 2:
+        return "UTF-16"
+    return None
+
+
+def _no_twice(names, path, what: str, line) -> None:
+    """Refuse a column named twice (Parquet, a CSV header): which one is meant is a guess."""
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise LeashValueError(f"{path}: " + (f"line {line}: " if line else "") +
+                                  f"{what} {n!r} appears twice; which one is meant is "
+                                  "ambiguous: rename or drop one.", file=path, line=line, key=n,
+                                  value=n)
+        seen.add(n)
 
 
 def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping | None]:
@@ -750,6 +783,11 @@ def _jp(field: str, of: str = "j") -> str:
     return f"json_extract({of}, {sql_str(path)})"
 
 
+# a key twice in a JSON object (top level), and the first such key
+_TWICE = "len(json_keys(j)) <> len(list_distinct(json_keys(j)))"
+_TWICE_KEY = "list_filter(json_keys(j), lambda k, i: list_position(json_keys(j), k) < i)[1]"
+
+
 class Source:
     """One input on a connection: its reader (view ``raw<no>``: ``ord`` the line ordinal or
     Parquet row, ``sub`` the sample of a nested record or -1, ``nrows`` the samples a record
@@ -768,7 +806,7 @@ class Source:
                      else "table" if contents is not None else container(path))
         self.relative = mapping is not None and mapping.index is None
         self.fields, self.notes, self.names = READ[self.kind], [], {}
-        self.exact = self.utf8_error = self._fixed = False
+        self.exact = self.utf8_error = self._fixed = self.ambiguous = False
         self.optional, self.extra, self.batch = (), (), 250_000
         self._shift = self._rg = self._peek = None
         module = "harness_logs" if fmt in H.FORMATS else "evaluators"
@@ -854,7 +892,8 @@ class Source:
 
     def _record(self) -> str:
         return _case(("j IS NULL", MALFORMED_CODE), ("json_type(j) <> 'OBJECT'", code(
-            WRONG_TYPE, "record must be a JSON object")))
+            WRONG_TYPE, "record must be a JSON object")), (_TWICE, code(
+                DUPLICATE_KEY, "appears twice in the record (which value is meant is ambiguous)")))
 
     def _jsonl(self) -> str:
         have = (*self.fields, *self.extra)
@@ -870,12 +909,19 @@ class Source:
                 f"DESCRIBE SELECT * FROM read_json({sql_str(self.path)}, format="
                 f"'newline_delimited', ignore_errors=true, maximum_object_size={_MAX_OBJECT})"
             ).fetchall() if t in inferred and n in have}
+            # DuckDB reads the first of a key given twice, Python's json the last: such a line
+            # goes to the exact reader, which names it (one scan of the keys of each line)
+            self.ambiguous = self.con.execute(
+                f"SELECT 1 FROM read_ndjson_objects({sql_str(self.path)}, ignore_errors=true, "
+                f"maximum_object_size={_MAX_OBJECT}) WHERE {_TWICE.replace('(j)', '(json)')} "
+                "LIMIT 1").fetchone() is not None
             return sql
         base = self._objects()
         present = self.con.execute("SELECT " + ", ".join(f"count({_jp(f)})" for f in have) +
                                    f" FROM ({base})").fetchall()[0]
         have = {f for f, n in zip(have, present) if n} | (self.keys & set(have))
-        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {self._record()} AS p_rec, '-' AS f_rec, "
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {self._record()} AS p_rec, CASE WHEN "
+                f"json_type(j) = 'OBJECT' AND {_TWICE} THEN {_TWICE_KEY} ELSE '-' END AS f_rec, "
                 f"m_rec, coalesce(v_rec, j::VARCHAR) AS v_rec, {self._cols(have, _jp)} FROM "
                 f"({base})")
 

@@ -22,16 +22,13 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-import yaml
-
-from leash.config import one_line_yaml_error
+from leash.config import load_yaml_text
 from leash.paths import DATA
+from leash.writing import folder_beside
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
            "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
@@ -47,7 +44,7 @@ MIRROR_ENV = "LEASH_DATA_MIRROR"
 
 _MANIFEST_PATH = DATA / "manifest.yaml"
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
-_OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step")
+_OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step", "size")
 _SCHEMES = ("http", "https", "ftp", "sftp", "file")  # pooch's downloaders, and file:// (copied)
 
 
@@ -76,6 +73,7 @@ class Dataset:
     model_id: str | None = None
     benchmark: str | None = None
     step: int | None = None
+    size: int | None = None  # bytes: a download stops at size + 1 (the sha256 then cannot match)
 
     @property
     def is_generations(self) -> bool:
@@ -146,13 +144,21 @@ _RULES = {
     "format": (lambda v: v in FORMATS, f"must be one of {FORMATS}"),
     "step": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
              "must be an int"),
+    "size": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+             "must be an int >= 0 (bytes)"),
 }
+
+#: Seconds a whole download may take at most, beyond a per-read timeout: an upstream that
+#: trickles a byte every few seconds never times out a read.
+DEADLINE = 600.0
 
 
 def _parse_manifest(raw: object, source: str) -> Manifest:
     if not isinstance(raw, dict) or not isinstance(raw.get("datasets"), dict):
         raise ValueError(f"The manifest {source} must be a mapping with a 'datasets' mapping.")
     datasets: dict[str, Dataset] = {}
+    # `license: NAME` names a text of `licenses:` (anchors, which would share it, are refused)
+    licenses = {str(k): str(v).strip() for k, v in (raw.get("licenses") or {}).items()}
     for name, entry in raw["datasets"].items():
         where = f"dataset {name!r} of the manifest {source}"
         if not isinstance(entry, dict):
@@ -170,7 +176,8 @@ def _parse_manifest(raw: object, source: str) -> Manifest:
         datasets[name] = Dataset(
             name=name, urls=(urls,) if isinstance(urls, str) else tuple(urls),
             sha256=str(entry["sha256"]).lower(), path=entry["path"], format=entry["format"],
-            license=str(entry["license"]).strip(), description=str(entry["description"]).strip(),
+            license=licenses.get(str(entry["license"]).strip(), str(entry["license"]).strip()),
+            description=str(entry["description"]).strip(),
             **{k: entry.get(k) for k in _OPTIONAL})
     groups: dict[str, tuple[str, ...]] = {}
     for gname, members in (raw.get("groups") or {}).items():
@@ -202,13 +209,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> Manifest:
     if cached is not None and cached[0] == data:
         return cached[1]
     try:
-        raw = yaml.safe_load(data.decode("utf-8"))
+        raw = load_yaml_text(data.decode("utf-8"), f"The manifest {p}", "manifest", file=p)[0]
     except UnicodeDecodeError as exc:
         raise ValueError(f"The manifest {p} is not UTF-8 text (byte {exc.start}).") from None
-    except yaml.YAMLError as exc:
-        line, reason = one_line_yaml_error(exc)
-        at = f", line {line}" if line else ""
-        raise ValueError(f"The manifest {p}{at} is not valid YAML: {reason}.") from None
     manifest = _parse_manifest(raw, str(p))
     _MANIFEST_CACHE[p] = (data, manifest)
     return manifest
@@ -304,13 +307,45 @@ def _copy_file(url: str, output_file: str, _pooch: object) -> None:
     shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlsplit(url).path), output_file)
 
 
-def _downloader(url: str, bar: object, timeout: float):
-    """Pooch's downloader for ``url`` (tests substitute this function to fake an upstream)."""
+def _downloader(url: str, bar: object, timeout: float, size: int | None = None):
+    """Pooch's downloader for ``url`` (tests substitute this function to fake an upstream);
+    over HTTP(S) bounded: at most ``size + 1`` bytes when the manifest gives the size, and
+    :data:`DEADLINE` seconds in all (:func:`_bounded_http`).
+    """
     pooch = _pooch()
     scheme = url.split("://")[0].lower()
     if scheme in ("http", "https"):
-        return pooch.HTTPDownloader(progressbar=bar, chunk_size=1 << 16, timeout=timeout)
+        return lambda u, out, pup: _bounded_http(u, out, bar, timeout, size)
     return _copy_file if scheme == "file" else pooch.choose_downloader(url, progressbar=bar)
+
+
+def _bounded_http(url: str, output_file: str, bar, timeout: float, size: int | None) -> None:
+    """Stream ``url`` into ``output_file``; an OSError past ``size`` bytes (an endless or wrong
+    body: the sha256 could not match) or past :data:`DEADLINE` seconds. Hand-written around
+    requests (pooch's dependency): pooch's downloader has a per-read timeout only.
+    """
+    import time
+
+    import requests
+
+    end = time.monotonic() + DEADLINE
+    with requests.get(url, stream=True, timeout=timeout) as r:
+        r.raise_for_status()
+        if bar and r.headers.get("content-length", "").isdigit():
+            bar.total = int(r.headers["content-length"])
+        got = 0
+        with open(output_file, "wb") as fh:
+            # read1: the bytes that arrived (read(n) waits for n, or for ever from a trickle)
+            read = getattr(r.raw, "read1", r.raw.read)
+            while chunk := read(1 << 16, decode_content=True):
+                got += len(chunk)
+                if size is not None and got > size:
+                    raise OSError(f"more than the manifest's {size:,} bytes")
+                if time.monotonic() > end:
+                    raise TimeoutError(f"not finished within {DEADLINE:.0f} s ({got:,} bytes)")
+                fh.write(chunk)
+                if bar:
+                    bar.update(len(chunk))
 
 
 def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: float) -> Path:
@@ -326,18 +361,16 @@ def _download(ds: Dataset, url: str, local: Path, *, progress: bool, timeout: fl
 
     def download(url: str, output_file: str, pup: object) -> None:
         # Checked here, on pooch's temporary file, so that the message can give the bytes' hash.
-        _downloader(url, bar, timeout)(url, output_file, pup)
+        _downloader(url, bar, timeout, ds.size)(url, output_file, pup)
         _ChecksumMismatch.check(ds, Path(output_file), f"download from {url}")
 
     # Not setLevel: a logger outside logging's registry keeps the answer cached from its first use.
     pooch.get_logger().disabled = not progress  # its "Downloading data from ... to ..." line
-    local.parent.mkdir(parents=True, exist_ok=True)
-    # pooch keeps a file whose sha256 matches (a forced fetch): a download over an existing
-    # file goes to a folder beside it first and replaces the file only once verified.
-    stage = tempfile.TemporaryDirectory(dir=local.parent) if local.is_file() else nullcontext()
+    # Every download goes to a folder beside the file (pooch's temporary files in it), which
+    # replaces the file only once verified; a folder a killed fetch left is removed by the next
+    # (leash.writing's temporaries: the name carries the pid).
     try:
-        with stage as folder:
-            where = Path(folder or local.parent)
+        with folder_beside(local) as where:
             pooch.retrieve(url, f"sha256:{ds.sha256}", fname=local.name, path=where,
                            downloader=download)
             os.replace(where / local.name, local)

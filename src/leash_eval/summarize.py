@@ -11,6 +11,7 @@ per (model, benchmark, question_id, step) in order of first appearance; its 16 c
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 from leash.errors import Api, Call, LeashValueError, LeashWarning, Param
@@ -24,6 +25,7 @@ from leash.summary import (
     provenance_na,
     summary_schema,
 )
+from leash.writing import replacing
 from leash_eval import formats as F
 from leash_eval import validate as V
 
@@ -202,7 +204,10 @@ def _first_ranks(con, samples: str, sources) -> str:
     return "rank"
 
 
-def _checked_table(paths, *, on_error, **kw):
+ON_TIMEOUT = ("error", "false", "skip")
+
+
+def _checked_table(paths, *, on_error, on_timeout="error", **kw):
     """:func:`_run` with the checks of a whole call: ``on_error`` known; every row rejected
     (``on_error="skip"``) an error, never a summary without rows (it could not be read back);
     one warning per file with rejected rows ("FILE: r of n rows rejected (reasons)"). Returns
@@ -213,7 +218,15 @@ def _checked_table(paths, *, on_error, **kw):
     if on_error not in V.ON_ERROR:
         raise LeashValueError(param="on_error", value=on_error,
                               constraint=f"one of {V.ON_ERROR}")
-    table, prov = _run(paths, on_error=on_error, **kw)
+    if on_timeout not in ON_TIMEOUT:
+        raise LeashValueError(param="on_timeout", value=on_timeout,
+                              constraint=f"one of {ON_TIMEOUT}")
+    with _settled_timeouts(V.as_paths(paths), on_timeout) as (paths, renamed, settled):
+        table, prov = _run(paths, on_error=on_error, **kw)
+    if renamed:
+        prov = json.loads(_renamed(json.dumps(prov), renamed))
+    if settled:
+        prov["timeouts"] = {"on_timeout": on_timeout, "files": settled}
     if prov["rows_read"] and not prov["questions"]:
         files = [f["path"] for f in prov["files"]]
         raise LeashValueError(
@@ -230,6 +243,88 @@ def _checked_table(paths, *, on_error, **kw):
                                                            "path"), " lists them.")),
                 stacklevel=4)
     return table.cast(summary_schema()), prov
+
+
+@contextmanager
+def _settled_timeouts(paths, on_timeout):
+    """The rescored files among ``paths`` (a ``timeout`` column: :mod:`leash_eval.rescore`)
+    whose samples have no verdict since math-verify timed out twice: an error naming the file
+    and the count (``on_timeout="error"``), else a copy (DuckDB, streaming, in a temporary
+    folder) where they are wrong (``"false"``) or left out (``"skip"``). Yields the paths to
+    read, ``{copy: original}`` and ``{original: count}``.
+    """
+    import tempfile
+
+    renamed, settled, out, con = {}, {}, [], None
+    with tempfile.TemporaryDirectory(prefix="leash-timeouts-") as tmp:
+        for p in paths:
+            src = _timeout_source(p)
+            con = con or (F.connect() if src else None)
+            n = _count_timeouts(con, src) if src else 0
+            if not n:
+                out.append(p)
+                continue
+            if on_timeout == "error":
+                raise LeashValueError(
+                    f"{p}: {n} sample(s) have no verdict: math-verify timed out grading them, "
+                    "twice (leash rescore leaves such a sample's correct empty).", file=str(p),
+                    key="timeout", value=n, param="on_timeout", hint=(
+                        "Rescore the file on a less loaded machine, or pass ",
+                        Param("on_timeout", value="false"), " (count them as wrong) or ",
+                        Param("on_timeout", value="skip"), " (leave them out)."))
+            copy = Path(tmp) / f"{len(out)}-{Path(p).name}"
+            fix = ("WHERE NOT coalesce(timeout, false)" if on_timeout == "skip" else "")
+            keep = ("" if on_timeout == "skip" else
+                    " REPLACE (CASE WHEN timeout THEN false ELSE correct END AS correct)")
+            fmt = "PARQUET" if copy.suffix in (".parquet", ".pq") else "JSON"
+            con.execute(f"COPY (SELECT * EXCLUDE (timeout){keep} FROM {src} {fix}) "
+                        f"TO {F.sql_str(copy)} (FORMAT {fmt})")
+            renamed[str(copy)] = str(p)
+            settled[str(p)] = n
+            out.append(copy)
+        yield out, renamed, settled
+
+
+def _timeout_source(path) -> str | None:
+    """DuckDB's relation of a rescored samples file (``.parquet``/``.pq``/``.jsonl``), or
+    None when ``path`` is not one (no ``timeout`` column in its schema or first line).
+    """
+    import stat
+
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    name = p.name.lower()
+    try:
+        if not stat.S_ISREG(p.stat().st_mode):  # a FIFO would block: the reader refuses it
+            return None
+        if name.endswith((".parquet", ".pq")):
+            if "timeout" not in pq.read_schema(p).names:
+                return None
+            return f"read_parquet({F.sql_str(p)})"
+        if name.endswith(".jsonl"):
+            with open(p, "rb") as fh:
+                first = fh.readline(1 << 20)
+            if b'"timeout"' not in first:
+                return None
+            return f"read_json({F.sql_str(p)}, format='newline_delimited')"
+    except (OSError, ValueError):
+        return None  # the reader names what is wrong with the file
+    return None
+
+
+def _count_timeouts(con, src: str) -> int:
+    try:
+        return int(con.execute(
+            f"SELECT count_if(timeout) FROM {src}").fetchone()[0] or 0)
+    except Exception:  # duckdb.Error and others: the reader names what is wrong
+        return 0
+
+
+def _renamed(text: str, renamed: dict) -> str:
+    for copy, orig in renamed.items():
+        text = text.replace(json.dumps(copy)[1:-1], json.dumps(orig)[1:-1])
+    return text
 
 
 def _checked_frame(paths, **kw):
@@ -352,8 +447,8 @@ def write_summary(frame, path) -> None:
         table = _with_provenance(table, table_provenance(frame))
     else:
         table = _with_provenance(_frame_table(frame), frame.attrs.get("provenance", {}))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
+    with replacing(path) as tmp:  # whole or not at all: a kill or a full disk keeps the old file
+        pq.write_table(table, tmp)
 
 
 def _frame_table(frame):
@@ -415,7 +510,8 @@ def read_summary(path):
 
 
 def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
-              chunk_size=250_000, out=None, na="class", on_error="raise", reader_options=None):
+              chunk_size=250_000, out=None, na="class", on_error="raise", reader_options=None,
+              on_timeout="error"):
     """Summarize generation files into the per-question summary frame.
 
     Parameters
@@ -449,6 +545,10 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         (every row rejected is an error).
     reader_options : dict, optional
         Options of an evaluator's reader, e.g. ``{"filter": "strict-match"}`` for lm-eval.
+    on_timeout : {"error", "false", "skip"}, default "error"
+        Samples of a rescored file without a verdict (math-verify timed out twice,
+        :mod:`leash_eval.rescore`): an error with their count, counted as wrong, or left out
+        (the provenance's ``timeouts`` says which and how many).
 
     Returns
     -------
@@ -459,14 +559,15 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     """
     frame = _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                            mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
-                           reader_options=reader_options)
+                           reader_options=reader_options, on_timeout=on_timeout)
     if out is not None:
         write_summary(frame, out)
     return frame
 
 
 def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
-                chunk_size=250_000, na="class", on_error="raise", reader_options=None):
+                chunk_size=250_000, na="class", on_error="raise", reader_options=None,
+                on_timeout="error"):
     """Load per-question counts from samples, counts or summary files alike.
 
     Parameters
@@ -474,7 +575,7 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     paths : str, os.PathLike or list of them
         Generation files and summary files, any mix, through the same rules and duplicate
         check (a summary's rows through the counts rules; it keeps its answer columns).
-    fmt, model, benchmark, step, mapping, chunk_size, na, on_error, reader_options
+    fmt, model, benchmark, step, mapping, chunk_size, na, on_error, reader_options, on_timeout
         As in :func:`summarize` (a summary made under another ``na`` with truncated samples
         is refused).
 
@@ -486,4 +587,5 @@ def load_counts(paths, *, fmt=None, model=None, benchmark=None, step=None, mappi
     """
     return _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                           mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
-                          allow_summary=True, reader_options=reader_options)
+                          allow_summary=True, reader_options=reader_options,
+                          on_timeout=on_timeout)

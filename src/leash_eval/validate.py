@@ -112,16 +112,40 @@ def validate(path, *, fmt=None, model=None, benchmark=None, step=None, mapping=N
     """
     path_s = str(path)
     try:
-        files, sink, _ = run([path], fmt=fmt, model=model, benchmark=benchmark, step=step,
-                             mapping=mapping, chunk_size=chunk_size, on_error="collect",
-                             reader_options=reader_options, allow_summary=True)
+        files, sink, sources = run([path], fmt=fmt, model=model, benchmark=benchmark,
+                                   step=step, mapping=mapping, chunk_size=chunk_size,
+                                   on_error="collect", reader_options=reader_options,
+                                   allow_summary=True)
     except (ValueError, TypeError, OSError) as exc:
         reason = getattr(exc, "reason", F.UNREADABLE if isinstance(exc, OSError) else F.UNDETECTED)
         return ValidationReport(path_s, None, problems=[
             F.Problem(path_s, "file", "-", "-", reason, str(exc), error=exc)])
     f = files[0]
     return ValidationReport(path_s, f["format"], f["rows_read"], f["rows_used"],
-                            f["rows_rejected"], list(sink.all_problems), list(f["notes"]))
+                            f["rows_rejected"], list(sink.all_problems),
+                            list(f["notes"]) + lookalike_ids(sources[0].con))
+
+
+def lookalike_ids(con) -> list[str]:
+    """Notes on question ids of one model and benchmark that are one id after Unicode NFC
+    normalization, stripping white space and dropping invisible format characters (a zero-width
+    space): ``café`` written precomposed and decomposed, ``q1`` and ``q1 ``. They are counted as
+    separate questions, as written; the note shows both spellings (escaped, so that they differ
+    on the screen too).
+    """
+    import unicodedata
+
+    def canon(q: str) -> str:
+        q = unicodedata.normalize("NFC", q)
+        return "".join(c for c in q if unicodedata.category(c) != "Cf").strip()
+
+    groups: dict = {}
+    for model, bench, q in con.execute(
+            "SELECT DISTINCT model, benchmark, question_id FROM seen ORDER BY ALL").fetchall():
+        groups.setdefault((model, bench, canon(q)), []).append(q)
+    return [f"question ids {' and '.join(ascii(q) for q in qs)} of model {m!r}, benchmark "
+            f"{b!r} are one id after Unicode NFC normalization and stripping; they are counted "
+            "as separate questions" for (m, b, _), qs in groups.items() if len(qs) > 1]
 
 
 class Sink:
@@ -304,7 +328,8 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
             con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
         con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
         F.guarded(src, src.build)
-        rows = None if src.utf8_error else F.guarded(src, lambda src=src: partial(src, False))
+        rows = None if src.utf8_error or src.ambiguous else F.guarded(
+            src, lambda src=src: partial(src, False))
         rejected = 0
         if rows is None:
             def exact(src=src, no=no):
@@ -360,7 +385,7 @@ def notes(src) -> list[str]:
     m, out = src.mapping, []
     if m is None and src.form != "evaluator_file":
         known = set(SUMMARY_COLUMNS if src.fmt == "summary" else (
-            F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL if src.kind == "samples"
+            F.SAMPLES_REQUIRED + F.SAMPLES_OPTIONAL + ("timeout",) if src.kind == "samples"
             else F.COUNTS_REQUIRED + F.COUNTS_OPTIONAL))
         unknown = sorted((src.peek()[0] if src.form == "jsonl" else src.keys) - known)
         out = [f"column '{c}' is not a {src.fmt} column and was ignored" + close(c, known)

@@ -120,6 +120,8 @@ def epsilon(k, zeta=0.05, *, exact=False):
     Returns
     -------
     float or ndarray of float, shape (n,)
+        Above 1 (k = 1 at zeta = 0.05: 2.996) with a warning: the bound then bounds nothing, so
+        k samples cannot rule out an answer they never showed at confidence ``1 - zeta``.
 
     Examples
     --------
@@ -127,6 +129,17 @@ def epsilon(k, zeta=0.05, *, exact=False):
     0.0003657
     """
     out = epsilon_kernel(k, zeta, exact)
+    if np.any(out > 1):
+        import warnings
+
+        from leash.errors import LeashWarning
+
+        worst = int(np.min(k))
+        warnings.warn(LeashWarning(
+            f"epsilon = {float(np.max(out)):.4g} is above 1 (k = {worst}, zeta = {zeta}): a "
+            f"probability bound above 1 bounds nothing, so {worst} sample(s) cannot rule out an "
+            f"answer they never showed at confidence 1 - zeta; use a larger k or zeta.",
+            param="zeta", func="epsilon", value=zeta), stacklevel=2)
     return float(out) if np.ndim(out) == 0 else out
 
 

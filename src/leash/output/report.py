@@ -16,7 +16,6 @@ import io
 import json
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import pandas as pd
 
 from leash.analysis.compare import csv_differences
 from leash.paths import REPO, SCRATCH, shown
+from leash.writing import write_bytes
 
 __all__ = [
     "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
@@ -50,9 +50,6 @@ _METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": "leash (
              "png": {"Software": None}}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
-_umask = os.umask(0)
-os.umask(_umask)
-_FILE_MODE = 0o666 & ~_umask  # what open() gives (mkstemp creates files 0600)
 # LaTeX's special characters, for the caption (pandas escapes cells, not a caption string)
 _NUMBER_CELL = r"(-?[\d.]+(e[-+]?\d+)?%?|--)\W?"
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -112,17 +109,8 @@ def _outdir(outdir, func: str) -> Path:
 
 
 def _write_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (a temporary file beside it, then os.replace)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``data`` to ``path`` whole or not at all (:func:`leash.writing.write_bytes`)."""
+    return write_bytes(path, data)
 
 
 def _lf(text: str) -> str:

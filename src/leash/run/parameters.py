@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from leash.argparsing import INT64_MAX
 from leash.errors import closest
 from leash.paths import REPO
 from leash.sources.choices import PAPER
@@ -53,7 +54,11 @@ class Rule:
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    """An int (not a bool) within the 64-bit range, which numpy and the readers hold: beyond it
+    a kernel would fail far from the parameter (``-p n_boot 99999999999999999999999``).
+    """
+    return (isinstance(v, numbers.Integral) and not isinstance(v, bool)
+            and -INT64_MAX - 1 <= v <= INT64_MAX)
 
 
 def _is_real(v) -> bool:
@@ -234,6 +239,10 @@ def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
         tp = shown = _UNKNOWN
     if value is None and (p.value is None if tp is _UNKNOWN else _fits(None, tp)):
         return
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and not _is_int(value):
+        raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} is beyond the "
+                             "64-bit integer range.")
     if tp is not _UNKNOWN and not _fits(value, tp):
         raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} has type "
                              f"{type(value).__name__}; its annotation asks for {shown}.")

@@ -40,6 +40,7 @@ from leash.run.parameters import (
     validate_parameters,
 )
 from leash.sources.choices import PAPER
+from leash.writing import write_text
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -113,12 +114,12 @@ def default_runs(directory=None, runs_file=None) -> list[Run]:
     in notebook order; a notebook it does not list runs once with its defaults. A
     ParameterError names a notebook that does not exist or a parameter set that is no mapping.
     """
-    import yaml
+    from leash.config import load_yaml
 
     directory = Path(directory or NOTEBOOKS)
     stems = discover_notebooks(directory)
     path = Path(runs_file or directory / RUNS.name)
-    listed = yaml.safe_load(path.read_text(encoding="utf-8")) or {} if path.is_file() else {}
+    listed = (load_yaml(path, shown(path), "runs file")[0] or {}) if path.is_file() else {}
     if not isinstance(listed, dict):
         raise ParameterError(f"{shown(path)}: must map notebook names to lists of parameter "
                              f"sets.")
@@ -206,22 +207,6 @@ class NotebookError(RuntimeError):
         self.ename, self.evalue, self.output = ename, evalue, output
 
 
-def _as_record(output: Path, path: Path) -> None:
-    """The executed copy as the run's record: papermill's ``input_path`` names the notebook's
-    file (papermill, given the notebook read from its Markdown, stores the whole notebook there)
-    and the injected parameters cell has a fixed id, not a random one, so that two runs differ
-    only where their outputs do.
-    """
-    import nbformat
-
-    nb = nbformat.read(str(output), as_version=4)
-    nb.metadata.setdefault("papermill", {})["input_path"] = shown(path)
-    for cell in nb.cells:
-        if "injected-parameters" in cell.metadata.get("tags", []):
-            cell["id"] = "injected-parameters"
-    nbformat.write(nb, str(output))
-
-
 def _as_skipped(output: Path, reason: str) -> None:
     """A skipped notebook's executed copy as a page: the reason as one Markdown line where the
     error was, without papermill's error banner.
@@ -235,7 +220,39 @@ def _as_skipped(output: Path, reason: str) -> None:
     for c in nb.cells:
         if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
             c.outputs = [o for o in c.outputs if o.get("output_type") != "error"] + [note]
-    nbformat.write(nb, str(output))
+    text = nbformat.writes(nb)
+    write_text(output, text if text.endswith("\n") else text + "\n")  # as nbformat.write
+
+
+#: The id of the cell papermill injects (its own is random on every run).
+INJECTED_ID = "injected-parameters"
+_CLOCK_KEYS = ("start_time", "end_time", "duration")
+
+
+def stabilize(output: Path, source: Path | None = None) -> None:
+    """Make an executed notebook the same bytes on a re-run on one machine: the cell papermill
+    injects gets a fixed id (:data:`INJECTED_ID`) and the clock readings (papermill's start,
+    end and duration of the notebook and of each cell, the kernel's execution timestamps) are
+    dropped; written whole (:func:`leash.writing.write_text`). So the site and a diff of two
+    runs see only real changes. ``source``, the notebook's file, becomes papermill's
+    ``input_path`` (given the notebook read from its Markdown, papermill stores the whole
+    notebook there).
+    """
+    import nbformat
+
+    nb = nbformat.read(str(output), as_version=4)
+    if source is not None:
+        nb.metadata.setdefault("papermill", {})["input_path"] = shown(source)
+    for key in _CLOCK_KEYS:
+        nb.metadata.get("papermill", {}).pop(key, None)
+    for c in nb.cells:
+        if "injected-parameters" in c.metadata.get("tags", []):
+            c.id = INJECTED_ID
+        for key in _CLOCK_KEYS:
+            c.metadata.get("papermill", {}).pop(key, None)
+        c.metadata.pop("execution", None)
+    text = nbformat.writes(nb)
+    write_text(output, text if text.endswith("\n") else text + "\n")
 
 
 def _failure(path: Path, output: Path, exc) -> NotebookError:
@@ -306,7 +323,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                 kernel_name=kernel_name, cwd=str(REPO),
                 progress_bar=False, log_output=False, extra_arguments=KERNEL_ARGUMENTS)
     except PapermillExecutionError as exc:
-        _as_record(output, path)
+        stabilize(output, path)
         if exc.ename == "KeyboardInterrupt":
             raise KeyboardInterrupt from None
         if exc.ename not in SKIP_EXCEPTIONS:
@@ -319,7 +336,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
                             f"{shown(output)}", notebook=path.stem, ename=type(exc).__name__,
                             evalue=str(exc), output=output) from None
-    _as_record(output, path)
+    stabilize(output, path)
     records = [o.metadata[RECORD_KEY] for c in nb.cells for o in c.get("outputs", [])
                if RECORD_KEY in o.get("metadata", {})]
     write_records(outdir, run, path.stem, effective, records)
@@ -538,25 +555,26 @@ def _parser() -> OneLineParser:
 
 def _given_parameters(args) -> dict:
     """``-f FILE`` then ``-p NAME VALUE`` (later wins), values read as YAML."""
-    import yaml
+    from leash.config import ConfigError, load_yaml, load_yaml_text
 
     given = {}
     if args.parameters_file:
         p = Path(args.parameters_file)
-        try:
-            given = yaml.safe_load(p.read_text(encoding="utf-8"))
+        try:  # the one YAML loader: no anchors or aliases, no duplicate keys, bounded
+            given = load_yaml(p, f"-f {p}", "parameter file")[0]
         except OSError as exc:
             raise ParameterError(f"-f {p}: {exc.strerror or exc}.") from None
-        except yaml.YAMLError as exc:
-            raise ParameterError(f"-f {p}: not valid YAML ({' '.join(str(exc).split())}).") \
-                from None
+        except ConfigError as exc:
+            raise ParameterError(str(exc)) from None
         if not isinstance(given, dict) or not all(isinstance(k, str) for k in given):
             raise ParameterError(f"-f {p}: must be a mapping of parameter names to values.")
     for name, text in args.parameter:
         try:
-            given[name] = yaml.safe_load(text)
-        except yaml.YAMLError:
-            given[name] = text
+            given[name] = load_yaml_text(text, f"-p {name}", "parameter value")[0]
+        except ConfigError as exc:
+            if "not valid YAML" not in str(exc):  # an anchor, a duplicate key, too large
+                raise ParameterError(str(exc)) from None
+            given[name] = text  # not YAML: the text itself
     return given
 
 
@@ -575,6 +593,19 @@ def _with_parameters(runs: list[Run], given: dict) -> list[Run]:
     return [Run(r.notebook, {**r.parameters, **{k: v for k, v in given.items()
                                                  if k in declared[r.notebook]}}, r.label)
             for r in runs]
+
+
+def _verdict(run: Run, p) -> str:
+    """`` (set)`` after a value given for ``p``, or `` (set; refused: WHY)`` when the run's
+    check (:func:`leash.run.parameters.validate_parameters`) would refuse it: ``--list`` shows
+    what a run would do.
+    """
+    try:
+        validate_parameters(NOTEBOOKS / f"{run.notebook}.ipynb", {p.name: run.parameters[p.name]})
+    except ParameterError as exc:
+        why = str(exc).split(f"{p.name!r} = ", 1)[-1]
+        return f" (set; refused: {' '.join(why.split())})"
+    return " (set)"
 
 
 def main(argv=None) -> int:
@@ -597,7 +628,7 @@ def main(argv=None) -> int:
                 for p in notebook_parameters(notebook_files.find(r.notebook, NOTEBOOKS)).values():
                     value = repr(r.parameters[p.name]) if p.name in r.parameters else p.default
                     print(f"    {p.name}: {p.type_name or '?'} = {value}"
-                          + (" (set)" if p.name in r.parameters else "")
+                          + (_verdict(r, p) if p.name in r.parameters else "")
                           + (f"  # {p.help}" if p.help else ""))
             return 0
         outdir = args.outdir or (BUILD / _label(study) if study is not None

@@ -39,6 +39,7 @@ from leash.argparsing import OneLineParser
 from leash.output.gallery import groups, notebook_title, source_of, table_markdown
 from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index
 from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
+from leash.writing import write_bytes
 
 __all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
 
@@ -82,8 +83,7 @@ def _markdown():
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    write_bytes(path, text.encode("utf-8"))
 
 
 def _unlink_local(text: str, page: Path, root: Path, notebooks: dict) -> str:
@@ -115,8 +115,7 @@ def _thumbnail(src: Path, dest: Path) -> tuple[int, int]:
         buf = io.BytesIO()
         im.save(buf, format="PNG", optimize=True)
         size = im.size
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(buf.getvalue())
+    write_bytes(dest, buf.getvalue())
     return size
 
 
@@ -125,7 +124,7 @@ def _favicon(dest: Path) -> None:
 
     buf = io.BytesIO()
     Image.new("RGB", (16, 16), (9, 105, 218)).save(buf, format="ICO")
-    dest.write_bytes(buf.getvalue())
+    write_bytes(dest, buf.getvalue())
 
 
 def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
@@ -379,7 +378,7 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     _write(out / "index.html", index)
     # now that every page exists: links that leave the site (repository files) become text
     for page in sorted([*out.glob("*.html"), *(out / "runs").glob("*.html")]):
-        page.write_bytes(_unlink_local(page.read_text(encoding="utf-8"), page, out,
+        write_bytes(page, _unlink_local(page.read_text(encoding="utf-8"), page, out,
                                        first_run).encode("utf-8"))
     files = sorted(p for p in out.rglob("*") if p.is_file())
     return {"pages": sum(p.suffix == ".html" for p in files),

@@ -200,6 +200,7 @@ def load_config(path=None):
     """
     p = Path(path) if path is not None else config_path()
     where = f"simulation config {shown(p)}"
+    C.not_a_file(p, where)  # a device (/dev/zero), a FIFO, a folder: named as such
     if not p.is_file():
         raise ValueError(f"{where}: no such file.")
     raw, lines = C.load_yaml(p, where, kind="simulation config")

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from leash.errors import LeashValueError, Param
+from leash.writing import replacing
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
 __all__ = ["generate", "check_settings", "read_questions", "write_parquet", "METADATA_KEY",
@@ -156,9 +156,8 @@ def write_parquet(table, path: Path, meta: dict, key: bytes = METADATA_KEY) -> N
     """
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table.replace_schema_metadata({key: json.dumps(meta).encode()}), tmp)
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        pq.write_table(table.replace_schema_metadata({key: json.dumps(meta).encode()}), tmp)
 
 
 def _table(rows: list[dict]):
@@ -215,10 +214,22 @@ def check_settings(*, k, temperature, top_p, max_tokens, seed, flush_every, prom
             ("seed", seed, isinstance(seed, int) and seed >= 0, "an int >= 0"),
             ("flush_every", flush_every, isinstance(flush_every, int) and flush_every >= 1,
              "an int >= 1"),
-            ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt,
-             "a string with {question}")):
+            ("prompt", prompt, isinstance(prompt, str) and "{question}" in prompt
+             and _formats(prompt), "a string with {question} and no other {field} (a literal "
+             "brace doubled: {{ }}), as str.format takes it")):
         if isinstance(value, bool) or not ok:
             raise LeashValueError(param=name, func="generate", value=value, constraint=rule)
+
+
+def _formats(prompt: str) -> bool:
+    """Whether ``prompt.format(question=...)`` works: a trial format, so that ``{0}`` or a
+    lone brace is refused here, not at the first question after the model loaded.
+    """
+    try:
+        prompt.format(question="2 + 2?")
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k: int,
@@ -414,5 +425,7 @@ def _join(out: Path, parts: Path, qids: list, meta: dict) -> None:
                          "the folder and run again.")
     write_parquet(t, out, meta)
     for p in files:
+        p.unlink()
+    for p in parts.glob("*.tmp"):  # what a killed run was writing: never read, now garbage
         p.unlink()
     parts.rmdir()

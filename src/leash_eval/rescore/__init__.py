@@ -25,11 +25,14 @@ Two scorers:
     graded as extracted.
 
 A response from which the grading extractor gets no answer is wrong and counted
-(``n_no_answer``), and so is a math-verify parse or comparison that hits its time limit
-(``n_timeouts``; math-verify's warning, which prints the whole response, is kept off the
-terminal). The ``answer`` column is leash's extraction, normalized
-(:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the model wrote
-it, which answer entropy (Table 5) counts.
+(``n_no_answer``). A timeout is not a verdict: math-verify's limits are wall-clock, so a loaded
+machine hits them where an idle one does not; a response whose parse or comparison times out is
+graded again with a longer limit (``n_timeouts`` counts them), and one that times out again has
+no verdict: ``correct`` is empty and ``timeout`` true in the output (``n_unresolved``), which
+the summary refuses unless told otherwise (``on_timeout``). math-verify's warning, which prints
+the whole response, is kept off the terminal. The ``answer`` column is leash's extraction,
+normalized (:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the
+model wrote it, which answer entropy (Table 5) counts.
 
 :func:`rescore` grades a DataFrame in memory; :func:`rescore_file` (and ``leash rescore``) reads
 a file in batches (:func:`leash_eval.formats.response_batches`) and writes the rescored samples
@@ -39,8 +42,12 @@ processes with at most ``2 * jobs`` batches in flight, so memory is bounded by t
 times the jobs, never by the file; results come back in input order, so the output does not
 depend on ``jobs``. math-verify times a parse out with ``signal.alarm``, which works only in the
 main thread of a process: workers grade in their main thread, and a caller outside the main
-thread is served by a worker. Workers start from a fork server that imported math-verify once
-and ignore Ctrl-C: the parent stops them (``leash rescore`` says "interrupted", exit 130).
+thread is served by a worker. Workers (a pebble process pool) start from a fork server that
+imported math-verify once, ignore Ctrl-C (the parent stops them: ``leash rescore`` says
+"interrupted", exit 130; SIGTERM "terminated", 143) and end with the parent, even a parent killed
+with SIGKILL. With the default ``jobs`` of ``leash rescore`` batches are graded here, and workers
+start (in the background, grading going on here) only once that took longer than starting them,
+so a small input never pays their start-up.
 :func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files.
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question

@@ -5,12 +5,15 @@ results in input order (:func:`graded`); the number of jobs and the progress bar
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 
@@ -73,14 +76,17 @@ def progress_bar(progress: bool, desc: str, total: int | None = None):
                 disable=None if progress else True, leave=False)
 
 
-def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None):
+def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bool = False):
     """Yield ``(meta, Graded)`` for each ``(meta, args)`` of ``tasks``, in input order: here
-    with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes with
-    at most ``2 * jobs`` batches in flight (see :mod:`leash_eval.rescore`), or on the Dask
-    cluster at ``cluster``.
-    """
-    from concurrent.futures import ProcessPoolExecutor
+    with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes
+    (a :class:`pebble.ProcessPool`) with at most ``2 * jobs`` batches in flight (see
+    :mod:`leash_eval.rescore`), or on the Dask cluster at ``cluster``.
 
+    ``auto`` (the default ``jobs`` of ``leash rescore``): batches are graded here; once that
+    took :data:`START_AFTER` seconds, workers start in the background while grading goes on
+    here, and batches go to them once they are ready: a small input never pays their start-up,
+    so the default is never slower than one process by more than the start-up's CPU.
+    """
     state = prepare(spec)  # here first: a missing package or bad task fails before any worker
     if cluster is not None:
         yield from _cluster_graded(tasks, spec, cluster)
@@ -94,42 +100,155 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None):
         for meta, args in itertools.chain(head, it):
             yield meta, grade_rows(state, *args)
         return
-    from concurrent.futures.process import BrokenProcessPool
-
-    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context(),
-                                   initializer=_worker_init, initargs=(spec,))
-    finished = False
+    # auto: here until the work done here took longer than starting workers does, then workers
+    # start in the background while this process goes on grading (never slower than one)
+    auto = auto and main_thread
+    pool = None if auto else _Pool(spec, jobs, background=False)
+    spent = 0.0
     try:
         pending: deque = deque()
         for meta, args in itertools.chain(head, it):
-            pending.append((meta, executor.submit(_worker_grade, args)))
-            if len(pending) >= 2 * jobs:
+            if pool is not None and pool.ready():
+                pending.append((meta, pool.submit(args)))
+            else:  # auto, no workers yet: here, in order after what is in flight
+                t0 = time.perf_counter()
+                pending.append((meta, _Done(grade_rows(state, *args))))
+                spent += time.perf_counter() - t0
+                if pool is None and spent > START_AFTER:
+                    pool = _Pool(spec, jobs, background=True)
+            while pending and (len(pending) >= 2 * jobs or isinstance(pending[0][1], _Done)):
                 meta0, fut = pending.popleft()
-                yield meta0, fut.result()
+                yield meta0, _result(fut, jobs, head)
         while pending:
             meta0, fut = pending.popleft()
-            yield meta0, fut.result()
-        finished = True
-    except BrokenProcessPool:
+            yield meta0, _result(fut, jobs, head)
+    finally:
+        if pool is not None:
+            pool.stop()
+
+
+#: Seconds of grading in this process after which the default ``jobs`` starts workers: about
+#: what starting them costs (a fork server importing math-verify, then the workers), so an
+#: input graded sooner never pays it.
+START_AFTER = 3.0
+
+
+def _result(fut, jobs: int, head) -> Graded:
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(fut, _Done):
+        return fut.graded
+    try:
+        return fut.result()
+    except (BrokenProcessPool, ProcessExpired):
         raise OSError(f"A rescoring worker process died (killed from outside, e.g. by the "
                       f"system when memory ran out); with {jobs} jobs and batches of "
-                      f"{len(head[0][1][0])} samples, try fewer jobs or smaller batches.") from None
-    finally:
-        if finished:
-            executor.shutdown(wait=True)
+                      f"{len(head[0][1][0])} samples, try fewer jobs or smaller "
+                      "batches.") from None
+
+
+class _Done(NamedTuple):
+    """A batch graded here, in the queue of batches in flight."""
+
+    graded: Graded
+
+
+class _Pool:
+    """The worker processes of :func:`graded`: a :class:`pebble.ProcessPool` (a maintained
+    library: stopping it terminates its workers, with no private attributes of
+    ``concurrent.futures``), started from a fork server that imported math-verify once; its
+    workers end when this process ends (:func:`_worker_init`). ``background``: started in a
+    thread, :meth:`ready` once the first worker answered.
+    """
+
+    def __init__(self, spec: Spec, jobs: int, background: bool):
+        from pebble import ProcessPool
+
+        self.jobs = jobs
+        self.pool = ProcessPool(max_workers=jobs, initializer=_worker_init,
+                                initargs=(spec, os.getpid()), context=_mp_context())
+        self._ready = threading.Event()
+        self._starter = None
+        if background:
+            self._starter = threading.Thread(target=self._start, daemon=True)
+            self._starter.start()
         else:
-            _stop_workers(executor)
+            self._ready.set()
+
+    def _start(self) -> None:
+        with contextlib.suppress(Exception):  # a failure shows at the first batch sent
+            self.pool.schedule(os.getpid).result()
+        self._ready.set()
+
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def submit(self, args):
+        return self.pool.schedule(_worker_grade, args=(args,))
+
+    def stop(self) -> None:
+        """End the workers now, not after their current batch (Ctrl-C, an error, the end)."""
+        self.pool.stop()
+        self.pool.join(timeout=10)
+
+
+try:
+    from pebble import ProcessExpired
+except ImportError:  # pragma: no cover - pebble is a dependency
+    ProcessExpired = OSError
 
 
 _WORKER_STATE = None
 
 
-def _worker_init(spec: Spec) -> None:
+def _worker_init(spec: Spec, parent: int) -> None:
     # Ctrl-C reaches every process of the terminal's foreground group: the parent alone handles
-    # it (one line, exit 130) and stops the workers, which must not print tracebacks of their own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # it (one line, exit 130) and stops the workers, which must not print tracebacks of their own
+    # (pebble's workers ignore SIGINT). A worker ends with the process that started the pool,
+    # even one killed with SIGKILL, which can clean up nothing.
+    _die_with(parent)
     global _WORKER_STATE
     _WORKER_STATE = prepare(spec)
+
+
+def _die_with(parent: int) -> None:
+    """End this process when the process ``parent`` ends: Linux's ``PR_SET_PDEATHSIG`` covers
+    the fork server (this worker's parent), a thread waiting on a pidfd of ``parent`` (or
+    polling it where pidfds are missing) covers the process that started the pool.
+    Hand-written: no library offers this for a multiprocessing child.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    import select
+
+    try:
+        fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])  # readable once the process has ended
+    else:  # pragma: no cover - no pidfd (not Linux >= 5.3)
+        while _alive(parent):
+            time.sleep(1.0)
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _worker_grade(args) -> Graded:
@@ -145,34 +264,18 @@ def _mp_context():
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["leash_eval.rescore.execution", "math_verify"])
+        if threading.current_thread() is threading.main_thread():
+            # Started with SIGINT ignored, which its exec keeps: a Ctrl-C while it imports
+            # math-verify would print its traceback; the parent stops it and its workers.
+            from multiprocessing import forkserver
+
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                forkserver.ensure_running()
+            finally:
+                signal.signal(signal.SIGINT, old)
         return ctx
     return mp.get_context("spawn")  # pragma: no cover - not POSIX
-
-
-def _stop_workers(executor) -> None:
-    """End the workers now, not after their current batch (Ctrl-C, an error, early close).
-
-    Never waits without a bound: batches still queued for a worker that is gone can keep the
-    queue's feeder thread writing into a full pipe, and the executor joins that thread holding
-    the lock its ``shutdown`` takes; so the queue drops them, and ``shutdown`` runs in a thread
-    of its own. (A Ctrl-C under a loaded ``make test`` hung once, twice over the project's
-    life, and was not reproduced; this is where a wait had no bound.)
-    """
-    procs = list((getattr(executor, "_processes", None) or {}).values())
-    queue = getattr(executor, "_call_queue", None)
-    if queue is not None:
-        queue.cancel_join_thread()  # the batches not yet sent are dropped, not awaited
-    if hasattr(executor, "terminate_workers"):  # Python >= 3.14
-        executor.terminate_workers()
-    else:  # before 3.14 the executor has no public way to stop a running worker
-        for p in procs:
-            p.terminate()
-    closer = threading.Thread(target=executor.shutdown, kwargs={"wait": False,
-                              "cancel_futures": True}, daemon=True)
-    closer.start()
-    closer.join(timeout=10)
-    for p in procs:
-        p.join(timeout=10)
 
 
 _CLUSTER_STATE: dict = {}
@@ -188,28 +291,25 @@ def _cluster_grade(spec: Spec, args) -> Graded:
     per worker, scattered) as :func:`graded` does outside the main thread.
     """
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     from distributed import get_worker
 
     if multiprocessing.current_process().daemon:
         raise LeashValueError(
-            Param("cluster"), " names a Dask cluster whose workers are daemonic "
-            "processes, which cannot start the processes that "
-            "grading needs (math-verify times out with signal.alarm, in a main thread only): "
-            "start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False in their "
-            "environment (README, 'Running on your own generations').")
+            Param("cluster"), " names a Dask cluster whose workers are daemonic processes, "
+            "which cannot start the grading processes (math-verify times out with "
+            "signal.alarm, in a main thread only): start it with "
+            "LocalCluster(processes=False), or its workers with "
+            "DASK_DISTRIBUTED__WORKER__DAEMON=False in their environment.")
     with _CLUSTER_LOCK:
         entry = _CLUSTER_STATE.get(id(spec))
         if entry is None or entry[0] is not spec:
             for _, pool in _CLUSTER_STATE.values():
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.stop()
             _CLUSTER_STATE.clear()
-            pool = ProcessPoolExecutor(max_workers=get_worker().state.nthreads,
-                                       mp_context=_mp_context(), initializer=_worker_init,
-                                       initargs=(spec,))
+            pool = _Pool(spec, get_worker().state.nthreads, background=False)
             entry = _CLUSTER_STATE[id(spec)] = (spec, pool)
-    return entry[1].submit(_worker_grade, args).result()
+    return entry[1].submit(args).result()
 
 
 def _cluster_close() -> None:
@@ -218,7 +318,7 @@ def _cluster_close() -> None:
     """
     with _CLUSTER_LOCK:
         for _, pool in _CLUSTER_STATE.values():
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.stop()
         _CLUSTER_STATE.clear()
 
 

@@ -72,10 +72,19 @@ class Spec:
 class Graded(NamedTuple):
     """The verdicts of one batch (:func:`grade_rows`)."""
 
-    correct: np.ndarray    # bool, one per row
+    correct: np.ndarray    # bool, one per row (False where ``timeout``: no verdict)
     answer: list           # normalized extracted answer or None, one per row
     no_answer: np.ndarray  # bool: nothing extractable (counted as wrong)
-    timeouts: int          # math-verify parses/comparisons that timed out (counted as wrong)
+    timeouts: int          # rows whose grading timed out at TIME_LIMIT and was retried
+    timeout: np.ndarray    # bool: timed out at RETRY_LIMIT too: no verdict (not wrong)
+
+
+#: math-verify's time limit per parse and per comparison, in seconds (its own default). Limits
+#: are wall-clock (``signal.alarm``), so a loaded machine hits them where an idle one does not:
+#: a row that times out is graded once more with :data:`RETRY_LIMIT`, and one that times out
+#: again has no verdict (``timeout``), which the summary refuses unless told what to do.
+TIME_LIMIT = 5
+RETRY_LIMIT = 30
 
 
 def make_spec(func: str, scorer, extract, task, gold_map) -> Spec:
@@ -130,6 +139,8 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
     correct = np.zeros(n, dtype=bool)
     found = np.zeros(n, dtype=bool)
     answers: list = [None] * n
+    timed_out = np.zeros(n, dtype=bool)
+    retried = 0
     with counting_timeouts() as timeouts:
         for i in range(n):
             resp, qid = responses[i], qids[i]
@@ -142,12 +153,19 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
             if gym is None:
                 if golds is not None:
                     gold = gold_str(gold, where=f"sample row {offset + i} (question {qid})")
+                seen = timeouts.n
                 correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract)
+                if timeouts.n > seen and not correct[i]:  # no verdict yet: once more, longer
+                    retried += 1
+                    seen = timeouts.n
+                    correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract,
+                                                                 RETRY_LIMIT)
+                    timed_out[i] = timeouts.n > seen and not correct[i]
             else:
                 correct[i], answers[i], found[i] = _gym_grade(
                     gym, resp, gold, where=f"sample row {offset + i} (question {qid})",
                     rewrite_as=spec.task if spec.extract == GYM_EXTRACT else None)
-    return Graded(correct, answers, ~found, timeouts.n)
+    return Graded(correct, answers, ~found & ~timed_out, retried, timed_out)
 
 
 class _TimeoutCount(logging.Filter):
@@ -180,7 +198,8 @@ def counting_timeouts():
             lg.removeFilter(counter)
 
 
-def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str | None, bool]:
+def _mv_grade(response: str | None, gold: str, extract: str,
+              limit: int | None = None) -> tuple[bool, str | None, bool]:
     r"""``(correct, answer, found)`` of one response against one gold (a string) with
     math-verify. ``answer`` is leash's extraction (:func:`leash_eval.answers.extract_answer`,
     normalized), the answer as the model wrote it, with either extractor: math-verify's own
@@ -188,19 +207,20 @@ def _mv_grade(response: str | None, gold: str, extract: str) -> tuple[bool, str 
     says whether the grading extractor found an answer at all.
     """
     mv = require_math_verify("scorer")
+    limit = limit or TIME_LIMIT
     if response is None:
         return False, None, False
     answer = normalize_answer(extract_answer(response))  # MATH_METHODS
     if extract == "math-verify":
-        pred = mv.parse(response)
+        pred = mv.parse(response, parsing_timeout=limit)
         if not pred:
             return False, answer, False
     else:
         if answer is None:
             return False, None, False
-        pred = mv.parse(f"${answer}$")
+        pred = mv.parse(f"${answer}$", parsing_timeout=limit)
     g = parsed_gold(gold)
-    correct = bool(g) and bool(pred) and bool(mv.verify(list(g), pred))
+    correct = bool(g) and bool(pred) and bool(mv.verify(list(g), pred, timeout_seconds=limit))
     return correct, answer, True
 
 

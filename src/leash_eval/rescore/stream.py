@@ -42,8 +42,10 @@ __all__ = ["CACHE_DIR", "OUTPUT_SCHEMA", "RescoreReport", "RescoreResult", "read
 class RescoreResult(NamedTuple):
     """Output of :func:`rescore`: ``samples`` (a copy of the input with ``correct`` and
     ``answer`` recomputed), ``n_changed`` and ``changed`` (which verdicts differ from the input's
-    ``correct``; none if it had none), ``n_no_answer`` (responses without an extractable answer)
-    and ``n_timeouts`` (math-verify parses or comparisons that timed out), both counted wrong.
+    ``correct``; none if it had none), ``n_no_answer`` (responses without an extractable answer,
+    counted wrong), ``n_timeouts`` (responses whose grading hit math-verify's time limit and was
+    retried with a longer one) and ``n_unresolved`` (those that timed out again: no verdict,
+    ``correct`` is NA there and ``timeout`` true; not counted wrong).
     """
 
     samples: pd.DataFrame
@@ -51,6 +53,7 @@ class RescoreResult(NamedTuple):
     changed: np.ndarray
     n_no_answer: int = 0
     n_timeouts: int = 0
+    n_unresolved: int = 0
 
 
 _RESPONSE_COLUMNS = ["model", "benchmark", "question_id", "step", "sample_idx", "response",
@@ -121,7 +124,8 @@ def rescore(
     question_col, response_col : str
         Column names.
     jobs : int or None, default 1
-        Worker processes (None: :func:`default_jobs`); the result does not depend on it.
+        Worker processes (None: up to :func:`default_jobs`, grading here while they start,
+        so that a small input is never slower than with one); the result does not depend on it.
     batch_size : int, default 1000
         Samples per task given to a worker.
     progress : bool, default False
@@ -148,6 +152,7 @@ def rescore(
                     "Pass ", Param("question_col", value=...), "/",
                     Param("response_col", value=...), "."))
     gold_map = as_gold_map(gold, func)
+    auto = jobs is None
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
     qids = samples[question_col].astype(str).tolist()
     if isinstance(gold_map, GoldByIds):
@@ -164,13 +169,15 @@ def rescore(
               (responses[start:start + batch_size], None, qids[start:start + batch_size], start))
              for start in range(0, n, batch_size))
     verdicts = np.zeros(n, dtype=bool)
+    timed_out = np.zeros(n, dtype=bool)
     no_answer = np.zeros(n, dtype=bool)
     answers: list = [None] * n
     n_timeouts = 0
     with progress_bar(progress, "rescore", total=n) as bar, \
-            closing(graded(tasks, spec, jobs)) as gr:
+            closing(graded(tasks, spec, jobs, auto=auto)) as gr:
         for (start, end), g in gr:
             verdicts[start:end] = g.correct
+            timed_out[start:end] = g.timeout
             no_answer[start:end] = g.no_answer
             answers[start:end] = g.answer
             n_timeouts += g.timeouts
@@ -182,9 +189,11 @@ def rescore(
         changed = before != verdicts
     else:
         changed = np.zeros(n, dtype=bool)
-    out["correct"] = verdicts
+    out["correct"] = pd.arrays.BooleanArray(verdicts, timed_out) if timed_out.any() else verdicts
     out["answer"] = pd.array(answers, dtype="string")
-    return RescoreResult(out, int(changed.sum()), changed, int(no_answer.sum()), n_timeouts)
+    out["timeout"] = timed_out
+    return RescoreResult(out, int(changed.sum()), changed, int(no_answer.sum()), n_timeouts,
+                         int(timed_out.sum()))
 
 
 #: Columns of a rescored samples file, in this order, then any of :data:`_EXTRA_COLUMNS` the
@@ -192,7 +201,7 @@ def rescore(
 OUTPUT_SCHEMA = pa.schema([("model", pa.string()), ("benchmark", pa.string()),
                            ("question_id", pa.string()), ("step", pa.int64()),
                            ("sample_idx", pa.int64()), ("correct", pa.bool_()),
-                           ("answer", pa.string())])
+                           ("answer", pa.string()), ("timeout", pa.bool_())])
 
 
 # Other canonical samples columns (leash_eval.formats.SAMPLES_OPTIONAL) passed through when the
@@ -208,7 +217,8 @@ _OUT_SUFFIXES = (".parquet", ".pq", ".jsonl")
 class RescoreReport(NamedTuple):
     """Output of :func:`rescore_file`: ``out`` (the rescored samples file, or None),
     ``n_samples``, ``n_changed`` (verdicts that differ from the input's ``correct``; a missing
-    one counts as False), ``n_no_answer`` and ``n_timeouts`` (as in :class:`RescoreResult`) and
+    one counts as False), ``n_no_answer``, ``n_timeouts`` and ``n_unresolved`` (as in
+    :class:`RescoreResult`) and
     ``table``, one row per (model, benchmark, step): ``samples, questions, accuracy_before,
     accuracy_after, changed, agreement, no_answer`` (``changed``: the verdicts that differ among
     the samples that had one before, missing when none had).
@@ -223,6 +233,7 @@ class RescoreReport(NamedTuple):
     #: the id field of the gold answers that matched the samples' question ids (None: a plain
     #: mapping was given, or each file's own gold)
     gold_ids: str | None = None
+    n_unresolved: int = 0
 
 
 def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size, progress,
@@ -246,6 +257,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     """
     _check_out(out, inputs, func)
     gold_map = None if gold is None else as_gold_map(gold, func)
+    auto = jobs is None
     jobs, batch_size = jobs_and_batch(jobs, batch_size, func)
     batches, gold_ids, gold_map = _matched_gold(_batches_of(inputs, batch_size), gold_map)
     spec = make_spec(func, scorer, extract, task, gold_map)
@@ -286,10 +298,10 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
         if check is not None:
             check.done()
 
-    n = n_changed = n_no_answer = n_timeouts = 0
+    n = n_changed = n_no_answer = n_timeouts = n_unresolved = 0
     try:
         with progress_bar(progress, "rescore") as bar, \
-                closing(graded(tasks(), spec, jobs, cluster)) as gr:
+                closing(graded(tasks(), spec, jobs, cluster, auto=auto)) as gr:
             for (path, batch, qids), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
@@ -307,6 +319,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
                 n_changed += int(changed.sum())
                 n_no_answer += int(g.no_answer.sum())
                 n_timeouts += g.timeouts
+                n_unresolved += int(g.timeout.sum())
                 if writer is not None:
                     if extras is None:
                         extras = [c for c in _EXTRA_COLUMNS if c in batch.schema.names]
@@ -321,7 +334,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
             writer.abort()
         raise
     return RescoreReport(writer.out if writer is not None else None, n, n_changed, n_no_answer,
-                         n_timeouts, tally.table(), gold_ids)
+                         n_timeouts, tally.table(), gold_ids, n_unresolved)
 
 
 def rescore_file(
@@ -531,8 +544,10 @@ def _output_table(batch: pa.RecordBatch, g: Graded, schema: pa.Schema, extras: l
     n = len(g.correct)
     cols = {}
     for field in schema:
-        if field.name == "correct":
-            cols["correct"] = pa.array(g.correct, type=pa.bool_())
+        if field.name == "correct":  # no verdict where grading timed out twice
+            cols["correct"] = pa.array(g.correct, type=pa.bool_(), mask=g.timeout)
+        elif field.name == "timeout":
+            cols["timeout"] = pa.array(g.timeout, type=pa.bool_())
         elif field.name == "answer":
             cols["answer"] = pa.array(g.answer, type=pa.string())
         elif field.name in batch.schema.names:
@@ -550,7 +565,7 @@ CACHE_DIR = BUILD / "rescored"
 
 
 # Part of every cache key: bump it when grading or the output format changes.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: the timeout column
 
 
 def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-verify",

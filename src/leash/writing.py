@@ -1,0 +1,171 @@
+"""Writing a file or folder a user named whole or not at all: the one place both packages write
+their outputs through.
+
+A file is written to a temporary file beside it (same folder, so same file system), flushed to
+disk, then moved onto the target with ``os.replace``, which is atomic on POSIX and Windows: a
+reader, a kill (even SIGKILL) or a full disk sees either the previous file or the new one,
+never a part. A folder (:func:`replacing_folder`) is written beside it and renamed into place
+when it is new; when it exists, each of its files is moved in whole (a folder cannot be swapped
+atomically), after every file was written.
+
+Temporary names are ``.NAME.PID.XXXX.tmp``: one left by a process killed with SIGKILL (which
+no code can clean up after) is removed by the next write of the same target, once no live
+process has that pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
+
+_umask = os.umask(0)
+os.umask(_umask)
+_FILE_MODE = 0o666 & ~_umask  # what open() gives (mkstemp creates files 0600)
+_DIR_MODE = 0o777 & ~_umask
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the temporaries of ``path`` left by processes that no longer run (SIGKILL)."""
+    with contextlib.suppress(OSError):
+        for p in path.parent.glob(f".{path.name}.*.tmp"):
+            pid = p.name[len(path.name) + 2:].split(".", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: someone else's process
+        return True
+    return True
+
+
+def _fsync(path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def replacing(path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; moved onto ``path`` when the block ends
+    without an error, removed when it raises (the previous file is then untouched).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The target; its folder is created if missing.
+
+    Yields
+    ------
+    pathlib.Path
+        Where the block writes the file (by name: ``pq.write_table(table, tmp)``).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
+    >>> with replacing(target) as tmp:
+    ...     _ = tmp.write_text("whole")
+    >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
+    ('whole', ['out.txt'])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    fd, name = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, _FILE_MODE)
+        _fsync(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all (:func:`replacing`); returns ``path``."""
+    path = Path(path)
+    with replacing(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def write_text(path, text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` whole or not at all; returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def folder_beside(path) -> Iterator[Path]:
+    """A temporary folder beside ``path`` (same file system, so its files move onto ``path``
+    with ``os.replace``), removed with what is left in it when the block ends; one a killed
+    process left is removed first. For writers that name their own files (a download).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def replacing_folder(path) -> Iterator[Path]:
+    """A temporary folder beside ``path`` to write files into; when the block ends without an
+    error it becomes ``path`` (renamed, when ``path`` does not exist) or its files are moved
+    into ``path`` one by one with ``os.replace`` (each whole; files of ``path`` the block did not
+    write stay); when it raises, the temporary folder is removed and ``path`` is untouched.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "demo"
+    >>> with replacing_folder(target) as tmp:
+    ...     _ = (tmp / "a.txt").write_text("a")
+    >>> sorted(p.name for p in target.iterdir()), sorted(p.name for p in target.parent.iterdir())
+    (['a.txt'], ['demo'])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        for f in tmp.iterdir():
+            if f.is_file():
+                _fsync(f)
+        if not path.exists():
+            os.chmod(tmp, _DIR_MODE)
+            os.rename(tmp, path)
+            return
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, path / f.name)
+        tmp.rmdir()
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
