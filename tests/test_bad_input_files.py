@@ -804,3 +804,31 @@ def test_an_error_of_the_rules_is_not_an_unreadable_file(tmp_path, monkeypatch):
     with pytest.raises(duckdb.Error, match="a_bug_in_a_rule") as e:
         summarize(p)
     assert not isinstance(e.value, InputFileError) and "cannot read" not in str(e.value)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_a_line_above_the_json_line_cap_is_named_by_its_line(tmp_path, monkeypatch, suffix):
+    """DuckDB stops at its cap on one JSON line (``maximum_object_size``) without saying which
+    line; the error names the first line above the cap (a scan holding at most the cap, on the
+    error path only). DuckDB's own error is given here with a small cap: it takes a cap below
+    its buffer size as that size, so a real one needs a line of over 128 MiB (checked by hand:
+    a 200 MiB line is named in 0.5 s, 250 MB of memory)."""
+    import gzip
+
+    from leash_eval import formats
+
+    monkeypatch.setattr(formats, "_MAX_OBJECT", 4096)
+    lines = [json.dumps(rec("q1", 0, True)), json.dumps(rec("q2", 0, True)),
+             json.dumps({**rec("q3", 0, True), "response": "x" * 4096}),
+             json.dumps(rec("q4", 0, True))]
+    text = ("\n".join(lines) + "\n").encode()
+    path = tmp_path / f"s{suffix}"
+    path.write_bytes(gzip.compress(text) if suffix.endswith(".gz") else text)
+    duckdb_says = Exception('Invalid Input Error: "maximum_object_size" of 4096 bytes exceeded '
+                            f'while reading file "{path}" (>8192 bytes).')
+    e = formats.unreadable(path, duckdb_says)
+    assert isinstance(e, ValueError) and e.file == path and e.line == 3
+    assert "line 3" in str(e) and str(path) in str(e)
+    # a line of exactly the cap is within it
+    monkeypatch.setattr(formats, "_MAX_OBJECT", len(lines[2]))
+    assert getattr(formats.unreadable(path, duckdb_says), "line", None) is None

@@ -267,6 +267,13 @@ def unreadable(path: Path, exc: BaseException) -> Exception:
     if isinstance(exc, OSError) and getattr(exc, "filename", None):
         return exc  # not found, permission denied...: already names the file
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "maximum_object_size" in detail:  # DuckDB's cap on one JSON line, without its line
+        line = _first_line_longer_than(path, _MAX_OBJECT)
+        if line is not None:
+            return InputFileError(
+                f"{path}, line {line}: the line is longer than {_MAX_OBJECT >> 20} MiB, the "
+                "most one JSON line may hold (one record: a few responses, not a corpus).",
+                file=path, line=line)
     if path.name.lower().endswith(".gz"):
         lines = 0
         try:  # error path only: count the complete lines that can be decompressed
@@ -279,6 +286,22 @@ def unreadable(path: Path, exc: BaseException) -> Exception:
                 (f"the last complete line is line {lines}." if lines else
                  "not one complete line could be read."), file=path, line=lines or None)
     return InputFileError(f"{path}: cannot read the file ({detail}).", file=path)
+
+
+def _first_line_longer_than(path: Path, cap: int) -> int | None:
+    """The number of the first line of more than ``cap`` bytes (error path only: a scan that
+    holds at most ``cap`` bytes at a time), or None."""
+    try:
+        with open_bytes(path) as fh:
+            lineno, fresh = 0, True
+            while chunk := fh.readline(cap + 2):
+                lineno += fresh
+                if len(chunk.rstrip(b"\r\n")) > cap:
+                    return lineno
+                fresh = chunk.endswith(b"\n")
+    except (EOFError, zlib.error, OSError):
+        return None
+    return None
 
 
 def container(path: Path) -> str:
