@@ -290,7 +290,8 @@ def unreadable(path: Path, exc: BaseException) -> Exception:
 
 def _first_line_longer_than(path: Path, cap: int) -> int | None:
     """The number of the first line of more than ``cap`` bytes (error path only: a scan that
-    holds at most ``cap`` bytes at a time), or None."""
+    holds at most ``cap`` bytes at a time), or None.
+    """
     try:
         with open_bytes(path) as fh:
             lineno, fresh = 0, True
