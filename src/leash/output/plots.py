@@ -12,6 +12,7 @@ categories :data:`CATEGORY_COLORS`, other series :data:`SERIES_COLORS`, ordered 
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -810,12 +811,15 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     matplotlib.axes.Axes
     """
     from leash.core.support import epsilon
+    from leash.errors import LeashWarning
 
     ks = np.sort(np.unique(np.atleast_1d(np.asarray(ks))))
     zetas = list(np.atleast_1d(np.asarray(zetas, dtype=float)))
     if ks.size == 0 or not zetas:
         raise ValueError("plot_epsilon: 'ks' and 'zetas' must be non-empty.")
-    curves = [np.atleast_1d(epsilon(ks, float(z), exact=exact)) for z in zetas]  # validates
+    with warnings.catch_warnings():  # a curve of epsilon over k may pass 1: it is drawn, not
+        warnings.filterwarnings("ignore", "epsilon", LeashWarning)  # used as a threshold
+        curves = [np.atleast_1d(epsilon(ks, float(z), exact=exact)) for z in zetas]  # validates
     ax = _axes(ax, "plot_epsilon")
     labels = [f"ζ = {z:g}" for z in zetas]
     _lines(ax, np.tile(ks, len(zetas)), np.concatenate(curves), np.repeat(labels, ks.size),

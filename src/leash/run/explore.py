@@ -24,6 +24,7 @@ import html
 import io
 import shlex
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,7 @@ from leash.core.support import (
     found_probability,
     support_metrics,
 )
+from leash.errors import LeashWarning
 
 __all__ = ["Setting", "View", "ExplorerModel", "explore", "ZETAS", "RULES", "ESTIMATORS"]
 
@@ -335,9 +337,10 @@ class ExplorerModel:
 
     @staticmethod
     def _epsilon(k_shown, zeta):
-        eps = epsilon(min(k_shown), zeta)
+        with warnings.catch_warnings():  # an epsilon above 1 is said below, in the page's words
+            warnings.filterwarnings("ignore", "epsilon", LeashWarning)
+            eps, e_hi = epsilon(min(k_shown), zeta), epsilon(max(k_shown), zeta)
         if len(k_shown) > 1:
-            e_hi = epsilon(max(k_shown), zeta)
             text = (f"At the budgets k = {min(k_shown)} to {max(k_shown)} (each benchmark its "
                     f"own) and zeta = {zeta:g}, epsilon = -ln(zeta)/k = {e_hi:.3g} to "
                     f"{eps:.3g}: ")
