@@ -38,7 +38,7 @@ import warnings
 
 import pytest
 
-from _support import cli, cli_error, rec, write_lines
+from _support import cli, cli_error, raises_with, rec, write_lines
 from leash_eval.cli import main
 from leash_eval.summarize import summarize
 from leash_eval.validate import validate
@@ -832,3 +832,39 @@ def test_a_line_above_the_json_line_cap_is_named_by_its_line(tmp_path, monkeypat
     # a line of exactly the cap is within it
     monkeypatch.setattr(formats, "_MAX_OBJECT", len(lines[2]))
     assert getattr(formats.unreadable(path, duckdb_says), "line", None) is None
+
+
+def test_a_symlink_loop_is_named_as_one(tmp_path, capsys):
+    """A symbolic link loop is an input error naming the file (a ValueError, as documented),
+    not an OSError from the API nor "neither an existing file nor a dataset" from the CLI."""
+    import os
+
+    loop = tmp_path / "loop.jsonl"
+    os.symlink(loop, loop)
+    with raises_with(file=loop, text="symbolic link loop"):
+        summarize(loop)
+    for command in ("validate", "summarize"):
+        assert f"{loop} is a symbolic link loop" in cli_error(capsys, command, loop)
+
+
+def test_a_study_source_that_is_a_device_or_a_loop_is_one_line_not_a_hang(tmp_path):
+    """The study cache hashes each input: a device (an endless /dev/zero) or a FIFO must be
+    refused before that, as the readers refuse it; a loop is named too."""
+    import os
+    import subprocess
+    import sys
+
+    os.symlink("/dev/zero", tmp_path / "dev.jsonl")
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    os.symlink(tmp_path / "loop.jsonl", tmp_path / "loop.jsonl")
+    for name, what in (("dev.jsonl", "a character device"), ("fifo.jsonl", "a FIFO"),
+                       ("loop.jsonl", "a symbolic link loop")):
+        study = tmp_path / "s.yaml"
+        study.write_text("name: t\ntitle: t\nbenchmarks:\n  gsm8k: {domain: math, budget: 8}\n"
+                         f"sections:\n  support:\n    sources:\n      - path: {name}\n"
+                         "    pairs:\n      - {label: a, base: sft, rl: rl}\n")
+        proc = subprocess.run([sys.executable, "-m", "leash_eval.cli", "study", "check",
+                               str(study)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        errors = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+        assert len(errors) == 1 and f"{tmp_path / name} is {what}" in errors[0], proc.stderr

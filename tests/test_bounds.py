@@ -7,7 +7,6 @@ symlink loops named as what they are, and ``--list`` showing the check's verdict
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -51,17 +50,18 @@ def test_every_yaml_refuses_anchors_and_duplicate_keys(tmp_path, capsys):
         mf.load_manifest(man)
 
 
-def test_a_huge_yaml_list_is_refused_quickly(tmp_path):
+def test_a_huge_yaml_list_is_refused_before_it_is_parsed(tmp_path):
+    """A 2-4 MB YAML list of 10^6 items did not finish loading in 180 s: the loader refuses it
+    by its size, and one under the size cap by its count of values (no timing here: the
+    refusals are what bound the time)."""
     s = tmp_path / "s.yaml"
     s.write_text("name: t\nsections: [" + ", ".join(["1"] * 1_000_000) + "]\n")
-    t0 = time.process_time()
     with raises_with(file=s, text="too large"):
         C.load_yaml(s, "study file s.yaml", kind="study file")
     big = tmp_path / "b.yaml"
     big.write_text("x: [" + ", ".join(["1"] * 60_000) + "]\n")  # under 1 MiB, many values
     with raises_with(file=big, text="more than 50,000 YAML values"):
         C.load_yaml(big, "study file b.yaml", kind="study file")
-    assert time.process_time() - t0 < 60  # not minutes (was: unfinished after 180 s)
 
 
 def test_devices_fifos_and_symlink_loops_are_named(tmp_path, capsys):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import errno
 import gzip
 import json
 import os
@@ -244,6 +245,11 @@ def check_regular_file(path) -> os.stat_result:
         st = path.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"The file {path} does not exist.") from None
+    except OSError as exc:  # a symbolic link loop (ELOOP), a name too long...
+        what = ("a symbolic link loop" if exc.errno == errno.ELOOP else
+                f"not readable ({exc.strerror or type(exc).__name__})")
+        raise InputFileError(f"{path} is {what}; leash reads regular files only.",
+                             reason=NOT_REGULAR, file=path) from None
     mode = st.st_mode
     if stat.S_ISREG(mode):
         return st

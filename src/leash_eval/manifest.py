@@ -463,8 +463,8 @@ def resolve(name_or_path: str | os.PathLike, **fetch_kwargs) -> list[tuple[Path,
     """An existing file path as is, else the fetched file(s) of a manifest dataset or group, as
     ``(path, dataset or None)`` pairs: readers take labels (format, model, ...) from the entry.
     """
-    if (p := Path(name_or_path)).exists():
-        return [(p, None)]
+    if (p := Path(name_or_path)).exists() or os.path.islink(p):
+        return [(p, None)]  # a broken link or a link loop: named by the reader as what it is
     m = fetch_kwargs.pop("manifest", None) or load_manifest()
     try:
         names = m.names(name := str(name_or_path))

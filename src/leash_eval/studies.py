@@ -13,6 +13,7 @@ __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", 
            "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
            "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public"]
 
+from leash_eval.formats import check_regular_file
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
 from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, rescored_path
 from leash_eval.summarize import load_counts
@@ -58,23 +59,10 @@ def store_counts(frame, path, *, cache_dir, na: str = "class", **reader) -> None
     :func:`cached_counts` looks for it (``leash study init`` read the files already). Written
     whole or not at all; a frame without rows is not stored.
     """
-    import os
-    import tempfile
-
     from leash_eval.summarize import write_summary
 
-    if not len(frame):
-        return
-    target = _cache_file(path, cache_dir, na, reader)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".parquet.tmp")
-    os.close(fd)
-    try:
-        write_summary(frame, tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if len(frame):
+        write_summary(frame, _cache_file(path, cache_dir, na, reader))  # whole or not at all
 
 
 def _cache_file(path, cache_dir, na: str, reader: dict):
@@ -89,6 +77,7 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
     from leash_eval.manifest import sha256_file
 
     p = Path(path)
+    check_regular_file(p)  # hashing a device or a FIFO would never end
     options = dict(reader)
     m = options.get("mapping")
     if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
