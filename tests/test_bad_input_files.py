@@ -868,3 +868,20 @@ def test_a_study_source_that_is_a_device_or_a_loop_is_one_line_not_a_hang(tmp_pa
         assert proc.returncode == 2, proc.stderr
         errors = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
         assert len(errors) == 1 and f"{tmp_path / name} is {what}" in errors[0], proc.stderr
+
+
+def test_a_record_of_too_many_keys_is_refused_by_its_line(tmp_path, monkeypatch, capsys):
+    """An 18 MB JSON lines file whose first record has 10^6 keys did not finish in 300 s (DuckDB
+    infers a schema of 10^6 columns): one scan of each line's keys refuses it first, naming the
+    line (the cap is made small here; the real one is 10,000 keys)."""
+    from leash_eval import formats
+
+    monkeypatch.setattr(formats, "_MAX_KEYS", 50)
+    wide = {**rec("q2", 0, True), **{f"k{i}": i for i in range(60)}}
+    path = write_lines(tmp_path / "s.jsonl", [rec("q1", 0, True), wide, rec("q3", 0, True)])
+    with raises_with(file=path, line=2, text="more than 50 keys"):
+        summarize(path)
+    line = cli_error(capsys, "validate", path)
+    assert str(path) in line and "line 2" in line
+    monkeypatch.setattr(formats, "_MAX_KEYS", len(wide))  # a record of exactly the cap is read
+    assert summarize(path)["n"].sum() == 3

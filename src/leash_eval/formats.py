@@ -52,6 +52,8 @@ UTF8_MESSAGE = "must be valid UTF-8 text"
 TOO_LARGE = "too large (beyond the 64-bit integer range)"
 _BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exact readers)
 _MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of responses)
+_MAX_KEYS = 10_000  # keys of one JSON record (a record has tens; DuckDB's schema inference
+#                     over a first record of 10^6 keys runs for many minutes)
 
 
 class InputFileError(LeashValueError):
@@ -927,6 +929,20 @@ class Source:
 
     def _jsonl(self) -> str:
         have = (*self.fields, *self.extra)
+        # one scan of each line's keys, before any schema inference: a record of too many keys
+        # is refused, naming its line; DuckDB reads the first of a key given twice, Python's
+        # json the last: such a line goes to the exact reader, which names it
+        wide, twice = self.con.execute(
+            f"SELECT min(ordinality) FILTER (WHERE len(k) > {_MAX_KEYS}), "
+            "coalesce(bool_or(len(k) <> len(list_distinct(k))), false) FROM (SELECT "
+            f"ordinality, json_keys(json) AS k FROM read_ndjson_objects({sql_str(self.path)}, "
+            f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY)"
+        ).fetchone()
+        if wide is not None:
+            raise InputFileError(
+                f"{self.path}, line {wide}: a record of more than {_MAX_KEYS:,} keys; a record "
+                "holds one sample or question (its fields), not a table.", file=self.path,
+                line=int(wide))
         if not self.exact:  # the fast reader: each read field as JSON, one parse per line
             cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
             sql = (f"SELECT ordinality AS ord, -1 AS sub, 1 AS nrows, "
@@ -939,12 +955,7 @@ class Source:
                 f"DESCRIBE SELECT * FROM read_json({sql_str(self.path)}, format="
                 f"'newline_delimited', ignore_errors=true, maximum_object_size={_MAX_OBJECT})"
             ).fetchall() if t in inferred and n in have}
-            # DuckDB reads the first of a key given twice, Python's json the last: such a line
-            # goes to the exact reader, which names it (one scan of the keys of each line)
-            self.ambiguous = self.con.execute(
-                f"SELECT 1 FROM read_ndjson_objects({sql_str(self.path)}, ignore_errors=true, "
-                f"maximum_object_size={_MAX_OBJECT}) WHERE {_TWICE.replace('(j)', '(json)')} "
-                "LIMIT 1").fetchone() is not None
+            self.ambiguous = bool(twice)
             return sql
         base = self._objects()
         present = self.con.execute("SELECT " + ", ".join(f"count({_jp(f)})" for f in have) +
