@@ -118,6 +118,15 @@ def write_text(path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
+def _temporary_folder(path: Path) -> Path:
+    """A new temporary folder beside ``path`` (its folder created if missing), after removing
+    one a killed process left.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    return Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+
+
 @contextlib.contextmanager
 def folder_beside(path) -> Iterator[Path]:
     """A temporary folder beside ``path`` (same file system, so its files move onto ``path``
@@ -125,9 +134,7 @@ def folder_beside(path) -> Iterator[Path]:
     process left is removed first. For writers that name their own files (a download).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(path)
-    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    tmp = _temporary_folder(path)
     try:
         yield tmp
     finally:
@@ -151,9 +158,7 @@ def replacing_folder(path) -> Iterator[Path]:
     (['a.txt'], ['demo'])
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(path)
-    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    tmp = _temporary_folder(path)
     try:
         yield tmp
         for f in tmp.iterdir():
