@@ -620,3 +620,25 @@ def test_the_gold_check_runs_outside_the_main_thread(tmp_path):
     t.join()
     assert "error" not in result, result.get("error")
     assert result["report"].table["accuracy_after"].tolist() == [1.0]
+
+
+def test_the_fork_server_is_silent_only_for_a_worker_started_after_its_pool_stopped(
+        monkeypatch, capsys):
+    """A worker the pool starts while a stopped run ends finds its semaphore gone
+    (FileNotFoundError in multiprocessing.synchronize's __setstate__): the fork server's hook
+    prints nothing for it (the run's own line is the last), and the usual traceback for
+    anything else (seen once under load: a traceback after "leash rescore: interrupted")."""
+    import importlib
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # the module sets it on import
+    quiet = importlib.import_module("leash_eval.rescore.forkserver_quiet").quiet_excepthook
+    ns: dict = {}
+    exec(compile("def __setstate__():\n    raise FileNotFoundError(2, 'No such file')\n",
+                 "multiprocessing/synchronize.py", "exec"), ns)
+    for raiser, shown in ((ns["__setstate__"], False), (lambda: open("/nonexistent/x"), True),
+                          (lambda: 1 / 0, True)):
+        try:
+            raiser()
+        except Exception:
+            quiet(*sys.exc_info())
+        assert ("Traceback" in capsys.readouterr().err) == shown

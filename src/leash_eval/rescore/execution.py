@@ -263,7 +263,8 @@ def _mp_context():
 
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["leash_eval.rescore.execution", "math_verify"])
+        ctx.set_forkserver_preload(["leash_eval.rescore.forkserver_quiet",
+                                    "leash_eval.rescore.execution", "math_verify"])
         if threading.current_thread() is threading.main_thread():
             # Started with SIGINT ignored, which its exec keeps: a Ctrl-C while it imports
             # math-verify would print its traceback; the parent stops it and its workers.
