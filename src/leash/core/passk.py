@@ -106,9 +106,7 @@ def pass_at_k(n, c, k):
     0.533333333333
     """
     func = "pass_at_k"
-    same_length(func, n=n, c=c, k=k)
-    check_c_le_n(n, c, func)
-    check_k_in_range(k, n, func)
+    _check_n_c_k(func, n, c, k)
     scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
     out = pass_at_k_kernel(n, c, k)
     return float(out[0]) if scalar else out
@@ -447,6 +445,20 @@ def _check_first_lt_n(fc, n, func, name="first_correct", n_name="n"):
     check_pairs(fc_b >= n_b, func, f"a sample index below '{n_name}'", fc_b, name, n_b, n_name)
 
 
+def _check_n_c_k(func, n, c, k) -> None:
+    """The checks every per-question estimator of ``(n, c, k)`` makes: equal lengths,
+    ``c <= n`` and ``1 <= k <= n``.
+    """
+    same_length(func, n=n, c=c, k=k)
+    check_c_le_n(n, c, func)
+    check_k_in_range(k, n, func)
+
+
+def _shaped(out, n, c, k):
+    """A float for scalar ``n, c, k``, else a 1-d array."""
+    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)
+
+
 def _hypergeom_at_least(m, n, c, k):
     """P(X >= m) for X the correct samples among k drawn without replacement from n holding c:
     the exact hypergeometric tail, ``scipy.stats.hypergeom.sf(m - 1, n, c, k)`` (0 where
@@ -488,12 +500,10 @@ def g_pass_at_k(n, c, k, tau):
     0.16666666666666666
     """
     func = "g_pass_at_k"
-    same_length(func, n=n, c=c, k=k)
-    check_c_le_n(n, c, func)
-    check_k_in_range(k, n, func)
+    _check_n_c_k(func, n, c, k)
     m = np.maximum(np.ceil(k * np.float64(tau)), 1).astype(np.int64)  # as OpenCompass does
     out = _hypergeom_at_least(m, n, c, k)
-    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)
+    return _shaped(out, n, c, k)
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
@@ -518,9 +528,7 @@ def mg_pass_at_k(n, c, k):
     0.16666666666666666
     """
     func = "mg_pass_at_k"
-    same_length(func, n=n, c=c, k=k)
-    check_c_le_n(n, c, func)
-    check_k_in_range(k, n, func)
+    _check_n_c_k(func, n, c, k)
     n1, c1, k1 = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
     out = np.zeros(n1.shape, dtype=np.float64)
     for kk in np.unique(k1):  # one sum per distinct budget, vectorized over its questions
@@ -553,8 +561,6 @@ def pass_hat_k(n, c, k):
     0.066666666667
     """
     func = "pass_hat_k"
-    same_length(func, n=n, c=c, k=k)
-    check_c_le_n(n, c, func)
-    check_k_in_range(k, n, func)
+    _check_n_c_k(func, n, c, k)
     out = _hypergeom_at_least(k, n, c, k)
-    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)
+    return _shaped(out, n, c, k)
