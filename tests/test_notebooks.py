@@ -243,7 +243,7 @@ def test_the_walkthrough_writes_every_artifact_of_its_part(notebook_run, stem):
     # the runner keeps the records, read from the executed notebook, with the run's parameters
     records = json.loads((out / ".artifacts" / f"{stem}.json").read_text())
     assert sorted(r["name"] for r in records) == sorted(tables + figures)
-    defaults = {n: p.value for n, p in notebook_parameters(REPO / "notebooks" / f"{stem}.ipynb")
+    defaults = {n: p.value for n, p in notebook_parameters(REPO / "notebooks" / f"{stem}.md")
                 .items() if n != "outdir"}
     for r in records:
         assert sorted(r) == ["description", "files", "inputs", "name", "notebook", "parameters"]

@@ -248,7 +248,7 @@ def test_the_repository_runs_each_artifact_notebook_on_the_paper_and_the_demo():
                                       "00c_walkthrough_curves", "01_table1_support.paper",
                                       "01_table1_support.demo", "08_paper_audit"}
     for r in runs:  # every listed parameter set is valid for its notebook
-        validate_parameters(REPO_ROOT / "notebooks" / f"{r.notebook}.ipynb", r.parameters)
+        validate_parameters(REPO_ROOT / "notebooks" / f"{r.notebook}.md", r.parameters)
 
 
 def test_select_by_stem_name_or_number():

@@ -601,7 +601,8 @@ def _verdict(run: Run, p) -> str:
     what a run would do.
     """
     try:
-        validate_parameters(NOTEBOOKS / f"{run.notebook}.ipynb", {p.name: run.parameters[p.name]})
+        validate_parameters(notebook_files.find(run.notebook, NOTEBOOKS),
+                            {p.name: run.parameters[p.name]})
     except ParameterError as exc:
         why = str(exc).split(f"{p.name!r} = ", 1)[-1]
         return f" (set; refused: {' '.join(why.split())})"
