@@ -384,20 +384,73 @@ def _lock(outdir: Path):
         yield
 
 
+#: In a pool worker: the pool's stop event, which the parent sets on Ctrl-C (:func:`_finished`).
+_STOP = None
+
+
 def _run_in_worker(job) -> NotebookResult:
     """One run in a pool worker: a failure comes back as a result; Ctrl-C interrupts the
-    notebook being run (idle workers ignore it).
+    notebook being run (idle workers ignore it), and a run whose turn comes after a Ctrl-C
+    does not start.
     """
     path, run, params, outdir, build = job
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _interrupt_once)
     t0 = time.perf_counter()
     try:
+        if _STOP is not None and _STOP.is_set():
+            raise KeyboardInterrupt
         return run_notebook(path, params, outdir, build, run=run)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
                               getattr(exc, "output", None), params, reason=str(exc))
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupt_once(signum, frame):
+    """A run's SIGINT handler: KeyboardInterrupt once. The Ctrl-C of a terminal and the parent's
+    own signal (:func:`_finished`) both arrive; the second must not break the first's cleanup
+    (the kernel's shutdown). Logging ends here too: the interrupt leaves nbclient's task
+    waiting for the kernel's reply, which then logs "Kernel died" and asyncio "Task exception
+    was never retrieved" with a traceback, noise after the one line the parent prints; no run
+    starts in this worker after it (the stop event).
+    """
+    import logging
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.disable(logging.CRITICAL)
+    raise KeyboardInterrupt
+
+
+def _worker_start(stop) -> None:
+    """A pool worker's first step: keep the pool's stop event, ignore SIGINT while waiting for
+    runs (each run sets its own handler), then unblock it (:func:`_sigint_held`), which
+    discards a Ctrl-C that arrived while the worker was starting.
+    """
+    global _STOP
+    _STOP = stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """SIGINT blocked in this thread while it starts pool workers: a spawned worker inherits the
+    blocked mask and keeps it until :func:`_worker_start`. Without it, a Ctrl-C while a worker
+    imports Python's own modules printed that worker's KeyboardInterrupt traceback. Here, a
+    Ctrl-C pressed meanwhile is not lost: it waits and is raised on leaving, or at once when
+    another thread of this process (the pool's) took it, as Python runs handlers in the main
+    thread.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _finished(jobs_list, jobs: int, stream):
@@ -409,22 +462,34 @@ def _finished(jobs_list, jobs: int, stream):
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=signal.signal,
-                             initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
-        while True:
-            while not failed and len(running) < jobs and (nxt := next(todo, None)):
-                running[pool.submit(_run_in_worker, nxt[1])] = nxt[0]
-                if jobs == 1:
-                    stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
-                    stream.flush()
-            if not running:
-                return
-            # Ctrl-C reaches the kernels too (one process group): the pool's exit waits for them
-            for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
-                result = fut.result()
-                failed |= result.status == "failed"
-                yield running.pop(fut), result
+    ctx = multiprocessing.get_context("spawn")
+    stop, others = ctx.Event(), set(multiprocessing.active_children())
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_start,
+                             initargs=(stop,)) as pool:
+        try:
+            while True:
+                while not failed and len(running) < jobs and (nxt := next(todo, None)):
+                    with _sigint_held():  # a submit may start a worker
+                        running[pool.submit(_run_in_worker, nxt[1])] = nxt[0]
+                    if jobs == 1:
+                        stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
+                        stream.flush()
+                if not running:
+                    return
+                for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
+                    result = fut.result()
+                    failed |= result.status == "failed"
+                    yield running.pop(fut), result
+        except BaseException:
+            # A Ctrl-C reaches the kernels and the workers (one process group), but a worker
+            # may miss it: starting (SIGINT held) or between runs (ignored). So no run starts
+            # after it, and each worker of this pool gets its own, which interrupts the run it
+            # has begun; the pool's exit then waits for the runs to stop.
+            stop.set()
+            for p in set(multiprocessing.active_children()) - others:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGINT)
+            raise
 
 
 def _outcome(res: NotebookResult) -> str:
