@@ -201,3 +201,12 @@ def cli_error(capsys, *argv) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     return lines[0]
+
+
+def processes() -> list[str]:
+    """The processes running (zombies left out), one line each: session, pid, state, command."""
+    import subprocess
+
+    out = subprocess.run(["ps", "-e", "-o", "sid=,pid=,stat=,args="], capture_output=True,
+                         text=True, check=True).stdout
+    return [line for line in out.splitlines() if not line.split()[2].startswith("Z")]

@@ -8,7 +8,8 @@ Bad-input classes and the tests that cover them:
 * `reproduce --outdir <an existing file>`: test_outdir_is_a_file
 * `reproduce --build <a folder that cannot be written>`: test_build_cannot_be_written,
   test_build_read_only_folder
-* Ctrl-C during reproduce: one line, exit 130, records intact, the lock released:
+* Ctrl-C during reproduce, or SIGTERM (to the group or the runner alone): one line, exit 130
+  or 143, records intact, the lock released, no process left:
   test_ctrl_c_is_one_line_exit_130_records_intact (one job and two jobs),
   test_a_run_interrupted_once_logs_nothing_more,
   test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only,
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from _support import processes
 from leash.run import reproduce
 from leash_eval.cli import main as leash_main
 from leash_eval.cli import main_simulate
@@ -118,8 +120,10 @@ import os, signal, sys
 from leash.run import reproduce
 held = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
 os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C while the worker starts: held, pending
-reproduce._worker_start(None)  # discards it (ignored, then unblocked)
-print(held, signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+reproduce._worker_start(None, os.getppid())  # runs the worker's handler: idle, ignored
+print(held, signal.getsignal(signal.SIGINT) is reproduce._on_signal, flush=True)
+os.kill(os.getpid(), signal.SIGTERM)  # idle: ends at once, quietly
+print("not reached")
 """
 
 
@@ -144,8 +148,8 @@ def test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only()
     with reproduce._sigint_held():
         proc = subprocess.run([sys.executable, "-c", _BORN_INTERRUPTED], capture_output=True,
                               text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True"] and "Traceback" not in proc.stderr
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert proc.stdout.split() == ["True", "True"] and proc.stderr == ""
     # in a process of one thread (pytest's has more, which would take the signal), a Ctrl-C
     # inside the hold is pending there and raised on leaving it
     proc = subprocess.run([sys.executable, "-c", _HELD], capture_output=True, text=True,
@@ -153,23 +157,28 @@ def test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only()
     assert proc.stdout.split() == ["pending", "raised"], proc.stderr
 
 
-def test_a_run_interrupted_once_logs_nothing_more():
-    """A worker's run, interrupted: KeyboardInterrupt once, a second Ctrl-C ignored (it must
+def test_a_run_interrupted_once_logs_nothing_more(monkeypatch):
+    """A worker's run, interrupted: KeyboardInterrupt once, a second signal ignored (it must
     not break the kernel's shutdown), and no logging after it. nbclient's abandoned wait for
     the kernel's reply logged "Kernel died" and asyncio a traceback after the runner's line
     (one job, a Ctrl-C a few seconds into a cell: seen in about half of the tries one hour,
-    in none the next, so only the mechanism is tested here)."""
+    in none the next, so only the mechanism is tested here). No run starts after it."""
     import logging
 
-    previous = signal.getsignal(signal.SIGINT)
+    monkeypatch.setitem(reproduce._WORKER, "running", True)
+    monkeypatch.setitem(reproduce._WORKER, "interrupted", False)
     try:
         with pytest.raises(KeyboardInterrupt):
-            reproduce._interrupt_once(signal.SIGINT, None)
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            reproduce._on_signal(signal.SIGINT, None)
         assert not logging.getLogger("asyncio").isEnabledFor(logging.CRITICAL)
+        assert reproduce._on_signal(signal.SIGTERM, None) is None  # the second: ignored
     finally:
         logging.disable(logging.NOTSET)
-        signal.signal(signal.SIGINT, previous)
+    monkeypatch.setitem(reproduce._WORKER, "running", False)
+    assert reproduce._on_signal(signal.SIGINT, None) is None  # idle: the parent handles it
+    with pytest.raises(KeyboardInterrupt):
+        reproduce._run_in_worker((TINY, "tiny", {}, "/nonexistent-leash-out", "/nonexistent"))
+    assert not Path("/nonexistent-leash-out").exists()
 
 
 def test_no_run_starts_in_a_worker_after_the_stop(monkeypatch):
@@ -177,14 +186,10 @@ def test_no_run_starts_in_a_worker_after_the_stop(monkeypatch):
 
     stop = threading.Event()
     stop.set()
-    monkeypatch.setattr(reproduce, "_STOP", stop)
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            reproduce._run_in_worker((TINY, "tiny", {}, "/nonexistent-leash-out", "/nonexistent"))
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert not Path("/nonexistent-leash-out").exists()
+    monkeypatch.setitem(reproduce._WORKER, "stop", stop)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce._run_in_worker((TINY, "tiny", {}, "/nonexistent-leash-out", "/nonexistent"))
+    assert not Path("/nonexistent-leash-out").exists() and not reproduce._WORKER["running"]
 
 
 def test_second_run_into_the_same_folder_is_refused(capsys, tmp_path):
@@ -228,12 +233,21 @@ for stem in ("00_a", "01_b"):
     cells = [nbformat.v4.new_code_cell('outdir: str = "figures"  # artifact folder',
                                        metadata={"tags": ["parameters"]}),
              nbformat.v4.new_code_cell(
-                 f"import pathlib, time\\npathlib.Path(r'{d}/started-{stem}').touch()\\n"
+                 f"import os, pathlib, time\\n"
+                 f"pathlib.Path(r'{d}/started-{stem}').write_text(str(os.getpid()))\\n"
                  "time.sleep(120)")]
     nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
         "name": "python3", "language": "python", "display_name": "Python 3"}})
     nbformat.write(nb, d / f"{stem}.ipynb")
 """
+
+def _left(sid: int, nbs: Path) -> list[str]:
+    """The processes of a run still there: those of its session ``sid`` (the runner's workers)
+    and its kernels (jupyter_client starts each in a session of its own; each wrote its pid)."""
+    kernels = {int(f.read_text()) for f in nbs.glob("started-*") if f.read_text().isdigit()}
+    return [line for line in processes() if int(line.split()[0]) == sid
+            or int(line.split()[1]) in kernels]
+
 
 _RUN = """
 import sys
@@ -247,8 +261,13 @@ if __name__ == "__main__":
 
 @pytest.mark.slow  # one or two kernels, interrupted after they start: about 5 s
 @pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX process groups")
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs):
+@pytest.mark.parametrize("jobs, sig, group", [(1, "SIGINT", True), (2, "SIGINT", True),
+                                               (2, "SIGTERM", True), (2, "SIGTERM", False)])
+def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs, sig, group):
+    """Ctrl-C (SIGINT to the process group), SIGTERM to the group (a system's stop) or to the
+    runner alone (``kill``, ``timeout``): one line, exit 130 or 143, the records of the runs
+    put back, the lock released, and no process of the run left (before, SIGTERM to the runner
+    alone left its workers running their notebooks)."""
     nbs, out = tmp_path / "nbs", tmp_path / "fig"
     nbs.mkdir()
     subprocess.run([sys.executable, "-c", _SLEEPER, str(nbs)], check=True)
@@ -268,16 +287,22 @@ def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the notebooks never started"
             time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)
+        (os.killpg if group else os.kill)(proc.pid, getattr(signal, sig))
         _, err = proc.communicate(timeout=60)
+        left = _left(proc.pid, nbs)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = _left(proc.pid, nbs)
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None or _left(proc.pid, nbs):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and "Kernel died" not in err, err
+    assert proc.returncode == (130 if sig == "SIGINT" else 143), err
+    assert "Traceback" not in err and "Kernel died" not in err and "Error" not in err, err
+    what = "interrupted" if sig == "SIGINT" else "terminated"
     assert err.strip().splitlines()[-1] == (
-        "leash reproduce: interrupted; the interrupted runs keep their earlier artifact records "
+        f"leash reproduce: {what}; the interrupted runs keep their earlier artifact records "
         "and the index was not rewritten.")
+    assert not left, left
     for stem in ("00_a", "01_b"):
         assert (out / ".artifacts" / f"{stem}.json").read_bytes() == previous, stem
     with reproduce._lock(out):  # the interrupted run released its lock

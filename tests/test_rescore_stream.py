@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _support import MIRROR, REPO, needs_mirror, needs_mv, raises_with
+from _support import MIRROR, REPO, needs_mirror, needs_mv, processes, raises_with
 from leash_eval import rescore as rs
 from leash_eval.cli import main
 from leash_eval.rescore import graders as rs_graders
@@ -341,9 +341,7 @@ def test_streaming_memory_does_not_grow_with_the_file(tmp_path):
 
 
 def _group_alive(pgid: int) -> list[str]:
-    out = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-g", str(pgid)],
-                         capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if line.split()[1][0] != "Z"]
+    return [line for line in processes() if int(line.split()[0]) == pgid]
 
 
 @needs_mv

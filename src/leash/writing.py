@@ -22,6 +22,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from leash.processes import alive
+
 __all__ = ["folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
 
 _umask = os.umask(0)
@@ -39,22 +41,12 @@ def _remove_stale(path: Path) -> None:
     with contextlib.suppress(OSError):
         for p in path.parent.glob(f".{path.name}.*.tmp"):
             pid = p.name[len(path.name) + 2:].split(".", 1)[0]
-            if not pid.isdigit() or _alive(int(pid)):
+            if not pid.isdigit() or alive(int(pid)):
                 continue
             if p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 p.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: someone else's process
-        return True
-    return True
 
 
 def _fsync(path) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from leash.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash.errors import Call, Param, Words
+from leash.processes import Terminated, raise_terminated
 
 __all__ = ["main", "build_parser", "main_simulate", "main_study"]
 
@@ -1372,16 +1373,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the command runs, so that it stops as after Ctrl-C (its partial
-    output removed, its workers stopped) and ends with status 143 (128 + SIGTERM).
-    """
-
-
-def _terminated(signum, frame):
-    raise Terminated
-
-
 def console() -> None:
     """The ``leash`` executable: :func:`main`, then exit with its status.
 
@@ -1393,7 +1384,7 @@ def console() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, raise_terminated)
     code = main()
     if code in (130, 143):
         import os

@@ -26,6 +26,7 @@ import signal
 import sys
 import tempfile
 import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
@@ -33,6 +34,7 @@ from unittest import mock
 from leash import notebook_files
 from leash.argparsing import OneLineParser
 from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown, slug
+from leash.processes import Terminated, die_with, sigterm_raises
 from leash.run.parameters import (
     ParameterError,
     did_you_mean,
@@ -384,52 +386,64 @@ def _lock(outdir: Path):
         yield
 
 
-#: In a pool worker: the pool's stop event, which the parent sets on Ctrl-C (:func:`_finished`).
-_STOP = None
+#: A pool worker's state: the pool's stop event, which the parent sets on Ctrl-C or SIGTERM
+#: (:func:`_finished`); whether a run is under way; whether one was interrupted.
+_WORKER = {"stop": None, "running": False, "interrupted": False}
 
 
 def _run_in_worker(job) -> NotebookResult:
-    """One run in a pool worker: a failure comes back as a result; Ctrl-C interrupts the
-    notebook being run (idle workers ignore it), and a run whose turn comes after a Ctrl-C
-    does not start.
+    """One run in a pool worker: a failure comes back as a result; Ctrl-C or SIGTERM
+    interrupts the notebook being run (:func:`_on_signal`), and a run whose turn comes after
+    one does not start.
     """
     path, run, params, outdir, build = job
-    signal.signal(signal.SIGINT, _interrupt_once)
     t0 = time.perf_counter()
+    _WORKER["running"] = True
     try:
-        if _STOP is not None and _STOP.is_set():
+        if _WORKER["interrupted"] or (_WORKER["stop"] is not None and _WORKER["stop"].is_set()):
             raise KeyboardInterrupt
         return run_notebook(path, params, outdir, build, run=run)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
                               getattr(exc, "output", None), params, reason=str(exc))
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _WORKER["running"] = False
 
 
-def _interrupt_once(signum, frame):
-    """A run's SIGINT handler: KeyboardInterrupt once. The Ctrl-C of a terminal and the parent's
-    own signal (:func:`_finished`) both arrive; the second must not break the first's cleanup
-    (the kernel's shutdown). Logging ends here too: the interrupt leaves nbclient's task
-    waiting for the kernel's reply, which then logs "Kernel died" and asyncio "Task exception
-    was never retrieved" with a traceback, noise after the one line the parent prints; no run
-    starts in this worker after it (the stop event).
+def _on_signal(signum, frame):
+    """A pool worker's SIGINT and SIGTERM handler, its one handler for its whole life.
+
+    During a run: KeyboardInterrupt, once, which shuts the run's kernel down. The Ctrl-C of a
+    terminal and the parent's own signal (:func:`_finished`) both arrive; the second must not
+    break the first's cleanup, so it is ignored. Between runs: a Ctrl-C is ignored (the parent
+    handles it); a SIGTERM ends the worker at once, quietly, as the pool expects of it.
+
+    One handler, never switched to ``SIG_IGN``: Python raised "OSError: Signal 15 ignored due
+    to race condition" when a handler became ``SIG_IGN`` while a signal was on its way to it.
+    Logging ends at the interrupt: it leaves nbclient's task waiting for the kernel's reply,
+    which then logs "Kernel died" and asyncio "Task exception was never retrieved" with a
+    traceback, noise after the one line the parent prints.
     """
-    import logging
+    if _WORKER["running"] and not _WORKER["interrupted"]:
+        import logging
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.disable(logging.CRITICAL)
-    raise KeyboardInterrupt
+        _WORKER["interrupted"] = True
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+    if signum == signal.SIGTERM and not _WORKER["running"]:
+        os._exit(128 + signum)
 
 
-def _worker_start(stop) -> None:
-    """A pool worker's first step: keep the pool's stop event, ignore SIGINT while waiting for
-    runs (each run sets its own handler), then unblock it (:func:`_sigint_held`), which
-    discards a Ctrl-C that arrived while the worker was starting.
+def _worker_start(stop, parent: int) -> None:
+    """A pool worker's first step: end with the runner's process ``parent`` (even one killed
+    with SIGKILL), keep the pool's stop event, set :func:`_on_signal`, then unblock SIGINT
+    (:func:`_sigint_held`), which runs it for a Ctrl-C that arrived while the worker was
+    starting: ignored, as the worker is idle.
     """
-    global _STOP
-    _STOP = stop
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with(parent)
+    _WORKER["stop"] = stop
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
@@ -465,7 +479,7 @@ def _finished(jobs_list, jobs: int, stream):
     ctx = multiprocessing.get_context("spawn")
     stop, others = ctx.Event(), set(multiprocessing.active_children())
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_start,
-                             initargs=(stop,)) as pool:
+                             initargs=(stop, os.getpid())) as pool:
         try:
             while True:
                 while not failed and len(running) < jobs and (nxt := next(todo, None)):
@@ -699,7 +713,8 @@ def main(argv=None) -> int:
             return 0
         outdir = args.outdir or (BUILD / _label(study) if study is not None
                                  else SCRATCH if given else FIGURES)
-        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
+        with sigterm_raises():
+            results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
     except ParameterError as exc:  # one line per problem (a study's check may find several)
         print("".join(f"{PROG}: {line}\n" for line in str(exc).splitlines()), end="",
               file=sys.stderr)
@@ -707,10 +722,16 @@ def main(argv=None) -> int:
     except ValueError as exc:  # the records of the output folder disagree (see artifact_index)
         print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; the interrupted runs keep their earlier artifact "
+    except KeyboardInterrupt as exc:
+        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"\n{PROG}: {what}; the interrupted runs keep their earlier artifact "
               "records and the index was not rewritten.", file=sys.stderr)
-        return 130
+        return code
+    except BrokenProcessPool:
+        print(f"{PROG}: a notebook worker process died (killed from outside, e.g. by the system "
+              "when memory ran out); the runs it had keep their earlier artifact records and "
+              "the index was not rewritten. With two jobs, try JOBS=1.", file=sys.stderr)
+        return 1
     return 1 if any(r.status == "failed" for r in results) else 0
 
 

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from leash.errors import LeashValueError, Param
+from leash.processes import die_with
 from leash_eval.rescore.graders import Graded, Spec, grade_rows, prepare
 
 __all__ = ["default_jobs", "graded", "jobs_and_batch", "progress_bar"]
@@ -206,49 +207,9 @@ def _worker_init(spec: Spec, parent: int) -> None:
     # it (one line, exit 130) and stops the workers, which must not print tracebacks of their own
     # (pebble's workers ignore SIGINT). A worker ends with the process that started the pool,
     # even one killed with SIGKILL, which can clean up nothing.
-    _die_with(parent)
+    die_with(parent)
     global _WORKER_STATE
     _WORKER_STATE = prepare(spec)
-
-
-def _die_with(parent: int) -> None:
-    """End this process when the process ``parent`` ends: Linux's ``PR_SET_PDEATHSIG`` covers
-    the fork server (this worker's parent), a thread waiting on a pidfd of ``parent`` (or
-    polling it where pidfds are missing) covers the process that started the pool.
-    Hand-written: no library offers this for a multiprocessing child.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
-
-
-def _watch(parent: int) -> None:
-    import select
-
-    try:
-        fd = os.pidfd_open(parent)
-    except (AttributeError, OSError):
-        fd = None
-    if fd is not None:
-        select.select([fd], [], [])  # readable once the process has ended
-    else:  # pragma: no cover - no pidfd (not Linux >= 5.3)
-        while _alive(parent):
-            time.sleep(1.0)
-    os._exit(1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _worker_grade(args) -> Graded:

@@ -1,0 +1,87 @@
+"""How the processes of a run end together: SIGTERM stops a command as Ctrl-C does, and a
+worker process ends with the process that started it.
+
+Both packages use these: ``leash reproduce`` (its notebook workers) and ``leash rescore`` (its
+grading workers, :mod:`leash_eval.rescore.execution`); the ``leash`` command line renders
+:class:`Terminated` as its ``terminated`` line and status 143.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+
+__all__ = ["Terminated", "alive", "die_with", "raise_terminated", "sigterm_raises"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs, so that it stops as after Ctrl-C (its partial
+    output removed, its workers stopped) and ends with status 143 (128 + SIGTERM).
+    """
+
+
+def raise_terminated(signum, frame):
+    """A SIGTERM handler: raise :class:`Terminated` in the main thread."""
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """While inside, SIGTERM raises :class:`Terminated` in this process (when called from the
+    main thread, the only one Python runs handlers in; elsewhere nothing changes); the previous
+    handler comes back on leaving.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (someone else's counts: it cannot be signalled, but is)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: someone else's process
+        return True
+    return True
+
+
+def die_with(parent: int) -> None:
+    """End this process when the process ``parent`` ends, even one killed with SIGKILL, which
+    can clean up nothing: Linux's ``PR_SET_PDEATHSIG`` covers this process's own parent (a fork
+    server, say), a thread waiting on a pidfd of ``parent`` (or polling it where pidfds are
+    missing) covers ``parent`` when it is another process.
+    Hand-written: no library offers this for a multiprocessing child.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    import select
+
+    try:
+        fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])  # readable once the process has ended
+    else:  # pragma: no cover - no pidfd (not Linux >= 5.3)
+        while alive(parent):
+            time.sleep(1.0)
+    os._exit(1)
