@@ -15,7 +15,8 @@ import sys
 import threading
 import time
 
-__all__ = ["Terminated", "alive", "die_with", "raise_terminated", "sigterm_raises"]
+__all__ = ["Terminated", "alive", "die_with", "raise_terminated", "sigterm_raises",
+           "signals_ignored"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -45,8 +46,34 @@ def sigterm_raises():
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def signals_ignored():
+    """While inside, SIGINT and SIGTERM do nothing (in the main thread; elsewhere nothing
+    changes): for a cleanup that a second Ctrl-C must not break. A Python handler that does
+    nothing, not ``SIG_IGN``: Python raises "OSError: Signal N ignored due to race condition"
+    for a signal on its way to a handler just switched to ``SIG_IGN``.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _nothing) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _nothing(signum, frame):
+    pass
+
+
 def alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs (someone else's counts: it cannot be signalled, but is)."""
+    """Whether a process ``pid`` runs (someone else's counts: it cannot be signalled, but is).
+    Always true on Windows, where ``os.kill(pid, 0)`` would end the process.
+    """
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -61,8 +88,10 @@ def die_with(parent: int) -> None:
     can clean up nothing: Linux's ``PR_SET_PDEATHSIG`` covers this process's own parent (a fork
     server, say), a thread waiting on a pidfd of ``parent`` (or polling it where pidfds are
     missing) covers ``parent`` when it is another process.
-    Hand-written: no library offers this for a multiprocessing child.
+    Hand-written: no library offers this for a multiprocessing child. Nothing on Windows.
     """
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        return
     if sys.platform.startswith("linux"):
         import ctypes
 

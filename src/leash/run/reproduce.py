@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from unittest import mock
 from leash import notebook_files
 from leash.argparsing import OneLineParser
 from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown, slug
-from leash.processes import Terminated, die_with, sigterm_raises
+from leash.processes import Terminated, die_with, signals_ignored, sigterm_raises
 from leash.run.parameters import (
     ParameterError,
     did_you_mean,
@@ -411,37 +412,40 @@ def _run_in_worker(job) -> NotebookResult:
 
 
 def _on_signal(signum, frame):
-    """A pool worker's SIGINT and SIGTERM handler, its one handler for its whole life.
+    """A pool worker's SIGINT handler, its one handler for its whole life (SIGTERM's does
+    nothing: the runner, told by its own SIGTERM, stops its workers as after a Ctrl-C).
 
     During a run: KeyboardInterrupt, once, which shuts the run's kernel down. The Ctrl-C of a
-    terminal and the parent's own signal (:func:`_finished`) both arrive; the second must not
-    break the first's cleanup, so it is ignored. Between runs: a Ctrl-C is ignored (the parent
-    handles it); a SIGTERM ends the worker at once, quietly, as the pool expects of it.
+    terminal and the runner's own signal (:func:`_stop_workers`) both arrive; the second must
+    not break the first's cleanup, so it is ignored. Between runs: ignored, as the runner
+    handles it and then shuts the pool down, which ends the worker.
 
-    One handler, never switched to ``SIG_IGN``: Python raised "OSError: Signal 15 ignored due
-    to race condition" when a handler became ``SIG_IGN`` while a signal was on its way to it.
+    A worker that ended by itself on SIGTERM broke the pool: the next worker read a closed
+    queue and printed its traceback, or waited forever on the queue's lock the first had held.
+    Handlers that are Python functions, never ``SIG_IGN``: Python raised "OSError: Signal 15
+    ignored due to race condition" when a handler became ``SIG_IGN`` while a signal was on its
+    way to it, and a kernel started by the worker would inherit ``SIG_IGN``.
     Logging ends at the interrupt: it leaves nbclient's task waiting for the kernel's reply,
     which then logs "Kernel died" and asyncio "Task exception was never retrieved" with a
-    traceback, noise after the one line the parent prints.
+    traceback, noise after the one line the runner prints.
     """
-    if _WORKER["running"] and not _WORKER["interrupted"]:
+    if signum == signal.SIGINT and _WORKER["running"] and not _WORKER["interrupted"]:
         import logging
 
         _WORKER["interrupted"] = True
         logging.disable(logging.CRITICAL)
         raise KeyboardInterrupt
-    if signum == signal.SIGTERM and not _WORKER["running"]:
-        os._exit(128 + signum)
 
 
-def _worker_start(stop, parent: int) -> None:
+def _worker_start(stop, parent: int, pids) -> None:
     """A pool worker's first step: end with the runner's process ``parent`` (even one killed
-    with SIGKILL), keep the pool's stop event, set :func:`_on_signal`, then unblock SIGINT
-    (:func:`_sigint_held`), which runs it for a Ctrl-C that arrived while the worker was
-    starting: ignored, as the worker is idle.
+    with SIGKILL), keep the pool's stop event, tell the runner its pid (queue ``pids``), set
+    :func:`_on_signal`, then unblock SIGINT (:func:`_sigint_held`), which runs it for a Ctrl-C
+    that arrived while the worker was starting: ignored, as the worker is idle.
     """
     die_with(parent)
     _WORKER["stop"] = stop
+    pids.put(os.getpid())
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
     if hasattr(signal, "pthread_sigmask"):
@@ -477,9 +481,9 @@ def _finished(jobs_list, jobs: int, stream):
 
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
     ctx = multiprocessing.get_context("spawn")
-    stop, others = ctx.Event(), set(multiprocessing.active_children())
+    stop, pids = ctx.Event(), ctx.SimpleQueue()
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_start,
-                             initargs=(stop, os.getpid())) as pool:
+                             initargs=(stop, os.getpid(), pids)) as pool:
         try:
             while True:
                 while not failed and len(running) < jobs and (nxt := next(todo, None)):
@@ -495,15 +499,45 @@ def _finished(jobs_list, jobs: int, stream):
                     failed |= result.status == "failed"
                     yield running.pop(fut), result
         except BaseException:
-            # A Ctrl-C reaches the kernels and the workers (one process group), but a worker
-            # may miss it: starting (SIGINT held) or between runs (ignored). So no run starts
-            # after it, and each worker of this pool gets its own, which interrupts the run it
-            # has begun; the pool's exit then waits for the runs to stop.
-            stop.set()
-            for p in set(multiprocessing.active_children()) - others:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGINT)
+            _stop_workers(pool, stop, pids)
             raise
+
+
+#: Seconds the runner waits for its interrupted workers before it kills them.
+STOP_WAIT = 30.0
+
+
+def _stop_workers(pool, stop, pids) -> None:
+    """After a Ctrl-C, SIGTERM or error in the runner: no run starts (the stop event); each
+    worker gets its own SIGINT, which interrupts the run it has begun (the terminal's reaches
+    every process of its group, but a worker may miss it: starting, with SIGINT held, or
+    between runs); then the pool shuts down, with further signals doing nothing: a second
+    Ctrl-C interrupted the shutdown's wait for the pool's manager thread, and the runner then
+    waited forever for workers that never got their end. A worker still there after
+    :data:`STOP_WAIT` seconds is killed.
+    """
+    stop.set()
+    workers = set()
+    while not pids.empty():
+        workers.add(pids.get())
+    if os.name == "posix":  # elsewhere os.kill ends the process: the pool's shutdown does
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT)
+    backstop = threading.Timer(STOP_WAIT, _kill, args=(workers,))
+    backstop.daemon = True
+    with signals_ignored():
+        backstop.start()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            backstop.cancel()
+
+
+def _kill(pids) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
 
 
 def _outcome(res: NotebookResult) -> str:
@@ -689,8 +723,15 @@ def _verdict(run: Run, p) -> str:
 
 
 def main(argv=None) -> int:
-    """Command-line entry point (``argv`` default ``sys.argv[1:]``); returns the exit status."""
+    """Command-line entry point (``argv`` default ``sys.argv[1:]``); returns the exit status.
+    SIGTERM stops it as Ctrl-C does, with its own line and status 143.
+    """
     args = _parser().parse_args(argv)
+    with sigterm_raises():
+        return _main(args)
+
+
+def _main(args) -> int:
     try:
         given = _given_parameters(args)
         study = _study_parameter(args.data, sys.stderr)
@@ -713,8 +754,7 @@ def main(argv=None) -> int:
             return 0
         outdir = args.outdir or (BUILD / _label(study) if study is not None
                                  else SCRATCH if given else FIGURES)
-        with sigterm_raises():
-            results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
+        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
     except ParameterError as exc:  # one line per problem (a study's check may find several)
         print("".join(f"{PROG}: {line}\n" for line in str(exc).splitlines()), end="",
               file=sys.stderr)
