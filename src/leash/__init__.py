@@ -23,7 +23,11 @@ in the module named after it:
 * :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``) and the
   live explorer of ``notebooks/12_explore.ipynb`` (``explore``, ipywidgets);
 
-``leash.paths`` is the one module that knows the repository's folders.
+``leash.paths`` is the one module that knows the repository's folders. Beside it, at the bottom
+of the layers, the small modules every layer may use: ``leash.config`` (the one YAML loader),
+``leash.argparsing`` (one-line usage errors), ``leash.notebook_files`` (notebooks committed as
+Markdown), ``leash.writing`` (outputs written whole or not at all) and ``leash.processes`` (how
+the processes of a run end together: SIGTERM as Ctrl-C, workers that end with their parent).
 
 The evaluation toolkit is a package of its own beside this one, ``leash_eval``: every input
 reader, validation and summarizing, answers and rescoring, the data manifest and fetching,
