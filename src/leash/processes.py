@@ -30,38 +30,37 @@ def raise_terminated(signum, frame):
     raise Terminated
 
 
-@contextlib.contextmanager
 def sigterm_raises():
     """While inside, SIGTERM raises :class:`Terminated` in this process (when called from the
     main thread, the only one Python runs handlers in; elsewhere nothing changes); the previous
     handler comes back on leaving.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, raise_terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return _handling({signal.SIGTERM: raise_terminated})
 
 
-@contextlib.contextmanager
 def signals_ignored():
     """While inside, SIGINT and SIGTERM do nothing (in the main thread; elsewhere nothing
     changes): for a cleanup that a second Ctrl-C must not break. A Python handler that does
     nothing, not ``SIG_IGN``: Python raises "OSError: Signal N ignored due to race condition"
     for a signal on its way to a handler just switched to ``SIG_IGN``.
     """
+    return _handling({signal.SIGINT: _nothing, signal.SIGTERM: _nothing})
+
+
+@contextlib.contextmanager
+def _handling(handlers):
+    """``handlers`` (signal -> handler) while inside, from the main thread; the previous ones
+    after.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _nothing) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, h) for s, h in handlers.items()}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def _nothing(signum, frame):
