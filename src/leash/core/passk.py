@@ -107,9 +107,7 @@ def pass_at_k(n, c, k):
     """
     func = "pass_at_k"
     _check_n_c_k(func, n, c, k)
-    scalar = n.ndim == 0 and c.ndim == 0 and k.ndim == 0
-    out = pass_at_k_kernel(n, c, k)
-    return float(out[0]) if scalar else out
+    return _shaped(pass_at_k_kernel(n, c, k), n, c, k)
 
 
 def pass_at_k_kernel(n, c, k):
@@ -455,8 +453,10 @@ def _check_n_c_k(func, n, c, k) -> None:
 
 
 def _shaped(out, n, c, k):
-    """A float for scalar ``n, c, k``, else a 1-d array."""
-    return float(out) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else np.atleast_1d(out)
+    """A float for scalar ``n, c, k`` (``out`` then holds one value), else a 1-d array."""
+    if n.ndim == 0 and c.ndim == 0 and k.ndim == 0:
+        return float(np.ravel(out)[0])
+    return np.atleast_1d(out)
 
 
 def _hypergeom_at_least(m, n, c, k):
@@ -537,7 +537,7 @@ def mg_pass_at_k(n, c, k):
         for i in range(lo + 1, int(kk) + 1):
             out[at] += _hypergeom_at_least(i, n1[at], c1[at], kk)
         out[at] *= 2.0 / kk
-    return float(out[0]) if n.ndim == 0 and c.ndim == 0 and k.ndim == 0 else out
+    return _shaped(out, n, c, k)
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
