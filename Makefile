@@ -90,15 +90,15 @@ test-browser: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m pytest -q -s --tb=short -p no:xdist tests/browser
 
 reproduce: $(STAMP) $(NOTEBOOK_PAIRS)
-	$(PY) -m leash.run.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
+	$(PY) -m leash_eval.run.reproduce --data "$(DATA)" $(if $(ONLY),--only $(ONLY)) \
 	    $(if $(PARAMS),-f "$(PARAMS)") $(if $(OUTDIR),--outdir "$(OUTDIR)") \
 	    $(if $(JOBS),--jobs $(JOBS))
 
 # The offline static site of the last `make reproduce` (of DATA's study; it runs first when its
-# executed notebooks are absent): build/site/ (build/site-<study>/), see src/leash/run/site.py.
+# executed notebooks are absent): build/site/ (build/site-<study>/), see src/leash_eval/run/site.py.
 site: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[site]"
-	$(PY) -m leash.run.site --data "$(DATA)"
+	$(PY) -m leash_eval.run.site --data "$(DATA)"
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
@@ -123,7 +123,7 @@ lab: $(STAMP) $(NOTEBOOK_PAIRS)
 
 # The live explorer as an app: notebooks/12_explore with its study set (papermill
 # --prepare-only, into build/explore/), served by Voila on 127.0.0.1 only, no browser opened;
-# its template (src/leash/run/voila/templates/leash) leaves out the lab template's CDN links.
+# its template (src/leash_eval/run/voila/templates/leash) leaves out the lab template's CDN links.
 STUDY   ?= demo
 PORT    ?= 8866
 explore: $(STAMP) $(NOTEBOOK_PAIRS)
@@ -131,7 +131,7 @@ explore: $(STAMP) $(NOTEBOOK_PAIRS)
 	@mkdir -p build/explore
 	$(PY) -m papermill --prepare-only -k python3 notebooks/12_explore.ipynb \
 	    build/explore/12_explore.ipynb -p study "$(if $(wildcard $(STUDY)),$(abspath $(STUDY)),$(STUDY))"
-	JUPYTER_PATH=$(abspath src/leash/run)$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
+	JUPYTER_PATH=$(abspath src/leash_eval/run)$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
 	    $(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
 	    --port=$(PORT) --template=leash
 

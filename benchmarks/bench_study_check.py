@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     n = 32 if args.quick else 128
     import leash.sources.study as study_mod
     from leash.sources.study import load_study
-    from leash.sources.study_check import check_study
+    from leash_eval.run.study_check import check_study
     from leash_eval.study_init import draft_study
     from leash_eval.summarize import load_counts
 

@@ -14,7 +14,7 @@ import yaml
 from scipy import optimize, special
 
 from leash.core._validation import check_positive_int, check_probability
-from leash.sources.demo import config_path
+from leash_eval.demo import config_path
 
 # Probabilists' Gauss-Hermite rule for E[f(Z)], Z ~ N(0, 1); 201 nodes are exact to ~1e-12 for
 # the smooth integrands below.

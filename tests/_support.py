@@ -61,7 +61,7 @@ class raises_with:
 # ---------------------------------------------------------------------------------------------
 
 FIGURES = REPO / "figures"
-SIDECARS = ".artifacts"  # leash.output.report.SIDECAR_DIR
+SIDECARS = ".artifacts"  # leash_eval.run.index.SIDECAR_DIR
 
 
 def committed_records(figures=FIGURES):

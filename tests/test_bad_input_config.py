@@ -1,6 +1,6 @@
 """Bad configuration input is refused at the boundary: one line naming file, line, key and value.
 
-Study files (leash.sources.study.load_study; `python -m leash.run.reproduce --data STUDY [--list]`):
+Study files (leash.sources.study.load_study; `leash reproduce --data STUDY [--list]`):
 misspelled top-level key (`sectoins:`)  -> test_misspelled_top_level_key_is_refused
 unknown key at any level, "did you mean" -> test_unknown_keys_at_every_level
 wrong value types, bools never ints      -> test_wrong_types_are_named
@@ -42,11 +42,11 @@ import pytest
 import yaml
 
 from leash import config as C
-from leash.run.reproduce import ParameterError, run_all
-from leash.run.reproduce import main as reproduce_main
 from leash.sources.study import STUDY_SCHEMA, Study, list_studies, load_study, studies_dir
 from leash_eval import manifest as mf
 from leash_eval.cli import main as leash_main
+from leash_eval.run.reproduce import ParameterError, run_all
+from leash_eval.run.reproduce import main as reproduce_main
 
 
 def _study(tmp_path, text: str, name: str = "s.yaml"):

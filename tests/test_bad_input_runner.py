@@ -1,4 +1,4 @@
-"""Bad input to the runners (`python -m leash.run.reproduce`, `leash simulate`): one line, exit 2.
+"""Bad input to the runners (`leash reproduce`, `leash simulate`): one line, exit 2.
 
 Bad-input classes and the tests that cover them:
 
@@ -34,9 +34,9 @@ from pathlib import Path
 import pytest
 
 from _support import processes
-from leash.run import reproduce
 from leash_eval.cli import main as leash_main
 from leash_eval.cli import main_simulate
+from leash_eval.run import reproduce
 
 HERE = Path(__file__).resolve().parent
 TINY = HERE / "notebooks" / "tiny.ipynb"
@@ -117,7 +117,7 @@ def test_build_read_only_folder(capsys, tmp_path):  # pragma: no cover - not run
 
 _BORN_INTERRUPTED = """
 import os, queue, signal, sys
-from leash.run import reproduce
+from leash_eval.run import reproduce
 held = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
 os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C while the worker starts: held, pending
 reproduce._worker_start(None, os.getppid(), queue.SimpleQueue())  # its handler: idle, ignored
@@ -129,7 +129,7 @@ print("idle")
 
 _HELD = """
 import os, signal
-from leash.run import reproduce
+from leash_eval.run import reproduce
 try:
     with reproduce._sigint_held():
         os.kill(os.getpid(), signal.SIGINT)
@@ -252,7 +252,7 @@ def _left(sid: int, nbs: Path) -> list[str]:
 _RUN = """
 import sys
 from pathlib import Path
-import leash.run.reproduce as r
+import leash_eval.run.reproduce as r
 if __name__ == "__main__":
     r.NOTEBOOKS = Path(sys.argv[1])
     sys.exit(r.main(sys.argv[2:]))

@@ -67,7 +67,7 @@ def test_the_refusing_hook_refuses(no_toolkit):
 @pytest.mark.parametrize("notebook", ["01_table1_support", "07_table5_entropy"])
 @pytest.mark.parametrize("study", ["paper", "demo"])
 def test_paper_and_demo_runs_need_no_toolkit(notebook, study, no_toolkit, tmp_path):
-    from leash.run.reproduce import run_notebook
+    from leash_eval.run.reproduce import run_notebook
 
     out = tmp_path / "out"
     res = run_notebook(REPO / "notebooks" / f"{notebook}.md", {"study": study}, outdir=out,
@@ -91,7 +91,7 @@ def test_a_raw_file_source_without_the_toolkit_says_so_in_one_line(no_toolkit, t
     out = _python(f"from leash.sources.study import load_study; "
                   f"load_study({str(study)!r}).summaries('support')", no_toolkit)
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("leash.sources.toolkit.ToolkitMissingError: Reading generations")
+    assert last.startswith("leash.sources.seam.ToolkitMissingError: Reading generations")
     assert "leash_eval" in last and "pip install -e ." in last
 
 
@@ -109,7 +109,7 @@ def test_the_study_choices_are_the_toolkits():
 
 @pytest.mark.parametrize("name", ["load_counts", "read_summary", "fetch", "locate",
                                   "extract_answer", "normalize_answer", "answer_classes",
-                                  "load_benchmark"])
+                                  "load_benchmark", "simulate_study"])
 def test_moved_names_still_work_for_one_release(name):
     import importlib
 
@@ -122,3 +122,53 @@ def test_moved_names_still_work_for_one_release(name):
     # its modules)
     module = importlib.import_module(f"leash_eval.{leash._MOVED[name]}")
     assert old is getattr(module, name)
+
+
+@pytest.mark.parametrize(("module", "name", "new"), [
+    ("leash.sources.simulate", "simulate_study", "leash_eval.demo"),
+    ("leash.sources.simulate", "config_record", "leash_eval.demo"),
+    ("leash.sources.demo", "load_config", "leash_eval.demo"),
+    ("leash.sources.demo", "CONFIG_SCHEMA", "leash_eval.demo"),
+])
+def test_names_of_the_demo_generator_moved_with_a_warning(module, name, new):
+    import importlib
+
+    old = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"{module}.{name} moved to {new}.{name}"):
+        value = getattr(old, name)
+    assert value is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        old.nope  # noqa: B018
+
+
+def test_moved_module_paths_are_the_new_modules_for_one_release():
+    """`import leash.run.reproduce` (documented before the runner moved) is the runner itself,
+    with a DeprecationWarning; `python -m leash.run.reproduce` runs it, saying the new path."""
+    from leash.sources.seam import MOVED_MODULES
+
+    code = ("import importlib, warnings, sys; warnings.simplefilter('error'); import leash\n"
+            "for old, new in " + repr(sorted(MOVED_MODULES.items())) + ":\n"
+            "    try:\n        importlib.import_module(old)\n"
+            "    except DeprecationWarning as w:\n        assert new in str(w), (old, w)\n"
+            "    else:\n        raise SystemExit(f'no warning for {old}')\n"
+            "warnings.simplefilter('ignore')\n"
+            "for old, new in " + repr(sorted(MOVED_MODULES.items())) + ":\n"
+            "    assert importlib.import_module(old) is importlib.import_module(new), old\n")
+    out = _python(code)
+    assert out.returncode == 0, out.stderr
+    run = subprocess.run([sys.executable, "-m", "leash.run.reproduce", "--list", "--only", "01"],
+                         capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("01_table1_support.paper")
+    assert "leash_eval.run.reproduce" in run.stderr
+
+
+def test_a_skip_is_one_line_in_any_subclass():
+    from leash.errors import SkipNotebook
+    from leash_eval.manifest import DatasetUnavailableError
+
+    exc = DatasetUnavailableError("no copy of math500")
+    assert isinstance(exc, FileNotFoundError) and isinstance(exc, SkipNotebook)
+    assert SkipNotebook.reason_in(exc._render_traceback_()) == "no copy of math500"
+    assert SkipNotebook.reason_in(["Skipped: a", "more"]) is None
+

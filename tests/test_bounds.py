@@ -12,11 +12,11 @@ import pytest
 
 from _support import raises_with
 from leash import config as C
-from leash.run.reproduce import main as reproduce_main
 from leash_eval import formats as F
 from leash_eval import manifest as mf
 from leash_eval.cli import main as leash_main
 from leash_eval.cli import main_simulate
+from leash_eval.run.reproduce import main as reproduce_main
 
 ALIAS_CHAIN = "a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: [*c, *c]\n"
 

@@ -108,7 +108,7 @@ def test_runners_have_their_own_help_with_examples(capsys, name):
     elif name == "study":
         from leash_eval.cli import main_study as run
     else:
-        from leash.run.reproduce import main as run
+        from leash_eval.run.reproduce import main as run
     text = _help_of(capsys, run, ["--help"])
     assert "examples:" in text and any(x.startswith(f"leash {name}") for x in _examples(text))
     # the same text through the leash command
@@ -483,7 +483,7 @@ def _check_command(command: str, where: str) -> list[str]:  # noqa: C901 - one c
             if w.startswith("DATA="):
                 study(w.split("=", 1)[1])
         return problems
-    if words[:3] == ["python", "-m", "leash.run.reproduce"]:
+    if words[:3] == ["python", "-m", "leash_eval.run.reproduce"]:
         words = ["leash", "reproduce", *words[3:]]
     if words[1] in ("--help", "-h", "--version", "-V") or words[1].endswith(":"):
         return problems  # `leash --help`; `leash support: warning: ...` is an output line
@@ -521,8 +521,8 @@ def test_readme_commands_name_real_datasets():
 
 
 def test_help_examples_name_real_datasets(capsys):
-    from leash.run.reproduce import main as reproduce_main
     from leash_eval.cli import main_simulate
+    from leash_eval.run.reproduce import main as reproduce_main
 
     texts = {"leash --help": _help_of(capsys, main, ["--help"])}
     texts |= {f"leash {c} --help": _help_of(capsys, main, [c, "--help"]) for c in COMMANDS}

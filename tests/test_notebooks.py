@@ -101,7 +101,7 @@ class NotebookRun:
 
     outdir: Path  # the artifacts of the final state (mirror used where there is one)
     build: Path  # executed notebooks
-    results: dict  # run name -> leash.run.reproduce.NotebookResult, final state
+    results: dict  # run name -> leash_eval.run.reproduce.NotebookResult, final state
     hidden: dict  # run name -> NotebookResult with the mirror hidden
     hidden_files: frozenset  # file names written with the mirror hidden
     cache_has_data: bool  # data/raw/ holds downloaded datasets: hiding the mirror hides nothing
@@ -109,8 +109,8 @@ class NotebookRun:
 
 @pytest.fixture(scope="module")
 def notebook_run(tmp_path_factory):
-    from leash.run import reproduce
     from leash_eval import manifest
+    from leash_eval.run import reproduce
 
     out = tmp_path_factory.mktemp("figures")
     build = tmp_path_factory.mktemp("build")
@@ -131,7 +131,7 @@ def notebook_run(tmp_path_factory):
 
 
 def _run_names():
-    from leash.run.reproduce import default_runs
+    from leash_eval.run.reproduce import default_runs
 
     return [r.name for r in default_runs()]
 

@@ -22,17 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leash.output import report
-from leash.output.report import (
-    artifact_index,
-    artifact_record,
-    save_figure,
-    save_table,
-    sidecar_path,
-    write_index,
-    write_records,
-)
+from leash.output.report import artifact_record, save_figure, save_table
 from leash.sources import demo
 from leash.sources.demo import simulated_label
+from leash_eval.run.index import artifact_index, sidecar_path, write_index, write_records
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Tests of leash.run.reproduce: parameter validation, discovery, and real papermill runs.
+"""Tests of leash_eval.run.reproduce: parameter validation, discovery, and real papermill runs.
 
 The notebook tests/notebooks/tiny.ipynb is executed through the same function the paper's
 notebooks go through (run_notebook / run_all); each kernel run takes a few seconds.
@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from leash.run import reproduce
 from leash.run.notebook import SkipNotebook, require_data
 from leash.run.parameters import PARAMETER_RULES, notebook_parameters, validate_parameters
-from leash.run.reproduce import (
+from leash_eval.run import reproduce
+from leash_eval.run.reproduce import (
     KERNEL_ENV,
     NotebookError,
     ParameterError,
@@ -432,7 +432,20 @@ def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
     nb = _notebook(tmp_path / "nbs", "09_real", "outdir: str = 'figures'", body)
     res = run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")
     assert (res.status, res.reason) == ("skipped", f"no copy of {name}")
-    assert "DatasetUnavailableError" in reproduce.SKIP_EXCEPTIONS
+
+
+def test_a_skip_is_told_by_its_class_not_its_name(tmp_path):
+    """A user's own exception called SkipNotebook is a failure; a subclass of leash's, under
+    any name, is a skip."""
+    body = "class SkipNotebook(Exception): pass\nraise SkipNotebook('mine')"
+    nb = _notebook(tmp_path / "nbs", "09_own", "outdir: str = 'figures'", body)
+    with pytest.raises(reproduce.NotebookError, match="SkipNotebook: mine"):
+        run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")
+    body = ("from leash.errors import SkipNotebook\nclass NoGpu(SkipNotebook): pass\n"
+            "raise NoGpu('no GPU here')")
+    nb = _notebook(tmp_path / "nbs", "10_sub", "outdir: str = 'figures'", body)
+    res = run_notebook(nb, {}, tmp_path / "fig", tmp_path / "build")
+    assert (res.status, res.reason) == ("skipped", "no GPU here")
 
 
 @pytest.mark.slow  # three kernels in two worker processes: about 5-6 s

@@ -28,6 +28,7 @@ from leash.core.support import CATEGORIES, epsilon, support_counts, support_metr
 from leash.sources import demo as D
 from leash.sources import simulate as S
 from leash.summary import SUMMARY_COLUMNS as SCHEMA_COLUMNS
+from leash_eval import demo as G
 from leash_eval.cli import main_simulate
 from leash_eval.demo import write_demo
 from leash_eval.summarize import read_summary
@@ -37,26 +38,26 @@ SUMMARY_FRAMES = ("support", "entropy", "checkpoints", "sft", "gym")
 
 @pytest.fixture(scope="module")
 def demo():
-    return S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
+    return G.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
 
 
 # ------------------------------------------------------------------------------ determinism
 
 
 def test_same_seed_same_frames_different_seed_differs(demo):
-    again = S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
+    again = G.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
     for name in D.DEMO_FILES:
         pd.testing.assert_frame_equal(demo[name], again[name], check_exact=True)
-    other = S.simulate_study(rng=np.random.default_rng(D.DEMO_SEED + 1))
+    other = G.simulate_study(rng=np.random.default_rng(D.DEMO_SEED + 1))
     assert not np.array_equal(demo["support"]["c"], other["support"]["c"])
     assert not np.array_equal(demo["truth"]["p_base"], other["truth"]["p_base"])
 
 
 def test_simulate_study_rejects_non_generator():
     with pytest.raises(TypeError, match="'rng' parameter of simulate_study"):
-        S.simulate_study(rng=0)
+        G.simulate_study(rng=0)
     with pytest.raises(TypeError, match="'config' parameter"):
-        S.simulate_study({"beta": 1}, rng=np.random.default_rng(0))
+        G.simulate_study({"beta": 1}, rng=np.random.default_rng(0))
 
 
 # ------------------------------------------------------------------------------ the tilt
@@ -312,7 +313,7 @@ CALIBRATED = calibration_targets()
 
 
 def test_every_prior_of_the_support_and_sft_studies_has_targets():
-    cfg = D.load_config()
+    cfg = G.load_config()
     names = [b["name"] for b in cfg["benchmarks"]]
     expected = {f"pairs[{p['size']}].{b}" for p in cfg["pairs"] for b in names}
     expected |= {f"sft.{b}" for b in cfg["sft"]["priors"]}
@@ -425,7 +426,7 @@ def test_sft_expands_and_rlvr_shrinks(demo):
 
 
 def test_gym_tasks_show_their_pattern(demo):
-    for task in D.load_config()["gym"]:
+    for task in G.load_config()["gym"]:
         name = task["name"]
         g = demo["gym"][demo["gym"]["benchmark"] == name]
         P, E, S_, O_ = _pair_counts(g, "demo-base-1.5B", "demo-rlvr-1.5B")
@@ -492,7 +493,7 @@ def test_misclassification_table_on_demo(demo):
     with pytest.raises(ValueError, match="'study' parameter"):
         misclassification_table(demo["support"], demo["truth"], k=2048)
     tab = misclassification_table(demo["support"], demo["truth"], k=2048, study="support")
-    n_questions = sum(b["n_questions"] for b in D.load_config()["benchmarks"])
+    n_questions = sum(b["n_questions"] for b in G.load_config()["benchmarks"])
     assert tab.groupby(level="model")["total"].sum().tolist() == [n_questions] * 2
     # The rule is nearly exact for clear cases and errs near epsilon: questions with p just
     # below epsilon are still often found (finding does not imply p > epsilon).
@@ -516,14 +517,14 @@ def test_misclassification_table_reports_unmatched_and_missing_order():
 
 
 def test_study_config_is_validated():
-    cfg = D.load_config()
+    cfg = G.load_config()
     bad = {**cfg, "entropy_benchmarks": ["AIME2024", "GSM8K"]}
     with pytest.raises(ValueError, match=r"`entropy_benchmarks` names unknown benchmarks "
                                          r"\['GSM8K'\]"):
-        S.simulate_study(bad, rng=np.random.default_rng(0))
+        G.simulate_study(bad, rng=np.random.default_rng(0))
     bad = {**cfg, "checkpoints": {**cfg["checkpoints"], "pair_size": "70B"}}
     with pytest.raises(ValueError, match="`checkpoints.pair_size` '70B' is not the size"):
-        S.simulate_study(bad, rng=np.random.default_rng(0))
+        G.simulate_study(bad, rng=np.random.default_rng(0))
 
 
 @settings(max_examples=100, deadline=None)
@@ -542,7 +543,7 @@ def test_first_correct_is_a_feasible_position(nc, seed):
 
 
 def _bad_config(tmp_path, old, new):
-    text = D.config_path().read_text(encoding="utf-8")
+    text = G.config_path().read_text(encoding="utf-8")
     assert old in text
     path = tmp_path / "config.yaml"
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
@@ -565,7 +566,7 @@ def test_a_bad_config_file_is_one_line_naming_file_line_and_key(tmp_path, old, n
     path = _bad_config(tmp_path, old, new)
     with pytest.raises(ValueError, match=r"^simulation config " + str(path).replace(".", r"\.")
                        + message) as exc:
-        D.load_config(path)
+        G.load_config(path)
     assert "\n" not in str(exc.value)
 
 
@@ -581,18 +582,18 @@ def test_leash_simulate_config_option(tmp_path, capsys):
 
 
 def test_config_values_reach_the_model():
-    cfg = D.load_config()
+    cfg = G.load_config()
     pair = cfg["pairs"][0]
     # the file gives Table 5's printed mean length; the model uses 0.7 times it as the median
     assert pair["tokens_base"]["length"]["AIME2024"] == pytest.approx(0.7 * 16363)
     assert pair["priors"]["MATH500"] == {"mu": 6.41, "sigma": 5.92, "na_mean": 0.3}
     assert [t["name"] for t in cfg["gym"]][:2] == ["graph_color", "palindrome_generation"]
-    models = S._models(cfg)
+    models = G._models(cfg)
     assert models["gym"][0]["rlvr"] == S.RLVRModel(beta=4.0)
     assert models["sft"]["priors"]["AMC23"] == S.BasePrior(mu=-0.64, sigma=1.85, na_mean=0.1)
     # a fresh object each call: editing one does not change the next
     cfg["rho"] = 0.0
-    assert D.load_config()["rho"] == 0.8
+    assert G.load_config()["rho"] == 0.8
 
 
 def test_committed_metadata_records_the_full_configuration():
@@ -601,7 +602,7 @@ def test_committed_metadata_records_the_full_configuration():
     meta = pq.read_schema(D.demo_dir() / "support.parquet").metadata
     recorded = json.loads(meta[b"leash.sources.simulate"])
     assert recorded["seed"] == D.DEMO_SEED
-    assert recorded["config"] == json.loads(json.dumps(S.config_record(D.load_config())))
+    assert recorded["config"] == json.loads(json.dumps(G.config_record(G.load_config())))
     # every default written out, e.g. an RLVR update given as {beta: 4.0} in the file
     assert recorded["config"]["gym"][0]["rlvr"] == {
         "beta": 4.0, "sharpen": 1.0, "tau": 0.0, "p_prune": 0.0, "p_expand": 0.0,

@@ -18,16 +18,10 @@ import nbformat
 import pandas as pd
 import pytest
 
-from leash.output.gallery import source_of
-from leash.output.report import (
-    artifact_index,
-    artifact_record,
-    save_figure,
-    save_table,
-    write_index,
-    write_records,
-)
-from leash.run import site
+from leash.output.report import artifact_record, save_figure, save_table
+from leash_eval.run import site
+from leash_eval.run.gallery import source_of
+from leash_eval.run.index import artifact_index, write_index, write_records
 
 PAPER = {"inputs": "data/paper/"}
 DEMO = {"inputs": "data/studies/demo.yaml"}
@@ -137,7 +131,8 @@ def test_the_api_reference_is_offline(tmp_path):
     pytest.importorskip("pdoc", reason="the site extra is not installed")
     site._api(tmp_path)
     assert (tmp_path / "api" / "leash.html").is_file()
-    assert (tmp_path / "api" / "leash" / "run" / "site.html").is_file()
+    assert (tmp_path / "api" / "leash" / "run" / "explore.html").is_file()
+    assert (tmp_path / "api" / "leash_eval" / "run" / "site.html").is_file()
     assert not _check_links(tmp_path), _check_links(tmp_path)[:5]
 
 
@@ -162,7 +157,7 @@ def test_a_widget_view_is_shown_in_its_static_form_and_says_where_it_runs():
     # shows the output's other forms (the explorer's PNG) and one line on where it runs live
     import nbformat
 
-    from leash.run.site import _without_widgets
+    from leash_eval.run.site import _without_widgets
 
     nb = nbformat.v4.new_notebook(metadata={"widgets": {"state": {}}})
     out = nbformat.v4.new_output("display_data", data={

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from leash.run.reproduce import INJECTED_ID, run_notebook
+from leash_eval.run.reproduce import INJECTED_ID, run_notebook
 
 TINY = Path(__file__).resolve().parent / "notebooks" / "tiny.ipynb"
 

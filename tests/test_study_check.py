@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from leash.sources.study import load_study
-from leash.sources.study_check import check_study
 from leash_eval.cli import main
+from leash_eval.run.study_check import check_study
 
 BASE, RL = "Qwen2.5-Math-7B", "Qwen2.5-Math-7B-GRPO"
 
@@ -225,12 +225,12 @@ def test_rescore_without_earlier_verdicts_leaves_changed_empty(capsys, tmp_path)
 
 
 def test_reproduce_names_itself_one_way(capsys):
-    from leash.run import reproduce
+    from leash_eval.run import reproduce
 
     with pytest.raises(SystemExit):
         reproduce.main(["--help"])
     out = capsys.readouterr().out
-    assert out.startswith("usage: leash reproduce") and "python -m leash.run.reproduce [" \
+    assert out.startswith("usage: leash reproduce") and "python -m leash_eval.run.reproduce [" \
         not in out
     assert reproduce.main(["--data", "nothere.yaml"]) == 2
     assert capsys.readouterr().err.startswith("leash reproduce: --data 'nothere.yaml'")
@@ -238,7 +238,7 @@ def test_reproduce_names_itself_one_way(capsys):
 
 def test_reproduce_refuses_a_mislabelled_study_before_any_kernel(tmp_path, capsys, cached,
                                                                    monkeypatch):
-    from leash.run import reproduce
+    from leash_eval.run import reproduce
 
     out, _ = _init(capsys, tmp_path)
     bad = _edited(out, tmp_path, lambda r: r.update(
@@ -256,7 +256,7 @@ def test_reproduce_refuses_a_mislabelled_study_before_any_kernel(tmp_path, capsy
 
 def test_a_study_s_folder_and_suffix_come_from_its_name(tmp_path, capsys, cached):
     from leash.artifacts import artifact_name
-    from leash.run import reproduce
+    from leash_eval.run import reproduce
 
     out, _ = _init(capsys, tmp_path)
     renamed = _edited(out, tmp_path, lambda r: r.update(name="My Study"))
@@ -267,7 +267,7 @@ def test_a_study_s_folder_and_suffix_come_from_its_name(tmp_path, capsys, cached
 @pytest.mark.slow
 def test_init_check_and_reproduce_make_the_support_tables(tmp_path, capsys, cached):
     """The whole route on a counts file, no hand edit: init, check, the notebooks."""
-    from leash.run import reproduce
+    from leash_eval.run import reproduce
 
     out, _ = _init(capsys, tmp_path)
     assert _run(capsys, "study", "check", str(out))[0] == 0

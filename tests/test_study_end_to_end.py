@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from _support import FIGURES, folder_digest
-from leash.run import reproduce
+from leash_eval.run import reproduce
 
 
 @pytest.fixture(scope="module")

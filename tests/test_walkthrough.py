@@ -25,9 +25,9 @@ from leash import artifacts, notebook_files
 from leash.analysis import tables
 from leash.core import entropy, passk, stats, support
 from leash.run.parameters import ParameterError, notebook_parameters, validate_parameters
-from leash.run.reproduce import default_runs
 from leash.sources import simulate
 from leash.sources.study import load_study
+from leash_eval.run.reproduce import default_runs
 
 NOTEBOOKS = {stem: REPO / "notebooks" / f"{stem}.md" for stem in WALKTHROUGH}
 SUPPORT, NOISE, CURVES = NOTEBOOKS  # the three parts, in reading order

@@ -1,14 +1,22 @@
 """leash: empirical support dynamics of base vs RLVR models (arXiv 2507.14843v4).
 
+``leash`` is what the notebooks import: the metric core, the analyses, the paper's numbers and
+the glue that turns them into the paper's artifacts. Every command, runner, server and process
+manager lives in the evaluation toolkit beside it, ``leash_eval``.
+
 The package's layers, bottom up; a module imports only from its own layer or a lower one (the
 import-linter contracts of ``pyproject.toml`` check it, in ``make lint``), and each idea lives
 in the module named after it:
 
 * :mod:`leash.errors`: errors and warnings that carry their structure (parameter, value, file,
-  line, key, remedy), so that each layer words them itself (the lowest layer);
+  line, key, remedy), so that each layer words them itself; :mod:`leash.limits`: the bounds
+  every layer checks against (the lowest layer);
 * :mod:`leash.summary`: the per-question summary format (what the toolkit writes, the notebooks
-  read);
-* :mod:`leash.core`: the metric core, numpy only (scipy inside two functions): pass@k
+  read); beside it the small modules every layer may use: :mod:`leash.config` (the one YAML
+  loader), :mod:`leash.paths` (the one module that knows the repository's folders),
+  :mod:`leash.notebook_files` (notebooks committed as Markdown) and :mod:`leash.writing`
+  (outputs written whole or not at all);
+* :mod:`leash.core`: **the metric core**, numpy only (scipy inside two functions): pass@k
   estimators (``passk``), epsilon, support categories and SRR/NDR/SDS/NSCR (``support``),
   answer/token entropy and perplexity (``entropy``), bootstrap, McNemar, crossover and Holm
   (``stats``), and the declared parameter validation (``_validation``);
@@ -16,25 +24,17 @@ in the module named after it:
   robustness analyses (``sensitivity``), the one rule for "the same numbers" (``compare``);
 * :mod:`leash.sources`: the paper's printed numbers and their audit (``paper``), study files
   (``study``, with the names they choose among in ``choices``), the SIMULATED demo's model
-  (``simulate``) and its configuration and files (``demo``), and the one seam to the toolkit
-  (``toolkit``);
+  (``simulate``) and its files (``demo``), and the one seam to the toolkit (``seam``);
 * :mod:`leash.artifacts`: one function per paper artifact, over those sources;
-* :mod:`leash.output`: plot helpers (``plots``) and byte-stable saving (``report``);
-* :mod:`leash.run`: the notebook runner (``reproduce``, ``notebook``, ``parameters``) and the
-  live explorer of ``notebooks/12_explore.ipynb`` (``explore``, ipywidgets);
+* :mod:`leash.output`: plot helpers (``plots``), printed precision (``printed``) and byte-stable
+  saving (``report``);
+* :mod:`leash.run`: what a notebook calls first (``notebook``, ``parameters``) and the live
+  explorer of ``notebooks/12_explore`` (``explore``, ipywidgets).
 
-``leash.paths`` is the one module that knows the repository's folders. Beside it, at the bottom
-of the layers, the small modules every layer may use: ``leash.config`` (the one YAML loader),
-``leash.argparsing`` (one-line usage errors), ``leash.notebook_files`` (notebooks committed as
-Markdown), ``leash.writing`` (outputs written whole or not at all) and ``leash.processes`` (how
-the processes of a run end together: SIGTERM as Ctrl-C, workers that end with their parent).
-
-The evaluation toolkit is a package of its own beside this one, ``leash_eval``: every input
-reader, validation and summarizing, answers and rescoring, the data manifest and fetching,
-generation, the ``leash`` command and the demo's generator. ``leash`` never imports it but
-through :func:`leash.sources.toolkit.toolkit`, for study sources that name raw files.
+``leash`` imports no process, signal or argument-parsing module (a contract) and never imports
+the toolkit but through :func:`leash.sources.seam.toolkit`, for study sources that name raw
+files.
 """
-__version__ = "0.1.0"
 
 # Every name loads its module on first use, so that `import leash` (and the `leash` command's
 # start-up) costs no numpy, scipy or pandas.
@@ -51,7 +51,6 @@ _LAZY = {
     **dict.fromkeys(("entropy_table", "expected_support_curve", "passk_table", "perplexity_table",
                      "support_from_counts", "support_table"), "analysis.tables"),
     "pair_counts": "analysis.pairing", "load_study": "sources.study",
-    "simulate_study": "sources.simulate",
     "simulate_pair": "sources.simulate",
     "sensitivity_sweep": "analysis.sensitivity", "significance_table": "analysis.sensitivity",
     "explore": "run.explore",
@@ -61,19 +60,18 @@ _LAZY = {
 # Names that moved to the evaluation toolkit (leash_eval), kept here for one release.
 _MOVED = {"load_counts": "summarize", "read_summary": "summarize", "fetch": "manifest",
           "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
-          "answer_classes": "answers", "load_benchmark": "rescore"}
+          "answer_classes": "answers", "load_benchmark": "rescore", "simulate_study": "demo"}
 
 
 def __getattr__(name):
+    if name == "__version__":  # the installed distribution's, read on first use
+        from leash._version import version
+
+        return version()
     if name in _MOVED:
-        import warnings
+        from leash.sources.seam import moved
 
-        from leash.sources.toolkit import toolkit
-
-        warnings.warn(f"leash.{name} moved to leash_eval.{_MOVED[name]}.{name}; import it from "
-                      "there (this alias goes in the next release)", DeprecationWarning,
-                      stacklevel=2)
-        return toolkit(f"leash.{name}").public(name)
+        return moved(f"leash.{name}", f"leash_eval.{_MOVED[name]}.{name}")
     if name in _LAZY:
         import importlib
 
@@ -89,3 +87,13 @@ __all__ = sorted(_LAZY)
 
 def __dir__():
     return sorted({*globals(), *_LAZY})
+
+
+def _install_moved_modules():
+    # the old module paths of what moved to the toolkit (leash.run.reproduce, ...), one release
+    from leash.sources.seam import install_moved_modules
+
+    install_moved_modules()
+
+
+_install_moved_modules()

@@ -47,7 +47,7 @@ from __future__ import annotations
 import reprlib
 
 __all__ = ["LIBRARY", "Api", "Call", "LeashError", "LeashImportError", "LeashTypeError",
-           "LeashValueError", "LeashWarning", "Param", "Words", "closest"]
+           "LeashValueError", "LeashWarning", "Param", "SkipNotebook", "Words", "closest"]
 
 _REPR = reprlib.Repr()
 _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 80
@@ -300,6 +300,38 @@ class LeashWarning(_Structured, UserWarning):
     """A warning with the structure of :class:`LeashError` (``warnings.warn(LeashWarning(...))``),
     so a layer shows it in its own words too.
     """
+
+
+class SkipNotebook(Exception):
+    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
+
+    IPython shows it, and any subclass, as one line (no traceback): :meth:`_render_traceback_`
+    is that line, the whole traceback a kernel reports, and the notebook runner knows a skip
+    from a failure by it (:meth:`reason_in`), whatever the subclass is called (the toolkit's
+    ``DatasetUnavailableError`` is one). Raise it only for missing *external* data, never to
+    hide a bug.
+
+    >>> SkipNotebook.reason_in(SkipNotebook("no mirror")._render_traceback_())
+    'no mirror'
+    >>> SkipNotebook.reason_in(["Traceback (most recent call last):", "..."]) is None
+    True
+    """
+
+    #: The start of the one line IPython shows.
+    PREFIX = "Skipped: "
+
+    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
+        return [f"{self.PREFIX}{self}"]
+
+    @classmethod
+    def reason_in(cls, traceback) -> str | None:
+        """The reason of a skip, given the traceback a kernel reported (a list of lines), or
+        None when that traceback is not a skip's.
+        """
+        lines = list(traceback or [])
+        if len(lines) == 1 and isinstance(lines[0], str) and lines[0].startswith(cls.PREFIX):
+            return lines[0][len(cls.PREFIX):]
+        return None
 
 
 def closest(word, choices, *, cutoff: float = 0.6):

@@ -9,7 +9,7 @@ an edit of a cell (a changed parameter) shows in ``git status`` as an edit of th
 Git's own filters cannot give that: ``git status`` reports a file whose size changed as
 modified without running the clean filter (nbstripout's known limitation).
 
-The Markdown is the source: :mod:`leash.run.reproduce` runs it, whatever the ``.ipynb`` holds.
+The Markdown is the source: :mod:`leash_eval.run.reproduce` runs it, whatever the ``.ipynb`` holds.
 A folder of ``.ipynb`` files only (a user's own, the tests') works as well.
 """
 

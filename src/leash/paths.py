@@ -10,8 +10,8 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["BUILD", "DATA", "FIGURES", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "shown", "slug",
-           "study_folder"]
+__all__ = ["BUILD", "DATA", "FIGURES", "MIRROR_ENV", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH",
+           "shown", "slug", "study_folder"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: The shipped data: the paper's numbers, the demo, the study files, the manifest.
@@ -26,6 +26,9 @@ FIGURES = REPO / "figures"
 BUILD = REPO / "build"
 #: Where a notebook writes when it is run by hand (JupyterLab, nbconvert, papermill).
 SCRATCH = BUILD / "figures"
+#: The environment variable naming a local mirror of the data manifest's files (consulted
+#: before the network; paths under it are recorded relative to it).
+MIRROR_ENV = "LEASH_DATA_MIRROR"
 
 
 def shown(path) -> str:

@@ -22,14 +22,27 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from leash.processes import alive
-
-__all__ = ["folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
+__all__ = ["alive", "folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
 
 _umask = os.umask(0)
 os.umask(_umask)
 _FILE_MODE = 0o666 & ~_umask  # what open() gives (mkstemp creates files 0600)
 _DIR_MODE = 0o777 & ~_umask
+
+
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (someone else's counts: it cannot be signalled, but is).
+    Always true on Windows, where ``os.kill(pid, 0)`` would end the process.
+    """
+    if os.name == "nt":  # pragma: no cover - Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: someone else's process
+        return True
+    return True
 
 
 def _prefix(path: Path) -> str:

@@ -15,5 +15,5 @@ import-linter contracts of ``pyproject.toml`` check them):
   demo), and :mod:`.cli`, the ``leash`` command.
 
 It imports ``leash`` (the summary format, the metric core, the tables the CLI prints);
-``leash`` imports it only through :func:`leash.sources.toolkit.toolkit`.
+``leash`` imports it only through :func:`leash.sources.seam.toolkit`.
 """

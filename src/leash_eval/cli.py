@@ -26,9 +26,10 @@ import sys
 import warnings
 from pathlib import Path
 
-from leash.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
+from leash._version import version
 from leash.errors import Call, Param, Words
-from leash.processes import Terminated, raise_terminated
+from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
+from leash_eval.processes import Terminated, raise_terminated
 
 __all__ = ["main", "build_parser", "main_simulate", "main_study"]
 
@@ -58,17 +59,6 @@ def _int_list(text: str) -> list[int]:
     return sorted(set(ks))
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("leash")
-    except PackageNotFoundError:  # run from a source tree without installing it
-        from leash import __version__
-
-        return __version__
-
-
 class _VersionAction(argparse.Action):
     """``--version``: the installed package's version, looked up only when asked for (the
     metadata scan would slow down every other command's start-up).
@@ -79,7 +69,7 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        sys.stdout.write(f"{PROG} {_version()}\n")  # stdout, as argparse's own "version"
+        sys.stdout.write(f"{PROG} {version()}\n")  # stdout, as argparse's own "version"
         parser.exit(0)
 
 
@@ -939,8 +929,8 @@ _LEVEL = 0.95
 
 def _check_support_options(args) -> None:
     """The options of ``leash support`` that need no data, checked before any file is read."""
-    from leash.core._validation import INT64_MAX
     from leash.core.stats import MIN_N_BOOT
+    from leash.limits import INT64_MAX
 
     if args.n_boot < 0 or 0 < args.n_boot < MIN_N_BOOT:
         raise ValueError(f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}. "
@@ -1159,12 +1149,11 @@ def main_simulate(argv=None):
 
     from leash.analysis.compare import frame_differences
     from leash.sources import demo
-    from leash.sources.simulate import simulate_study
-    from leash_eval.demo import write_demo
+    from leash_eval.demo import load_config, simulate_study, write_demo
 
     out = Path(args.out) if args.out is not None else demo.demo_dir()
     try:
-        cfg = demo.load_config(args.config)
+        cfg = load_config(args.config)
         if args.check:
             if not out.is_dir():
                 raise ValueError(f"--out {args.out}: no such folder")
@@ -1193,7 +1182,7 @@ def main_simulate(argv=None):
 def main_study(argv=None) -> int:
     """``leash study init FILES...`` and ``leash study check STUDY``: a study file written from
     generation files (:mod:`leash_eval.study_init`), and checked against its data
-    (:mod:`leash.sources.study_check`) in seconds, before any notebook.
+    (:mod:`leash_eval.run.study_check`) in seconds, before any notebook.
 
     Returns
     -------
@@ -1252,7 +1241,7 @@ def main_study(argv=None) -> int:
     try:
         if args.action == "init":
             return _study_init(args, prog, init_words)
-        from leash.sources.study_check import check_study
+        from leash_eval.run.study_check import check_study
 
         t0 = time.perf_counter()
         result = check_study(args.study)
@@ -1294,7 +1283,7 @@ def _study_init(args, prog: str, words) -> int:
 
 
 def _run_reproduce(argv) -> int:
-    from leash.run.reproduce import main as reproduce_main
+    from leash_eval.run.reproduce import main as reproduce_main
 
     return reproduce_main(argv)
 

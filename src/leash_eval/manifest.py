@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from leash.config import load_yaml_text
-from leash.paths import DATA
+from leash.errors import SkipNotebook
+from leash.paths import DATA, MIRROR_ENV
 from leash.writing import folder_beside
 
 __all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
@@ -39,8 +40,6 @@ GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: Every ``format`` a manifest entry may name: generation formats, benchmark question files
 #: (:func:`leash_eval.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
 FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
-#: Environment variable naming the mirror root.
-MIRROR_ENV = "LEASH_DATA_MIRROR"
 
 _MANIFEST_PATH = DATA / "manifest.yaml"
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
@@ -48,8 +47,10 @@ _OPTIONAL = ("mapping", "model", "model_id", "benchmark", "step", "size")
 _SCHEMES = ("http", "https", "ftp", "sftp", "file")  # pooch's downloaders, and file:// (copied)
 
 
-class DatasetUnavailableError(FileNotFoundError):
-    """A dataset is neither cached, nor in the mirror, nor downloadable."""
+class DatasetUnavailableError(SkipNotebook, FileNotFoundError):
+    """A dataset is neither cached, nor in the mirror, nor downloadable: a FileNotFoundError,
+    and in a notebook a skip (:class:`leash.errors.SkipNotebook`).
+    """
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 ``leash`` reads the paper's numbers, the SIMULATED demo and per-question summaries on its own; a
 study source that names raw files (``path:`` to generations in any format, ``dataset:`` of the
-data manifest, ``rescore:``) is read here, through :func:`leash.sources.toolkit.toolkit`, the one
+data manifest, ``rescore:``) is read here, through :func:`leash.sources.seam.toolkit`, the one
 place where ``leash`` imports this package. Everything ``leash`` calls of the toolkit is a
 function of this module, so the interface between the two packages is this page.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
            "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
-           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public"]
+           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public_module"]
 
 from leash_eval.formats import check_regular_file
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
@@ -73,7 +73,7 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
     import json
     from pathlib import Path
 
-    from leash import __version__
+    from leash._version import version
     from leash_eval.manifest import sha256_file
 
     p = Path(path)
@@ -82,7 +82,7 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
     m = options.get("mapping")
     if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
         options["mapping_sha256"] = sha256_file(m)
-    key = json.dumps({"version": SUMMARY_CACHE_VERSION, "leash": __version__,
+    key = json.dumps({"version": SUMMARY_CACHE_VERSION, "leash": version(),
                       "input": sha256_file(p), "na": na, "reader": options},
                      sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
@@ -125,13 +125,12 @@ def local_copies(name_or_group: str) -> dict:
     return {n: locate(n, manifest=m) for n in m.names(name_or_group)}
 
 
-_PUBLIC = {"load_counts": "summarize", "read_summary": "summarize", "fetch": "manifest",
-           "locate": "manifest", "extract_answer": "answers", "normalize_answer": "answers",
-           "answer_classes": "answers", "load_benchmark": "rescore"}
-
-
-def public(name: str):
-    """A toolkit function that ``leash`` exported before the two packages were split."""
+def public_module(name: str):
+    """A toolkit module by its dotted name (``leash_eval.demo``), for the aliases of the names
+    and modules that moved from ``leash`` (:mod:`leash.sources.seam`).
+    """
     import importlib
 
-    return getattr(importlib.import_module(f"leash_eval.{_PUBLIC[name]}"), name)
+    if name != "leash_eval" and not name.startswith("leash_eval."):
+        raise ValueError(f"not a module of the toolkit: {name!r}")
+    return importlib.import_module(name)

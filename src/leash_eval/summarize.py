@@ -123,12 +123,12 @@ def _run(paths, *, na, finish=True, **kw):
     if na not in NA_MODES:
         raise LeashValueError(param="na", value=na, constraint=f"one of {NA_MODES}")
     files, sink, sources = V.run(paths, partial=_partial(na), **kw)
-    from leash import __version__
+    from leash._version import version
 
     for f, src in zip(files, sources):
         if src.fmt == "summary":
             f["stored_provenance"] = json.loads(src.meta) if src.meta else None
-    prov = {"leash_version": __version__, "files": files,
+    prov = {"leash_version": version(), "files": files,
             **{k: sum(f[k] for f in files) for k in ("rows_read", "rows_used", "rows_rejected")},
             "rejected_by_reason": dict(sink.by_reason),
             "problem_examples": [str(p) for p in sink.examples],

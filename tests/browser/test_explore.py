@@ -34,7 +34,7 @@ def voila(tmp_path_factory):
     work = tmp_path_factory.mktemp("explore")
     nb = work / "12_explore.ipynb"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEASH_")}
-    env["JUPYTER_PATH"] = str(REPO / "src" / "leash" / "run")  # the template, as make explore
+    env["JUPYTER_PATH"] = str(REPO / "src" / "leash_eval" / "run")  # the template, as make explore
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     subprocess.run([sys.executable, "-m", "papermill", "--prepare-only", "-k", "python3",

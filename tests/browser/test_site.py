@@ -2,7 +2,7 @@
 
 Part of `make test-browser` (not of `make test`; see tests/browser/test_jupyterlab.py for what
 it needs). The fixture builds ``build/site/`` with this interpreter (``python -m
-leash.run.site``, which runs ``make reproduce`` first when the executed notebooks are absent),
+leash_eval.run.site``, which runs ``make reproduce`` first when the executed notebooks are absent),
 serves it with ``python -m http.server`` bound to 127.0.0.1, and Chromium resolves no other
 host (``--host-resolver-rules``). Every HTML page of the site is opened: no console error,
 every image loaded (``naturalWidth > 0``), every request the performance log shows went to
@@ -46,7 +46,7 @@ def site():
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEASH_")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src")] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    subprocess.run([sys.executable, "-m", "leash.run.site"], cwd=REPO, env=env, check=True)
+    subprocess.run([sys.executable, "-m", "leash_eval.run.site"], cwd=REPO, env=env, check=True)
     assert (SITE / "index.html").is_file()
     SHOTS.mkdir(parents=True, exist_ok=True)
     port = free_port()

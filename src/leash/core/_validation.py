@@ -38,12 +38,13 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-INT64_MAX = int(np.iinfo(np.int64).max)
+from leash.limits import INT64_MAX
+
 TEMPLATE = "The {name!r} parameter of {func} must be {constraint}. Got {value} instead."
 _AT_MOST_INT64 = f"at most {INT64_MAX} (the 64-bit integer range)"
 
 __all__ = [
-    "INT64_MAX", "TEMPLATE", "InvalidParameterError", "validate_params", "check_param",
+    "TEMPLATE", "InvalidParameterError", "validate_params", "check_param",
     "invalid", "shown", "Constraint", "Violation",
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",

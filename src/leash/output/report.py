@@ -4,7 +4,7 @@ Notebooks save through a :class:`Publisher` bound once to their output folder an
 (never ``savefig`` or ``to_csv``): a table becomes ``.csv`` (unrounded), ``.md`` and ``.tex``; a
 figure ``.pdf`` and ``.png`` plus a ``.csv`` of exactly the numbers plotted. The note a
 publisher shows in a notebook carries the artifact's record, which the runner keeps per run
-(:func:`write_records`) and indexes (:func:`write_index`).
+and indexes (:mod:`leash_eval.run.index`).
 Files are rendered in memory and replaced atomically, LF, UTF-8, without timestamps; a CSV equal
 under :mod:`leash.analysis.compare`'s rule to the file already there is left alone, so a re-run on
 another CPU leaves ``git status`` clean. ``outdir=""`` is the scratch ``build/figures/``.
@@ -13,10 +13,8 @@ another CPU leaves ``git status`` clean. ``outdir=""`` is the scratch ``build/fi
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,31 +23,26 @@ import numpy as np
 import pandas as pd
 
 from leash.analysis.compare import csv_differences
-from leash.paths import REPO, SCRATCH, shown
+from leash.paths import MIRROR_ENV, REPO, SCRATCH, shown
 from leash.writing import write_bytes
 
 __all__ = [
-    "DPI", "FIGURE_FORMATS", "INDEX_NAME", "RECORD_KEY", "SIDECAR_DIR", "TABLE_FORMATS",
-    "Publisher", "TableView", "artifact_index", "artifact_record", "resolve_outdir",
-    "save_figure", "save_table", "sidecar_path", "write_index", "write_records",
+    "DPI", "FIGURE_FORMATS", "RECORD_KEY", "TABLE_FORMATS", "Publisher", "TableView",
+    "artifact_record", "portable", "resolve_outdir", "save_figure", "save_table",
 ]
 
 #: Resolution of every PNG (PDFs are vector graphics).
 DPI = 200
 #: Files written by :func:`save_table`, and the images of :func:`save_figure` (plus its csv).
 TABLE_FORMATS, FIGURE_FORMATS = ("csv", "md", "tex"), ("pdf", "png")
-#: Folder of the per-run JSON sidecars, and file name of the index, in the output folder.
-SIDECAR_DIR, INDEX_NAME = ".artifacts", "README.md"
 #: Key, in the metadata of a notebook output, of the record a :class:`Publisher` displays.
 RECORD_KEY = "leash.artifact"
-_MIRROR_ENV = "LEASH_DATA_MIRROR"  # paths under the data mirror are recorded relative to it
 # pdf.fonttype 42 embeds TrueType subsets instead of Type 3 fonts (what publishers ask for)
 _SAVE_RC = {"svg.hashsalt": "leash", "pdf.compression": 6, "pdf.fonttype": 42,
             "ps.fonttype": 42, "savefig.dpi": DPI}
 _METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"},
              "png": {"Software": None}}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_RECORD_KEYS = ("description", "files", "inputs", "name", "notebook", "parameters")
 # LaTeX's special characters, for the caption (pandas escapes cells, not a caption string)
 _NUMBER_CELL = r"(-?[\d.]+(e[-+]?\d+)?%?|--)\W?"
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -322,22 +315,22 @@ def _save_figure(fig, name, outdir, *, data, dpi, func):
     return paths
 
 
-def _portable(value):
+def portable(value):
     """A JSON-safe copy without machine paths: absolute paths relative to the repository or
     ``$LEASH_DATA_MIRROR/``, else only their file name.
     """
     if isinstance(value, Mapping):
-        return {str(k): _portable(v) for k, v in value.items()}
+        return {str(k): portable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_portable(v) for v in value]
+        return [portable(v) for v in value]
     if isinstance(value, os.PathLike) or (isinstance(value, str) and os.path.isabs(value)):
         p = Path(value)
         if not p.is_absolute():
             return p.as_posix()
         p = Path(os.path.abspath(p))
         roots = [(REPO, "")]
-        if os.environ.get(_MIRROR_ENV):
-            roots.insert(0, (Path(os.path.abspath(os.environ[_MIRROR_ENV])), f"${_MIRROR_ENV}/"))
+        if os.environ.get(MIRROR_ENV):
+            roots.insert(0, (Path(os.path.abspath(os.environ[MIRROR_ENV])), f"${MIRROR_ENV}/"))
         for root, prefix in roots:
             if p.is_relative_to(root):
                 return prefix + p.relative_to(root).as_posix()
@@ -348,21 +341,6 @@ def _portable(value):
         return value
     raise TypeError(f"Cannot record a value of type {type(value).__name__} ({value!r}) in the "
                     f"artifact index; use str, numbers, bools, lists or dicts.")
-
-
-def sidecar_path(outdir, run) -> Path:
-    """``<outdir>/.artifacts/<run>.json``, the records of one notebook run.
-
-    Parameters
-    ----------
-    outdir : str or path-like
-    run : str
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    return resolve_outdir(outdir) / SIDECAR_DIR / f"{run}.json"
 
 
 def artifact_record(name, files, *, inputs, description) -> dict:
@@ -402,131 +380,8 @@ def _record(name, files, inputs, description, func: str) -> dict:
         raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a non-empty "
                          f"str. Got {description!r} instead.")
     inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    return {"name": name, "files": sorted(p.name for p in paths), "inputs": _portable(inputs),
+    return {"name": name, "files": sorted(p.name for p in paths), "inputs": portable(inputs),
             "description": " ".join(description.split())}
-
-
-def write_records(outdir, run, notebook, parameters, records) -> Path:
-    """Keep the records of one notebook run in ``<outdir>/.artifacts/<run>.json``.
-
-    Parameters
-    ----------
-    outdir : str or path-like
-    run : str
-        The notebook's stem, with the study when run once per source (``"01_x.demo"``).
-    notebook : str
-    parameters : dict
-        The parameters it ran with (``outdir`` left out).
-    records : list of dict
-        :func:`artifact_record` of each artifact.
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    params = _portable({k: v for k, v in dict(parameters).items() if k != "outdir"})
-    out = sorted(({**r, "notebook": notebook, "parameters": params} for r in records),
-                 key=lambda r: r["name"])
-    side = sidecar_path(outdir, run)
-    side.parent.mkdir(parents=True, exist_ok=True)
-    return _write_text(side, json.dumps(out, indent=2, sort_keys=True, ensure_ascii=False))
-
-
-def artifact_index(outdir="figures"):
-    """All artifact records of an output folder, sorted by name.
-
-    Parameters
-    ----------
-    outdir : str or path-like, default "figures"
-
-    Returns
-    -------
-    list of dict
-        Keys: name, files, notebook, parameters, inputs, description.
-
-    Raises
-    ------
-    ValueError
-        If two runs registered the same name, or a sidecar is malformed.
-    """
-    records, owner = [], {}
-    for path in sorted((resolve_outdir(outdir) / SIDECAR_DIR).glob("*.json")):
-        try:
-            found = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"Artifact sidecar {path} is not valid JSON: line {exc.lineno}, "
-                             f"column {exc.colno}: {exc.msg}.") from None
-        if not isinstance(found, list):
-            raise ValueError(f"Artifact sidecar {path} must hold a JSON list of records.")
-        for i, r in enumerate(found):
-            if not isinstance(r, dict) or sorted(r) != list(_RECORD_KEYS):
-                got = sorted(r) if isinstance(r, dict) else type(r).__name__
-                raise ValueError(f"Artifact sidecar {path}, record {i}: expected the keys "
-                                 f"{list(_RECORD_KEYS)}, got {got}.")
-            if r["name"] in owner:
-                raise ValueError(f"Artifact {r['name']!r} is written by two notebook runs: "
-                                 f"{owner[r['name']]} and {path.stem}; their files would "
-                                 f"overwrite each other.")
-            owner[r["name"]] = path.stem
-            records.append(r)
-    return sorted(records, key=lambda r: r["name"])
-
-
-def write_index(records, path="figures/README.md"):
-    """Render the artifact index as Markdown (sorted, no timestamps).
-
-    Parameters
-    ----------
-    records : list of dict
-        From :func:`artifact_index`.
-    path : str or path-like, default "figures/README.md"
-        Files of its folder that no record lists get a final section and a warning.
-
-    Returns
-    -------
-    pathlib.Path
-    """
-    def cell(text) -> str:
-        return " ".join(str(text).split()).replace("|", r"\|")
-
-    def value(v) -> str:  # an empty string stays visible
-        return (v or '""') if isinstance(v, str) else json.dumps(v, sort_keys=True,
-                                                                  ensure_ascii=False)
-
-    from leash.output.gallery import gallery_lines
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = ["# Artifacts", "",
-             "Generated by `make reproduce` (`python -m leash.run.reproduce`) from the records the "
-             f"executed notebooks hold (kept per run in `{SIDECAR_DIR}/`); do not edit by hand. "
-             "Each artifact names the notebook that wrote it, the parameters it ran with and "
-             "its input data.", "",
-             "## Gallery", "", "Every figure and table, by the notebook that writes it; an "
-             "artifact on the paper's printed numbers beside the same one on the SIMULATED demo.",
-             *gallery_lines(records, path.parent), "",
-             "## Index", "",
-             "| artifact | files | notebook | parameters | inputs | description |",
-             "|---|---|---|---|---|---|"]
-    listed: set[str] = set()
-    for r in sorted(records, key=lambda r: r["name"]):
-        listed.update(r["files"])
-        params = ", ".join(f"{k}={value(v)}" for k, v in sorted(r["parameters"].items()))
-        lines.append("| " + " | ".join([
-            f"`{cell(r['name'])}`", ", ".join(f"[{cell(f)}]({f})" for f in r["files"]),
-            f"`notebooks/{cell(r['notebook'])}.ipynb`", cell(params) or "(defaults)",
-            cell(", ".join(value(i) for i in r["inputs"])) or "(none)", cell(r["description"]),
-        ]) + " |")
-    unlisted = sorted(p.name for p in path.parent.iterdir()
-                      if p.is_file() and not p.name.startswith(".") and p.name != path.name
-                      and p.name not in listed)
-    if unlisted:
-        warnings.warn(f"{len(unlisted)} file(s) in {path.parent.name}/ are not registered by any "
-                      f"notebook: {', '.join(unlisted)}.", stacklevel=2)
-        lines += ["", "## Files without a record", "",
-                  "No notebook registered these files (stale output of an earlier run?):", "",
-                  *(f"- {cell(n)}" for n in unlisted)]
-    return _write_text(path, re.sub(r"\n{3,}", "\n\n", "\n".join(lines)) + "\n")
 
 
 def _check_inputs(inputs, func: str) -> list:
@@ -649,7 +504,7 @@ class Publisher:
         dict of str to pathlib.Path
             The files written. In a notebook, a one-line note says where; its output metadata
             (:data:`RECORD_KEY`) holds the :func:`artifact_record` that
-            :mod:`leash.run.reproduce` reads back.
+            :mod:`leash_eval.run.reproduce` reads back.
         """
         func = "Publisher"
         stem = self.name(name)

@@ -1,1 +1,3 @@
-"""The notebook runner: parameters read from the notebooks, papermill runs, the records."""
+"""What a notebook calls besides the analysis: its first cell's checks and skips (``notebook``),
+the parameters read from a notebook (``parameters``) and the live explorer (``explore``).
+"""

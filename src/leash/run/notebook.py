@@ -14,7 +14,7 @@ Every notebook starts the same way, so that it runs as a page in JupyterLab ("Ru
 
 A notebook whose data are absent calls :func:`skip` (or :func:`require_data`,
 :func:`require_study`, :func:`require_gold`): the reason is one line, not a traceback, and
-:mod:`leash.run.reproduce` reports the notebook as skipped.
+:mod:`leash_eval.run.reproduce` reports the notebook as skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import ast
 import os
 from pathlib import Path
 
+from leash.errors import SkipNotebook
 from leash.run.parameters import (
     NotebookParameter,
     ParameterError,
@@ -32,18 +33,6 @@ from leash.run.parameters import (
 
 __all__ = ["ParameterError", "SkipNotebook", "source", "require_data", "require_gold",
            "require_import", "require_study", "skip", "start"]
-
-
-class SkipNotebook(Exception):
-    """Raised to say "this notebook cannot run here (its data are absent); skip the rest".
-
-    IPython shows it as one line (no traceback); the notebook runner reports the notebook
-    as ``skipped: <reason>``. Raise it only for missing *external* data, never to hide a bug.
-    """
-
-    def _render_traceback_(self):  # IPython's hook: what to show instead of a traceback
-        return [f"Skipped: {self}"]
-
 
 
 def source(study="paper", *, section: str | None = None, paper: bool = True):
@@ -154,7 +143,7 @@ def require_data(path_or_name):
         here; ValueError for a name that is neither a path nor in the manifest (a misspelt name
         is a bug, not a reason to skip) or a mirror file with the wrong checksum.
     """
-    from leash.sources.toolkit import toolkit
+    from leash.sources.seam import toolkit
 
     if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
         raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
@@ -235,8 +224,8 @@ def require_gold(study):
     """
     import pandas as pd
 
+    from leash.sources.seam import toolkit
     from leash.sources.study import load_study
-    from leash.sources.toolkit import toolkit
 
     tk = toolkit("Gold answers")
     s = load_study(study)

@@ -10,7 +10,7 @@ None and values of the inner type. What papermill does not do is written here: c
 against the annotations and against :data:`PARAMETER_RULES` (one table of range rules keyed by
 parameter name, shared by every notebook), and refusing an unknown name with the closest known one
 (papermill only logs a warning), each with a one-line :class:`ParameterError`. The runner
-(:mod:`leash.run.reproduce`) checks before any kernel starts; the notebook checks again in its
+(:mod:`leash_eval.run.reproduce`) checks before any kernel starts; the notebook checks again in its
 first code cell (:func:`leash.run.notebook.start`), so that JupyterLab, nbconvert and plain
 papermill give the same messages.
 """
@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leash.argparsing import INT64_MAX
 from leash.errors import closest
+from leash.limits import INT64_MAX
 from leash.paths import REPO
 from leash.sources.choices import PAPER
 

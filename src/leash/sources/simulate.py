@@ -2,11 +2,10 @@
 
 Everything this module produces is **simulated**, never the paper's data: it lets every notebook
 run offline and lets the walkthrough show what the empirical support rule does when the truth is
-known. Every frame carries ``source = "simulated"``, every file written by :func:`write_demo`
-the key-value metadata ``source = simulated``. The demo's parameters are data,
-``data/demo/config.yaml``; :mod:`leash.sources.demo` reads it, builds the frames' rows and writes
-and
-reads the files; ``data/demo/README.md`` describes the model and every parameter.
+known. Every frame carries ``source = "simulated"``. The demo's parameters are data,
+``data/demo/config.yaml``; :mod:`leash_eval.demo` reads it and draws the whole demo from this
+model (``leash simulate``), :mod:`leash.sources.demo` builds the frames' rows and reads the
+files; ``data/demo/README.md`` describes the model and every parameter.
 
 The model, one benchmark question at a time (arXiv 2507.14843v4 for the references):
 
@@ -29,8 +28,6 @@ The model, one benchmark question at a time (arXiv 2507.14843v4 for the referenc
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,13 +35,14 @@ import pandas as pd
 from scipy import special
 
 from leash.core._validation import as_count_array, check_c_le_n, check_positive_int
-from leash.core.support import CATEGORIES, epsilon
+from leash.core.support import CATEGORIES
 from leash.sources import demo
-from leash.sources.demo import DEMO_FILES, SOURCE
+from leash.sources.demo import SOURCE
 
 __all__ = ["BasePrior", "RLVRModel", "TokenModel", "draw_answer_distribution", "tilt",
            "rlvr_distribution", "draw_counts", "draw_first_correct", "simulate_pair",
-           "simulate_study", "config_record", "TraceModel", "simulate_traces"]
+           "TraceModel", "simulate_traces"]
+_MOVED = ("simulate_study", "config_record")
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,48 +399,6 @@ def draw_first_correct(n, c, *, rng):
 # --------------------------------------------------------------------------------------------
 
 
-def _answer_strings(n_q, n_answers, rng):
-    """Distinct small-integer answer strings per question: ``(b + j s) mod 997``.
-
-    997 is prime and s in [1, 996], so the n_answers values of a row are distinct.
-    """
-    b = rng.integers(0, 997, size=n_q)
-    s = rng.integers(1, 997, size=n_q)
-    vals = (b[:, None] + np.arange(n_answers)[None, :] * s[:, None]) % 997
-    return vals.astype(str)
-
-
-def _token_stats(counts, tokens: TokenModel, benchmark, rng):
-    """Per-sample token entropy and length, aggregated per question (see module docstring).
-
-    ``token_entropy_std`` is the sample standard deviation (ddof = 1) over a question's samples.
-    """
-    n_q, n_cls = counts.shape
-    n = counts.sum(axis=1)
-    if (n < 2).any():
-        raise ValueError("The entropy study needs at least 2 samples per question.")
-    cls = np.repeat(np.tile(np.arange(n_cls), n_q), counts.ravel())
-    is_na = cls == n_cls - 1
-    total = cls.size
-    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
-    s_e = tokens.entropy_log_sd
-    ent = tokens.entropy[benchmark] * np.exp(s_e * rng.standard_normal(total) - s_e**2 / 2)
-    s_l = tokens.length_log_sd
-    length = np.exp(np.log(tokens.length[benchmark]) + s_l * rng.standard_normal(total))
-    length = np.clip(np.rint(length), 1, tokens.max_tokens - 1)
-    length = np.where(is_na, tokens.max_tokens, length).astype(np.float64)
-    ent_sum = np.add.reduceat(ent, starts)
-    ent_mean = ent_sum / n
-    ent_ss = np.add.reduceat((ent - np.repeat(ent_mean, n)) ** 2, starts)
-    return {
-        "n_tokens_mean": np.add.reduceat(length, starts) / n,
-        "n_tokens_min": np.minimum.reduceat(length, starts),
-        "n_tokens_max": np.maximum.reduceat(length, starts),
-        "token_entropy_mean": ent_mean,
-        "token_entropy_std": np.sqrt(ent_ss / (n - 1)),
-    }
-
-
 def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base", "rlvr"),
                   question_ids=None):
     """Counts-only summary rows for two models with given true success probabilities.
@@ -508,190 +464,6 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
         counts = np.stack([c, n - c], axis=1)
         frames.append(demo.summary_frame(model, benchmark, qids, None, n, counts, None, fc))
     return pd.concat(frames, ignore_index=True)
-
-
-# --------------------------------------------------------------------------------------------
-# The study
-# --------------------------------------------------------------------------------------------
-
-
-def _models(cfg):
-    """The configuration with its priors, updates and token models as the model's classes."""
-    def models(d, cls):
-        return {k: cls(**v) for k, v in d.items()}
-
-    def update(d, **extra):
-        return {**d, "rlvr": RLVRModel(**d["rlvr"]), **extra}
-
-    return {
-        **cfg,
-        "pairs": [update(p, priors=models(p["priors"], BasePrior),
-                         tokens_base=TokenModel(**p["tokens_base"]),
-                         tokens_rl=TokenModel(**p["tokens_rl"])) for p in cfg["pairs"]],
-        "checkpoints": update(cfg["checkpoints"]),
-        "sft": update(cfg["sft"], priors=models(cfg["sft"]["priors"], BasePrior)),
-        "gym": [update(g, prior=BasePrior(**g["prior"])) for g in cfg["gym"]],
-    }
-
-
-def config_record(cfg):
-    """The configuration with every default of the model's classes written out (metadata)."""
-    def plain(obj):
-        if dataclasses.is_dataclass(obj):
-            return dataclasses.asdict(obj)
-        if isinstance(obj, Mapping):
-            return {k: plain(v) for k, v in obj.items()}
-        return [plain(v) for v in obj] if isinstance(obj, (list, tuple)) else obj
-
-    return plain(_models(cfg))
-
-
-def _qids(bench, n_q):
-    return [f"{bench}-{i:04d}" for i in range(n_q)]
-
-
-def _sample(model, bench, qids, step, n, probs, answers, rng, tokens=None):
-    """Summary rows of one model: class counts, first correct sample[, token statistics]."""
-    counts = draw_counts(probs, n, rng=rng)
-    fc = draw_first_correct(n, counts[:, 0], rng=rng)
-    ts = _token_stats(counts, tokens, bench, rng) if tokens is not None else None
-    return demo.summary_frame(model, bench, qids, step, n, counts, answers, fc, ts)
-
-
-def _update(q, model, eps, rng):
-    """``rlvr_distribution`` with fresh uniforms from ``rng``; also returns the uniforms."""
-    u = (rng.random(q.shape), rng.random(q.shape[0]), rng.random(q.shape[0]))
-    return (*rlvr_distribution(q, model, u_prune=u[0], u_expand=u[1], u_delta=u[2],
-                               eps_expand=eps), u)
-
-
-def simulate_study(config=None, *, rng):  # noqa: C901 - one block per demo frame
-    """Simulate the whole demo study.
-
-    Parameters
-    ----------
-    config : dict, optional
-        A configuration as :func:`leash.sources.demo.load_config` returns it; default the demo's
-        (``data/demo/config.yaml``).
-    rng : numpy.random.Generator
-        The only source of randomness; independent child streams are spawned per study part.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        ``"support"`` (the base/RLVR pairs on all benchmarks at the paper's budgets),
-        ``"entropy"`` (the same models and true distributions, n = 32 with token entropy and
-        length), ``"checkpoints"`` (one RLVR run, steps with step 0 = base, n = 256),
-        ``"sft"`` (base, SFT and RLVR on the same base, n = 256), ``"gym"`` (Reasoning-Gym-like
-        tasks for pass@k curves) -- all in the summary schema -- and ``"truth"`` (true
-        probabilities and categories, one row per question and pair).
-    """
-    cfg = demo.load_config() if config is None else config
-    keys = ("benchmarks", "pairs", "checkpoints", "sft", "gym_models", "gym", "n_wrong", "rho",
-            "entropy_n", "entropy_benchmarks", "zeta")
-    if not isinstance(cfg, Mapping) or (lacks := [k for k in keys if k not in cfg]):
-        got = f"a mapping without {lacks}" if isinstance(cfg, Mapping) else type(cfg).__name__
-        raise TypeError("The 'config' parameter of simulate_study must be a configuration "
-                        f"from leash.sources.demo.load_config or None. Got {got} instead.")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("The 'rng' parameter of simulate_study must be a numpy.random.Generator. "
-                        f"Got {type(rng).__name__} instead.")
-    demo.check_config(cfg, "the 'config' parameter of simulate_study")
-    cfg = _models(cfg)
-    r_lat, r_sup, r_ent, r_ckp, r_sft, r_gym = rng.spawn(6)
-    benches = {b["name"]: b for b in cfg["benchmarks"]}
-    n_wrong, rho, zeta = cfg["n_wrong"], cfg["rho"], cfg["zeta"]
-    ent_n = cfg["entropy_n"]
-    out = {name: [] for name in DEMO_FILES}
-    truth = out["truth"]
-
-    # Latent difficulty and answer strings, shared by every model on a question.
-    latent, answers = {}, {}
-    for b in cfg["benchmarks"]:
-        latent[b["name"]] = r_lat.standard_normal(b["n_questions"])
-        answers[b["name"]] = _answer_strings(b["n_questions"], n_wrong + 1, r_lat)
-
-    dists = {}  # (size, bench) -> (q, uniforms of the update)
-    for pair in cfg["pairs"]:
-        base, rl = pair["base_model"], pair["rl_model"]
-        for name, b in benches.items():
-            n_q, budget = b["n_questions"], b["budget"]
-            z = rho * latent[name] + math.sqrt(1 - rho**2) * r_sup.standard_normal(n_q)
-            prior = pair["priors"][name]
-            p = special.expit(prior.mu + prior.sigma * z)
-            q = draw_answer_distribution(p, prior, n_wrong, rng=r_sup)
-            pi, pruned, expanded, u = _update(q, pair["rlvr"], epsilon(budget, zeta), r_sup)
-            dists[(pair["size"], name)] = (q, u)
-            qids, ans = _qids(name, n_q), answers[name]
-            for model, probs in ((base, q), (rl, pi)):
-                out["support"].append(_sample(model, name, qids, None, budget, probs, ans, r_sup))
-            in_entropy = name in cfg["entropy_benchmarks"]
-            for study, n in (("support", budget),) + ((("entropy", ent_n),) if in_entropy else ()):
-                truth.append(demo.truth_frame(study, base, None, rl, None, name, qids, n,
-                                              q[:, 0], pi[:, 0], pruned, expanded, ans[:, 0],
-                                              zeta))
-            if in_entropy:
-                for model, probs, tok in ((base, q, pair["tokens_base"]),
-                                          (rl, pi, pair["tokens_rl"])):
-                    out["entropy"].append(_sample(model, name, qids, None, ent_n, probs, ans,
-                                                  r_ent, tok))
-
-    # Checkpoints: one run from a pair's base, common random numbers across steps.
-    ck = cfg["checkpoints"]
-    s_max, n_ck, label = max(ck["steps"]), ck["budget"], ck["model"]
-    for name in ck["benchmarks"]:
-        n_q = benches[name]["n_questions"]
-        q, (u_prune, u_expand, u_delta) = dists[(ck["pair_size"], name)]
-        qids, ans = _qids(name, n_q), answers[name]
-        for step in ck["steps"]:
-            pi = q
-            if step != 0:
-                pi, pruned, expanded = rlvr_distribution(
-                    q, ck["rlvr"].at_fraction(step / s_max), u_prune=u_prune, u_expand=u_expand,
-                    u_delta=u_delta, eps_expand=epsilon(n_ck, zeta),
-                )
-                truth.append(demo.truth_frame("checkpoints", label, 0, label, step, name, qids,
-                                              n_ck, q[:, 0], pi[:, 0], pruned, expanded,
-                                              ans[:, 0], zeta))
-            out["checkpoints"].append(_sample(label, name, qids, step, n_ck, pi, ans, r_ckp))
-
-    # SFT vs RLVR on a separate base.
-    sp = cfg["sft"]
-    n_s = sp["budget"]
-    for name, prior in sp["priors"].items():
-        n_q = benches[name]["n_questions"]
-        qids, ans = _qids(name, n_q), answers[name]
-        p = special.expit(prior.mu + prior.sigma * latent[name])
-        q = draw_answer_distribution(p, prior, n_wrong, rng=r_sft)
-        teacher_logit = special.logit(np.clip(p, 1e-300, 1.0)) + sp["teacher_shift"] + (
-            sp["teacher_sigma"] * r_sft.standard_normal(n_q)
-        )
-        t = draw_answer_distribution(special.expit(teacher_logit), prior, n_wrong, rng=r_sft)
-        sft = (1.0 - sp["lam"]) * q + sp["lam"] * t
-        pi, pruned, expanded, _ = _update(q, sp["rlvr"], epsilon(n_s, zeta), r_sft)
-        for model, probs in ((sp["base_model"], q), (sp["sft_model"], sft), (sp["rl_model"], pi)):
-            out["sft"].append(_sample(model, name, qids, None, n_s, probs, ans, r_sft))
-        no = np.zeros(n_q, dtype=bool)
-        for model, probs, pr, ex in ((sp["sft_model"], sft, no, no),
-                                     (sp["rl_model"], pi, pruned, expanded)):
-            truth.append(demo.truth_frame("sft", sp["base_model"], None, model, None, name, qids,
-                                          n_s, q[:, 0], probs[:, 0], pr, ex, ans[:, 0], zeta))
-
-    # Reasoning-Gym-like tasks.
-    base, rl = cfg["gym_models"]
-    for task in cfg["gym"]:
-        name, n_q, n_g = task["name"], task["n_questions"], task["budget"]
-        qids = _qids(name, n_q)
-        z = r_gym.standard_normal(n_q)
-        ans = _answer_strings(n_q, n_wrong + 1, r_gym)
-        p = special.expit(task["prior"].mu + task["prior"].sigma * z)
-        q = draw_answer_distribution(p, task["prior"], n_wrong, rng=r_gym)
-        pi, pruned, expanded, _ = _update(q, task["rlvr"], epsilon(n_g, zeta), r_gym)
-        for model, probs in ((base, q), (rl, pi)):
-            out["gym"].append(_sample(model, name, qids, None, n_g, probs, ans, r_gym))
-        truth.append(demo.truth_frame("gym", base, None, rl, None, name, qids, n_g, q[:, 0],
-                                      pi[:, 0], pruned, expanded, ans[:, 0], zeta))
-    return {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -765,3 +537,12 @@ def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
                 "n_tokens": n_tok, "sum_logprob": -n_tok * np.log(np.maximum(ppl, 1.0)),
                 "source": SOURCE}))
     return pd.concat(frames, ignore_index=True)
+
+
+def __getattr__(name):
+    # what moved to the demo's generator (leash_eval.demo) with ``leash simulate``, one release
+    if name in _MOVED:
+        from leash.sources.seam import moved
+
+        return moved(f"{__name__}.{name}", f"leash_eval.demo.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -82,7 +82,7 @@ from leash.sources.choices import (
     MAPPINGS,
     RESCORERS,
 )
-from leash.sources.toolkit import toolkit
+from leash.sources.seam import toolkit
 
 __all__ = ["Source", "Pair", "Section", "Study", "STUDY_SCHEMA", "load_study",
            "studies_dir", "list_studies"]

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from leash.errors import LeashValueError, Param
-from leash.processes import die_with
+from leash_eval.processes import die_with
 from leash_eval.rescore.graders import Graded, Spec, grade_rows, prepare
 
 __all__ = ["default_jobs", "graded", "jobs_and_batch", "progress_bar"]

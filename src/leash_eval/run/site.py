@@ -1,6 +1,6 @@
 """``make site``: every result of the last ``make reproduce`` as an offline static site.
 
-``python -m leash.run.site [--data embedded|STUDY] [--out DIR]``
+``python -m leash_eval.run.site [--data embedded|STUDY] [--out DIR]``
 
 Reads what ``make reproduce`` left (running it first when its executed notebooks are absent):
 the artifact records and files of its output folder (``figures/``, or ``build/<study>/`` for
@@ -9,7 +9,7 @@ the artifact records and files of its output folder (``figures/``, or ``build/<s
 
 * ``index.html``: the paper's claims, every artifact as a card (thumbnail or table excerpt,
   caption, the data it comes from), grouped by notebook with paper and demo side by side
-  (:func:`leash.output.gallery.groups`), the audit's findings, what is not regenerated and why,
+  (:func:`leash_eval.run.gallery.groups`), the audit's findings, what is not regenerated and why,
   and the runs;
 * ``runs/<run>.html``: each executed notebook (nbconvert's lab template without require.js or
   mermaid, MathJax 2.7 from ``mathjax/``, copied from the jupyter-server-mathjax package);
@@ -35,11 +35,11 @@ import time
 import warnings
 from pathlib import Path
 
-from leash.argparsing import OneLineParser
-from leash.output.gallery import groups, notebook_title, source_of, table_markdown
-from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index
 from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
 from leash.writing import write_bytes
+from leash_eval.argparsing import OneLineParser
+from leash_eval.run.gallery import groups, notebook_title, source_of, table_markdown
+from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index
 
 __all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
 
@@ -69,7 +69,7 @@ _LOCAL = re.compile(r'<a ([^>]*?)href="(?!https?:|mailto:|#|data:)([^"]*)"([^>]*
 
 def site_folder(data: str = "embedded") -> Path:
     """``build/site/`` for the default run, ``build/site-<study>/`` for a study."""
-    from leash.run.reproduce import EMBEDDED, Run
+    from leash_eval.run.reproduce import EMBEDDED, Run
 
     if data == EMBEDDED:
         return BUILD / "site"
@@ -250,7 +250,9 @@ def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
 
 
 def _api(out: Path) -> None:
-    """Pdoc's reference of ``leash`` (no math, no mermaid: nothing from the web)."""
+    """Pdoc's reference of ``leash`` and of the toolkit ``leash_eval`` (no math, no mermaid:
+    nothing from the web).
+    """
     import pdoc
     import pdoc.render
 
@@ -259,11 +261,13 @@ def _api(out: Path) -> None:
     import pkgutil
 
     import leash
+    import leash_eval
 
     # the public modules by name: pdoc hides submodules a package's __all__ does not list
     # (those of a subpackage it finds itself); its notes on unresolved annotations stay out
-    names = ["leash"] + sorted(m.name for m in pkgutil.iter_modules(leash.__path__, "leash.")
-                               if not m.name.rsplit(".", 1)[-1].startswith("_"))
+    names = [name for package in (leash, leash_eval) for name in [package.__name__] + sorted(
+        m.name for m in pkgutil.iter_modules(package.__path__, f"{package.__name__}.")
+        if not m.name.rsplit(".", 1)[-1].startswith("_"))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pdoc.pdoc(*names, output_directory=out / "api")
@@ -387,7 +391,7 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
 
 def _parser() -> OneLineParser:
     ap = OneLineParser(
-        prog="python -m leash.run.site",
+        prog="python -m leash_eval.run.site",
         description="Build the offline static site of the last `make reproduce` (also `make "
                     "site`, which passes DATA): build/site/index.html with every artifact, one "
                     "page per executed notebook, the API reference and the data formats. Runs "
@@ -402,8 +406,8 @@ def _parser() -> OneLineParser:
 
 def main(argv=None) -> int:
     """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed)."""
-    from leash.run import reproduce
     from leash.run.parameters import ParameterError
+    from leash_eval.run import reproduce
 
     args = _parser().parse_args(argv)
     t0 = time.perf_counter()

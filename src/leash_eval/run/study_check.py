@@ -38,6 +38,7 @@ import pandas as pd
 from leash.errors import LeashValueError, closest
 from leash.paths import DATA
 from leash.sources.study import SECTIONS, Pair, Study, load_study
+from leash_eval import studies
 
 __all__ = ["StudyCheck", "check_study"]
 
@@ -143,8 +144,6 @@ class _Checker:
         """Whether every source of a section is here (problems or a skip otherwise)."""
         import glob
 
-        from leash.sources.toolkit import toolkit
-
         ok = True
         for i, src in enumerate(self.study.section(name).sources):
             if src.kind == "path":
@@ -156,7 +155,7 @@ class _Checker:
                     ok = False
             elif src.kind == "dataset":
                 try:
-                    absent = [n for n, p in toolkit("A `dataset:` source").local_copies(
+                    absent = [n for n, p in studies.local_copies(
                         src.value).items() if p is None]
                 except ValueError as exc:
                     self.problem(("sections", name, "sources", i, "dataset"), str(exc),

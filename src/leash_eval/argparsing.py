@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["INT64_MAX", "HelpFormatter", "OneLineParser", "non_empty", "non_negative_int"]
+from leash.limits import INT64_MAX
+
+__all__ = ["HelpFormatter", "OneLineParser", "non_empty", "non_negative_int"]
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -98,10 +100,6 @@ def int_at_least(minimum: int):
 
     parse.__name__ = f"integer >= {minimum}"  # argparse names the type in some messages
     return parse
-
-
-#: The largest 64-bit signed integer: the bound of every integer option and parameter.
-INT64_MAX = 2**63 - 1
 
 
 def non_empty(text: str) -> str:

@@ -1,7 +1,7 @@
 """``make reproduce``: a loop over :func:`papermill.execute_notebook`, one call per run.
 
 ``leash reproduce [--data embedded|STUDY] [--only NAME ...] [-p NAME VALUE ...] [-f PARAMS.yaml]
-[--outdir DIR] [--build DIR] [--jobs N] [--list]`` (also ``python -m leash.run.reproduce``; it
+[--outdir DIR] [--build DIR] [--jobs N] [--list]`` (also ``python -m leash_eval.run.reproduce``; it
 calls itself ``leash reproduce`` in its help, progress and errors however it is started).
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
@@ -9,12 +9,13 @@ copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell
 :class:`leash.output.report.Publisher` leaves per artifact in an output's metadata). Written here,
 as papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
 ``--data STUDY`` into ``build/<slug of the study's name>/``, the study checked against its data
-first, :mod:`leash.sources.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
+first, :mod:`leash_eval.run.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
 study file and folder checked before any kernel starts, the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
-without failure, a skip (``SkipNotebook``, ``DatasetUnavailableError``) told apart from a failure,
-``--jobs``, an flock on the output folder, and Ctrl-C as one line. Exit status: 0 success (skips
-included), 1 a notebook failed, 2 bad usage, parameters or folders, 130 interrupted.
+without failure, a skip (a :class:`leash.errors.SkipNotebook`, by the one line it shows)
+told apart from a failure, ``--jobs``, an flock on the output folder, and Ctrl-C as one line.
+Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
+folders, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -33,9 +34,8 @@ from pathlib import Path
 from unittest import mock
 
 from leash import notebook_files
-from leash.argparsing import OneLineParser
+from leash.errors import SkipNotebook
 from leash.paths import BUILD, FIGURES, NOTEBOOKS, REPO, RUNS, SCRATCH, shown, slug
-from leash.processes import Terminated, die_with, signals_ignored, sigterm_raises
 from leash.run.parameters import (
     ParameterError,
     did_you_mean,
@@ -44,8 +44,10 @@ from leash.run.parameters import (
 )
 from leash.sources.choices import PAPER
 from leash.writing import write_text
+from leash_eval.argparsing import OneLineParser
+from leash_eval.processes import Terminated, die_with, signals_ignored, sigterm_raises
 
-__all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "SKIP_EXCEPTIONS", "NotebookError",
+__all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
            "main", "run_all", "run_notebook", "study_runs"]
 
@@ -55,12 +57,10 @@ EMBEDDED = "embedded"
 KERNEL_ENV = {"PYTHONHASHSEED": "0"}
 #: ipykernel logs start-up chatter to the terminal, where it would break the progress lines.
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
-#: Exceptions (by class name, as the kernel reports them) that mean "skipped", not "failed".
-SKIP_EXCEPTIONS = ("SkipNotebook", "DatasetUnavailableError")
 #: Lock file of an output folder while a run writes there (ignored by git).
 LOCK_NAME = ".reproduce.lock"
 #: The runner's name in its usage, help, progress and errors, however it is started (``leash
-#: reproduce``, ``python -m leash.run.reproduce``, ``make reproduce``).
+#: reproduce``, ``python -m leash_eval.run.reproduce``, ``make reproduce``).
 PROG = "leash reproduce"
 
 
@@ -162,14 +162,14 @@ def _select(available: list[str], names) -> list[str]:
 
 def _study_parameter(data: str, stream=None) -> str | None:
     """The ``study`` the notebooks get for ``--data`` (None: the default run), its file read
-    and checked against its data here (:func:`leash.sources.study_check.check_study`: labels,
+    and checked against its data here (:func:`leash_eval.run.study_check.check_study`: labels,
     budgets, N, pairs), before any kernel starts: a ParameterError of one line per problem.
     The sections that will be skipped, and why, are written to ``stream`` (one line each).
     """
     if data in (EMBEDDED, PAPER):
         return None if data == EMBEDDED else data
     from leash.sources.study import list_studies
-    from leash.sources.study_check import check_study
+    from leash_eval.run.study_check import check_study
 
     p = Path(os.path.abspath(data))
     if not p.is_file() and data not in list_studies():
@@ -302,7 +302,8 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from leash.output.report import RECORD_KEY, write_records
+    from leash.output.report import RECORD_KEY
+    from leash_eval.run.index import write_records
 
     path = Path(path)
     if not path.is_file():
@@ -329,11 +330,12 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
         stabilize(output, path)
         if exc.ename == "KeyboardInterrupt":
             raise KeyboardInterrupt from None
-        if exc.ename not in SKIP_EXCEPTIONS:
+        reason = SkipNotebook.reason_in(exc.traceback)  # any SkipNotebook, by its rendering
+        if reason is None:
             raise _failure(path, output, exc) from None
-        _as_skipped(output, str(exc.evalue))
+        _as_skipped(output, reason)
         return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
-                              reason=str(exc.evalue))
+                              reason=reason)
     except Exception as exc:
         raise NotebookError(f"Notebook {path.stem} could not be executed: "
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
@@ -575,7 +577,7 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         One per run that was started, in run order. Before anything runs, a ParameterError
         names a bad parameter, study file or folder; Ctrl-C leaves the index as it was.
     """
-    from leash.output.report import INDEX_NAME, SIDECAR_DIR, artifact_index, write_index
+    from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index, write_index
 
     stream = stream or sys.stderr
     directory = Path(directory or NOTEBOOKS)
@@ -633,7 +635,7 @@ def _parser() -> OneLineParser:
     ap = OneLineParser(
         prog=PROG,
         description="Regenerate every table and figure: run the notebooks of notebooks/ with "
-                    "papermill (also `python -m leash.run.reproduce`, and `make reproduce`, "
+                    "papermill (also `python -m leash_eval.run.reproduce`, and `make reproduce`, "
                     "which passes DATA, ONLY, PARAMS, OUTDIR and JOBS). Reads the paper's "
                     "printed numbers, the SIMULATED demo or the generations a study file "
                     "names; writes each run's artifacts (tables, figures, their records) and "

@@ -1,11 +1,11 @@
 """The artifacts of an output folder as a gallery: grouped by notebook, paper beside demo.
 
-:func:`groups` orders the records of :func:`leash.output.report.artifact_index` by the notebook
+:func:`groups` orders the records of :func:`leash_eval.run.index.artifact_index` by the notebook
 (paper artifact) that wrote them, pairs an artifact on the paper's printed numbers with the
 same artifact on another source (``table1`` with ``table1_demo``) and names each record's
 data (:func:`source_of`). :func:`gallery_lines` renders that as Markdown a repository browser
 shows (images inline, tables included), the top of ``figures/README.md``; ``make site``
-(:mod:`leash.run.site`) renders the same groups as HTML. Nothing here depends on a fixed list
+(:mod:`leash_eval.run.site`) renders the same groups as HTML. Nothing here depends on a fixed list
 of notebooks or artifacts.
 """
 

@@ -1,9 +1,9 @@
 """How the processes of a run end together: SIGTERM stops a command as Ctrl-C does, and a
 worker process ends with the process that started it.
 
-Both packages use these: ``leash reproduce`` (its notebook workers) and ``leash rescore`` (its
-grading workers, :mod:`leash_eval.rescore.execution`); the ``leash`` command line renders
-:class:`Terminated` as its ``terminated`` line and status 143.
+The toolkit's commands use these: ``leash reproduce`` (its notebook workers) and ``leash
+rescore`` (its grading workers, :mod:`leash_eval.rescore.execution`); the ``leash`` command
+line renders :class:`Terminated` as its ``terminated`` line and status 143.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import sys
 import threading
 import time
 
-__all__ = ["Terminated", "alive", "die_with", "raise_terminated", "sigterm_raises",
+from leash.writing import alive
+
+__all__ = ["Terminated", "die_with", "raise_terminated", "sigterm_raises",
            "signals_ignored"]
 
 
@@ -65,21 +67,6 @@ def _handling(handlers):
 
 def _nothing(signum, frame):
     pass
-
-
-def alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs (someone else's counts: it cannot be signalled, but is).
-    Always true on Windows, where ``os.kill(pid, 0)`` would end the process.
-    """
-    if sys.platform == "win32":  # pragma: no cover - Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: someone else's process
-        return True
-    return True
 
 
 def die_with(parent: int) -> None:
