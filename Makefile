@@ -37,7 +37,7 @@ LAB_ARGS ?=
 LEASH_DATA_MIRROR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export LEASH_DATA_MIRROR
 
-.PHONY: help install test test-fast test-browser reproduce site bench lint lab explore clean
+.PHONY: help install test test-fast test-browser reproduce site bench lint lab explore lines clean
 
 help:
 	@echo "make reproduce   regenerate every table and figure into figures/ (DATA=embedded|<study.yaml>,"
@@ -51,6 +51,7 @@ help:
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
 	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
+	@echo "make lines       lines of Python of the metric core, the rest of leash and the toolkit"
 	@echo "make explore     the live explorer (notebooks/12_explore) as an app on"
 	@echo "                 http://127.0.0.1:8866 (Voila; STUDY=demo|paper|<study.yaml>, PORT=8866)"
 
@@ -134,6 +135,16 @@ explore: $(STAMP) $(NOTEBOOK_PAIRS)
 	JUPYTER_PATH=$(abspath src/leash_eval/run)$(if $(JUPYTER_PATH),:$(JUPYTER_PATH)) \
 	    $(PY) -m voila build/explore/12_explore.ipynb --no-browser --Voila.ip=127.0.0.1 \
 	    --port=$(PORT) --template=leash
+
+# The size of each part (lines of Python): the metric core (leash.core + leash.analysis), the
+# rest of leash (the paper's glue for the notebooks), and the toolkit beside it.
+lines:
+	@printf '%-50s %6s\n' "metric core (src/leash/core, src/leash/analysis)" \
+	    "$$(cat src/leash/core/*.py src/leash/analysis/*.py | wc -l)"
+	@printf '%-50s %6s\n' "the rest of leash (the paper's glue)" \
+	    "$$(find src/leash -name '*.py' -not -path '*/core/*' -not -path '*/analysis/*' \
+	        -exec cat {} + | wc -l)"
+	@printf '%-50s %6s\n' "leash_eval (the toolkit)" "$$(find src/leash_eval -name '*.py' -exec cat {} + | wc -l)"
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
