@@ -87,6 +87,21 @@ def test_table5_keeps_the_printed_avg_and_its_markers():
                      "AceReason-14B": "▼", "DAPO-32B": "▲"}
 
 
+def test_phi4_s_note_gives_both_roundings_of_its_counts():
+    # Table 1 prints Phi4-Reason-Plus-14B's Non-Math SDS 0.01. Its counts (P, E, S = 1067, 8, 11)
+    # give 2*1067*8 / (1067^2 + 2*1067*8 + 8*11) = 0.014770...: 0.01 by a single rounding, as
+    # printed, 0.02 only by the double rounding (0.015 -> 0.02) of the other cells.
+    sds = 2 * 1067 * 8 / (1067**2 + 2 * 1067 * 8 + 8 * 11)
+    assert f"{sds:.5f}" == "0.01477"
+    text = (F.REPO / "figures" / "table1.md").read_text(encoding="utf-8")
+    note = next(ln for ln in text.splitlines() if ln.startswith(f"* {MARK} "))
+    for part in ("Phi4-Reason-Plus-14B Non-Math, SDS", "prints 0.01;", "give 0.01477",
+                 "0.01 by a single rounding, as printed", "0.02 only by the double rounding",
+                 "79 of the 80", "0.01477 -> 0.015 -> 0.02"):
+        assert part in note, part
+    assert "the rule that gives 79 of the 80 printed metric cells" in text
+
+
 @pytest.mark.parametrize("edit, why", [
     (("63.33", "0.633"), "percent shown as a fraction"),
     (("0.789", "0.79"), "precision"),

@@ -22,7 +22,8 @@ in the module named after it:
   (``stats``), and the declared parameter validation (``_validation``);
 * :mod:`leash.analysis`: pairing two models (``pairing``), the tables (``tables``), the
   robustness analyses (``sensitivity``), the one rule for "the same numbers" (``compare``);
-* :mod:`leash.sources`: the paper's printed numbers and their audit (``paper``), study files
+* :mod:`leash.sources`: the paper's printed numbers and their audit (``paper``), the text's
+  numeric claims recomputed from them (``claims``), study files
   (``study``, with the names they choose among in ``choices``), the SIMULATED demo's model
   (``simulate``) and its files (``demo``), and the one seam to the toolkit (``seam``);
 * :mod:`leash.artifacts`: one function per paper artifact, over those sources;

@@ -10,8 +10,10 @@ so its Markdown and LaTeX show what the paper prints, cell by cell (arXiv 2507.1
   the double rounding (half-up to 3 decimals, then to 2) that fits 79 of its 80 metric cells;
 * where the number recomputed from the printed counts does not give the printed one, the
   printed one, marked ``†``, with a note under the table saying what the counts give (Table
-  1's Phi4-Reason-Plus-14B Non-Math SDS, Table 4's AIME2025 step-300 metrics, four aggregates
-  of Tables 7 and 8; ``leash.sources.paper.audit`` explains each);
+  1's Phi4-Reason-Plus-14B Non-Math SDS, whose note gives both roundings: 0.01 by a single
+  rounding of its 0.01477, as printed, 0.02 only by the double rounding of Table 1's other
+  cells; Table 4's AIME2025 step-300 metrics, four aggregates of Tables 7 and 8;
+  ``leash.sources.paper.audit`` explains each);
 * Table 5's Avg as printed (the CSV adds ``Avg recomputed``, the mean of the printed cells)
   and its ▲/▼ marks of the token-entropy rows;
 * what leash adds (McNemar p, epsilon, k) in columns whose header ends with ``(+)``,
@@ -64,10 +66,14 @@ def _text(value, decimals: int, *, double: bool = False) -> str:
 
 
 class _Cells:
-    """Builds the displayed cells of one table and the notes of its marked ones."""
+    """Builds the displayed cells of one table and the notes of its marked ones.
 
-    def __init__(self):
+    ``double_rule`` names, in a note, the double rounding a table's cells follow (Table 1).
+    """
+
+    def __init__(self, double_rule: str = "the double rounding"):
         self.notes: list[str] = []
+        self.double_rule = double_rule
 
     def cell(self, recomputed, printed, decimals, where: str, *, double=False) -> str:
         """The printed value at its precision; marked, with a note, when the counts differ."""
@@ -81,8 +87,18 @@ class _Cells:
         if not double and abs(float(recomputed) - float(printed)) <= 0.5 * 10.0 ** -int(
                 decimals) + 1e-9:
             return shown
-        self.notes.append(f"{MARK} {where}: the paper prints {shown}; its counts give "
-                          f"{float(recomputed):.5f}, {got} at the printed precision.")
+        raw = float(recomputed)
+        if double:  # say what each rounding of the counts' value gives
+            single = _text(raw, decimals)
+            steps = f"{raw:.5f} -> {round_half_up(raw, 3):.3f} -> {got}"
+            how = (f"{shown} by a single rounding, as printed; {got} only by {self.double_rule} "
+                   f"({steps})" if single == shown else
+                   f"{got} by {self.double_rule} ({steps}), {single} by a single rounding")
+            self.notes.append(f"{MARK} {where}: the paper prints {shown}; its counts give "
+                              f"{raw:.5f}: {how}.")
+        else:
+            self.notes.append(f"{MARK} {where}: the paper prints {shown}; its counts give "
+                              f"{raw:.5f}, {got} at the printed precision.")
         return shown + MARK
 
 
@@ -137,19 +153,25 @@ def _pass(c: _Cells, value, printed_value, decimals, where: str) -> str:
 
 def _table1(t: pd.DataFrame) -> TableView:
     ref = load("table1").set_index(["model", "domain"])
-    c = _Cells()
+    to_key = {v: k for k, v in _DOMAIN.items()}
+    keys = [(r["Model"], to_key.get(r["Domain"], r["Domain"])) for _, r in t.iterrows()]
+    # How many printed metric cells the double rounding of the counts' metric gives.
+    shown = [(_text(r[m], 2, double=True), _text(ref.at[key, m], 2))
+             for (_, r), key in zip(t.iterrows(), keys) if key in ref.index
+             for m in METRIC_NAMES]
+    fit = f"{sum(a == b for a, b in shown)} of the {len(shown)} printed metric cells"
+    c = _Cells(double_rule=f"the double rounding that gives {fit} of Table 1")
     rows = []
-    for _, r in t.iterrows():
-        dom = {v: k for k, v in _DOMAIN.items()}.get(r["Domain"], r["Domain"])
-        p = ref.loc[(r["Model"], dom)] if (r["Model"], dom) in ref.index else None
+    for (_, r), key in zip(t.iterrows(), keys):
+        p = ref.loc[key] if key in ref.index else None
         rows.append({"Model": r["Model"], "Domain": r["Domain"],
                      **_metrics(c, r, None if p is None else
                                 {**{m: p[m] for m in METRIC_NAMES},
                                  **{f"{m}_decimals": 2 for m in METRIC_NAMES}},
                                 f"{r['Model']} {r['Domain']}", double=True)})
     notes = ["SRR, NDR, SDS, NSCR: the metric of the pooled counts rounded half-up to 3 "
-             "decimals, then to 2: the rule that gives 79 of the 80 printed metric cells (the "
-             "paper does not state it; the appendix tables print 3 or 4 decimals).", *c.notes]
+             f"decimals, then to 2: the rule that gives {fit} (the paper does not state it; "
+             "the appendix tables print 3 or 4 decimals).", *c.notes]
     return TableView(t, pd.DataFrame(rows), tuple(notes))
 
 

@@ -97,7 +97,7 @@ PARAMETER_RULES: dict[str, Rule] = {
     "na": Rule("one of leash.core.entropy.NA_RULES ('truncated', 'class', 'drop'), or None "
                "(the study's rule, else the paper's)", _one_of("core.entropy", "NA_RULES")),
     "estimator": Rule("one of leash.core.passk.ESTIMATORS ('first-k', 'unbiased'), or None where "
-                      "a notebook allows it (the study's, else first-k)",
+                      "a notebook allows it (the study's, else unbiased)",
                       _one_of("core.passk", "ESTIMATORS")),
     "study": Rule(f"{PAPER!r} (the paper's printed numbers), the name of a study in "
                   f"data/studies/ ('demo' is the simulated one), or the path of a study file",

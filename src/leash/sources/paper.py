@@ -15,6 +15,9 @@ says where in the paper each comes from). This module
 * gives the printed numbers the artifact functions' interface (:class:`PaperSource`, the
   counterpart of :class:`leash.artifacts.StudySource`).
 
+The numeric claims of the paper's text, recomputed from these numbers, are
+:mod:`leash.sources.claims`.
+
 Nothing is hard-coded about which rows disagree: the audit computes, and explanations are looked
 up afterwards in ``discrepancies.csv`` (:func:`known_explanations`); a disagreement that has no
 known explanation is labelled ``"UNEXPLAINED"`` so that a transcription error shows up.
@@ -39,7 +42,7 @@ from leash.sources.choices import PAPER
 
 __all__ = [
     "PAPER", "DATA_DIR", "SCHEMAS", "round_half_up", "load", "known_explanations",
-    "rebuild_table1", "audit", "discrepancies", "claims", "PaperSource",
+    "rebuild_table1", "audit", "discrepancies", "PaperSource",
 ]
 
 #: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
@@ -168,7 +171,7 @@ SCHEMAS: dict[str, str] = {
     "figure1_passk": "figure task_printed benchmark domain k:i pass_base_percent:f "
                      "pass_rl_percent:f pair source",
     "benchmarks": "benchmark domain N:i+ suite printed_aliases? note?",
-    "pairs": "pair base_model rl_model table k_math:i k_non_math:i? base_hf_id_inferred? "
+    "pairs": "pair base_model rl_model params table k_math:i k_non_math:i? base_hf_id_inferred? "
              "rl_hf_id_inferred? note?",
     "discrepancies": "table row quantity explanation",
     "claims": "claim where quote explanation?",
@@ -197,8 +200,8 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
         A key of :data:`SCHEMAS`: ``"support_counts"`` (Tables 3, 4, 6-12 per benchmark),
         ``"support_aggregates"``, ``"table1"``, ``"table2_perplexity"``, ``"table4_step0"``,
         ``"table5_entropy"``, ``"table13_models"``, ``"table14_passk"``, ``"rg_figure4"``,
-        ``"figure1_passk"``, ``"benchmarks"``, ``"pairs"`` or ``"discrepancies"`` (the audit's
-        known disagreements).
+        ``"figure1_passk"``, ``"benchmarks"``, ``"pairs"``, ``"discrepancies"`` (the audit's
+        known disagreements) or ``"claims"`` (the text's numeric claims).
     data_dir : path-like, optional
         Folder holding the CSVs; default :data:`DATA_DIR`.
 
@@ -642,135 +645,6 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
             f"audit(). Got {type(audit_frame).__name__} instead."
         )
     return audit_frame[~audit_frame["agrees"]].reset_index(drop=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# The text's numeric claims
-# ---------------------------------------------------------------------------------------------
-
-
-def _span(values, decimals: int = 2) -> tuple[float, float]:
-    r = round_half_up(round_half_up(np.asarray(values, dtype=float), 3), decimals)
-    return float(np.min(r)), float(np.max(r))
-
-
-def _claim_checks(t1: pd.DataFrame, t2: pd.DataFrame, t5: pd.DataFrame,
-                  bench: pd.DataFrame, t6_benchmarks: list) -> dict:
-    """Each claim id -> (what the counts give, as text; whether the claim holds), recomputed
-    from the pooled appendix counts (Table 1 as :func:`rebuild_table1` rounds it), Table 2's
-    cells or the mean of Table 5's printed cells.
-    """
-    both = t1[t1.groupby("model")["domain"].transform("nunique") > 1]
-    dom = {d: both[both["domain"] == d] for d in ("math", "non-math", "overall")}
-
-    def within(values, low, high, name):
-        lo, hi = _span(values)
-        return f"{name} {lo:.2f} to {hi:.2f}", low - 1e-9 <= lo and hi <= high + 1e-9
-
-    out = {"overall_srr": within(dom["overall"]["SRR"], 0.93, 0.99, "Overall SRR")}
-    ndr_all = _span(t1["NDR"])
-    ndr_both = _span(both["NDR"])
-    out["ndr_bound"] = (f"NDR at most {ndr_both[1]:.2f} for the models with both domains, "
-                        f"{ndr_all[1]:.2f} over every row", ndr_all[1] <= 0.04 + 1e-9)
-    srr, ok_s = within(dom["math"]["SRR"], 0.96, 0.99, "math SRR")
-    ndr, ok_n = within(dom["math"]["NDR"], 0.00, 0.01, "NDR")
-    out["math_srr"] = (f"{srr}, {ndr}", ok_s and ok_n)
-    srr, ok_s = within(dom["non-math"]["SRR"], 0.90, 0.99, "non-math SRR")
-    hi = _span(dom["non-math"]["NDR"])[1]
-    out["non_math_srr"] = (f"{srr}, NDR at most {hi:.2f}", ok_s and hi <= 0.04 + 1e-9)
-    out["overall_nscr"] = within(dom["overall"]["NSCR"], -0.06, -0.01, "Overall NSCR")
-    sds_all, sds_both = _span(t1["SDS"]), _span(both["SDS"])
-    out["sds_bound"] = (f"SDS at most {sds_both[1]:.2f} for the models with both domains, "
-                        f"{sds_all[1]:.2f} over every row", sds_all[1] <= 0.07 + 1e-9)
-    ov = dom["overall"].set_index("model")
-    ratios = {m: ov.at[m, "S"] / ov.at[m, "E"] for m in ("Nemotron-1-7B", "Skywork-OR1-7B")}
-    out["shrink_expand_ratio"] = (
-        "Overall S:E " + ", ".join(f"{m} {ov.at[m, 'S']}:{ov.at[m, 'E']} = {r:.1f}:1"
-                                   for m, r in ratios.items()),
-        all(1.5 <= r < 3.5 for r in ratios.values()))
-    e_v2 = int(ov.at["ProRL-1.5B-v2", "E"])
-    v2 = t1[(t1["model"] == "ProRL-1.5B-v2") & (t1["domain"] != "overall")].set_index("domain")
-    n_v2 = v2[list(COUNT_NAMES)].sum(axis=1)
-    t6 = bench.set_index("benchmark").loc[t6_benchmarks]
-    n_t6 = t6.groupby("domain")["N"].sum()
-    same = all(int(n_v2[d]) == int(n_t6[d]) for d in n_v2.index)
-    out["v2_new_completions"] = (
-        f"E = {e_v2}; N = {int(n_v2['math'])} math + {int(n_v2['non-math'])} non-math, "
-        + (f"the sizes of Table 6's {len(t6)} benchmarks" if same else
-           "not the sizes of Table 6's benchmarks"), e_v2 == 48 and same and len(t6) == 11)
-    cell = t2[(t2["category"] == "out_of_support") & (t2["reference"] == "Claude Sonnet 4")
-              & (t2["benchmark"] == "AIME2024")].set_index("target")["ppl"]
-    out["ppl_out_of_support"] = (f"out of support, Claude Sonnet 4, AIME2024: Base "
-                                 f"{cell['Base']:.2f}, ProRL {cell['ProRL']:.2f}",
-                                 (cell["Base"], cell["ProRL"]) == (8.76, 14.91))
-    cells = t5[t5["benchmark"] != "Avg"]
-    mean = cells.groupby(["metric", "model"])["value"].mean()
-
-    def change(metric, pairs, decimals):
-        text = ", ".join(f"{a} {mean[(metric, a)]:.3f} -> {b} {mean[(metric, b)]:.3f}"
-                         for a, b, _, _ in pairs)
-        ok = all(round_half_up(mean[(metric, a)], decimals) == x
-                 and round_half_up(mean[(metric, b)], decimals) == y for a, b, x, y in pairs)
-        return text + " (means of the printed cells)", ok
-
-    out["accuracy_gains"] = change("avg32_accuracy_percent", [
-        ("DeepSeek-1.5B", "ProRL-1.5B", 54.5, 65.4), ("Qwen2.5-32B", "DAPO-32B", 43.0, 61.3)], 1)
-    out["token_entropy_changes"] = change("token_entropy", [
-        ("DeepSeek-1.5B", "ProRL-1.5B", 0.44, 0.52), ("DeepSeek-7B", "AceReason-7B", 0.37, 0.23),
-        ("DeepSeek-7B", "Skywork-OR1-7B", 0.37, 0.16)], 2)
-    out["answer_entropy_changes"] = change("answer_entropy", [
-        ("DeepSeek-1.5B", "ProRL-1.5B", 1.30, 0.66), ("Qwen2.5-32B", "DAPO-32B", 1.61, 0.61)], 2)
-    tok = (mean[("token_entropy", "Skywork-OR1-7B")], mean[("token_entropy", "AceReason-7B")])
-    ans = (mean[("answer_entropy", "Skywork-OR1-7B")], mean[("answer_entropy", "AceReason-7B")])
-    out["skywork_vs_acereason"] = (
-        f"token entropy {tok[0]:.3f} vs {tok[1]:.3f}, answer entropy {ans[0]:.3f} vs "
-        f"{ans[1]:.3f} (Skywork-OR1-7B vs AceReason-7B, means of the printed cells)",
-        tok[0] < tok[1] and ans[0] > ans[1])
-    ae = cells[cells["metric"] == "answer_entropy"]
-    base = ae.drop_duplicates("model").set_index("model")["base_of_pair"].dropna()
-    drops = [(m, b) for m, bm in base.items() for b in ae["benchmark"].unique()
-             if ae[(ae["model"] == m) & (ae["benchmark"] == b)]["value"].iat[0]
-             < ae[(ae["model"] == bm) & (ae["benchmark"] == b)]["value"].iat[0]]
-    out["answer_entropy_decreases"] = (
-        f"answer entropy lower after RLVR in {len(drops)} of {len(base) * 5} printed "
-        "(model, benchmark) cells", len(drops) == len(base) * 5)
-    return out
-
-
-def claims(data_dir=None) -> pd.DataFrame:
-    """The text's numeric claims (``claims.csv``), each recomputed from the printed counts.
-
-    Claims about Table 1 are recomputed from the pooled appendix counts, rounded as Table 1
-    (:func:`rebuild_table1`); about Table 2 from its cells; about Table 5 from the mean of its
-    printed cells (its Avg column rounds that mean).
-
-    Parameters
-    ----------
-    data_dir : path-like, optional
-        Folder holding the CSVs; default :data:`DATA_DIR`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``claim, where, quote, recomputed, agrees, explanation``: ``explanation`` from
-        ``claims.csv`` for a claim that does not hold as stated, ``"UNEXPLAINED"`` when it has
-        none, else missing.
-    """
-    c = load("claims", data_dir)
-    t1 = rebuild_table1(data_dir)
-    sc = load("support_counts", data_dir)
-    checks = _claim_checks(t1, load("table2_perplexity", data_dir),
-                           load("table5_entropy", data_dir), load("benchmarks", data_dir),
-                           sorted(set(sc.loc[sc["table"] == "6", "benchmark"])))
-    unknown = sorted(set(c["claim"]) ^ set(checks))
-    if unknown:
-        raise ValueError(f"claims.csv and the claim checks differ in {unknown}.")
-    got = [checks[k] for k in c["claim"]]
-    out = c[["claim", "where", "quote"]].assign(recomputed=[g[0] for g in got],
-                                                agrees=[bool(g[1]) for g in got])
-    expl = c["explanation"].where(~out["agrees"])
-    out["explanation"] = expl.where(expl.notna() | out["agrees"], "UNEXPLAINED")
-    return out.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------------------------
