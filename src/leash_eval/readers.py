@@ -94,7 +94,7 @@ class InputFormat:
 OWN = tuple(InputFormat(n, module="leash_eval.formats")
             for n in ("samples", "counts", "summary", "evaluator", "nested"))
 #: The modules declaring plug-in formats (``READERS``), in the order formats are listed.
-PLUGINS = ("leash_eval.evaluators", "leash_eval.harness_logs")
+PLUGINS = ("leash_eval.evaluators", "leash_eval.harness_logs", "leash_eval.reasoning_gym_eval")
 
 _REGISTRY: dict[str, InputFormat] | None = None
 

@@ -20,7 +20,8 @@ PAPER = "paper"
 #: harnesses' files it reads as they are (sections 4c-4e).
 INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested",
                  "lm-eval", "lighteval", "evalscope", "openai-batch",
-                 "verl", "nemo-skills", "inspect", "opencompass", "json-object")
+                 "verl", "nemo-skills", "inspect", "opencompass", "json-object",
+                 "reasoning-gym-eval")
 #: The built-in field mappings of nested files (``leash_eval.formats.MAPPINGS``).
 MAPPINGS = ("evaluator", "rollouts", "samples")
 #: The fields of a mapping (``leash_eval.formats.NestedMapping``); ``correct`` is required.
