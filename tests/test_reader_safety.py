@@ -422,3 +422,15 @@ def test_verl_scores_of_nan_or_infinity_are_refused_with_file_and_line(tmp_path,
             argv = ("--correct-rule", rule) if rule else ()
             line = cli_error(capsys, "summarize", p, *LABELS, *argv)
             assert f"{p}: line 4: field 'score'" in line, (value, line)
+
+
+def test_a_column_twice_in_a_lighteval_parquet_file_is_refused(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "details_gsm8k_2025-01-15T10-20-30.123456.parquet"
+    pq.write_table(pa.Table.from_arrays(
+        [pa.array([{"id": "1"}]), pa.array([{"text": ["a"]}]), pa.array([{"text": ["b"]}]),
+         pa.array([{"x": 1}])], names=["doc", "model_response", "model_response", "metric"]), p)
+    line = cli_error(capsys, "summarize", p, "--fmt", "lighteval", "--model", "m")
+    assert str(p) in line and "'model_response'" in line and "twice" in line

@@ -328,9 +328,14 @@ def _lighteval(con, path: Path, options: dict):
     import pyarrow.parquet as pq
 
     try:  # the footer only
-        cols = {f.name: f.type for f in pq.read_schema(path)}
+        schema = pq.read_schema(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise ValueError(f"{path}: cannot read the Parquet schema ({exc}).") from None
+    cols = {f.name: f.type for f in schema}
+    if len(cols) < len(schema.names):  # which of two columns of one name is meant?
+        twice = next(n for i, n in enumerate(schema.names) if n in schema.names[:i])
+        raise ValueError(f"{path}: column {twice!r} appears twice; which one is meant is "
+                         "ambiguous: rename or drop one.")
     model, task = _lighteval_labels(path)
     src = f"read_parquet({_lit(path)}, file_row_number = true)"
     if {"doc", "model_response"} <= set(cols):
