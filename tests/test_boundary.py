@@ -97,13 +97,15 @@ def test_a_raw_file_source_without_the_toolkit_says_so_in_one_line(no_toolkit, t
 
 def test_the_study_choices_are_the_toolkits():
     from leash.sources import choices
-    from leash_eval import evaluators, formats, rescore
+    from leash_eval import formats, readers, rescore
 
     assert tuple(formats.MAPPINGS) == choices.MAPPINGS
     assert tuple(f.name for f in dataclasses.fields(formats.NestedMapping)) == \
         choices.MAPPING_FIELDS
     assert tuple(rescore.GOLD_RULES) == choices.GOLD_DATASETS
-    assert evaluators.EVALUATOR_FORMATS == choices.EVALUATOR_FORMATS
+    # the study schema's fmt: names are the registry's (a format added to the toolkit must be
+    # named in leash.sources.choices for a study to use it, and nowhere else)
+    assert tuple(readers.input_formats()) == choices.INPUT_FORMATS
     assert set(choices.RESCORERS) <= set(choices.SCORERS)
 
 

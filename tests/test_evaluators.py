@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 from leash_eval import evaluators as ev
+from leash_eval import readers
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "evaluators"
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
@@ -59,7 +60,7 @@ def per_question(rs):
 def run_error(con, path, fmt, options=None) -> str:
     """The one-line message of a reader error, whether relation() or the query raises it."""
     try:
-        rel = ev.relation(con, path, fmt, options=options or {})
+        rel = readers.relation(con, path, fmt, options=options or {})
         rel.fetchall()
     except ValueError as exc:
         return str(exc)
@@ -92,7 +93,8 @@ def test_committed_fixtures_are_what_the_generator_writes():
 
 
 def test_interface_constants():
-    assert ev.EVALUATOR_FORMATS == ("lm-eval", "lighteval", "evalscope", "openai-batch")
+    assert tuple(f.name for f in ev.READERS) == ("lm-eval", "lighteval", "evalscope",
+                                                 "openai-batch")
     assert ev.RELATION_COLUMNS == ("line", "model", "benchmark", "question_id", "sample_idx",
                                    "correct", "response", "gold", "answer", "finish_reason",
                                    "n_tokens", "step")
@@ -105,7 +107,7 @@ def test_columns_and_types_of_every_reader(con, tmp_path):
              (OA_CHAT, "openai-batch"), (mf.write_lighteval_current(tmp_path / "a"), "lighteval"),
              (mf.write_lighteval_flat(tmp_path / "b"), "lighteval")]
     for path, fmt in cases:
-        rel = ev.relation(con, path, fmt, options={})
+        rel = readers.relation(con, path, fmt, options={})
         assert tuple(rel.columns) == ev.RELATION_COLUMNS, path
         assert [str(t) for t in rel.types] == expected, path
 
@@ -115,7 +117,7 @@ def test_columns_and_types_of_every_reader(con, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def test_lm_eval_repeats_default_filter_keeps_all_repeats(con):
-    rs = rows(ev.relation(con, LM_REPEATS, "lm-eval", options={}))
+    rs = rows(readers.relation(con, LM_REPEATS, "lm-eval", options={}))
     n, c = per_question(rs)
     assert n == {"0": 3, "1": 3, "2": 3}          # repeats: 3 for each of the 3 documents
     assert c == {"0": 0, "1": 0, "2": 0}          # correct is NULL: nothing counted
@@ -132,7 +134,7 @@ def test_lm_eval_repeats_default_filter_keeps_all_repeats(con):
 
 
 def test_lm_eval_named_filter_that_keeps_one_output(con):
-    rs = rows(ev.relation(con, LM_REPEATS, "lm-eval", options={"filter": "score-first"}))
+    rs = rows(readers.relation(con, LM_REPEATS, "lm-eval", options={"filter": "score-first"}))
     assert per_question(rs)[0] == {"0": 3, "1": 3, "2": 3}   # the raw repeats are all there
     assert {r["line"] for r in rs} == {1, 2, 3}
     assert {r["answer"] for r in rs} == {None}   # one filtered output for 3 repeats: no answer
@@ -151,17 +153,17 @@ def test_lm_eval_ambiguous_file_is_refused_with_its_filters(con):
 
 
 def test_lm_eval_ambiguous_file_with_filter(con):
-    rs = rows(ev.relation(con, LM_GSM8K, "lm-eval", options={"filter": "strict-match"}))
+    rs = rows(readers.relation(con, LM_GSM8K, "lm-eval", options={"filter": "strict-match"}))
     assert per_question(rs)[0] == {"0": 1, "1": 1, "2": 1}
     assert {r["line"] for r in rs} == {1, 2, 3}
     assert {r["answer"] for r in rs} == {None}        # strict-match found nothing: [invalid]
-    rs = rows(ev.relation(con, LM_GSM8K, "lm-eval", options={"filter": "flexible-extract"}))
+    rs = rows(readers.relation(con, LM_GSM8K, "lm-eval", options={"filter": "flexible-extract"}))
     assert [r["answer"] for r in rs] == ["42", "56", "15"]
     assert {r["line"] for r in rs} == {4, 5, 6}
 
 
 def test_lm_eval_single_default_filter(con):
-    rs = rows(ev.relation(con, LM_PLAIN, "lm-eval", options={"filter": None}))
+    rs = rows(readers.relation(con, LM_PLAIN, "lm-eval", options={"filter": None}))
     assert per_question(rs)[0] == {"0": 2, "1": 2, "2": 2}   # repeats: 2
     # "none" = take_first: its output is the first response itself, not an extracted answer
     assert {r["answer"] for r in rs} == {None}
@@ -172,7 +174,7 @@ def test_lm_eval_records_without_filter_key(con, tmp_path):
     recs = [{"doc_id": i, "target": "1", "resps": [["a", "b"]], "filtered_resps": [["1", "2"]]}
             for i in range(2)]
     path = write_lines(tmp_path / "samples_old_2024-05-01T00-00-00.jsonl", recs)
-    rs = rows(ev.relation(con, path, "lm-eval", options={}))
+    rs = rows(readers.relation(con, path, "lm-eval", options={}))
     assert per_question(rs)[0] == {"0": 2, "1": 2}
     assert [r["answer"] for r in rs] == ["1", "2", "1", "2"]
     assert {r["benchmark"] for r in rs} == {"old"}
@@ -185,7 +187,7 @@ def test_lm_eval_gzipped_and_blank_lines(con, tmp_path):
     path = tmp_path / "samples_x_2025-01-01T00-00-00.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
-    rs = rows(ev.relation(con, path, "lm-eval", options={}))
+    rs = rows(readers.relation(con, path, "lm-eval", options={}))
     assert {r["line"] for r in rs} == {2, 3}   # blank line 1 counts
     assert per_question(rs)[0] == {"0": 2, "1": 2}
     assert {r["benchmark"] for r in rs} == {"x"}
@@ -223,7 +225,7 @@ def test_lm_eval_bad_records_name_file_line_field(con, tmp_path, bad, line, need
 
 def test_lighteval_current_layout(con, tmp_path):
     path = mf.write_lighteval_current(tmp_path)
-    rs = rows(ev.relation(con, path, "lighteval", options={}))
+    rs = rows(readers.relation(con, path, "lighteval", options={}))
     n, c = per_question(rs)
     assert n == {"0": 4, "1": 4, "2": 4}            # num_samples = 4 for each of 3 documents
     assert c == {"0": 0, "1": 0, "2": 0} and {r["correct"] for r in rs} == {None}
@@ -237,7 +239,7 @@ def test_lighteval_current_layout(con, tmp_path):
 
 def test_lighteval_flat_layout(con, tmp_path):
     path = mf.write_lighteval_flat(tmp_path)
-    rs = rows(ev.relation(con, path, "lighteval", options={}))
+    rs = rows(readers.relation(con, path, "lighteval", options={}))
     assert per_question(rs)[0] == {"0": 2, "1": 2, "2": 2}   # row positions as question ids
     assert [r["gold"] for r in rs] == ["2", "2", "6", "6", "5", "5"]
     assert [r["response"] for r in rs[:2]] == ["\\boxed{2}", "\\boxed{3}"]
@@ -251,7 +253,7 @@ def test_lighteval_outside_its_folder_layout(con, tmp_path):
 
     path = tmp_path / "details.parquet"
     pq.write_table(pa.Table.from_pylist(mf.lighteval_current_rows()), path)
-    rs = rows(ev.relation(con, path, "lighteval", options={}))
+    rs = rows(readers.relation(con, path, "lighteval", options={}))
     assert {r["model"] for r in rs} == {None}
     assert {r["benchmark"] for r in rs} == {"lighteval|math_500|0"}
 
@@ -296,7 +298,7 @@ def test_lighteval_bad_files(con, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def test_evalscope_current_layout(con):
-    rs = rows(ev.relation(con, ES_CURRENT, "evalscope", options={}))
+    rs = rows(readers.relation(con, ES_CURRENT, "evalscope", options={}))
     n, c = per_question(rs)
     assert n == {"0": 2, "1": 2, "2": 2}            # repeats = 2, group_id per question
     assert c == {"0": 1, "1": 2, "2": 0}            # acc 1/0, 1/1, 0/0
@@ -309,7 +311,7 @@ def test_evalscope_current_layout(con):
 
 
 def test_evalscope_legacy_layout_ranks_sample_ids(con):
-    rs = rows(ev.relation(con, ES_LEGACY, "evalscope", options={}))
+    rs = rows(readers.relation(con, ES_LEGACY, "evalscope", options={}))
     n, c = per_question(rs)
     assert n == {"0": 2, "1": 2, "2": 2}
     assert c == {"0": 1, "1": 2, "2": 0}
@@ -336,7 +338,7 @@ def test_evalscope_verdicts(con, tmp_path):
             _es(3, {}, status="parse_error"), _es(4, {"f1": 1.0, "acc": 0.0}, main=None),
             _es(5, {"acc": None})]
     path = write_lines(tmp_path / "r.jsonl", recs)
-    rs = rows(ev.relation(con, path, "evalscope", options={}))
+    rs = rows(readers.relation(con, path, "evalscope", options={}))
     # main_score_name picks acc; without it the first key (f1); no usable score -> NULL
     assert [r["correct"] for r in rs] == [True, False, True, None, True, None]
     assert {r["model"] for r in rs} == {None} and {r["benchmark"] for r in rs} == {None}
@@ -370,7 +372,7 @@ def test_evalscope_missing_ids(con, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def test_openai_batch_chat_choices_and_custom_ids(con):
-    rs = rows(ev.relation(con, OA_CHAT, "openai-batch", options={}))
+    rs = rows(readers.relation(con, OA_CHAT, "openai-batch", options={}))
     n, c = per_question(rs)
     assert n == {"q0": 3, "q1": 3, "q2": 2}   # n=3 choices; q2#0 and q2#1 with n=1 each
     assert c == {"q0": 0, "q1": 0, "q2": 0} and {r["correct"] for r in rs} == {None}
@@ -387,7 +389,7 @@ def test_openai_batch_chat_choices_and_custom_ids(con):
 
 
 def test_openai_batch_completions(con):
-    rs = rows(ev.relation(con, OA_COMPLETIONS, "openai-batch", options={}))
+    rs = rows(readers.relation(con, OA_COMPLETIONS, "openai-batch", options={}))
     assert [(r["question_id"], r["sample_idx"], r["response"], r["n_tokens"]) for r in rs] == [
         ("gsm8k-7", 0, " 42", 2), ("gsm8k-7", 1, " 41", 1)]
 
@@ -410,7 +412,7 @@ def test_openai_batch_custom_id_suffix_offsets_choices(con, tmp_path):
     line = json.loads(OA_CHAT.read_text(encoding="utf-8").splitlines()[1])   # q1, n = 3
     a, b = dict(line, custom_id="17#0"), dict(line, custom_id="17#3")
     c = dict(line, custom_id="a#b")          # not "#<digits>": the whole id is the question
-    rs = rows(ev.relation(con, write_lines(tmp_path / "o.jsonl", [a, b, c]), "openai-batch",
+    rs = rows(readers.relation(con, write_lines(tmp_path / "o.jsonl", [a, b, c]), "openai-batch",
                           options={}))
     assert [(r["question_id"], r["sample_idx"]) for r in rs] == [
         ("17", 0), ("17", 1), ("17", 2), ("17", 3), ("17", 4), ("17", 5),
@@ -455,50 +457,54 @@ def test_detect_picks_the_reader_from_keys(tmp_path):
                       (ES_LEGACY, "evalscope"), (OA_CHAT, "openai-batch"),
                       (OA_COMPLETIONS, "openai-batch")]:
         first = first_record(path)
-        assert ev.detect(path, set(first), first) == fmt, path
+        assert readers.detect_record(path, set(first), first) == fmt, path
     import pyarrow.parquet as pq
 
     for path in (mf.write_lighteval_current(tmp_path / "a"),
                  mf.write_lighteval_flat(tmp_path / "b")):
-        assert ev.detect(path, set(pq.read_schema(path).names), None) == "lighteval"
+        assert readers.detect_record(path, set(pq.read_schema(path).names), None) == "lighteval"
 
 
 def test_detect_leaves_other_layouts_alone():
     p = Path("x.jsonl")
     samples = {"model": "m", "benchmark": "b", "question_id": "1", "sample_idx": 0,
                "correct": True, "response": "text", "custom_id": "1"}
-    assert ev.detect(p, set(samples), samples) is None       # response is text, not an object
+    # response is text, not an object
+    assert readers.detect_record(p, set(samples), samples) is None
     counts = {"question_id": "1", "n": 4, "c": 1}
-    assert ev.detect(p, set(counts), counts) is None
+    assert readers.detect_record(p, set(counts), counts) is None
     qwen = {"idx": 0, "gt": "1", "code": ["a"], "pred": ["1"], "score": [True]}
-    assert ev.detect(p, set(qwen), qwen) is None
-    assert ev.detect(Path("x.parquet"), {"question_id", "sample_idx", "correct"}, None) is None
+    assert readers.detect_record(p, set(qwen), qwen) is None
+    assert readers.detect_record(Path("x.parquet"), {"question_id", "sample_idx", "correct"},
+                                 None) is None
     # lm-eval keys in a Parquet file, lighteval columns in a JSON record: neither
-    assert ev.detect(Path("x.parquet"), {"doc_id", "resps", "filtered_resps"}, None) is None
+    assert readers.detect_record(Path("x.parquet"), {"doc_id", "resps", "filtered_resps"},
+                                 None) is None
     rec = {"doc": {}, "model_response": {}, "metric": {}}
-    assert ev.detect(p, set(rec), rec) is None
+    assert readers.detect_record(p, set(rec), rec) is None
     es = {"index": 0, "sample_score": {"no_score": 1}}
-    assert ev.detect(p, set(es), es) is None
+    assert readers.detect_record(p, set(es), es) is None
 
 
 def test_detect_refuses_a_record_of_two_layouts():
     rec = first_record(LM_PLAIN) | first_record(OA_CHAT)
     with pytest.raises(ValueError) as e:
-        ev.detect(Path("both.jsonl"), set(rec), rec)
+        readers.detect_record(Path("both.jsonl"), set(rec), rec)
     msg = str(e.value)
     assert msg.startswith("both.jsonl: ") and "lm-eval, openai-batch" in msg and "--fmt" in msg
 
 
 def test_unknown_format_and_options(con):
-    with pytest.raises(ValueError, match=r"--fmt lmeval is not an evaluator format; evaluator "
-                                         r"formats: lm-eval, lighteval, evalscope, openai-batch"):
-        ev.relation(con, LM_PLAIN, "lmeval", options={})
+    with pytest.raises(ValueError, match=r"--fmt lmeval is not a format with a reader of its "
+                                         r"own; those: lm-eval, lighteval, evalscope, "
+                                         r"openai-batch, verl"):
+        readers.relation(con, LM_PLAIN, "lmeval", options={})
     with pytest.raises(ValueError, match=r"--filter does not apply to --fmt evalscope "
                                          r"\(its options: none\)"):
-        ev.relation(con, ES_CURRENT, "evalscope", options={"filter": "x"})
+        readers.relation(con, ES_CURRENT, "evalscope", options={"filter": "x"})
     with pytest.raises(ValueError, match=r"--shots does not apply to --fmt lm-eval "
                                          r"\(its options: --filter\)"):
-        ev.relation(con, LM_PLAIN, "lm-eval", options={"shots": 3})
+        readers.relation(con, LM_PLAIN, "lm-eval", options={"shots": 3})
 
 
 def test_not_utf8_names_the_line(con, tmp_path):
@@ -523,7 +529,7 @@ def test_relation_is_lazy(con, tmp_path):
     """A record of the wrong layout does not stop building the relation, only running it."""
     recs = [_lm(i) for i in range(2000)] + [_lm(2000, resps=...)]
     path = write_lines(tmp_path / "samples_t_2025-01-01T00-00-00.jsonl", recs)
-    rel = ev.relation(con, path, "lm-eval", options={})   # the pre-scan reads filters only
+    rel = readers.relation(con, path, "lm-eval", options={})   # the pre-scan reads filters only
     assert tuple(rel.columns) == ev.RELATION_COLUMNS
     with pytest.raises(duckdb.Error):
         rel.fetchall()
@@ -540,5 +546,5 @@ def test_line_numbers_count_blank_lines(con, tmp_path):
         recs.append(_lm(i))
         expected[str(i)] = len(recs)
     path = write_lines(tmp_path / "samples_t_2025-01-01T00-00-00.jsonl", recs)
-    rs = rows(ev.relation(con, path, "lm-eval", options={}))
+    rs = rows(readers.relation(con, path, "lm-eval", options={}))
     assert {r["question_id"]: r["line"] for r in rs} == dict(expected)

@@ -34,6 +34,7 @@ OC_RESULTS = FIX / "opencompass" / "results" / "qwen" / "math.json"
 OC_PREDICTIONS = FIX / "opencompass" / "predictions" / "qwen" / "math.json"
 ID_BOOLS = FIX / "json-object" / "results.json"
 ID_SAMPLES = FIX / "json-object" / "samples.json"
+RG = sorted((FIX / "reasoning-gym-eval").glob("*/results.json"))  # base run, then the RL run
 
 
 def counts(frame) -> dict:
@@ -232,3 +233,77 @@ def test_gold_answers_match_by_any_id_field_of_the_question_file(tmp_path, capsy
         rs.rescore_file(other, None, gold=gold, jobs=1)
     code, _, err = cli(capsys, "rescore", samples, "--gold", questions, "--jobs", "1")
     assert code == 0
+
+
+# --- Reasoning Gym's evaluation results -------------------------------------------------------
+
+def rg_ids(path) -> list[str]:
+    """The question ids of a Reasoning Gym results file, by hand: sha256 of each question."""
+    doc = json.loads(Path(path).read_text())
+    return [hashlib.sha256(r["question"].encode()).hexdigest()[:16]
+            for c in doc["categories"] for d in c["datasets"] for r in d["results"]]
+
+
+def test_committed_reasoning_gym_fixtures_are_what_its_evaluator_writes():
+    pytest.importorskip("reasoning_gym")  # the entries, extract_answer and score_answer
+    for name, text in mf.GYM_FIXTURES.items():
+        assert (FIX / name).read_text(encoding="utf-8") == text(), name
+
+
+def test_reasoning_gym_results_are_detected_and_counted(tmp_path, capsys):
+    for path in RG:
+        assert detect_format(path)[0] == "reasoning-gym-eval"
+        frame = summarize(path)
+        want = mf.EXPECTED[str(path.relative_to(FIX))]
+        assert counts(frame) == dict(zip(rg_ids(path), want)), path
+        assert set(frame["benchmark"]) == {"gcd"}
+        assert set(frame["model"]) == {mf.RG_RUNS[path.parent.name][0]}
+    # one line, pretty-printed or not, any name: detected by content; --fmt too
+    one = tmp_path / "run.json"
+    one.write_text(json.dumps(json.loads(RG[0].read_text())))
+    assert detect_format(one)[0] == "reasoning-gym-eval"
+    assert counts(summarize(one, fmt="reasoning-gym-eval")) == counts(summarize(RG[0]))
+    # the labels of the command line replace the file's (noted)
+    code, out, err = cli(capsys, "summarize", RG[0], "--model", "base", "--benchmark", "GCD",
+                         "--json")
+    assert code == 0 and {(r["model"], r["benchmark"]) for r in json.loads(out)} == {
+        ("base", "GCD")}
+    # the answers and responses are the file's, for leash rescore and entropy
+    from leash_eval.formats import response_batches
+
+    batch = next(response_batches(RG[1]))
+    assert batch.column("response")[0].as_py().endswith("</answer>")
+    assert batch.column("gold").to_pylist()[:3] == ["1"] * 3
+
+
+def test_two_reasoning_gym_runs_give_support_its_hand_count(capsys):
+    base, rl = (mf.RG_RUNS[p.parent.name][0] for p in RG)
+    assert rg_ids(RG[0]) == rg_ids(RG[1])  # the same questions, in both files
+    code, out, _ = cli(capsys, "support", *RG, "--base", base, "--rl", rl, "--json")
+    assert code == 0
+    row = json.loads(out)[0]
+    assert {k: row[k] for k in "PESO"} == mf.EXPECTED["reasoning-gym-eval support"]
+    assert (row["N"], row["k"], row["benchmark"]) == (5, 3, "gcd")
+
+
+def test_reasoning_gym_scores_that_are_no_verdict_are_refused(tmp_path, capsys):
+    doc = json.loads(RG[0].read_text())
+    at = "categories[0].datasets[0].results[1].completions[2]"
+    for value in (0.5, -1, "1.0", None, True):
+        d = json.loads(json.dumps(doc))
+        d["categories"][0]["datasets"][0]["results"][1]["completions"][2]["score"] = value
+        p = tmp_path / "bad.json"
+        p.write_text(json.dumps(d, indent=2))
+        line = cli_error(capsys, "summarize", p)
+        assert str(p) in line and at in line and "'score'" in line, (value, line)
+    p.write_text(json.dumps(doc).replace('"score": 1.0', '"score": NaN', 1))
+    assert "'score'" in cli_error(capsys, "summarize", p)
+    # a string or list where the layout has an object or a list
+    for change, where in ((lambda d: d["categories"].__setitem__(0, "x"), "categories[0]"),
+                          (lambda d: d["categories"][0]["datasets"][0].__setitem__(
+                              "results", {}), "categories[0].datasets[0]")):
+        d = json.loads(json.dumps(doc))
+        change(d)
+        p.write_text(json.dumps(d))
+        line = cli_error(capsys, "summarize", p)
+        assert str(p) in line and where in line, line

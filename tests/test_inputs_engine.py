@@ -1,6 +1,6 @@
-"""The input engine: the evaluators' readers wired through leash_eval.evaluators (a fake reader is
-registered here, the real ones live in that module), reader options, YAML field mappings,
-streaming response batches, and the modules' import order (no cycle)."""
+"""The input engine: plug-in readers wired through the registry of leash_eval.readers (a fake
+format is registered here with one entry, as a new format is), reader options, YAML field
+mappings, streaming response batches, and the modules' import order (no cycle)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from _support import raises_with, write_lines
-from leash_eval import evaluators as E
+from leash_eval import readers as R
 from leash_eval.cli import main
 from leash_eval.formats import detect_format, get_mapping, response_batches
 from leash_eval.summarize import summarize
@@ -27,10 +27,7 @@ def fake(monkeypatch):
     """A reader "fake" for files whose records have ``fake_id``; returns the options it got."""
     calls = []
 
-    def detect(path, keys, first):
-        return "fake" if "fake_id" in keys else None
-
-    def relation(con, path, fmt, *, options):
+    def read(con, path, options):
         calls.append(dict(options))
         if options.get("filter") not in (None, "strict"):
             raise ValueError(f"{path}: --filter {options['filter']!r} is not in the file; "
@@ -43,9 +40,9 @@ def fake(monkeypatch):
             "NULL::VARCHAR AS finish_reason, NULL::BIGINT AS n_tokens, NULL::BIGINT AS step "
             f"FROM read_json('{path}', format='newline_delimited')")
 
-    monkeypatch.setattr(E, "EVALUATOR_FORMATS", ("fake",))
-    monkeypatch.setattr(E, "detect", detect)
-    monkeypatch.setattr(E, "relation", relation)
+    monkeypatch.setitem(R.input_formats(), "fake", R.InputFormat(
+        "fake", read, fits=lambda keys, first: "fake_id" in keys, module="tests",
+        options=(R.ReaderOption("filter", "a filter"), R.ReaderOption("no_verdicts", "none"))))
     return calls
 
 

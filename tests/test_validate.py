@@ -211,3 +211,57 @@ def test_duplicates_and_rule_problems_come_in_file_order(tmp_path):
     assert rep.counts_by_reason() == {"duplicate": 2, "invalid_bool": 2}
     with pytest.raises(ValueError, match=r"order\.jsonl: line 2: field 'sample_idx': duplicate"):
         summarize(p)
+
+
+def test_a_file_without_model_or_benchmark_names_the_options_once(tmp_path, capsys):
+    """An {id: verdict} file: one problem naming --model and --benchmark, not two per row."""
+    import json
+
+    from _support import cli
+
+    p = tmp_path / "results.json"
+    p.write_text(json.dumps({f"q{i}": i % 2 == 0 for i in range(466)}, indent=2))
+    rep = validate(p)
+    assert len(rep.problems) == 1 and rep.file_problem is not None
+    err = rep.file_problem.error
+    assert (err.file, err.key) == (str(p), "model")
+    code, out, errtext = cli(capsys, "validate", p)
+    assert code == 2 and "Traceback" not in errtext
+    lines = errtext.strip().splitlines()
+    assert len(lines) == 1 and lines[0].count("--model") == 1 and \
+        lines[0].count("--benchmark") == 1 and str(p) in lines[0]
+    assert out.count("--model") == 1 and "required value is missing" not in out
+    # one label given: the other is named alone; both given: clean
+    code, _, errtext = cli(capsys, "validate", p, "--model", "m")
+    assert code == 2 and "--benchmark" in errtext and "--model" not in errtext
+    assert validate(p, model="m", benchmark="b").ok
+
+
+def test_a_wide_per_question_table_is_refused_with_the_reshape_it_needs(tmp_path, capsys):
+    """Refused, not read: a column prefix (base, rl) is a side, not a model label. The reshape
+    the message gives is run here, and its output is read with the counts of the wide table.
+    """
+    import subprocess
+    import sys
+
+    from _support import cli, cli_error
+
+    wide = tmp_path / "wide.csv"
+    wide.write_text("problem,base_n,base_correct,rl_n,rl_correct\nq1,4,2,4,3\nq2,4,0,4,1\n")
+    line = cli_error(capsys, "summarize", wide)
+    assert str(wide) in line and "base_n/base_correct, rl_n/rl_correct" in line
+    with pytest.raises(ValueError) as e:
+        validate(wide).raise_on_error()
+    assert "python -c" in str(e.value)
+    code = line.split('python -c "', 1)[1].split('" and `leash', 1)[0]
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
+    out = summarize(tmp_path / "counts.csv", benchmark="b")
+    got = {(m, q): (int(n), int(c)) for m, q, n, c in
+           zip(out["model"], out["question_id"], out["n"], out["c"])}
+    assert got == {("base", "q1"): (4, 2), ("base", "q2"): (4, 0), ("rl", "q1"): (4, 3),
+                   ("rl", "q2"): (4, 1)}
+    # other side names and count columns: c
+    other = tmp_path / "other.csv"
+    other.write_text("question_id,qwen_n,qwen_c,dapo_n,dapo_c\nq1,8,1,8,5\n")
+    code, _, err = cli(capsys, "validate", other)
+    assert code == 2 and "dapo_n/dapo_c, qwen_n/qwen_c" in err

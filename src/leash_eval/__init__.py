@@ -6,8 +6,11 @@ numbers and the SIMULATED demo; this package holds everything that turns files a
 the per-question summaries ``leash`` reads (:mod:`leash.summary`). Its layers, bottom up (the
 import-linter contracts of ``pyproject.toml`` check them):
 
-* reading: :mod:`.evaluators` (the evaluators' own files), :mod:`.formats` (detection, the one
-  rule set, DuckDB), :mod:`.validate`, :mod:`.summarize`; answers: :mod:`.answers`;
+* reading: :mod:`.readers` (the registry of input formats), :mod:`.documents` (documents and
+  archives read within bounds), the plug-in readers :mod:`.evaluators` (the evaluators' own
+  files), :mod:`.harness_logs` (trainers' and harnesses' logs) and :mod:`.reasoning_gym_eval`,
+  :mod:`.formats` (detection, the one rule set, DuckDB), :mod:`.validate`, :mod:`.summarize`;
+  answers: :mod:`.answers`;
 * data: :mod:`.manifest` (the data manifest and fetching);
 * grading: :mod:`.cluster` (a Dask cluster), :mod:`.rescore` (math-verify, Reasoning Gym);
 * generation: :mod:`.generate` (sampling and trace scoring on llama.cpp or vLLM);

@@ -252,15 +252,7 @@ _READER = ("reader options (apply to every FILE; override manifest labels)", [
     ("--mapping", dict(help="field mapping for nested layouts: rollouts, samples, evaluator, or "
                        "a YAML file of field paths (data/README.md, section 4b; default: "
                        "detected, or the manifest's)")),
-    ("--filter", dict(metavar="NAME", help="lm-eval: the filter whose records are read "
-                      "(default: the only filter, or the only one that keeps every repeat)")),
-    ("--correct-rule", dict(choices=("auto", "acc", "positive", "full"), help="verl: where a "
-                            "sample's verdict comes from: auto (the default: the reward's 'acc' "
-                            "when logged, else score > 0), acc, positive (score > 0) or full "
-                            "(score >= 1)")),
-    ("--score", dict(metavar="NAME", help="inspect: the scorer whose value is the verdict "
-                     "(needed when a sample has several); nemo-skills, opencompass: the verdict "
-                     "field (default: symbolic_correct, else judge_correct; correct)"))])
+    "READER_OPTIONS"])  # each plug-in format's options (leash_eval.readers)
 _DATA = ("data options (for manifest names)", [
     ("--mirror", dict(help="data mirror root, used before any download (default: the "
                       "environment variable LEASH_DATA_MIRROR)")),
@@ -446,19 +438,40 @@ def _add_options(p, options, keywords: dict | None = None) -> dict:
     argparse ``dest``, and the ``keywords`` declared with it (``func.keyword`` for one
     function's keyword: ``load_benchmark.name`` is ``--gold``).
     """
-    from leash_eval.formats import FORMATS
+    from leash_eval import readers
 
     keywords = {} if keywords is None else keywords
-    for name, spec in options:
+    for option in options:
+        if option == "READER_OPTIONS":
+            _add_options(p, _reader_options(), keywords)
+            continue
+        name, spec = option
         if isinstance(spec, list):
             _add_options(p.add_argument_group(name), spec, keywords)
             continue
-        spec = {**spec, **({"choices": FORMATS} if spec.get("choices") == "FORMATS" else {})}
+        spec = {**spec, **({"choices": tuple(readers.input_formats())}
+                           if spec.get("choices") == "FORMATS" else {})}
         also = spec.pop("keywords", ())
         action = p.add_argument(name, **spec)
         if action.option_strings:
             keywords.update(dict.fromkeys((action.dest, *also), action))
     return keywords
+
+
+def _reader_options() -> list:
+    """The options of the plug-in readers (:func:`leash_eval.readers.reader_options`), one flag
+    per keyword, its help naming each format that takes it.
+    """
+    from leash_eval import readers
+
+    out = []
+    for name, (o, fmts) in readers.reader_options().items():
+        helps = [f"{f}: {h}" for f, h in ((f, next(x.help for x in readers.input_formats()[f]
+                                                   .options if x.name == name)) for f in fmts)]
+        spec = dict(help="; ".join(helps), dest=name)
+        spec.update({"choices": o.choices} if o.choices else {"metavar": o.metavar})
+        out.append((o.flag, spec))
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -550,12 +563,13 @@ def _emit(data, as_json: bool) -> None:
 def _inputs(args, ctx: _Context):
     """Resolve FILE arguments (paths or manifest names) into (path, reader kwargs) pairs."""
     from leash_eval import manifest as mf
+    from leash_eval import readers
     from leash_eval.formats import check_regular_file
 
     given = {"fmt": args.fmt, "model": args.model, "benchmark": args.benchmark,
              "step": args.step, "mapping": args.mapping,
-             "reader_options": {k: v for k, v in (("filter", args.filter), (
-                 "correct_rule", args.correct_rule), ("score", args.score)) if v} or None}
+             "reader_options": {k: getattr(args, k) for k in readers.reader_options()
+                                if getattr(args, k, None)} or None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
     from leash_eval.harness_logs import verl_folder
@@ -1222,8 +1236,8 @@ def main_study(argv=None) -> int:
         ("--force", dict(action="store_true", help="replace --out if it exists (default: "
                          "refuse)")),
         ("reader options (written on every source)", [
-            o for o in _READER[1] if o[0] in ("--fmt", "--model", "--benchmark", "--step",
-                                               "--mapping")])]))
+            o for o in _READER[1] if isinstance(o, tuple) and o[0] in (
+                "--fmt", "--model", "--benchmark", "--step", "--mapping")])]))
     init.add_argument("-q", "--quiet", action="store_true", help="no progress notes on stderr")
     check = sub.add_parser("check", help="check a study file against its data",
                            description="Every check of STUDY against its data that needs no "

@@ -3,9 +3,10 @@
 Each reader only *translates a layout* into DuckDB rows in leash's canonical per-sample columns;
 the rules and the aggregation are :mod:`leash_eval.formats` and :mod:`leash_eval.summarize`.
 ``data/README.md`` ("Evaluator files") documents each layout and the upstream file writing it.
-The interface: :data:`EVALUATOR_FORMATS`, :func:`detect`, :func:`relation` (a lazy relation of
-:data:`RELATION_COLUMNS`) and :func:`translate_error` (a layout error raised while the relation
-runs is a ``duckdb.Error`` whose text is the one-line message naming file, line and field).
+Each format is declared in :data:`READERS` (:class:`leash_eval.readers.InputFormat`: its reader,
+a lazy relation of :data:`RELATION_COLUMNS`, its detection and options); :func:`translate_error`
+makes a layout error raised while a relation runs (a ``duckdb.Error`` whose text is the one-line
+message naming file, line and field) one line.
 
 JSON lines are read as lines of text (``read_csv``, one VARCHAR column, no quoting) and parsed
 with DuckDB's JSON functions, because ``read_json`` does not say which line a record came from:
@@ -20,15 +21,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from leash.sources.choices import EVALUATOR_FORMATS
+from leash_eval.readers import InputFormat, ReaderOption
 
-__all__ = ["EVALUATOR_FORMATS", "RELATION_COLUMNS", "detect", "relation", "translate_error"]
+__all__ = ["READERS", "RELATION_COLUMNS", "rows_relation", "translate_error"]
 
 RELATION_COLUMNS = ("line", "model", "benchmark", "question_id", "sample_idx", "correct",
                     "response", "gold", "answer", "finish_reason", "n_tokens", "step")
-
-# Reader options, by format, as they are spelled on the command line.
-_OPTIONS = {"lm-eval": ("filter",), "lighteval": (), "evalscope": (), "openai-batch": ()}
 
 # The longest JSON line read (DuckDB's 2 MiB default is less than one lm-eval record of 64 long
 # chain-of-thought repeats) and DuckDB's read buffer. The line limit costs memory even for short
@@ -61,34 +59,30 @@ def _is_lighteval(keys, first):
                               or {"example", "predictions", "metrics"} <= keys)
 
 
-_SIGNATURES = (("lm-eval", _is_lm_eval), ("lighteval", _is_lighteval),
-               ("evalscope", _is_evalscope), ("openai-batch", _is_openai_batch))
-
-
-def detect(path: Path, keys: set, first: dict | None) -> str | None:
-    """The evaluator format of a file from its first record's keys, or None.
+def rows_relation(con, path, rows: list[dict], name: str):
+    """A relation of :data:`RELATION_COLUMNS` over rows built in Python (the readers of whole
+    documents): each row a dict of some of the columns, the others NULL.
 
     Parameters
     ----------
-    path : Path
-        The file (for the message only).
-    keys : set
-        Top-level keys of the first JSON record, or the column names of a Parquet file.
-    first : dict or None
-        The first JSON record, or None for a Parquet file.
-
-    Returns
-    -------
-    str or None
-        One of :data:`EVALUATOR_FORMATS`; a record fitting two layouts is a ValueError naming
-        them and ``--fmt``.
+    con : duckdb.DuckDBPyConnection
+    path : path-like
+        The file read (names the view, so two files on one connection do not meet).
+    rows : list of dict
+    name : str
+        The view's prefix.
     """
-    keys = set(keys)
-    found = [name for name, fits in _SIGNATURES if fits(keys, first)]
-    if len(found) > 1:
-        raise ValueError(f"{path}: the first record fits several evaluator layouts "
-                         f"({', '.join(found)}); choose one with --fmt.")
-    return found[0] if found else None
+    import hashlib
+
+    import pyarrow as pa
+
+    types = {"line": pa.int64(), "sample_idx": pa.int64(), "n_tokens": pa.int64(),
+             "correct": pa.bool_(), "step": pa.int64()}
+    table = pa.table({c: pa.array([r.get(c) for r in rows], type=types.get(c, pa.string()))
+                      for c in RELATION_COLUMNS})
+    view = f"{name}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    con.register(view, table)
+    return con.sql(f"SELECT * FROM {view}")
 
 
 # --- SQL building blocks ---------------------------------------------------------------------
@@ -113,7 +107,8 @@ def _show(expr: str, width: int = 80) -> str:
 
 def _records(path: Path, paths: list[str]) -> str:
     """SQL CTEs ``lines`` and ``recs``: a row per non-blank line, ``v[i]`` the JSON value at
-    ``paths[i-1]`` (SQL NULL: absent). A line that is not JSON stops the query, naming it.
+    ``paths[i-1]`` (SQL NULL: absent). A line that is not JSON, or whose object holds a key
+    twice (DuckDB would read the first, Python's ``json`` the last), stops the query, naming it.
     """
     blank = f"trim(j, {_lit(' ' + chr(9) + chr(13))}) = ''"
     return f"""
@@ -123,10 +118,18 @@ lines AS (SELECT ordinality AS line, j
                   max_line_size = {_MAX_LINE}, buffer_size = {_BUF}) WITH ORDINALITY
 ),
 recs AS (SELECT line,
-           CASE WHEN json_valid(j) THEN json_extract(j, [{', '.join(_lit(p) for p in paths)}])
-                ELSE {_fail(path, "'malformed JSON: ', " + _show('j', 60))} END AS v
+           CASE WHEN NOT json_valid(j) THEN {_fail(path, "'malformed JSON: ', " + _show('j', 60))}
+                WHEN json_type(j) = 'OBJECT' AND {_TWICE} THEN {_fail(
+                    path, "'the key ', " + _show(_TWICE_KEY, 40) + ", ' appears twice in the "
+                    "record (which value is meant is ambiguous)'")}
+                ELSE json_extract(j, [{', '.join(_lit(p) for p in paths)}]) END AS v
     FROM lines WHERE j IS NOT NULL AND NOT {blank}
 )"""
+
+
+# a key twice at the top level of a record, and the first such key
+_TWICE = "len(json_keys(j)) <> len(list_distinct(json_keys(j)))"
+_TWICE_KEY = "list_filter(json_keys(j), lambda k, i: list_position(json_keys(j), k) < i)[1]"
 
 
 _ID_TYPES = "('UBIGINT', 'BIGINT', 'VARCHAR')"
@@ -175,19 +178,6 @@ def translate_error(exc: Exception, path: Path) -> ValueError:
                           f"{_MAX_LINE >> 20} MiB, the most leash reads in one JSON line.")
     first = text.splitlines()[0] if text else type(exc).__name__
     return ValueError(f"{path}: {first}")
-
-
-def _check_options(path: Path, fmt: str, options: dict | None, known=None) -> dict:
-    """The options given (None values dropped); one not among ``known`` (default: the
-    format's in :data:`_OPTIONS`) is a ValueError naming it as the command line spells it.
-    """
-    allowed = _OPTIONS[fmt] if known is None else known
-    options = {k: v for k, v in (options or {}).items() if v is not None}
-    if bad := [k for k in options if k not in allowed]:
-        known = ", ".join("--" + o.replace("_", "-") for o in allowed) or "none"
-        raise ValueError(f"{path}: --{bad[0].replace('_', '-')} does not apply to --fmt {fmt} "
-                         f"(its options: {known}).")
-    return options
 
 
 def _select(**cols: str) -> str:
@@ -338,9 +328,14 @@ def _lighteval(con, path: Path, options: dict):
     import pyarrow.parquet as pq
 
     try:  # the footer only
-        cols = {f.name: f.type for f in pq.read_schema(path)}
+        schema = pq.read_schema(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise ValueError(f"{path}: cannot read the Parquet schema ({exc}).") from None
+    cols = {f.name: f.type for f in schema}
+    if len(cols) < len(schema.names):  # which of two columns of one name is meant?
+        twice = next(n for i, n in enumerate(schema.names) if n in schema.names[:i])
+        raise ValueError(f"{path}: column {twice!r} appears twice; which one is meant is "
+                         "ambiguous: rename or drop one.")
     model, task = _lighteval_labels(path)
     src = f"read_parquet({_lit(path)}, file_row_number = true)"
     if {"doc", "model_response"} <= set(cols):
@@ -418,16 +413,16 @@ _EVALSCOPE_USABLE = ("success", "fallback")
 
 
 def _first_record(path: Path):
-    """The first non-blank line of a (possibly gzipped) JSON-lines file, parsed, or None."""
-    import gzip
+    """The first non-blank line of a (possibly gzipped) JSON-lines file, parsed, or None (a
+    line longer than the longest read is a ValueError naming it).
+    """
     import json
 
-    with (gzip.open if path.name.endswith(".gz") else open)(
-            path, "rt", encoding="utf-8-sig", errors="replace") as f:
-        raw = next((line for line in f if line.strip()), "null")
+    from leash_eval.documents import first_line
+
     try:
-        rec = json.loads(raw)
-    except ValueError:
+        rec = json.loads(first_line(path, _MAX_LINE) or b"null")
+    except (ValueError, RecursionError):
         return None
     return rec if isinstance(rec, dict) else None
 
@@ -573,35 +568,17 @@ SELECT {columns} FROM choice"""
     return con.sql(query)
 
 
-_READERS = {"lm-eval": _lm_eval, "lighteval": _lighteval, "evalscope": _evalscope,
-            "openai-batch": _openai_batch}
-
-
-def relation(con, path: Path, fmt: str, *, options: dict | None = None):
-    """The file's samples in :data:`RELATION_COLUMNS`, as a lazy DuckDB relation.
-
-    Parameters
-    ----------
-    con : duckdb.DuckDBPyConnection
-        The connection the relation belongs to.
-    path : Path
-        An evaluator file (JSON lines, optionally gzipped, or Parquet for lighteval).
-    fmt : str
-        One of :data:`EVALUATOR_FORMATS`.
-    options : dict, optional
-        Reader options (None values ignored): ``{"filter": NAME}`` for lm-eval (``--filter``).
-
-    Returns
-    -------
-    duckdb.DuckDBPyRelation
-        One row per sample in :data:`RELATION_COLUMNS`; running it may raise a ``duckdb.Error``
-        for a record of the wrong layout (:func:`translate_error` makes it one line). A bad
-        ``fmt`` or option, or an lm-eval file with several filters and none chosen, is a
-        ValueError.
-    """
-    path = Path(path)
-    if fmt not in _READERS:
-        raise ValueError(f"{path}: --fmt {fmt} is not an evaluator format; evaluator formats: "
-                         f"{', '.join(EVALUATOR_FORMATS)}.")
-    options = _check_options(path, fmt, options)
-    return _READERS[fmt](con, path, options)
+READERS = (
+    InputFormat("lm-eval", _lm_eval, fits=_is_lm_eval,
+                signature="doc_id, resps, filtered_resps",
+                options=(ReaderOption("filter", "the filter whose records are read "
+                                      "(default: the only filter, or the only one that keeps "
+                                      "every repeat)"),)),
+    InputFormat("lighteval", _lighteval, fits=_is_lighteval,
+                signature="Parquet with doc, model_response, metric (or example, predictions, "
+                          "metrics)"),
+    InputFormat("evalscope", _evalscope, fits=_is_evalscope,
+                signature="index, sample_score (an object with score)"),
+    InputFormat("openai-batch", _openai_batch, fits=_is_openai_batch,
+                signature="custom_id, response (an object, or null)"),
+)

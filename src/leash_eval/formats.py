@@ -1,7 +1,8 @@
 """Input formats of model generations: detection, field mappings, the rule set and the readers.
 
 The formats (``data/README.md``): samples, counts, summary, nested (a :class:`NestedMapping`),
-evaluator and the evaluators' own files (:mod:`leash_eval.evaluators`). DuckDB reads every file into
+evaluator, and the plug-in formats of :mod:`leash_eval.readers` (the files of evaluators,
+trainers and harnesses). DuckDB reads every file into
 raw canonical fields; :func:`checked_sql` is the one rule set (SQL) deciding each field's clean
 value and problem, so validate, summarize and :func:`response_batches` agree on every row. The
 exact readers (Python; only for a file that failed, and for CSV) locate what DuckDB cannot.
@@ -21,12 +22,11 @@ import zlib
 from pathlib import Path
 
 from leash.errors import Api, LeashTypeError, LeashValueError, Param, closest
-from leash.sources.choices import FORMATS
 from leash.summary import SUMMARY_EXTRA, SUMMARY_METADATA_KEY
 from leash_eval import evaluators as E
-from leash_eval import harness_logs as H
+from leash_eval import readers as R
 
-__all__ = ["FORMATS", "SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
+__all__ = ["SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
            "check_regular_file", "response_batches", "InputFileError"]
 
@@ -353,6 +353,9 @@ def loads(line: bytes):
         text = exc.msg if isinstance(exc, json.JSONDecodeError) else \
             str(exc).split(":")[0].strip() or type(exc).__name__
         raise ValueError(text[0].lower() + text[1:]) from None
+    except RecursionError:  # JSON nested deeper than Python's parser follows
+        raise ValueError("nested too deeply (more levels than Python's parser follows)") \
+            from None
 
 
 def _head(path: Path, kind: str):
@@ -365,7 +368,13 @@ def _head(path: Path, kind: str):
             _no_twice(schema.names, path, "column", None)
             return set(schema.names), None, (schema.metadata or {}).get(SUMMARY_METADATA_KEY)
         with open_bytes(path) as fh:
-            for lineno, line in enumerate(fh, 1):
+            # lines read at most one record's worth at a time (a .gz bomb of one line is not
+            # held whole): a longer first record is refused, naming its line
+            for lineno, line in enumerate(iter(lambda: fh.readline(_MAX_OBJECT + 2), b""), 1):
+                if len(line) > _MAX_OBJECT + 1:
+                    raise InputFileError(
+                        f"{path}, line {lineno}: the line is longer than {_MAX_OBJECT >> 20} "
+                        "MiB, the most one JSON line may hold.", file=path, line=lineno)
                 if lineno == 1 and (wide := _wide_encoding(line)):
                     raise LeashValueError(
                         f"{path}: the file is {wide} text; leash reads UTF-8 (convert it: "
@@ -439,7 +448,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
     ----------
     path : str or os.PathLike
     fmt : str, optional
-        Explicit format (one of :data:`FORMATS`); skips detection.
+        Explicit format (a name of :func:`leash_eval.readers.input_formats`); skips detection.
     mapping : str, dict or NestedMapping, optional
         Field mapping (a name, a YAML file, fields); given alone it implies "nested".
 
@@ -454,7 +463,7 @@ def detect_format(path, *, fmt=None, mapping=None) -> tuple[str, NestedMapping |
 
 def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one branch per format
     """:func:`detect_format` plus the file's keys and summary metadata (None when not read)."""
-    formats = FORMATS
+    formats = tuple(R.input_formats())
     if fmt is not None and fmt not in formats:
         raise LeashValueError(param="fmt", value=fmt, constraint=f"one of {formats} or None")
     if fmt in ("evaluator", "nested"):
@@ -464,12 +473,12 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
                 f" (one of {sorted(MAPPINGS)}, a YAML file", Api(" or a NestedMapping"), ").",
                 param="mapping", file=path)
         return fmt, get_mapping(mapping or "evaluator"), None, None
-    if fmt in E.EVALUATOR_FORMATS or fmt in H.FORMATS:
+    if R.plugin(fmt):
         return fmt, None, None, None
     if not checked:
         check_regular_file(path)  # a FIFO would block the read below
-    if fmt is None and mapping is None and (found := H.detect_document(path)):
-        return found, None, None, None  # an .eval zip or one JSON document (harness_logs)
+    if fmt is None and mapping is None and (found := R.detect_document(path)):
+        return found, None, None, None  # a zip archive or one JSON document (a plug-in's)
     kind = container(path)
     if fmt in ("samples", "counts"):  # given, not detected: the reader still needs the keys
         return fmt, None, _head(path, kind)[0], None
@@ -497,16 +506,17 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
         if rec is not None and all(k in rec for k in m.detection_keys()) \
                 and isinstance(rec[m.samples or m.correct], list):
             return ("evaluator" if m.name == "evaluator" else "nested"), m, keys, None
-    found = E.detect(path, keys, rec) or H.detect(keys, rec)
+    found = R.detect_record(path, keys, rec)
     if found:
         return found, None, keys, None
+    if sides := _wide_sides(keys):
+        raise _wide_error(path, keys, sides)
     tried = ["samples (needs columns question_id, sample_idx, correct or response)",
              "counts (needs question_id, n, c)"]
     if kind == "jsonl":
         tried += [f"nested mapping '{m.name}' (needs list field(s) {list(m.detection_keys())})"
                   for m in MAPPINGS.values()]
-    tried += [f"{f} (leash_eval.evaluators)" for f in E.EVALUATOR_FORMATS]
-    tried += [f"{f} (leash_eval.harness_logs)" for f in H.FORMATS]
+    tried += [f"{f.name} ({f.signature})" for f in R.input_formats().values() if f.read]
     sep = next((f" ({name}-separated: leash reads CSV separated by commas)" for c, name in
                 ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")) if kind == "csv" and
                 len(keys) == 1 and c in next(iter(keys))), "")
@@ -516,8 +526,46 @@ def detect(path: Path, fmt, mapping, *, checked: bool):  # noqa: C901 - one bran
     raise LeashValueError(
         f"Could not detect the format of {path}. Tried: {'; '.join(tried)}. Found keys: "
         f"{sorted(keys)[:20]}{sep}.", param="fmt", file=path, hint=(
-            "Pass ", Param("fmt", value=...), f" (one of {FORMATS}) and, for nested layouts, ",
+            "Pass ", Param("fmt", value=...), f" (one of {formats}) and, for nested layouts, ",
             Param("mapping", value=...), " to override."))
+
+
+_COUNT_SUFFIXES = ("_correct", "_c")
+
+
+def _wide_sides(keys) -> list[tuple[str, str]]:
+    """(side, count column) of a wide per-question table, one column pair per model
+    (``base_n, base_correct, rl_n, rl_correct``), or [] when ``keys`` are not one.
+    """
+    sides = [(k[:-2], next((k[:-2] + x for x in _COUNT_SUFFIXES if k[:-2] + x in keys), None))
+             for k in sorted(keys) if k.endswith("_n") and len(k) > 2]
+    sides = [(side, c) for side, c in sides if c]
+    return sides if len(sides) >= 2 else []
+
+
+def _wide_error(path, keys, sides) -> LeashValueError:
+    """The refusal of a wide table, with the reshape into counts that it needs.
+
+    Refused rather than read: leash keys every count by a model label, and a column prefix
+    (``base``, ``rl``) is a side, not a model (two wide files of different models would both
+    say ``base``); whether ``<side>_correct`` counts correct samples or is a rate is a guess.
+    The reshape makes the model labels the user's.
+    """
+    used = {c for side, cnt in sides for c in (side + "_n", cnt)}
+    ids = sorted(k for k in keys if k not in used)
+    rename = "" if "question_id" in ids or not ids else (
+        f".rename(columns={{{ids[0]!r}: 'question_id'}})")
+    pairs = ", ".join(f"{side}_n/{cnt}" for side, cnt in sides)
+    suffixes = [(side, cnt[len(side):]) for side, cnt in sides]
+    code = (f"import pandas as pd; w = pd.read_csv({Path(path).name!r}){rename}; "
+            f"pd.concat([w.assign(model=m, n=w[m + '_n'], c=w[m + x]) for m, x in {suffixes!r}])"
+            "[['model', 'question_id', 'n', 'c']].to_csv('counts.csv', index=False)")
+    return LeashValueError(
+        f"{path}: a wide table, one column pair per model ({pairs}); leash reads counts as one "
+        "row per model and question (model, benchmark, question_id, n, c), so that every "
+        "count carries a model label, not a side. Reshape it, then name the models and the "
+        f"benchmark: python -c \"{code}\" and `leash summarize counts.csv --benchmark NAME`.",
+        file=path, key=sides[0][0] + "_n", value=sorted(keys)[:20], param="fmt")
 
 
 # --------------------------------------------------------------------------------------------
@@ -833,7 +881,7 @@ class Source:
         self.fname, self.labels, self.options = str(path), labels, options or {}
         self.keys, self.meta, self.contents = set(keys or ()), meta, contents
         self.kind = "counts" if fmt in ("counts", "summary") else "samples"
-        self.form = ("evaluator_file" if fmt in (*E.EVALUATOR_FORMATS, *H.FORMATS) else
+        self.form = ("evaluator_file" if R.plugin(fmt) else
                      "nested" if mapping
                      else "table" if contents is not None else container(path))
         self.relative = mapping is not None and mapping.index is None
@@ -841,11 +889,10 @@ class Source:
         self.exact = self.utf8_error = self._fixed = self.ambiguous = False
         self.optional, self.extra, self.batch = (), (), 250_000
         self._shift = self._rg = self._peek = None
-        module = "harness_logs" if fmt in H.FORMATS else "evaluators"
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
                        "duckdb read_parquet", "table": "arrow table", "nested":
                        f"duckdb json, mapping '{getattr(mapping, 'name', '')}'"}.get(
-                           self.form, f"leash_eval.{module} '{fmt}'")
+                           self.form, f"{getattr(R.plugin(fmt), 'module', '')} '{fmt}'")
 
     def build(self, exact: bool = False) -> None:
         """(Re)define the views; ``exact``: the exact reader (repairs, malformed lines)."""
@@ -1046,8 +1093,7 @@ class Source:
                 f"sub, {elems} FROM r2 WHERE pr IS NULL)")
 
     def _evaluator_file(self) -> str:
-        (H if self.fmt in H.FORMATS else E).relation(
-            self.con, self.path, self.fmt, options=self.options).create_view(
+        R.relation(self.con, self.path, self.fmt, options=self.options).create_view(
             f"ev{self.no}", replace=True)
         self.keys = set(E.RELATION_COLUMNS)
         graded, *named, gold = self.con.execute(
@@ -1062,6 +1108,16 @@ class Source:
             raise ValueError(f"{self.fname}: the {self.fmt} format logs no per-sample "
                              f"correctness; run `leash rescore {self.fname}{labels} --out "
                              "rescored.parquet` first and summarize rescored.parquet.")
+        # labels the file gives for none of its samples: one line naming the options, not a
+        # problem per row
+        if unnamed := [k for k, n in zip(("model", "benchmark"), named) if not n and
+                       self.labels.get(k) is None and k not in self.optional]:
+            raise LeashValueError(
+                f"{self.fname}: the {self.fmt} file does not name the "
+                f"{' or the '.join(unnamed)} of its samples:", param=unnamed[0], file=self.fname,
+                key=unnamed[0], hint=(
+                    "pass ", *[x for k in unnamed for x in (Param(k, value=...), " and ")][:-1],
+                    " to name them." if len(unnamed) > 1 else " to name it."))
         return (f"SELECT line AS ord, -1 AS sub, 1 AS nrows, {self._cols(self.keys, _quoted)}, "
                 f"response AS x_response, gold AS x_gold FROM ev{self.no}")
 
@@ -1219,7 +1275,7 @@ class Source:
             g = bisect.bisect_right(self._rg, ord_) - 1
             return f"row group {g}, row {ord_ - self._rg[g]}"
         if self.form == "evaluator_file":
-            return (f"record {ord_}" if self.fmt in H.DOCUMENT_FORMATS else
+            return (f"record {ord_}" if R.plugin(self.fmt).unit == "record" else
                     f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}")
         if self.form == "jsonl" or self.form == "nested":
             if self._shift is None:

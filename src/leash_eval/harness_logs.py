@@ -1,22 +1,21 @@
 """Readers for the logs of RL trainers and evaluation harnesses: verl, NeMo-Skills, inspect_ai,
 OpenCompass, and plain JSON objects keyed by question id.
 
-The same interface as :mod:`leash_eval.evaluators` (which dispatches to :data:`READERS`): each
-reader *translates a layout* into a DuckDB relation of
-:data:`leash_eval.evaluators.RELATION_COLUMNS`; the rules and the aggregation stay in
-:mod:`leash_eval.formats` and :mod:`leash_eval.summarize`. A module of its own, apart from
-``formats.py`` (the rule set and the generic readers) and ``evaluators.py`` (per-record JSON
-lines and Parquet), because three of these layouts are not JSON lines at all: a zip archive
-(inspect_ai ``.eval``) and one JSON document (OpenCompass results and predictions, JSON objects
-keyed by question id), detected before the JSON-lines detection (:func:`detect_document`).
+Plug-in formats of :mod:`leash_eval.readers`, declared in :data:`READERS`: each reader
+*translates a layout* into a DuckDB relation of :data:`leash_eval.evaluators.RELATION_COLUMNS`;
+the rules and the aggregation stay in :mod:`leash_eval.formats` and :mod:`leash_eval.summarize`.
+Three of these layouts are not JSON lines at all: a zip archive (inspect_ai ``.eval``) and one
+JSON document (OpenCompass results and predictions, JSON objects keyed by question id), read
+within the bounds of :mod:`leash_eval.documents` (decompressed size, nesting depth, a key or
+member twice).
 ``data/README.md`` ("Evaluator files") names the upstream file and function writing each.
 
 - ``verl``: JSON lines (DuckDB SQL, streamed but for the rank of a question's samples);
 - ``nemo-skills``: JSON lines, one file per seed, one line per question;
 - ``inspect``: a zip read member by member (deflate, or zstd through the ``zstandard``
   package where Python's ``zipfile`` has no zstd);
-- ``opencompass`` and ``json-object``: one JSON document, read whole (``json.load``: the
-  document is the unit these tools write; its size is the file's).
+- ``opencompass`` and ``json-object``: one JSON document, read whole (the document is the unit
+  these tools write; its size is the file's, or a bounded multiple of it for ``.json.gz``).
 
 Malformed input stops the read with one line naming the file, the line (JSON lines), the zip
 member or the key, and the field.
@@ -24,26 +23,19 @@ member or the key, and the field.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import re
-import struct
-import zipfile
 from pathlib import Path
 
-from leash.sources.choices import HARNESS_FORMATS
+from leash.errors import LeashValueError
+from leash.limits import INT64_MAX
+from leash_eval import documents as D
 from leash_eval import evaluators as E  # the SQL building blocks and RELATION_COLUMNS
+from leash_eval.readers import InputFormat, ReaderOption
 
-__all__ = ["FORMATS", "OPTIONS", "CORRECT_RULES", "DOCUMENT_FORMATS", "detect",
-           "detect_document", "relation", "verl_step", "verl_folder", "nemo_seed"]
+__all__ = ["READERS", "CORRECT_RULES", "NEMO_ID_FIELDS", "verl_step", "verl_folder",
+           "nemo_seed"]
 
-FORMATS = HARNESS_FORMATS
-#: formats read as one document (or archive) rather than as JSON lines
-DOCUMENT_FORMATS = ("inspect", "opencompass", "json-object")
-#: reader options by format, as spelled on the command line (``--correct-rule``, ``--score``)
-OPTIONS = {"verl": ("correct_rule",), "nemo-skills": ("score",), "inspect": ("score",),
-           "opencompass": ("score",), "json-object": ()}
 #: verl: where a sample's verdict comes from. ``auto``: the ``acc`` field of the reward's extra
 #: information when the line has one (DAPO's reward logs it), else ``score > 0``; ``acc``: that
 #: field, required; ``positive``: ``score > 0``; ``full``: ``score >= 1``.
@@ -52,8 +44,6 @@ CORRECT_RULES = ("auto", "acc", "positive", "full")
 
 def _lit(value) -> str:
     return "NULL" if value is None else "'" + str(value).replace("'", "''") + "'"
-
-
 
 
 # --- detection -------------------------------------------------------------------------------
@@ -66,17 +56,6 @@ def _is_verl(keys, first):
 def _is_nemo(keys, first):
     return first is not None and "generation" in keys and bool(
         {"symbolic_correct", "judge_correct", "predicted_answer", "expected_answer"} & keys)
-
-
-SIGNATURES = (("verl", _is_verl), ("nemo-skills", _is_nemo))
-
-
-def detect(keys, first) -> str | None:
-    """The JSON-lines layout of :data:`FORMATS` a first record fits (verl, nemo-skills), or
-    None (the documents are recognised by :func:`detect_document`).
-    """
-    keys = set(keys)
-    return next((name for name, fits in SIGNATURES if fits(keys, first)), None)
 
 
 def _opencompass_kind(doc) -> str | None:
@@ -103,88 +82,6 @@ def _is_id_object(doc) -> bool:
         return False
     v = next(iter(doc.values()))
     return _verdict_like(v) or (isinstance(v, list) and bool(v) and _verdict_like(v[0]))
-
-
-_CACHE: dict = {}
-
-
-def _document(path: Path):
-    """The file parsed as one JSON document (cached for the last file: detection, then the
-    read); a ValueError naming the file, line and column when it is not JSON.
-    """
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _CACHE:
-        opener = gzip.open if path.name.lower().endswith(".gz") else open
-        with opener(path, "rb") as fh:
-            raw = fh.read()
-        try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: line {exc.lineno}, column {exc.colno}: malformed JSON "
-                             f"({exc.msg}).") from None
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"{path}: not a JSON document ({exc}).") from None
-        _CACHE.clear()
-        _CACHE[key] = (doc, raw)
-    return _CACHE[key]
-
-
-def detect_document(path: Path) -> str | None:
-    """``inspect`` for a zip archive (an ``.eval`` log), ``opencompass`` or ``json-object`` for
-    a file holding one JSON document that is not JSON lines (pretty-printed, or one object),
-    else None (the JSON-lines and table detection of :func:`leash_eval.formats.detect` go on).
-    """
-    name = path.name.lower()
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head == b"PK\x03\x04" or name.endswith(".eval"):
-        return "inspect"
-    if not name.endswith((".json", ".json.gz")):
-        return None
-    opener = gzip.open if name.endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            first = next((line for line in fh if line.strip()), b"")
-    except (OSError, EOFError):
-        return None
-    try:
-        rec = json.loads(first)
-        if isinstance(rec, dict) and (_opencompass_kind(rec) or _is_id_object(rec)):
-            pass  # one object on one line: a document too
-        else:
-            return None  # a JSON line: the JSON-lines detection decides
-    except ValueError:
-        if not first.lstrip().startswith(b"{"):
-            return None
-    doc, _ = _document(path)
-    if _opencompass_kind(doc):
-        return "opencompass"
-    if _is_id_object(doc):
-        return "json-object"
-    if isinstance(doc, dict):  # one pretty-printed object that is no layout leash knows
-        first = next(iter(doc.items()), None)
-        raise ValueError(f"{path}: one JSON document (not JSON lines) of no known layout: "
-                         "json-object needs a verdict (true/false), a list of verdicts or of "
-                         "objects with 'correct' per question id (first entry: "
-                         f"{json.dumps(first)[:60]}); opencompass needs 'details' or one "
-                         "object with 'prediction' per example.")
-    return None
-
-
-# --- tables from Python rows -----------------------------------------------------------------
-def _table(con, path: Path, rows: list[dict], name: str):
-    """A relation of RELATION_COLUMNS (plus ``step``) over rows built in Python."""
-    import pyarrow as pa
-
-    types = {"line": pa.int64(), "sample_idx": pa.int64(), "n_tokens": pa.int64(),
-             "correct": pa.bool_(), "step": pa.int64()}
-    cols = (*E.RELATION_COLUMNS,)
-    table = pa.table({c: pa.array([r.get(c) for r in rows], type=types.get(c, pa.string()))
-                      for c in cols})
-    view = f"{name}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
-    con.register(view, table)
-    return con.sql(f"SELECT * FROM {view}")
 
 
 def _qid(value, where: str, field: str) -> str:
@@ -223,35 +120,45 @@ def _key_line(raw: bytes, key: str) -> str:
 
 def _json_object(con, path: Path, options: dict):
     """``{id: verdict}``, ``{id: [verdict, ...]}``, ``{id: [{response, correct, ...}, ...]}``
-    or ``{id: {correct, ...}}``: a question per key, its samples in list order.
+    or ``{id: {correct, ...}}``: a question per key, its samples in list order. One pass over
+    the document (the line of a bad key is looked up only for its message).
     """
-    doc, raw = _document(path)
+    doc, raw = D.load(path)
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: a JSON object keyed by question id is expected, found a "
                          f"JSON {type(doc).__name__}.")
+
+    def fail(qid, field, what):
+        line = _key_line(raw, qid)
+        raise LeashValueError(f"{path}: {line}: field '{field}' {what}.", file=path,
+                              line=line, key=field)
+
     rows, line = [], 0
     for qid, value in doc.items():
         samples = value if isinstance(value, list) else [value]
         if not samples:
-            raise ValueError(f"{path}: {_key_line(raw, qid)}: key {qid!r}: an empty list of "
-                             "samples.")
+            fail(qid, qid, "is an empty list of samples")
         for i, s in enumerate(samples):
             line += 1
-            field = f"{qid}[{i}]" if isinstance(value, list) else qid
-            where = f"{path}: {_key_line(raw, qid)}"
             if isinstance(s, dict):
                 if "correct" not in s:
-                    raise ValueError(f"{where}: field '{field}.correct' is missing.")
+                    fail(qid, f"{qid}[{i}].correct" if value is samples else f"{qid}.correct",
+                         "is missing")
+                ok = s["correct"]
+                if ok is not None and not isinstance(ok, bool) and not (
+                        isinstance(ok, (int, float)) and ok in (0, 1)):
+                    fail(qid, f"{qid}[{i}].correct" if value is samples else f"{qid}.correct",
+                         f"must be boolean-like (true/false, 1/0), found {json.dumps(ok)[:60]}")
                 rows.append({"line": line, "question_id": qid, "sample_idx": i,
-                             "correct": _bool(s["correct"], where, f"{field}.correct"),
+                             "correct": None if ok is None else ok == 1,
                              "response": _text(s.get("response")), "answer": _text(
                                  s.get("answer")), "gold": _text(s.get("gold"))})
-            else:
-                if not isinstance(s, bool):
-                    raise ValueError(f"{where}: field '{field}' must be true/false or an "
-                                     f"object with 'correct', found {json.dumps(s)[:60]}.")
+            elif isinstance(s, bool):
                 rows.append({"line": line, "question_id": qid, "sample_idx": i, "correct": s})
-    return _table(con, path, rows, "jsonobj")
+            else:
+                fail(qid, f"{qid}[{i}]" if value is samples else qid, "must be true/false or an "
+                     f"object with 'correct', found {json.dumps(s)[:60]}")
+    return E.rows_relation(con, path, rows, "jsonobj")
 
 
 # --- OpenCompass: results/<model>/<dataset>.json and predictions/<model>/<dataset>.json --------
@@ -264,17 +171,17 @@ def _opencompass(con, path: Path, options: dict):
     n = 1, one detail per example keyed by its index), or a predictions file (no verdicts:
     ``leash rescore``).
     """
-    doc, raw = _document(path)
+    doc, _ = D.load(path)
     kind = _opencompass_kind(doc)
     model = path.parent.name if path.parent.parent.name in ("results", "predictions") else None
     bench = re.sub(r"\.json(\.gz)?$", "", path.name)
     rows = []
     if kind == "predictions":
-        for line, (key, rec) in enumerate(doc.items(), 1):
+        for line, (key, rec) in enumerate(doc.items(), 1):  # each an object (detection)
             rows.append({"line": line, "model": model, "benchmark": bench, "question_id": key,
                          "sample_idx": 0, "response": _text(rec.get("prediction")),
                          "gold": _text(rec.get("gold"))})
-        return _table(con, path, rows, "ocpred")
+        return E.rows_relation(con, path, rows, "ocpred")
     if kind != "results":
         raise ValueError(f"{path}: an OpenCompass results file has 'details' (written with "
                          "dump_details) and a predictions file one object with 'prediction' "
@@ -297,7 +204,12 @@ def _opencompass(con, path: Path, options: dict):
             "example_abbr" in det
         n = len(verdict) if isinstance(verdict, list) else len(det["pred"]) if listed else 1
 
-        def per(field, i, det=det, listed=listed, n=n, where=where, names=names):
+        # with n replicas, a replica's own fields are lists of n: one value where n belong
+        # (a scalar verdict) would be given to every replica, so it is refused; the gold
+        # (answer, references) is the same for every replica and may be one value
+        own = {*(names[:1]), "pred", "prediction", "origin_prediction"}
+
+        def per(field, i, det=det, listed=listed, n=n, where=where, names=names, own=own):
             v = det.get(field)
             if listed and isinstance(v, list):
                 if len(v) != n:
@@ -305,6 +217,12 @@ def _opencompass(con, path: Path, options: dict):
                                      f"'{names[0] if names else 'pred'}' has {n}; leash never "
                                      "pads.")
                 return v[i]
+            if listed and field in own and v is not None and n > 1:
+                raise LeashValueError(
+                    f"{where}: field '{field}' is one value ({json.dumps(v)[:40]}) where "
+                    f"'{names[0] if names and field != names[0] else 'pred'}' has {n} "
+                    "replicas; leash never gives one value to every replica.", file=path,
+                    line=where.split(": ", 1)[1], key=field, value=v)
             return v
 
         for i in range(n):
@@ -320,59 +238,25 @@ def _opencompass(con, path: Path, options: dict):
                                   else per("prediction", i))})
     if not rows:
         raise ValueError(f"{path}: 'details' is empty.")
-    return _table(con, path, rows, "ocres")
+    return E.rows_relation(con, path, rows, "ocres")
 
 
 # --- inspect_ai: <log_dir>/<timestamp>_<task>_<id>.eval ----------------------------------------
-_ZSTD = 93  # the zip compression method of zstandard (inspect_ai since 0.3.206)
 _SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
 _STOP = {"stop": "stop", "max_tokens": "length", "model_length": "length"}
 
 
-def _member(zf: zipfile.ZipFile, path: Path, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes: deflate and stored by ``zipfile``, zstd by ``zipfile`` where Python
-    has it (3.14), else by the ``zstandard`` package over the member's raw bytes.
+def _obj(value, where: str, field: str) -> dict:
+    """An object where the layout has one (None: empty); a string or a list there is one line
+    naming the place and the field.
     """
-    if info.compress_type != _ZSTD or getattr(zipfile, "ZIP_ZSTANDARD", None) == _ZSTD:
-        return zf.read(info)
-    try:
-        import zstandard
-    except ImportError:
-        raise ValueError(f"{path}: member {info.filename}: compressed with zstd (inspect_ai "
-                         "0.3.206 and later); install the 'zstandard' package to read it.") \
-            from None
-    with open(path, "rb") as fh:  # the local header: 30 bytes, then the name and extra field
-        fh.seek(info.header_offset)
-        head = fh.read(30)
-        if len(head) < 30 or head[:4] != b"PK\x03\x04":
-            raise ValueError(f"{path}: member {info.filename}: no local header (a truncated "
-                             "or corrupt archive).")
-        name_len, extra_len = struct.unpack("<HH", head[26:30])
-        fh.seek(info.header_offset + 30 + name_len + extra_len)
-        data = fh.read(info.compress_size)
-    try:
-        out = zstandard.ZstdDecompressor().decompress(data, max_output_size=info.file_size)
-    except zstandard.ZstdError as exc:
-        raise ValueError(f"{path}: member {info.filename}: cannot decompress ({exc}).") from None
-    if zipfile.crc32(out) != info.CRC:
-        raise ValueError(f"{path}: member {info.filename}: CRC mismatch (a corrupt archive).")
-    return out
-
-
-def _member_json(zf, path, info):
-    try:
-        data = _member(zf, path, info)
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:  # zlib.error is an OSError? no:
-        raise ValueError(f"{path}: member {info.filename}: cannot read ({exc}).") from None
-    except Exception as exc:  # zlib.error of a corrupt deflate stream
-        if type(exc).__module__ == "zlib":
-            raise ValueError(f"{path}: member {info.filename}: cannot decompress ({exc}).") \
-                from None
-        raise
-    try:
-        return json.loads(data)
-    except ValueError as exc:
-        raise ValueError(f"{path}: member {info.filename}: malformed JSON ({exc}).") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise LeashValueError(f"{where}: field '{field}' must be an object, found "
+                              f"{json.dumps(value)[:60]}.", line=where.split(": ", 1)[-1],
+                              key=field, value=value)
+    return value
 
 
 def _score_verdict(value, where: str, field: str) -> bool:
@@ -393,8 +277,8 @@ def _score_verdict(value, where: str, field: str) -> bool:
                      "(leash reads C/I/N, true/false or 1/0; a partial score is no verdict).")
 
 
-def _content(message) -> str | None:
-    content = (message or {}).get("content")
+def _content(message: dict) -> str | None:
+    content = message.get("content")
     if isinstance(content, list):  # content parts: the text ones, in order
         content = "".join(p.get("text", "") for p in content
                           if isinstance(p, dict) and p.get("type") == "text")
@@ -405,21 +289,22 @@ def _inspect(con, path: Path, options: dict):
     """An inspect_ai ``.eval`` log: ``header.json`` (``eval.model``, ``eval.task``; a log still
     running has ``_journal/start.json``) and one member ``samples/{id}_epoch_{epoch}.json`` per
     (sample, epoch): ``question_id`` the sample id, ``sample_idx`` epoch - 1, ``correct`` the
-    chosen scorer's value.
+    chosen scorer's value. Members are read within :mod:`leash_eval.documents`' bounds.
     """
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ValueError(f"{path}: not a readable zip archive ({exc}); an inspect_ai .eval log "
-                         "is a zip (truncated or not an .eval file?).") from None
-    with zf:
+    with D.open_zip(path) as zf:
         infos = {i.filename: i for i in zf.infolist()}
         head = next((n for n in ("header.json", "_journal/start.json") if n in infos), None)
         if head is None:
             raise ValueError(f"{path}: no header.json (nor _journal/start.json): not an "
                              "inspect_ai .eval log.")
-        spec = _member_json(zf, path, infos[head]).get("eval") or {}
+        where = f"{path}: member {head}"
+        spec = _obj(_obj(D.zip_json(zf, path, infos[head]), where, "(the member)").get("eval"),
+                    where, "eval")
         model, task = spec.get("model"), spec.get("task")
+        for field, v in (("eval.model", model), ("eval.task", task)):
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"{where}: field '{field}' must be a string, found "
+                                 f"{json.dumps(v)[:60]}.")
         members = sorted((m for m in infos if _SAMPLE.match(m)),
                          key=lambda m: (_SAMPLE.match(m).group(1), int(_SAMPLE.match(m)[2])))
         if not members:
@@ -428,16 +313,13 @@ def _inspect(con, path: Path, options: dict):
         chosen, rows = options.get("score"), []
         for line, name in enumerate(members, 1):
             where = f"{path}: member {name}"
-            s = _member_json(zf, path, infos[name])
-            if not isinstance(s, dict):
-                raise ValueError(f"{where}: must be a JSON object.")
+            s = _obj(D.zip_json(zf, path, infos[name]), where, "(the member)")
             epoch = s.get("epoch")
-            if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
-                raise ValueError(f"{where}: field 'epoch' must be an integer >= 1, found "
-                                 f"{json.dumps(epoch)[:40]}.")
-            scores = s.get("scores") or {}
-            if not isinstance(scores, dict):
-                raise ValueError(f"{where}: field 'scores' must be an object.")
+            if isinstance(epoch, bool) or not isinstance(epoch, int) or not 1 <= epoch <= \
+                    INT64_MAX:
+                raise ValueError(f"{where}: field 'epoch' must be an integer >= 1 (and within "
+                                 f"the 64-bit range), found {json.dumps(epoch)[:40]}.")
+            scores = _obj(s.get("scores"), where, "scores")
             if chosen is None and len(scores) > 1:
                 raise ValueError(f"{where}: {len(scores)} scores ({', '.join(scores)}); choose "
                                  "one with --score NAME.")
@@ -445,29 +327,55 @@ def _inspect(con, path: Path, options: dict):
             if chosen is not None and chosen not in scores:
                 raise ValueError(f"{where}: --score {chosen} is not among its scores "
                                  f"({', '.join(scores) or 'none'}).")
-            sc = scores.get(key) if key else None
-            if sc is not None and not isinstance(sc, dict):
-                raise ValueError(f"{where}: field 'scores.{key}' must be an object.")
+            sc = _obj(scores.get(key), where, f"scores.{key}") if key else {}
             correct = (_score_verdict(sc.get("value"), where, f"scores.{key}.value")
-                       if sc is not None else None)
-            choice = ((s.get("output") or {}).get("choices") or [None])[0] or {}
+                       if key in scores and scores[key] is not None else None)
+            output = _obj(s.get("output"), where, "output")
+            choices = output.get("choices") or [None]
+            if not isinstance(choices, list):
+                raise ValueError(f"{where}: field 'output.choices' must be a list, found "
+                                 f"{json.dumps(choices)[:60]}.")
+            choice = _obj(choices[0], where, "output.choices[0]")
+            message = _obj(choice.get("message"), where, "output.choices[0].message")
+            usage = _obj(output.get("usage"), where, "output.usage")
+            tokens = usage.get("output_tokens")
+            if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
+                                       or not 0 <= tokens <= INT64_MAX):
+                raise ValueError(f"{where}: field 'output.usage.output_tokens' must be an "
+                                 f"integer >= 0, found {json.dumps(tokens)[:40]}.")
             target = s.get("target")
+            stop = choice.get("stop_reason")
             rows.append({
                 "line": line, "model": model, "benchmark": task,
                 "question_id": _qid(s.get("id"), where, "id"), "sample_idx": epoch - 1,
-                "correct": correct, "response": _content(choice.get("message")),
-                "answer": _text(sc.get("answer")) if sc else None,
-                "gold": ", ".join(target) if isinstance(target, list) else _text(target),
-                "finish_reason": _STOP.get(choice.get("stop_reason"), choice.get("stop_reason")),
-                "n_tokens": ((s.get("output") or {}).get("usage") or {}).get("output_tokens")})
-    return _table(con, path, rows, "inspect")
+                "correct": correct, "response": _content(message),
+                "answer": _text(sc.get("answer")),
+                "gold": ", ".join(map(str, target)) if isinstance(target, list)
+                else _text(target),
+                "finish_reason": _STOP.get(stop, stop) if isinstance(stop, str) else _text(stop),
+                "n_tokens": tokens})
+    return E.rows_relation(con, path, rows, "inspect")
 
 
 # --- verl: <validation_data_dir>/<step>.jsonl -------------------------------------------------
+def _name_number(path, pattern: str, what: str) -> int | None:
+    """The number a file name holds (``pattern``'s first group), or None; beyond the 64-bit
+    range it is one line naming the file.
+    """
+    m = re.fullmatch(pattern, Path(path).name)
+    if not m:
+        return None
+    if len(m.group(1)) > 19 or int(m.group(1)) > INT64_MAX:
+        raise LeashValueError(f"{path}: the {what} in the file name, {m.group(1)[:30]}"
+                              f"{'...' if len(m.group(1)) > 30 else ''}, is beyond the 64-bit "
+                              "integer range; rename the file.", file=path, key=what,
+                              value=m.group(1))
+    return int(m.group(1))
+
+
 def verl_step(path: Path) -> int | None:
     """The training step in a verl dump's file name (``<step>.jsonl``), or None."""
-    m = re.fullmatch(r"(\d+)\.jsonl(?:\.gz)?", Path(path).name)
-    return int(m.group(1)) if m else None
+    return _name_number(path, r"(\d+)\.jsonl(?:\.gz)?", "step")
 
 
 def verl_folder(path) -> list[Path] | None:
@@ -477,7 +385,8 @@ def verl_folder(path) -> list[Path] | None:
     p = Path(path)
     if not p.is_dir():
         return None
-    files = sorted((f for f in p.iterdir() if verl_step(f) is not None and f.is_file()),
+    # a step beyond the 64-bit range is one line (verl_step)
+    files = sorted((f for f in p.iterdir() if f.is_file() and verl_step(f) is not None),
                    key=verl_step)
     return files or None
 
@@ -498,12 +407,14 @@ def _verl(con, path: Path, options: dict):
     inp, out, gts, score, step, acc, pred, src = (f"v[{i}]" for i in range(1, 9))
     fail, show, num = E._fail, E._show, E._NUM_TYPES
     fstep = verl_step(path)
-    score_v = f"""CASE WHEN json_type({score}) IN {num} THEN CAST(json_extract_string({score},
-                           '$') AS DOUBLE)
+    # NaN and Infinity (Python's json writes them) are no verdict: refused, not compared
+    score_v = f"""CASE WHEN json_type({score}) IN {num}
+                            AND isfinite(CAST(json_extract_string({score}, '$') AS DOUBLE))
+                           THEN CAST(json_extract_string({score}, '$') AS DOUBLE)
                        WHEN json_type({score}) = 'BOOLEAN' THEN CAST(CAST({score} AS BOOLEAN)
                            AS DOUBLE)
-                       ELSE {fail(path, "'field ''score'' must be a number, found ', "
-                                  + show(score))} END"""
+                       ELSE {fail(path, "'field ''score'' must be a number (not NaN or "
+                                  "infinite), found ', " + show(score))} END"""
     acc_v = f"""CASE WHEN json_type({acc}) = 'BOOLEAN' THEN CAST({acc} AS BOOLEAN)
                      WHEN json_type({acc}) IN {num} AND CAST({acc} AS DOUBLE) IN (0, 1)
                          THEN CAST({acc} AS DOUBLE) = 1
@@ -515,10 +426,13 @@ def _verl(con, path: Path, options: dict):
                "acc": f"CASE WHEN {acc} IS NULL OR json_type({acc}) = 'NULL' THEN {no_acc} "
                       f"ELSE {acc_v} END",
                "positive": "s > 0", "full": "s >= 1"}[rule]
-    step_v = f"""CASE WHEN json_type({step}) IN ('UBIGINT', 'BIGINT') THEN CAST({step} AS BIGINT)
+    step_v = f"""CASE WHEN json_type({step}) = 'BIGINT'
+                           OR json_type({step}) = 'UBIGINT'
+                              AND TRY_CAST(json_extract_string({step}, '$') AS BIGINT) IS NOT NULL
+                           THEN CAST(json_extract_string({step}, '$') AS BIGINT)
                       WHEN {step} IS NULL OR json_type({step}) = 'NULL' THEN {_lit(fstep)}
-                      ELSE {fail(path, "'field ''step'' must be an integer, found ', "
-                                 + show(step))} END"""
+                      ELSE {fail(path, "'field ''step'' must be an integer within the 64-bit "
+                                 "range, found ', " + show(step))} END"""
     query = f"""WITH {recs},
 checked AS (SELECT line, v,
         CASE WHEN json_type({inp}) = 'VARCHAR' THEN json_extract_string({inp}, '$')
@@ -542,17 +456,24 @@ FROM scored ORDER BY line"""
 # --- NeMo-Skills: <output_dir>/eval-results/<benchmark>/output-rs<seed>.jsonl ----------------
 def nemo_seed(path: Path) -> int | None:
     """The random seed in a NeMo-Skills output file name (``output-rs<seed>.jsonl``), or None."""
-    m = re.fullmatch(r"output-rs(\d+)(?:-chunk\d+)?\.jsonl(?:\.gz)?", Path(path).name)
-    return int(m.group(1)) if m else None
+    return _name_number(path, r"output-rs(\d+)(?:-chunk\d+)?\.jsonl(?:\.gz)?", "seed")
+
+
+#: The fields of a NeMo-Skills data point that name its question, in the order looked for.
+NEMO_ID_FIELDS = ("id", "unique_id", "problem_id", "question_id", "idx")
 
 
 def _nemo(con, path: Path, options: dict):
     """NeMo-Skills generations after evaluation: one line per question (the input data point
     with ``generation``, ``predicted_answer``, ``symbolic_correct`` or ``judge_correct``), one
-    file per seed: ``question_id`` the line number from 0 (NeMo-Skills writes the input's
-    order in every seed file and compares seeds line by line), ``sample_idx`` the seed.
+    file per seed, ``sample_idx`` the seed. The seed files are paired by question id: the data
+    point's own id (the first of :data:`NEMO_ID_FIELDS` the first record has; then every record
+    needs it), else the record's number among the file's records from 0 (NeMo-Skills writes the
+    input's order in every seed file), which a blank line does not shift.
     """
     seed = nemo_seed(path)
+    first = E._first_record(path) or {}
+    id_field = next((f for f in NEMO_ID_FIELDS if f in first), None)
     chosen = options.get("score")
     field = chosen
     if field is None:  # the file's verdict field: symbolic_correct, else judge_correct
@@ -561,9 +482,9 @@ def _nemo(con, path: Path, options: dict):
                            SELECT count(v[1]), count(v[2]) FROM recs""")[0]
         field = "symbolic_correct" if found[0] else "judge_correct" if found[1] else None
     paths = ["$.generation", "$.predicted_answer", "$.expected_answer",
-             f'$."{field}"' if field else "$.symbolic_correct"]
+             f'$."{field}"' if field else "$.symbolic_correct", f'$."{id_field or "id"}"']
     recs = E._records(path, paths)
-    gen, pred, exp, ver = (f"v[{i}]" for i in range(1, 5))
+    gen, pred, exp, ver, qid = (f"v[{i}]" for i in range(1, 6))
     fail, show = E._fail, E._show
     verdict = "NULL" if field is None else f"""CASE
         WHEN {ver} IS NULL THEN {fail(path, f"'field ''{field}'' is missing'")}
@@ -572,8 +493,15 @@ def _nemo(con, path: Path, options: dict):
             THEN CAST({ver} AS DOUBLE) = 1
         ELSE {fail(path, f"'field ''{field}'' must be boolean-like (true/false, 1/0), found ', "
                    + show(ver))} END"""
+    qid = (f"""CASE WHEN json_type({qid}) IN {E._ID_TYPES}
+                         AND json_extract_string({qid}, '$') <> ''
+                        THEN json_extract_string({qid}, '$')
+                    ELSE {fail(path, f"'field ''{id_field}'' (the question id: the first record "
+                               "has it) must be a non-empty string or an integer, found ', "
+                               + show(qid))} END""" if id_field else
+           "CAST(row_number() OVER (ORDER BY line) - 1 AS VARCHAR)")
     query = f"""WITH {recs}
-SELECT {E._select(model="NULL", benchmark="NULL", question_id="CAST(line - 1 AS VARCHAR)",
+SELECT {E._select(model="NULL", benchmark="NULL", question_id=qid,
                   sample_idx=_lit(seed if seed is not None else 0),
                   correct=verdict,
                   response=f'''CASE WHEN json_type({gen}) = 'VARCHAR'
@@ -582,29 +510,31 @@ SELECT {E._select(model="NULL", benchmark="NULL", question_id="CAST(line - 1 AS 
                                               "found ', " + show(gen))} END''',
                   answer=f"json_extract_string({pred}, '$')",
                   gold=f"json_extract_string({exp}, '$')")}
-FROM recs"""
+FROM recs ORDER BY line"""
     return con.sql(query)
 
 
-READERS = {"verl": _verl, "nemo-skills": _nemo, "inspect": _inspect, "opencompass": _opencompass,
-           "json-object": _json_object}
-
-
-def relation(con, path, fmt: str, *, options: dict | None = None):
-    """The file's samples in :data:`leash_eval.evaluators.RELATION_COLUMNS`, as a DuckDB
-    relation (lazy for the JSON-lines layouts), as :func:`leash_eval.evaluators.relation`.
-
-    Parameters
-    ----------
-    con : duckdb.DuckDBPyConnection
-    path : Path
-    fmt : str
-        One of :data:`FORMATS`.
-    options : dict, optional
-        ``correct_rule`` (verl, one of :data:`CORRECT_RULES`), ``score`` (inspect, nemo-skills,
-        opencompass); None values ignored, another option is a ValueError naming it.
-    """
-    path = Path(path)
-    if fmt not in READERS:
-        raise ValueError(f"{path}: --fmt {fmt} is not one of {', '.join(FORMATS)}.")
-    return READERS[fmt](con, path, E._check_options(path, fmt, options, OPTIONS[fmt]))
+_SCORE_HELP = "the verdict field (default: {})"
+READERS = (
+    InputFormat("verl", _verl, fits=_is_verl, signature="input, output, score, and step or gts",
+                options=(ReaderOption(
+                    "correct_rule", "where a sample's verdict comes from: auto (the default: "
+                    "the reward's 'acc' when logged, else score > 0), acc, positive (score > 0) "
+                    "or full (score >= 1)", metavar=None, choices=CORRECT_RULES),)),
+    InputFormat("nemo-skills", _nemo, fits=_is_nemo,
+                signature="generation with symbolic_correct, judge_correct, predicted_answer or "
+                          "expected_answer",
+                options=(ReaderOption("score", _SCORE_HELP.format(
+                    "symbolic_correct, else judge_correct")),)),
+    InputFormat("inspect", _inspect, archive=".eval", unit="record",
+                signature="a zip archive (.eval)",
+                options=(ReaderOption("score", "the scorer whose value is the verdict (needed "
+                                      "when a sample has several)"),)),
+    InputFormat("opencompass", _opencompass, fits_document=_opencompass_kind, unit="record",
+                signature="'details' (results), or one object with 'prediction' per example "
+                          "(predictions)",
+                options=(ReaderOption("score", _SCORE_HELP.format("correct")),)),
+    InputFormat("json-object", _json_object, fits_document=_is_id_object, unit="record",
+                signature="a verdict (true/false), a list of verdicts or of objects with "
+                          "'correct' per question id"),
+)

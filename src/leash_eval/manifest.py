@@ -31,15 +31,15 @@ from leash.errors import SkipNotebook
 from leash.paths import DATA, MIRROR_ENV
 from leash.writing import folder_beside
 
-__all__ = ["FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset", "DatasetUnavailableError",
-           "Manifest", "dataset", "default_dest", "fetch", "load_manifest", "locate", "resolve",
-           "sha256_file"]
+__all__ = ["DATASET_FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset",
+           "DatasetUnavailableError", "Manifest", "dataset", "default_dest", "fetch",
+           "load_manifest", "locate", "resolve", "sha256_file"]
 
 #: Generation formats (readers of :mod:`leash_eval.formats`) a manifest entry may name.
 GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
 #: Every ``format`` a manifest entry may name: generation formats, benchmark question files
 #: (:func:`leash_eval.rescore.load_benchmark`) and other tables kept for cross-checking ("csv").
-FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
+DATASET_FORMATS = (*GENERATION_FORMATS, "benchmark", "csv")
 
 _MANIFEST_PATH = DATA / "manifest.yaml"
 _REQUIRED = ("urls", "sha256", "path", "format", "license", "description")
@@ -57,7 +57,7 @@ class DatasetUnavailableError(SkipNotebook, FileNotFoundError):
 class Dataset:
     """One external file of the manifest: its key ``name`` (e.g. ``"gsm8k-probe-sft"``), the
     upstream ``urls`` tried in order, the lower-case hex ``sha256`` of its bytes, its POSIX
-    ``path`` below the mirror root and the cache, its ``format`` (one of :data:`FORMATS`),
+    ``path`` below the mirror root and the cache, its ``format`` (:data:`DATASET_FORMATS`),
     provenance notes (``license``, ``description``) and, where meaningful, the reader preset
     ``mapping``, the labels ``model``, ``model_id``, ``benchmark`` and the checkpoint ``step``.
     """
@@ -142,7 +142,7 @@ _RULES = {
     "sha256": (lambda v: re.fullmatch(r"[0-9a-f]{64}", str(v).lower()), "must be 64 hex digits"),
     "path": (_is_relative_file_path,
              "must be a relative file path without '..' (e.g. folder/file.jsonl)"),
-    "format": (lambda v: v in FORMATS, f"must be one of {FORMATS}"),
+    "format": (lambda v: v in DATASET_FORMATS, f"must be one of {DATASET_FORMATS}"),
     "step": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
              "must be an int"),
     "size": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),

@@ -9,20 +9,19 @@ from the toolkit, and the toolkit takes its names from here (one home for each).
 
 from __future__ import annotations
 
-__all__ = ["PAPER", "INPUT_FORMATS", "EVALUATOR_FORMATS", "HARNESS_FORMATS", "FORMATS",
-           "MAPPINGS", "MAPPING_FIELDS", "RESCORERS", "SCORERS", "EXTRACTORS", "GYM_EXTRACT",
-           "GOLD_DATASETS"]
+__all__ = ["PAPER", "INPUT_FORMATS", "MAPPINGS", "MAPPING_FIELDS", "RESCORERS", "SCORERS",
+           "EXTRACTORS", "GYM_EXTRACT", "GOLD_DATASETS"]
 
 #: The study that is the paper's printed numbers (``study = "paper"``; ``data/paper/``).
 PAPER = "paper"
-#: leash's own input formats (``data/README.md``, sections 1-4).
-INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
-#: The evaluators' own result files leash reads (``data/README.md``, section 5).
-EVALUATOR_FORMATS = ("lm-eval", "lighteval", "evalscope", "openai-batch")
-#: The logs of RL trainers and harnesses leash reads (``data/README.md``, section 4d).
-HARNESS_FORMATS = ("verl", "nemo-skills", "inspect", "opencompass", "json-object")
-#: Every value of ``fmt:`` (and of the CLI's ``--fmt``).
-FORMATS = (*INPUT_FORMATS, *EVALUATOR_FORMATS, *HARNESS_FORMATS)
+#: Every value of ``fmt:`` (and of the CLI's ``--fmt``): the names of the toolkit's registry of
+#: input formats (``leash_eval.readers.input_formats``, in its order; a test keeps them one),
+#: leash's own (``data/README.md``, sections 1-4b), then the evaluators', trainers' and
+#: harnesses' files it reads as they are (sections 4c-4e).
+INPUT_FORMATS = ("samples", "counts", "summary", "evaluator", "nested",
+                 "lm-eval", "lighteval", "evalscope", "openai-batch",
+                 "verl", "nemo-skills", "inspect", "opencompass", "json-object",
+                 "reasoning-gym-eval")
 #: The built-in field mappings of nested files (``leash_eval.formats.MAPPINGS``).
 MAPPINGS = ("evaluator", "rollouts", "samples")
 #: The fields of a mapping (``leash_eval.formats.NestedMapping``); ``correct`` is required.

@@ -76,8 +76,8 @@ from leash.errors import LeashValueError, Param, Words, closest
 from leash.paths import DATA, study_folder
 from leash.sources.choices import (
     EXTRACTORS,
-    FORMATS,
     GOLD_DATASETS,
+    INPUT_FORMATS,
     MAPPING_FIELDS,
     MAPPINGS,
     RESCORERS,
@@ -150,7 +150,7 @@ _MAPPING = C.Either(
 _GOLD = C.Value("a benchmark of data/manifest.yaml with a question file", _is_gold,
                 choices=_gold_names)
 _SOURCE = C.Fields(
-    {"path": _LABEL, "dataset": _DATASET, "demo": _DEMO, "fmt": _one_of(FORMATS),
+    {"path": _LABEL, "dataset": _DATASET, "demo": _DEMO, "fmt": _one_of(INPUT_FORMATS),
      "model": _LABEL, "benchmark": _LABEL, "step": _int(0), "mapping": _MAPPING,
      "rescore": _one_of(RESCORERS), "gold": _GOLD, "extract": _one_of(EXTRACTORS)},
     one_of=SOURCE_KINDS, needs={"gold": "rescore", "extract": "rescore"},

@@ -195,13 +195,26 @@ class GoldByIds(dict):
         self.own, self.others = own, others
 
     def match(self, qids, where) -> tuple[str, dict]:
-        """(field, gold map) of the first id field holding every id of ``qids``; a
-        :class:`MissingGoldError` naming the fields tried when none does.
+        """(field, gold map) of the id field holding every id of ``qids``; a
+        :class:`MissingGoldError` naming the fields tried when none does. Two fields that both
+        hold every id but give some id another gold answer are ambiguous: which questions the
+        samples mean is a guess, so that is refused too, naming both fields and that id (fields
+        that agree on every id, such as ``idx`` and the line number of a file numbered from 0,
+        give the same answers whichever is taken).
         """
         need = set(qids)
-        for field, m in ((self.own, dict(self)), *self.others.items()):
-            if need <= m.keys():
-                return field, m
+        fits = [(f, m) for f, m in ((self.own, dict(self)), *self.others.items())
+                if need <= m.keys()]
+        for (f1, m1), (f2, m2) in zip(fits, fits[1:]):
+            if q := next((q for q in sorted(need) if m1[q] != m2[q]), None):
+                raise LeashValueError(
+                    f"{where}: the samples' question ids are ids of two fields of the gold "
+                    f"answers, {f1} and {f2}, which differ (question {q!r}: {m1[q]!r} by "
+                    f"{f1}, {m2[q]!r} by {f2}); which one the samples mean is ambiguous: give "
+                    "a question file with one of them.", file=where, key="question_id",
+                    value=q)
+        if fits:
+            return fits[0]
         tried = ", ".join(f"{f} (e.g. {next(iter(m), None)!r})" for f, m in (
             (self.own, self), *self.others.items()))
         raise MissingGoldError(
