@@ -1211,9 +1211,18 @@ def main_study(argv=None) -> int:
                           "`leash study check` and the notebooks.",
                           epilog="examples:\n  leash study init base.jsonl rl.jsonl --out "
                           "my-study.yaml\n  leash study init gsm8k-probe-sft "
-                          "gsm8k-probe-rl-final --base sft --rl rl\n")
+                          "gsm8k-probe-rl-final --base sft --rl rl\n  leash study init "
+                          "--label base=base.json --label rl=rl.json --label rl=checkpoints/ "
+                          "--benchmark gsm8k --out my-study.yaml\n")
     init_words = _CliWords(_add_options(init, [
-        _GENERATIONS,
+        ("files", {**_GENERATIONS[1], "nargs": "*", "help": _GENERATIONS[1]["help"]
+                   + "; a folder stands for its files"}),
+        ("--label", dict(action="append", default=[], metavar="FILE=MODEL", help="the model "
+                         "of files that do not name it: FILE=MODEL, or MODEL=FILES for a "
+                         "folder or glob of one model's files (several files without a step "
+                         "are its checkpoints, each step the number in which their names "
+                         "differ); MODEL@STEP gives the step; repeatable (default: files that "
+                         "name no model are labelled by their file names)")),
         ("--base", dict(metavar="MODEL", help="model label of the base model (with --rl; "
                         "default: proposed from the model names)")),
         ("--rl", dict(metavar="MODEL", help="model label of the RLVR model (with --base; "
@@ -1268,7 +1277,8 @@ def _study_init(args, prog: str, words) -> int:
     if args.out is not None and Path(args.out).exists() and not args.force:
         raise ValueError(f"--out {args.out} exists; it is left as it is (pass --force to "
                          "replace it).")
-    draft = draft_study(args.files, base=args.base, rl=args.rl, out=args.out, reader=reader,
+    draft = draft_study(args.files, labels=args.label, base=args.base, rl=args.rl,
+                        out=args.out, reader=reader,
                         progress=None if args.quiet else
                         lambda m: print(f"{prog}: {m}", file=sys.stderr, flush=True))
     for note in draft.notes:
