@@ -28,6 +28,7 @@ from pathlib import Path
 
 from leash._version import version
 from leash.errors import Call, Param, Words
+from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash_eval.processes import Terminated, raise_terminated
 
@@ -328,7 +329,7 @@ _OPTIONS = {
                         "id field it has, e.g. unique_id; default: the file's own gold field). "
                         "For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
-        ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
+        ("--gold-rule", dict(choices=GOLD_FILE_RULES,
                              default="answer", help="where the gold is in a --gold JSONL file")),
         ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
                           help="how a response is graded")),
