@@ -38,8 +38,9 @@ ints). YAML anchors and aliases are refused (a study file has no need of them, a
 rules out alias bombs without expanding anything), and so are duplicate keys. Each problem is
 one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
-An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
-section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
+An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the
+``support`` section takes ``estimator`` (of its pass@k curves and the explorer), the ``sft``
+section ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
 section ``na`` (the NA rule of answer entropy, :data:`leash.core.entropy.NA_RULES`; default the
 paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
 ``Section.options``, and a notebook parameter overrides them only when it is given.
@@ -168,7 +169,8 @@ _PAIR = C.Fields(
      "shared_only": _BOOL},
     required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
 _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
-_SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
+_SECTION_EXTRA = {"support": {"estimator": _one_of(ESTIMATORS)},
+                  "sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
                           "estimator": _one_of(ESTIMATORS)},
                   "gym": {"estimator": _one_of(ESTIMATORS)},
                   "entropy": {"na": _one_of(NA_RULES)},
