@@ -631,8 +631,12 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
                 if side.stem.split(".", 1)[0] in {n.split(".", 1)[0] for n in names} \
                         and side.stem not in names:
                     side.unlink()
-            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, title=None
-                                if study in (None, PAPER) else study_title(study))
+            # a study's own folder (make reproduce DATA=...) is headed by its title
+            ran = {job[2].get("study") for job in jobs_list}
+            own = next(iter(ran)) if len(ran) == 1 else None
+            title = (study_title(own) if own not in (None, PAPER)
+                     and outdir == BUILD / _label(own) else None)
+            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, title=title)
             stream.write(f"  artifact index: {shown(index)}\n")
         stream.flush()
     return done
