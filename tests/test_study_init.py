@@ -185,7 +185,8 @@ def test_the_study_file_follows_the_umask_and_keeps_the_labels(capsys, tmp_path,
 
 
 @pytest.mark.parametrize("base, rl", [("base😀", "rl😀"), ("b\u2028ase", "r\x85l"),
-                                      ('b"a\\se', "rl\ttab"), ("é-base", "ζ-rl")])
+                                      ('b"a\\se', "rl\ttab"), ("é-base", "ζ-rl"),
+                                      ("null", "1.50"), ("- x: [y]", "#rl &a *b")])
 def test_any_label_is_written_as_the_data_have_it(tmp_path, cached, base, rl):
     """Labels beyond the BMP were written as JSON surrogate pairs, which YAML reads as two
     lone surrogates: check then found no such model. Every label round-trips now."""
@@ -222,15 +223,18 @@ def test_a_benchmark_one_model_lacks_gets_shared_only_and_no_n(tmp_path, cached)
     assert result.ok, result.lines()
 
 
-def test_a_file_name_with_glob_characters_is_that_file(tmp_path, cached):
+@pytest.mark.parametrize("name, decoy", [("x[1].csv", "x1.csv"), ("a*b.csv", "aXXb.csv"),
+                                         ("q?.csv", "q1.csv"), ("[!a]].csv", "b].csv")])
+def test_a_file_name_with_glob_characters_is_that_file(tmp_path, cached, name, decoy):
     """`x[1].csv` was written as a glob, which matches `x1.csv` (another file) and not
-    itself."""
-    _counts(tmp_path / "x[1].csv", [("base", "math", "1", 4, 1), ("rl", "math", "1", 4, 2)])
-    _counts(tmp_path / "x1.csv", [("other", "math", "1", 4, 4)])
-    draft = draft_study([tmp_path / "x[1].csv"], out=tmp_path / "s.yaml")
+    itself; every glob character is escaped now, and the decoy is never read."""
+    _counts(tmp_path / name, [("base", "math", "1", 4, 1), ("rl", "math", "1", 4, 2)])
+    _counts(tmp_path / decoy, [("other", "math", "1", 4, 4)])
+    draft = draft_study([tmp_path / name], out=tmp_path / "s.yaml")
     (tmp_path / "s.yaml").write_text(draft.text)
     study = load_study(tmp_path / "s.yaml")
-    assert study.section("support").sources[0].value == "x[[]1].csv"
+    [hit] = [p for src in study.section("support").sources for p, _ in study.resolve(src)]
+    assert hit.name == name
     assert set(study.summaries("support")["model"]) == {"base", "rl"}
     result = check_study(study)
     assert result.ok, result.lines()
