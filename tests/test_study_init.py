@@ -277,3 +277,32 @@ def test_files_with_answers_get_an_entropy_section(tmp_path, cached):
     raw = yaml.safe_load(draft.text)
     assert set(raw["sections"]) == {"support", "entropy"}
     assert "no entropy section" not in draft.text
+
+
+def test_a_name_check_refuses_is_refused_before_anything_is_written(capsys, tmp_path):
+    """`--out paper.yaml` named the study 'paper', which `study check` refuses (the paper's
+    printed numbers): one line naming --out, and no file."""
+    _counts(tmp_path / "c.csv", [("base", "math", "1", 4, 1), ("rl", "math", "1", 4, 2)])
+    code, _, err = _run(capsys, "study", "init", str(tmp_path / "c.csv"), "--out",
+                        str(tmp_path / "paper.yaml"), "-q")
+    assert code == 2 and not (tmp_path / "paper.yaml").exists()
+    [line] = [ln for ln in err.splitlines() if ": error: " in ln]
+    assert "--out" in line and "'paper'" in line and "study check" in line
+
+
+def test_a_file_name_of_undecodable_bytes_is_written_and_read(tmp_path, cached):
+    """A name with bytes that are not UTF-8 (a surrogate in Python) is written as a YAML
+    escape the study reads back, and its summary cache is an ASCII file name (pyarrow could
+    not write the surrogate)."""
+    name = os.fsdecode(b"bad\xff.csv")
+    try:
+        _counts(tmp_path / name, [("base", "math", "1", 4, 1), ("rl", "math", "1", 4, 2)])
+    except (OSError, UnicodeError):
+        pytest.skip("the file system refuses names that are not UTF-8")
+    out = tmp_path / "s.yaml"
+    code = main(["study", "init", str(tmp_path / name), "--out", str(out), "-q"])
+    assert code == 0
+    assert '"bad\\uDCFF.csv"' in out.read_text(encoding="utf-8")
+    result = check_study(out)
+    assert result.ok, result.lines()
+    assert [p.name.split(".")[0] for p in (cached / "s" / ".summaries").iterdir()] == ["bad_"]

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
 
 from leash._version import version
-from leash.errors import Call, Param, Words
+from leash.errors import Call, LeashValueError, Param, Words
 from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash_eval.processes import Terminated, raise_terminated
@@ -1282,6 +1283,7 @@ def _study_init(args, prog: str, words) -> int:
                         out=args.out, reader=reader,
                         progress=None if args.quiet else
                         lambda m: print(f"{prog}: {m}", file=sys.stderr, flush=True))
+    _refuse_what_check_refuses(draft, args.out)
     for note in draft.notes:
         print(f"{prog}: {note}", file=sys.stderr)
     if args.out is None:
@@ -1291,6 +1293,24 @@ def _study_init(args, prog: str, words) -> int:
     print(f"{prog}: wrote {args.out} (study {draft.name!r}); next: leash study check "
           f"{args.out}, then make reproduce DATA={args.out}", file=sys.stderr)
     return 0
+
+
+def _refuse_what_check_refuses(draft, out) -> None:
+    """A draft whose name or title `leash study check` would refuse (``--out paper.yaml``
+    names the study after the paper's printed numbers): one line naming --out, nothing
+    written.
+    """
+    from leash.config import load_yaml_text
+    from leash.sources.study import Study
+    from leash_eval.run.study_check import name_problems
+
+    target = Path(os.path.abspath(out if out is not None else "study.yaml"))
+    raw, lines = load_yaml_text(draft.text, "the drafted study", "study file")
+    for problem in name_problems(Study(raw, target, lines=lines)):
+        why = str(problem).split(f"`{problem.key}`: ", 1)[-1]
+        raise LeashValueError(Param("out"), f" {out}: the study's {problem.key} would be "
+                              f"{problem.value!r}, which `leash study check` refuses: {why}",
+                              param="out", value=out, key=problem.key)
 
 
 def _run_reproduce(argv) -> int:

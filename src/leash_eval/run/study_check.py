@@ -41,7 +41,7 @@ from leash.paths import DATA
 from leash.sources.study import SECTIONS, Pair, Study, load_study
 from leash_eval import studies
 
-__all__ = ["StudyCheck", "check_study"]
+__all__ = ["StudyCheck", "check_study", "name_problems"]
 
 #: The sections whose data are per-question summaries (``perplexity`` lists trace files).
 _SUMMARY_SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym")
@@ -276,3 +276,22 @@ def check_study(study, sections=None) -> StudyCheck:
         c.section(name)
     return StudyCheck(s, tuple(c.problems), tuple(c.skipped), tuple(c.read),
                       time.perf_counter() - t0)
+
+
+def name_problems(study) -> tuple[LeashValueError, ...]:
+    """The problems of a study's ``name`` and ``title`` alone (no data read): what ``leash
+    study init`` checks of its draft before writing it, so that it writes no study its check
+    refuses.
+
+    Parameters
+    ----------
+    study : Study
+        A parsed study (its ``source`` the path it will be written to).
+
+    Returns
+    -------
+    tuple of LeashValueError
+    """
+    c = _Checker(study)
+    c.name()
+    return tuple(c.problems)
