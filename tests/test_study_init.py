@@ -306,3 +306,22 @@ def test_a_file_name_of_undecodable_bytes_is_written_and_read(tmp_path, cached):
     result = check_study(out)
     assert result.ok, result.lines()
     assert [p.name.split(".")[0] for p in (cached / "s" / ".summaries").iterdir()] == ["bad_"]
+
+
+def test_evaluator_files_that_name_no_model_are_labelled_too(capsys, tmp_path, cached):
+    """The evaluator layout says 'does not name the model' its own way (no record, no value):
+    the same proposal, and the same one line for the benchmark."""
+    for name, scores in (("qwen-base.jsonl", [True, False]), ("qwen-grpo.jsonl", [True, True])):
+        (tmp_path / name).write_text("".join(json.dumps(
+            {"idx": q, "gt": "1", "code": ["a", "b"], "pred": ["1", "2"], "score": scores})
+            + "\n" for q in range(3)))
+    files = [str(tmp_path / "qwen-base.jsonl"), str(tmp_path / "qwen-grpo.jsonl")]
+    code, _, err = _run(capsys, "study", "init", *files, "--fmt", "evaluator", "-q")
+    assert code == 2 and "--benchmark BENCHMARK" in err
+    code, out, err = _run(capsys, "study", "init", *files, "--fmt", "evaluator", "--benchmark",
+                          "math500", "-q")
+    assert code == 0, err
+    raw = yaml.safe_load(out)
+    assert raw["sections"]["support"]["pairs"][0] == {
+        "label": "qwen-base -> qwen-grpo", "base": "qwen-base", "rl": "qwen-grpo"}
+    assert "entropy" in raw["sections"]  # the files keep extracted answers

@@ -209,8 +209,8 @@ class StudyDraft:
 
 def _missing(exc: Exception) -> str | None:
     """``"model"`` or ``"benchmark"`` when a read failed because the file does not name it."""
-    key = getattr(exc, "key", None)
-    if key in ("model", "benchmark") and str(getattr(exc, "value", "")) == "None":
+    key = getattr(exc, "key", None)  # a record without the field, or a layout without it
+    if key in ("model", "benchmark") and getattr(exc, "value", "") in (None, "None"):
         return key
     return None
 
