@@ -280,7 +280,7 @@ def _read(files, labels: list[Label], reader: dict, notes: list[str], progress) 
             continue
         seen.add(value.resolve())
         kw = dict(reader)
-        lab, size = label_of.get(value.resolve(), (None, 0))
+        lab, _ = label_of.get(value.resolve(), (None, 0))
         if lab is not None:
             kw["model"] = lab.model
             if lab.step is not None:
@@ -290,12 +290,12 @@ def _read(files, labels: list[Label], reader: dict, notes: list[str], progress) 
         if frame is None:
             unnamed.append(entry)
         out.append(entry)
-    _label_unnamed(unnamed, notes, progress)
-    _checkpoint_steps(out, label_of, notes, progress)
+    _label_unnamed(unnamed, notes)
+    _checkpoint_steps(out, label_of, notes)
     return out
 
 
-def _label_unnamed(unnamed: list[_File], notes: list[str], progress) -> None:
+def _label_unnamed(unnamed: list[_File], notes: list[str]) -> None:
     """Files that name no model, labelled by their file names (distinct ones only)."""
     if not unnamed:
         return
@@ -318,7 +318,7 @@ def _label_unnamed(unnamed: list[_File], notes: list[str], progress) -> None:
                  "its source); give your own labels with --label FILE=MODEL")
 
 
-def _checkpoint_steps(entries: list[_File], label_of: dict, notes: list[str], progress) -> None:
+def _checkpoint_steps(entries: list[_File], label_of: dict, notes: list[str]) -> None:
     """Several files of one label without a step: the steps their file names give."""
     groups: dict[Label, list[_File]] = {}
     for e in entries:
