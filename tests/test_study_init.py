@@ -115,7 +115,8 @@ def test_a_checkpoint_folder_on_a_question_subset_checks_clean(capsys, tmp_path,
         in out.read_text()
     result = check_study(out)
     assert result.ok, result.lines()
-    paired = load_study(out).paired("checkpoints")
+    with pytest.warns(UserWarning, match="dropping unshared questions"):  # said, and counted
+        paired = load_study(out).paired("checkpoints")
     assert paired.groupby("step")["question_id"].nunique().eq(20).all()
     hand = sum(truth[300].values())
     assert int(paired.loc[paired["step"] == 300, "c_rl"].sum()) == hand
