@@ -250,7 +250,8 @@ def test_a_control_change_recomputes_only_what_it_touches():
     app = explore(model=m, benchmark="A")
     app.controls["zeta"].value = 0.1
     cached = dict(m._cache)
-    app.controls["estimator"].value = "unbiased"  # the support is not recomputed
+    assert app.view.setting.estimator == "unbiased"  # user data: Chen et al.'s
+    app.controls["estimator"].value = "first-k"  # the support is not recomputed
     assert all(m._cache[key] is value for key, value in cached.items())
     assert re.search(r"papermill notebooks/01_table1_support.ipynb", app.widgets["command"].value)
 
@@ -273,3 +274,65 @@ def test_an_epsilon_above_one_is_said_to_bound_nothing():
     assert "above 1" in text and "k > -ln(zeta) = 3" in text
     eps, text = M._epsilon((8,), 0.05)
     assert eps < 1 and "above 1" not in text
+
+
+@pytest.fixture(scope="module")
+def counts(tmp_path_factory):
+    """A counts-only study (n = 128 and c per question, no first-correct indices): MATH500-like
+    counts, as people publish them."""
+    from leash.sources.study import load_study
+
+    d = tmp_path_factory.mktemp("counts")
+    rng = np.random.default_rng(5)
+    p = rng.beta(0.5, 0.6, 300)
+    rows = [{"model": m, "benchmark": "MATH500", "question_id": f"q{i}", "n": 128,
+             "c": int(c)} for m, lift in (("my-base", 0.0), ("my-rlvr", 0.1))
+            for i, c in enumerate(rng.binomial(128, np.clip(p + lift, 0, 1)))]
+    pd.DataFrame(rows).to_csv(d / "counts.csv", index=False)
+    (d / "s.yaml").write_text("name: counts-test\nbenchmarks: {MATH500: {domain: math, budget: "
+                              "128}}\nsections: {support: {sources: [{path: counts.csv}], "
+                              "pairs: [{base: my-base, rl: my-rlvr}]}}\n")
+    study = load_study(d / "s.yaml")
+    study.cache_dir = None  # no cache under the repository's build/
+    return ExplorerModel(study, n_boot=N_BOOT, seed=3)
+
+
+def test_counts_open_on_the_unbiased_estimator_with_curves_and_every_budget(counts):
+    """It opened with the first-k estimator (an empty pass@k panel) and only the full budget,
+    though the expected rule needs nothing but the counts."""
+    app = explore(model=counts)
+    c, v = app.controls, app.view
+    assert (v.setting.estimator, v.setting.rule, v.setting.k) == ("unbiased", "expected", None)
+    assert v.curve_base is not None and not v.notes
+    check_shown(app, counts)
+    assert [k for _, k in c["k"].options] == [1, 2, 4, 8, 16, 32, 64, 0]
+    assert not c["k"].disabled and c["estimator"].disabled  # first-k needs the sample order
+    note = html.unescape(app.widgets["note"].value)
+    assert "expected rule" in note and "unbiased" in note
+    c["k"].value = 8
+    assert c["rule"].value == "expected" and c["rule"].disabled  # the only rule of counts
+    assert not c["min_count"].disabled and c["min_count"].max == 8
+    c["min_count"].value = 3
+    check_shown(app, counts)
+    # notebook 10 computes the same rule from the same counts
+    from leash.artifacts import sensitivity_long
+
+    sweep = sensitivity_long(counts.src, ks=[8], min_counts=[3], zetas=[])
+    row = sweep[sweep["scope"] == "benchmark"].iloc[0]
+    np.testing.assert_allclose(app.view.counts, [row[x] for x in COUNT_NAMES], rtol=1e-12)
+    assert "budgets '[8]'" in html.unescape(app.widgets["command"].value)
+    app.reset_button.click()
+    s = app.view.setting
+    assert (s.k, s.min_count, s.estimator, s.rule) == (None, 1, "unbiased", "expected")
+
+
+def test_a_rule_the_data_cannot_serve_is_refused_by_the_model(counts):
+    s = Setting(counts.pairs[0], "MATH500", k=8, rule="first-k")
+    with pytest.raises(ValueError, match="first-correct indices"):
+        counts.view(s)
+
+
+def test_the_demo_opens_on_the_estimator_it_declares(demo):
+    assert demo.estimator == "first-k"  # data/studies/demo.yaml, as the paper's tables
+    v = explore(model=demo, benchmark="AMC23").view
+    assert (v.setting.estimator, v.setting.rule) == ("first-k", "first-k")

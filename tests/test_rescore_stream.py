@@ -474,6 +474,36 @@ def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
     assert (frame["n"].tolist(), frame["c"].tolist()) == ([2], [1])
 
 
+@needs_mv
+def test_study_source_rescore_with_a_local_gold_file(tmp_path, monkeypatch, capsys):
+    """`gold:` takes a JSONL question file, relative to the study file, as `leash rescore
+    --gold FILE` does: a study regrades offline. The file's own gold fields are wrong on
+    purpose (question 0: 1/2); the question file's answers (0.5, 4, 11) grade it, by hand: q0
+    "0.5" and "1/2" right, q1 "4" right, q2 "11" right."""
+    from leash.sources.study import load_study
+    from leash_eval.run.study_check import check_study
+
+    monkeypatch.setattr(rs_stream, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.delenv("LEASH_DATA_MIRROR", raising=False)
+    _evaluator_file(tmp_path / "eval.jsonl")
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "gold.jsonl").write_text("".join(
+        json.dumps({"idx": i, "problem": "?", "final": g}) + "\n"
+        for i, g in enumerate(["0.5", "4", "11"])), encoding="utf-8")
+    source = "rescore: math-verify\ngold: q/gold.jsonl\ngold_rule: gold\n"
+    with pytest.raises(ValueError, match="field 'gold' is missing"):  # the rule is read
+        load_study(_study(tmp_path, source)).summaries("support")
+    (tmp_path / "q" / "gold.jsonl").write_text(
+        (tmp_path / "q" / "gold.jsonl").read_text().replace('"final"', '"gold"'))
+    with pytest.warns(UserWarning, match="own gold answers contradict"):
+        frame = load_study(_study(tmp_path, source)).summaries("support")
+    assert frame.sort_values("question_id")["c"].tolist() == [2, 1, 1]
+    # a question file that is not there: one problem naming the key, before any reading
+    bad = _study(tmp_path, source.replace("q/gold.jsonl", "q/nothere.jsonl"))
+    [problem] = check_study(bad).problems
+    assert (problem.key, problem.value) == ("sections.support.sources[0].gold", "q/nothere.jsonl")
+
+
 @pytest.mark.parametrize(("source", "message"), [
     ("rescor: math-verify\n", r"line 9: unknown key `sections.support.sources\[0\].rescor` "
                               r"\(did you mean `rescore`\?\)"),
@@ -482,8 +512,12 @@ def test_study_source_rescore_with_manifest_gold(tmp_path, monkeypatch):
                               r"`math-verify`\?\)"),
     ("rescore: math-verify\ngold: math5000\n", r"line 10: `sections\.support\.sources\[0\]\.gold` "
                                                r"must be a benchmark of "
-                                               r"data/manifest.yaml with a question file, got "
+                                               r"data/manifest.yaml with a question file, or a "
+                                               r"JSONL question file \(\*\.jsonl, relative to "
+                                               r"the study file\), got "
                                                r"'math5000' \(str\) \(did you mean `math500`"),
+    ("rescore: math-verify\ngold_rule: gold\n", r"line 10: `sections.support.sources\[0\]"
+                                                r"\.gold_rule` applies only with `gold`"),
     ("gold: math500\n", r"line 9: `sections.support.sources\[0\].gold` applies only with "
                         r"`rescore`"),
     ("rescore: math-verify\nextract: lesh\n",

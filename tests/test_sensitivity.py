@@ -99,17 +99,45 @@ def test_a_budget_below_the_samples_leaves_out_the_settings_that_need_counts():
 
 
 def test_default_thresholds_run_on_small_budgets():
-    # min_count 5 on 4 samples finds nothing, a valid row of the sweep (it was refused)
+    # the default thresholds run on 4 samples (they were refused); min_count 5 cannot be
+    # reached by any question there, so it is left out, said (it was a row of O = 3)
     from leash.analysis.pairing import pair_counts
 
     rows = [{"model": m, "benchmark": "A", "question_id": str(q), "n": 4, "c": c,
              "first_correct": 0 if c else -1, "step": pd.NA}
             for m, cs in (("b", (4, 1, 0)), ("r", (4, 4, 2))) for q, c in enumerate(cs)]
-    t = sensitivity_sweep(pair_counts(pd.DataFrame(rows), "b", "r"), zetas=(0.05,))
+    with pytest.warns(UserWarning, match=r"left out min_count 5 at the full budget \(n = 4\)"):
+        t = sensitivity_sweep(pair_counts(pd.DataFrame(rows), "b", "r"), zetas=(0.05,))
     got = t[(t.rule == "count") & (t.scope == "benchmark")].set_index("min_count")
-    assert got.loc[5, ["P", "E", "S", "O"]].tolist() == [0, 0, 0, 3]
+    assert sorted(got.index) == [1, 2, 3]
     # by hand at min_count 2: base finds q0 (4), rl finds q0, q1, q2 (4, 4, 2)
     assert got.loc[2, ["P", "E", "S", "O"]].tolist() == [1, 2, 0, 0]
+
+
+def test_a_k_1_study_sweeps_only_the_thresholds_one_sample_can_reach():
+    """k = 1 data at their full budget: min_count 2, 3, 5 and the rate rule (3 correct at zeta
+    0.05) need more correct samples than a question has; the sweep printed them as rows of
+    every question out of support."""
+    from leash.analysis.pairing import pair_counts
+
+    rng = np.random.default_rng(0)
+    c = rng.integers(0, 2, size=(2, 40))
+    rows = [{"model": m, "benchmark": "A", "question_id": str(q), "n": 1, "c": int(c[i, q]),
+             "first_correct": 0 if c[i, q] else -1, "step": pd.NA}
+            for i, m in enumerate(("b", "r")) for q in range(40)]
+    paired = pair_counts(pd.DataFrame(rows), "b", "r")
+    with pytest.warns(UserWarning) as w:
+        t = sensitivity_sweep(paired)
+    msg = str(w[0].message)
+    for left in ("min_count 2", "min_count 3", "min_count 5", "zeta 0.01", "zeta 0.2"):
+        assert f"{left} at the full budget (n = 1)" in msg
+    assert t[["rule", "min_count"]].drop_duplicates().values.tolist() == [["count", 1]]
+    row = t[t.scope == "benchmark"].iloc[0]
+    found_b, found_r = c[0] > 0, c[1] > 0
+    assert (row.P, row.E, row.S, row.O) == (int((found_b & found_r).sum()),
+                                            int((~found_b & found_r).sum()),
+                                            int((found_b & ~found_r).sum()),
+                                            int((~found_b & ~found_r).sum()))
 
 
 def test_thresholds_above_the_budget_are_left_out_with_a_warning():

@@ -170,3 +170,32 @@ def test_a_widget_view_is_shown_in_its_static_form_and_says_where_it_runs():
     assert "make explore" in note["data"]["text/markdown"]
     assert "application/vnd.jupyter.widget-view+json" not in shown["data"]
     assert shown["data"]["image/png"] == "iVBORw0KGgo="
+
+
+def test_a_study_s_index_and_site_carry_its_title(tmp_path):
+    """A `make reproduce DATA=` folder: the index is headed by the study's `title:` and no
+    longer speaks of the paper's numbers beside the demo; the site's heading is that title
+    (it was "Study <name>")."""
+    from leash_eval.run.index import study_title
+
+    (tmp_path / "s.yaml").write_text('name: mine\ntitle: "GRPO vs base <on> MATH500"\n')
+    figs, build = tmp_path / "figs", tmp_path / "build"
+    build.mkdir()
+    fig = _figure()
+    rec = artifact_record("figure1_mine", save_figure(fig, "figure1_mine", figs, data=False),
+                          description="Figure 1: pass@k", inputs=str(tmp_path / "s.yaml"))
+    plt.close(fig)
+    write_records(figs, "01_x.mine", "01_x", {"study": str(tmp_path / "s.yaml")}, [rec])
+    _executed(build / "01_x.mine.ipynb", "Table 1", {"study": str(tmp_path / "s.yaml")})
+    index = write_index(artifact_index(figs), figs / "README.md",
+                        title=study_title(tmp_path / "s.yaml")).read_text()
+    assert index.startswith("# Artifacts: GRPO vs base <on> MATH500\n")
+    assert "SIMULATED demo" not in index and "paper's printed numbers" not in index
+    assert study_title(tmp_path / "s.yaml") == "GRPO vs base <on> MATH500"
+    # a shipped study by its name, or by its path relative to the repository (as runs name it)
+    assert study_title("demo") == study_title("data/studies/demo.yaml") \
+        == "SIMULATED demo, not the paper's data"
+    site.build_site(figs, build, tmp_path / "site", title=study_title(tmp_path / "s.yaml"),
+                    paper_claims=False, api=False)
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "<h1>GRPO vs base &lt;on&gt; MATH500</h1>" in page and "Study mine" not in page

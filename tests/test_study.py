@@ -160,8 +160,50 @@ def test_pass_at_k_curves_stop_at_the_study_budget_with_the_study_estimator(tmp_
         A.sft_passk(load_study(write(tmp_path, sft % ", ks: [1, 8]")))
     with pytest.raises(ValueError, match=r"`sections.sft.estimator` must be one of"):
         load_study(write(tmp_path, sft % ", estimator: chen"))
-    with pytest.raises(ValueError, match=r"unknown key `sections.support.estimator`"):
-        load_study(write(tmp_path, "sections: {support: {estimator: unbiased}}"))
+    with pytest.raises(ValueError, match=r"unknown key `sections.entropy.estimator`"):
+        load_study(write(tmp_path, "sections: {entropy: {estimator: unbiased}}"))
+
+
+def test_pass_at_k_curves_of_every_pair_and_benchmark(tmp_path):
+    """The curves behind Figure 1's bars: k = 1, 2, 4, ... up to the study's budget, each value
+    the unbiased estimator (user data: the default) computed here with math.comb and
+    Fraction, or the first k samples when the section declares first-k."""
+    import math
+    from fractions import Fraction
+
+    from leash import artifacts as A
+
+    _ordered_samples(tmp_path)
+    support = ("benchmarks: {A: {domain: math, budget: 4}}\n"
+               "sections: {support: {sources: [{path: s.jsonl}], pairs: [{label: p, base: b, "
+               "rl: r}]%s}}")
+    c = A.passk_curves(load_study(write(tmp_path, support % "")))
+    assert list(c.columns) == ["pair", "benchmark", "domain", "model", "role", "k", "pass_at_k",
+                               "n_questions", "estimator"]
+    assert set(c["estimator"]) == {"unbiased"} and sorted(set(c["k"])) == [1, 2, 4]
+    for k in (1, 2, 4):  # each question has 1 correct of n = 8 (every sample, not the first 4)
+        exact = 1 - Fraction(math.comb(7, k), math.comb(8, k))
+        got = c[c["k"] == k].set_index("role")["pass_at_k"]
+        assert got["base"] == pytest.approx(float(exact), rel=1e-12)
+        assert got["rlvr"] == pytest.approx(float(exact), rel=1e-12)
+    first = A.passk_curves(load_study(write(tmp_path, support % ", estimator: first-k")))
+    rl = first[first["role"] == "rlvr"].set_index("k")["pass_at_k"]
+    assert rl.to_dict() == {1: 0.0, 2: 0.5, 4: 0.5}  # question 1 at sample 6, question 2 at 1
+    assert set(first["estimator"]) == {"first-k"}
+    with pytest.raises(ValueError, match="largest budget only"):
+        A.passk_curves("paper")
+
+
+def test_first_k_curves_of_counts_without_the_sample_order_name_the_remedy(tmp_path):
+    from leash import artifacts as A
+
+    (tmp_path / "c.csv").write_text("model,benchmark,question_id,n,c\nb,A,1,8,2\nr,A,1,8,3\n")
+    s = load_study(write(tmp_path, "benchmarks: {A: {domain: math}}\nsections: {support: "
+                                   "{sources: [{path: c.csv}], pairs: [{base: b, rl: r}]}}"))
+    assert set(A.passk_curves(s)["estimator"]) == {"unbiased"}  # counts: no option needed
+    with pytest.raises(ValueError, match="first correct sample") as e:
+        A.passk_curves(s, estimator="first-k")
+    assert e.value.param == "estimator" and "unbiased" in str(e.value)
 
 
 def test_a_support_pair_whose_rl_model_has_several_steps_is_refused(tmp_path):

@@ -29,6 +29,7 @@ import pandas as pd
 
 from leash.analysis.tables import passk_table, support_table
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
+from leash.errors import LeashValueError, Param
 from leash.paths import REPO, slug
 from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
@@ -37,7 +38,8 @@ __all__ = [
     "PAPER", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
     "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
     "estimator_note", "budget_text", "na_note", "support_long", "table1",
-    "table1_caption", "appendix_table", "float_formats", "figure1_data", "gym_curves",
+    "table1_caption", "appendix_table", "float_formats", "figure1_data", "passk_curves",
+    "gym_curves",
     "sft_support", "sft_passk", "table14_wide", "checkpoint_support", "entropy_long",
     "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table13", "table2",
     "table2_wide", "SENSITIVITY_COLUMNS",
@@ -85,6 +87,8 @@ class ArtifactSource(Protocol):
         """pass@k per benchmark and model (Table 14)."""
     def gym_curves(self, **kw) -> pd.DataFrame:
         """pass@k curves of the Reasoning Gym tasks (Figures 2-4)."""
+    def passk_curves(self, section: str = "support", **kw) -> pd.DataFrame:
+        """pass@k against k of every pair and benchmark of a section."""
     def entropy(self, **kw) -> pd.DataFrame:
         """Token- and answer-level entropy per model and benchmark (Table 5)."""
     def perplexity(self, **kw) -> pd.DataFrame:
@@ -279,6 +283,52 @@ class StudySource:
         cols = ["task", "model", "role", "k", "pass_at_k", *(["low", "high"] if n_boot else [])]
         return pd.concat(frames, ignore_index=True)[cols].assign(estimator=estimator,
                                                                  approximate=False)
+
+    def passk_curves(self, section: str = "support", *, estimator=None,
+                     pairs=None) -> pd.DataFrame:
+        """pass@k at k = 1, 2, 4, ... up to each benchmark's budget, base and RLVR model of
+        every pair of ``section``, over the questions the pair shares (see
+        :func:`passk_curves`).
+        """
+        from leash.analysis.tables import default_ks
+        from leash.core.passk import pass_at_k_curve
+
+        estimator = self.estimator(section, estimator)[0]
+        listed = self.section(section).pairs
+        _check_pairs(pairs, [p.label for p in listed])
+        frames = []
+        for p in (p for p in listed if not pairs or p.label in pairs):
+            budgets = self.budgets(section, p)
+            paired = self.paired(section, p, at_budgets=False)  # every sample; k stops at the
+            steps = paired["step"].dropna().unique()            # budget
+            if len(steps) > 1:
+                raise ValueError(f"{self.study.source or self.name}: section {section!r}, pair "
+                                 f"{p.label!r}: the RLVR model {p.rl!r} has rows at "
+                                 f"{len(steps)} steps, and a pass@k curve is one model's.")
+            for bench, g in paired.groupby(paired["benchmark"].astype(str), sort=False):
+                top = budgets.get(bench, int(min(g["n_base"].min(), g["n_rl"].min())))
+                ks = default_ks(top)
+                for role, model, side in (("base", p.base, "base"), ("rlvr", p.rl, "rl")):
+                    fc = g[f"first_correct_{side}"]
+                    if estimator == "first-k" and fc.isna().any():
+                        raise LeashValueError(
+                            f"{self.study.source or self.name}: pair {p.label!r}, benchmark "
+                            f"{bench!r}: the first-k pass@k needs each question's first "
+                            f"correct sample, which {int(fc.isna().sum())} of {len(g)} "
+                            f"questions of {model!r} lack (counts without the sample order); "
+                            "the unbiased estimator needs only n and c.", param="estimator",
+                            value=estimator, hint=("Pass ", Param("estimator",
+                                                                  value="unbiased"), "."))
+                    curve = pass_at_k_curve(
+                        g[f"n_{side}"].to_numpy(dtype=np.int64),
+                        g[f"c_{side}"].to_numpy(dtype=np.int64), ks, estimator=estimator,
+                        first_correct=(fc.to_numpy(dtype=np.int64) if estimator == "first-k"
+                                       else None))
+                    frames.append(pd.DataFrame({
+                        "pair": p.label, "benchmark": bench,
+                        "domain": self.domains.get(bench, ""), "model": model, "role": role,
+                        "k": ks, "pass_at_k": curve.mean(axis=0), "n_questions": len(g)}))
+        return pd.concat(frames, ignore_index=True).assign(estimator=estimator)
 
     def entropy(self, *, na=None, base=None, correction=None) -> pd.DataFrame:
         """Table 5's quantities per model and benchmark of the ``entropy`` section."""
@@ -634,6 +684,38 @@ def gym_curves(study=PAPER, *, estimator=None, n_boot=0, seed=0, level=0.95):
     """
     return open_study(study).gym_curves(estimator=estimator, n_boot=n_boot, seed=seed,
                                         level=level)
+
+
+def passk_curves(study=PAPER, *, section="support", estimator=None, pairs=None):
+    """pass@k against k for every pair and benchmark of a study: k = 1, 2, 4, ... up to each
+    benchmark's budget (its ``budget``, or the pair's ``budgets``; else the samples both
+    models have on every question), the base and the RLVR model over the questions the pair
+    compares. The paper prints pass@k at the largest budget only (Figure 1, whose bars are
+    this curve's last point), so only a study (per-question data) draws it.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        ``"demo"`` or a study file; the paper's printed numbers are a ValueError.
+    section : str, default "support"
+    estimator : {"first-k", "unbiased"}, optional
+        Default: the section's ``estimator``, else :data:`DEFAULT_ESTIMATOR` ("unbiased",
+        Chen et al.'s, from all n samples: what counts give; the demo declares "first-k", as
+        the paper's tables). "first-k" needs each question's first correct sample.
+    pairs : list of str, optional
+        Pair labels (default: every pair of the section).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair, benchmark, domain, model, role, k, pass_at_k, n_questions, estimator``, one row
+        per pair, benchmark, model and k (pass@k as a fraction).
+    """
+    src = open_study(study)
+    if src.is_paper:
+        raise ValueError("passk_curves needs per-question data (study='demo' or a study file): "
+                         "the paper prints pass@k at the largest budget only (Figure 1).")
+    return src.passk_curves(section, estimator=estimator, pairs=pairs)
 
 
 def sft_support(study=PAPER, **kwargs):

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
 
 from leash._version import version
-from leash.errors import Call, Param, Words
+from leash.errors import Call, LeashValueError, Param, Words
+from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash_eval.processes import Terminated, raise_terminated
 
@@ -320,7 +322,7 @@ _OPTIONS = {
                         "id field it has, e.g. unique_id; default: the file's own gold field). "
                         "For "
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
-        ("--gold-rule", dict(choices=("answer", "gold", "minerva", "olympiadbench"),
+        ("--gold-rule", dict(choices=GOLD_FILE_RULES,
                              default="answer", help="where the gold is in a --gold JSONL file")),
         ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
                           help="how a response is graded")),
@@ -1225,9 +1227,18 @@ def main_study(argv=None) -> int:
                           "`leash study check` and the notebooks.",
                           epilog="examples:\n  leash study init base.jsonl rl.jsonl --out "
                           "my-study.yaml\n  leash study init gsm8k-probe-sft "
-                          "gsm8k-probe-rl-final --base sft --rl rl\n")
+                          "gsm8k-probe-rl-final --base sft --rl rl\n  leash study init "
+                          "--label base=base.json --label rl=rl.json --label rl=checkpoints/ "
+                          "--benchmark gsm8k --out my-study.yaml\n")
     init_words = _CliWords(_add_options(init, [
-        _GENERATIONS,
+        ("files", {**_GENERATIONS[1], "nargs": "*", "help": _GENERATIONS[1]["help"]
+                   + "; a folder stands for its files"}),
+        ("--label", dict(action="append", default=[], metavar="FILE=MODEL", help="the model "
+                         "of files that do not name it: FILE=MODEL, or MODEL=FILES for a "
+                         "folder or glob of one model's files (several files without a step "
+                         "are its checkpoints, each step the number in which their names "
+                         "differ); MODEL@STEP gives the step; repeatable (default: files that "
+                         "name no model are labelled by their file names)")),
         ("--base", dict(metavar="MODEL", help="model label of the base model (with --rl; "
                         "default: proposed from the model names)")),
         ("--rl", dict(metavar="MODEL", help="model label of the RLVR model (with --base; "
@@ -1282,9 +1293,11 @@ def _study_init(args, prog: str, words) -> int:
     if args.out is not None and Path(args.out).exists() and not args.force:
         raise ValueError(f"--out {args.out} exists; it is left as it is (pass --force to "
                          "replace it).")
-    draft = draft_study(args.files, base=args.base, rl=args.rl, out=args.out, reader=reader,
+    draft = draft_study(args.files, labels=args.label, base=args.base, rl=args.rl,
+                        out=args.out, reader=reader,
                         progress=None if args.quiet else
                         lambda m: print(f"{prog}: {m}", file=sys.stderr, flush=True))
+    _refuse_what_check_refuses(draft, args.out)
     for note in draft.notes:
         print(f"{prog}: {note}", file=sys.stderr)
     if args.out is None:
@@ -1294,6 +1307,24 @@ def _study_init(args, prog: str, words) -> int:
     print(f"{prog}: wrote {args.out} (study {draft.name!r}); next: leash study check "
           f"{args.out}, then make reproduce DATA={args.out}", file=sys.stderr)
     return 0
+
+
+def _refuse_what_check_refuses(draft, out) -> None:
+    """A draft whose name or title `leash study check` would refuse (``--out paper.yaml``
+    names the study after the paper's printed numbers): one line naming --out, nothing
+    written.
+    """
+    from leash.config import load_yaml_text
+    from leash.sources.study import Study
+    from leash_eval.run.study_check import name_problems
+
+    target = Path(os.path.abspath(out if out is not None else "study.yaml"))
+    raw, lines = load_yaml_text(draft.text, "the drafted study", "study file")
+    for problem in name_problems(Study(raw, target, lines=lines)):
+        why = str(problem).split(f"`{problem.key}`: ", 1)[-1]
+        raise LeashValueError(Param("out"), f" {out}: the study's {problem.key} would be "
+                              f"{problem.value!r}, which `leash study check` refuses: {why}",
+                              param="out", value=out, key=problem.key)
 
 
 def _run_reproduce(argv) -> int:

@@ -71,6 +71,7 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
     """
     import hashlib
     import json
+    import re
     from pathlib import Path
 
     from leash._version import version
@@ -86,7 +87,10 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
                       "input": sha256_file(p), "na": na, "reader": options},
                      sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return Path(cache_dir) / f"{p.name.split('.')[0]}.{digest}.parquet"
+    # the file's stem only as a readable prefix, in ASCII (a name of undecodable bytes, read
+    # as surrogates, is no path pyarrow can write): the digest names the entry
+    prefix = re.sub(r"[^A-Za-z0-9_-]+", "_", p.name.split(".")[0]) or "input"
+    return Path(cache_dir) / f"{prefix}.{digest}.parquet"
 
 
 def manifest_names() -> tuple[str, ...]:

@@ -1,11 +1,17 @@
 """``leash study init``: a study file written from the user's generation files.
 
-Each FILE (a path, or a dataset or group of the data manifest) is read once, streaming, by the
-readers and summarizer every command uses (:func:`leash_eval.summarize.load_counts`), into
-per-question summaries; from them the study takes:
+Each FILE (a path, a folder of files, or a dataset or group of the data manifest) is read once,
+streaming, by the readers and summarizer every command uses
+(:func:`leash_eval.summarize.load_counts`), into per-question summaries; from them the study
+takes:
 
 * the models and their checkpoints (``step``), the benchmarks, the questions and the samples
-  per question (n) of each;
+  per question (n) of each. A file that names no model (``{id: verdict}`` JSON, evaluator
+  output, ...) takes it from a ``label`` (``--label FILE=MODEL``, or ``--label MODEL=FILES``
+  for a folder or glob of one model's files), else from its file name (said, and written on
+  its source). Several files of one label that name no step are that model's checkpoints:
+  each step is the number in which their file names differ (``step_100.json``,
+  ``step_200.json``), or is given with ``--label MODEL@STEP=FILE``;
 * the pairs: ``--base`` and ``--rl`` when given; else proposed when the names leave no doubt
   (exactly one model without an RL word in its name, every other with one: ``rl``, ``rlvr``,
   ``grpo``, ``ppo``, ``dapo``, ...), and the proposal is said; anything else is an error asking
@@ -13,38 +19,49 @@ per-question summaries; from them the study takes:
 * each benchmark's ``budget``: the largest n both sides of every pair have on every question
   (their smallest n). When the questions' n differ and the files do not keep the sample order
   (``first_correct``), no budget can be honoured below a question's n: the budget is then left
-  out, and the tables compare each question at the n both models have (a comment says so);
-* ``N``: the questions the pair shares; when the two models' question sets differ, the pair
-  gets ``shared_only: true`` (the questions one model lacks are dropped and counted) and a
-  comment saying so;
+  out, and the tables compare each question at the n both models have (a comment says so). A
+  checkpoints pair whose steps have fewer samples gets its own ``budgets``;
+* ``N``: the questions each pair shares, written when it is the same for every pair, section
+  and step (else left out, with a comment saying the counts); a pair whose two models'
+  question sets differ (a checkpoint run on a subset of the questions, a benchmark one model
+  lacks) gets ``shared_only: true`` (the questions one model lacks are dropped and counted) and
+  a comment saying so. Two models that share no question are an error;
 * the sections: ``support`` (Tables 1 and 6-12, Figure 1) for the final models, ``checkpoints``
-  (Table 4) when the RLVR model has several steps, ``entropy`` (Table 5) when the files keep the
-  extracted answers; ``sft``, ``gym`` and ``perplexity`` need data a generations file cannot say
-  it holds, and are left for the user (a comment says how);
+  (Table 4) when an RLVR model has several steps, ``entropy`` (Table 5) when the files keep
+  extracted answers; a section the data cannot feed is left out with a comment saying why, and
+  ``sft``, ``gym`` and ``perplexity`` need data a generations file cannot say it holds, and are
+  left for the user (a comment says how);
 * the title (the pairs and the benchmarks) and the name (``--out``'s file name, else the
-  pairs), which names the output folder ``build/<name>/`` and the artifacts' suffix.
+  pairs' model labels as given), which names the output folder ``build/<name>/`` and the
+  artifacts' suffix (both in the file-name form of :func:`leash.paths.slug`).
 
-The YAML is written here as text, each key with a comment saying what it is and where it came
-from (no YAML library keeps comments but ruamel.yaml, which leash does not depend on; every
-value is quoted as JSON, which YAML reads as the same string). The summaries read are stored in
-the study's summary cache (``build/<name>/.summaries/``), so ``leash study check`` and the
-notebooks do not read the files again. The file is written whole or not at all (a temporary
-file renamed), and an existing file is left alone unless ``force``.
+Every study it writes is one its own ``leash study check`` accepts: labels are kept as given
+(any character, written as YAML double-quoted scalars by PyYAML's emitter, which escapes what
+YAML cannot hold raw), paths are relative to the study file and glob-escaped (``x[1].jsonl``
+is that file, not a pattern matching ``x1.jsonl``), and a YAML ``--mapping`` file is written
+relative to the study, as the study reads it. The YAML is written here as text, each key with
+a comment saying what it is and where it came from (no YAML library keeps comments but
+ruamel.yaml, which leash does not depend on). The summaries read are stored in the study's
+summary cache (``build/<name>/.summaries/``), so ``leash study check`` and the notebooks do
+not read the files again. The file is written whole or not at all, with the permissions of
+any new file (:mod:`leash.writing`), and an existing file is left alone unless ``force``.
 """
 
 from __future__ import annotations
 
-import json
+import glob
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from leash.errors import LeashValueError, Param, closest
 from leash.paths import slug, study_folder
 
-__all__ = ["StudyDraft", "draft_study", "write_study", "RL_WORDS", "MATH_WORDS"]
+__all__ = ["StudyDraft", "Label", "parse_label", "draft_study", "write_study", "RL_WORDS",
+           "MATH_WORDS"]
 
 #: Words of a model name that mark the RL-trained side of a pair (whole words of the name).
 RL_WORDS = ("rl", "rlvr", "grpo", "ppo", "dapo", "rloo", "reinforce", "gspo", "prorl", "zero")
@@ -52,6 +69,9 @@ RL_WORDS = ("rl", "rlvr", "grpo", "ppo", "dapo", "rloo", "reinforce", "gspo", "p
 MATH_WORDS = ("math", "aime", "amc", "gsm", "gsm8k", "minerva", "olympiad", "olympiadbench",
               "hmmt", "math500", "mathvista", "mathvision", "aime24", "aime25", "aime2024",
               "aime2025", "amc23", "svamp", "asdiv", "theoremqa", "deepscaler", "omni")
+#: File-name endings left out of a label made from a file name.
+_ENDINGS = (".gz", ".bz2", ".xz", ".zst", ".jsonl", ".ndjson", ".json", ".csv", ".parquet",
+            ".pq", ".eval", ".txt")
 
 
 def _words(name: str) -> set[str]:
@@ -72,12 +92,107 @@ def _domain(bench: str) -> tuple[str, bool]:
     return "non-math", False
 
 
+# ---- labels: --label FILE=MODEL, --label MODEL=FILES, MODEL@STEP ------------------------------
+
+@dataclass(frozen=True)
+class Label:
+    """The model (and step) of the files of ``pattern``: a file, a folder (its files) or a glob."""
+
+    pattern: str
+    model: str
+    step: int | None = None
+
+    def files(self) -> list[Path]:
+        """The files the pattern names, in name order (none: a LeashValueError)."""
+        found = _files_of(self.pattern)
+        if not found:
+            raise LeashValueError(Param("label"), f" {self.pattern!r} (model {self.model!r}) "
+                                  "names no file.", param="label", value=self.pattern)
+        return found
+
+
+def _files_of(pattern: str) -> list[Path]:
+    p = Path(pattern)
+    if p.is_dir():
+        return sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+    if p.exists():
+        return [p]
+    if glob.has_magic(pattern):
+        return sorted(Path(f) for f in glob.glob(pattern) if Path(f).is_file())
+    return []
+
+
+def _model_step(text: str) -> tuple[str, int | None]:
+    """``MODEL@STEP`` as (MODEL, STEP); a text without a trailing ``@digits`` as (text, None)."""
+    m = re.fullmatch(r"(.+)@(\d+)", text, re.S)
+    return (m.group(1), int(m.group(2))) if m else (text, None)
+
+
+def parse_label(text: str) -> Label:
+    """A ``--label`` value: ``FILE=MODEL`` or ``MODEL=FILES`` (FILES a file, a folder of files
+    or a glob), MODEL optionally ``MODEL@STEP``. The side that names files is the files; a
+    value where both sides or neither do is an error, as is an empty model.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.json").write_text("{}")
+    >>> parse_label(f"{d}/a.json=my base").model, parse_label(f"rl@100={d}/a.json").step
+    ('my base', 100)
+    """
+    text = str(text)
+    readings = []
+    for at in [m.start() for m in re.finditer("=", text)]:
+        left, right = text[:at], text[at + 1:]
+        if left and right and _files_of(left):
+            readings.append((left, right))
+        if left and right and _files_of(right):
+            readings.append((right, left))
+    readings = list(dict.fromkeys(readings))
+    if len(readings) != 1:
+        why = ("neither side of its '=' names a file, folder or glob of files" if not readings
+               else "both sides of its '=' name files: " + ", ".join(
+                   f"{f!r} as model {m!r}" for f, m in readings))
+        raise LeashValueError(Param("label"), f" {text!r}: {why}; write FILE=MODEL or "
+                              "MODEL=FILES.", param="label", value=text)
+    pattern, model = readings[0]
+    model, step = _model_step(model)
+    if not model.strip():
+        raise LeashValueError(Param("label"), f" {text!r}: the model label is empty.",
+                              param="label", value=text)
+    return Label(pattern, model, step)
+
+
+def _name_label(path: Path) -> str:
+    """A model label from a file name: the name without its data endings."""
+    name = path.name
+    while (low := name.lower()).endswith(_ENDINGS):
+        name = name[:-len(next(e for e in _ENDINGS if low.endswith(e)))]
+    return name or path.name
+
+
+def _name_steps(files: list[Path]) -> dict[Path, int] | None:
+    """Each file's step: the one number in which the names differ (``step_100.json``,
+    ``step_200.json``; ``global_step_100/...`` too); None when no single number does.
+    """
+    numbers = [[int(x) for x in re.findall(r"\d+", f.name)] for f in files]
+    if len({len(n) for n in numbers}) != 1 or not numbers[0]:
+        return None
+    varying = [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+    if len(varying) != 1:
+        return None
+    steps = {f: n[varying[0]] for f, n in zip(files, numbers)}
+    return steps if len(set(steps.values())) == len(files) else None
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
 @dataclass
-class _Input:
+class _File:
     value: str  # the path or manifest name as the study lists it
     kind: str  # "path" or "dataset"
     reader: dict  # the reader options the study writes on the source
-    files: list  # (path, reader kwargs, summary frame)
+    parts: list  # (path, reader kwargs, summary frame)
 
 
 @dataclass
@@ -92,30 +207,154 @@ class StudyDraft:
     frames: list = field(default_factory=list)  # (path, reader kwargs, frame) read
 
 
-def _read(files, reader: dict, progress=None) -> list[_Input]:
-    from leash_eval import manifest as mf
+def _missing(exc: Exception) -> str | None:
+    """``"model"`` or ``"benchmark"`` when a read failed because the file does not name it."""
+    key = getattr(exc, "key", None)  # a record without the field, or a layout without it
+    if key in ("model", "benchmark") and getattr(exc, "value", "") in (None, "None"):
+        return key
+    return None
+
+
+def _load(path: Path, kw: dict, progress, *, named: bool):
+    """:func:`load_counts` of one file; a file naming no benchmark is one line asking for
+    ``--benchmark``. Returns the frame, or None when the file names no model and ``named`` is
+    False (the caller then labels it).
+    """
     from leash_eval.summarize import load_counts
 
-    out = []
+    if progress:
+        progress(f"reading {path}")
+    try:
+        return load_counts([path], **kw)
+    except LeashValueError as exc:
+        what = _missing(exc)
+        if what == "model" and not named:
+            return None
+        if what == "benchmark":
+            raise LeashValueError(
+                f"{path} names no benchmark: give it with ", Param("benchmark", value=...),
+                " (every file), or in the study file as `benchmark:` on its source.",
+                param="benchmark", file=str(path), key="benchmark") from None
+        raise
+
+
+def _read(files, labels: list[Label], reader: dict, notes: list[str], progress) -> list[_File]:
+    """Every input as :class:`_File` entries (a folder's files one by one), labelled."""
+    from leash_eval import manifest as mf
+
+    label_of: dict[Path, tuple[Label, int]] = {}  # resolved file -> (label, files in its group)
+    order: list[Path] = []
+    for lab in labels:
+        group = lab.files()
+        for f in group:
+            key = f.resolve()
+            if key in label_of and (label_of[key][0].model, label_of[key][0].step) != (
+                    lab.model, lab.step):
+                raise LeashValueError(
+                    Param("label"), f": {f} is labelled twice, as {label_of[key][0].model!r} "
+                    f"and as {lab.model!r}.", param="label", value=lab.pattern)
+            label_of[key] = (lab, len(group))
+            order.append(f)
+    entries: list[tuple[str, object]] = []  # ("path", Path) or ("dataset", name)
     for name in files:
         p = Path(name)
-        if p.exists():
-            kw = dict(reader)
-            if progress:
-                progress(f"reading {p}")
-            out.append(_Input(str(p), "path", dict(reader), [(p, kw, load_counts([p], **kw))]))
+        if p.is_dir():
+            entries += [("path", f) for f in _files_of(name)]
+        elif p.exists() or os.path.islink(p):
+            entries.append(("path", p))
+        else:
+            entries.append(("dataset", str(name)))
+    given = {e[1].resolve() for e in entries if e[0] == "path"}
+    entries += [("path", f) for f in dict.fromkeys(order) if f.resolve() not in given]
+    seen: set = set()
+    out, unnamed = [], []
+    for kind, value in entries:
+        if kind == "dataset":
+            got = []
+            for path, ds in mf.resolve(value, progress=False):
+                kw = {**(ds.reader_kwargs() if ds is not None else {}), **reader}
+                got.append((path, kw, _load(path, kw, progress, named=True)))
+            out.append(_File(value, "dataset", dict(reader), got))
             continue
-        got = []
-        for path, ds in mf.resolve(name, progress=False):
-            kw = {**(ds.reader_kwargs() if ds is not None else {}), **reader}
-            if progress:
-                progress(f"reading {name}: {path.name}")
-            got.append((path, kw, load_counts([path], **kw)))
-        out.append(_Input(str(name), "dataset", dict(reader), got))
+        if value.resolve() in seen:
+            continue
+        seen.add(value.resolve())
+        kw = dict(reader)
+        lab, _ = label_of.get(value.resolve(), (None, 0))
+        if lab is not None:
+            kw["model"] = lab.model
+            if lab.step is not None:
+                kw["step"] = lab.step
+        frame = _load(value, kw, progress, named="model" in kw)
+        entry = _File(str(value), "path", kw, [(value, kw, frame)])
+        if frame is None:
+            unnamed.append(entry)
+        out.append(entry)
+    _label_unnamed(unnamed, notes)
+    _checkpoint_steps(out, label_of, notes)
     return out
 
 
-def _pairs(models: list[str], base, rl, notes: list[str]) -> list[tuple[str, str]]:
+def _label_unnamed(unnamed: list[_File], notes: list[str]) -> None:
+    """Files that name no model, labelled by their file names (distinct ones only)."""
+    if not unnamed:
+        return
+    names = {e.value: _name_label(Path(e.value)) for e in unnamed}
+    clash = [v for v in names.values() if list(names.values()).count(v) > 1]
+    if clash:
+        files = [f for f, v in names.items() if v == clash[0]]
+        raise LeashValueError(
+            f"{', '.join(files)} name no model, and their file names give one label "
+            f"({clash[0]!r}) to several files: name each file's model with ",
+            Param("label", value=f"{files[0]}=MODEL"), " (or ", Param("model", value=...),
+            " for every file).", param="label", file=files[0], key="model")
+    for e in unnamed:
+        path = Path(e.value)
+        e.reader["model"] = names[e.value]
+        frame = _load(path, e.reader, None, named=True)
+        e.parts = [(path, e.reader, frame)]
+    notes.append("the files " + ", ".join(f"{e.value} ({names[e.value]!r})" for e in unnamed)
+                 + " name no model: each is labelled by its file name (written as `model:` on "
+                 "its source); give your own labels with --label FILE=MODEL")
+
+
+def _checkpoint_steps(entries: list[_File], label_of: dict, notes: list[str]) -> None:
+    """Several files of one label without a step: the steps their file names give."""
+    groups: dict[Label, list[_File]] = {}
+    for e in entries:
+        if e.kind != "path":
+            continue
+        lab, size = label_of.get(Path(e.value).resolve(), (None, 0))
+        frame = e.parts[0][2]
+        if lab is not None and lab.step is None and size > 1 and frame["step"].isna().all():
+            groups.setdefault(lab, []).append(e)
+    for lab, group in groups.items():
+        if len(group) < 2:
+            continue
+        steps = _name_steps([Path(e.value) for e in group])
+        if steps is None:
+            raise LeashValueError(
+                Param("label"), f" {lab.pattern!r} names {len(group)} files of model "
+                f"{lab.model!r} that hold no step, and their file names do not differ in one "
+                "number: give each file's step with ",
+                Param("label", value=f"{lab.model}@STEP=FILE"), ".", param="label",
+                value=lab.pattern)
+        at = sorted(entries.index(e) for e in group)
+        group.sort(key=lambda e: steps[Path(e.value)])
+        for i, e in zip(at, group):  # in step order
+            path = Path(e.value)
+            e.reader["step"] = steps[path]
+            e.parts = [(path, e.reader, _load(path, e.reader, None, named=True))]
+            entries[i] = e
+        notes.append(f"{lab.pattern}: the checkpoints of {lab.model!r}, steps "
+                     f"{', '.join(str(steps[Path(e.value)]) for e in group)} from their file "
+                     "names (written as `step:` on each source)")
+
+
+# ---- pairs, budgets, N -------------------------------------------------------------------------
+
+def _pairs(models: list[str], base, rl, notes: list[str],
+           labelled: bool = False) -> list[tuple[str, str]]:
     """The (base, rl) pairs: the given ones, or those the names make unambiguous."""
     if base is not None or rl is not None:
         if base is None or rl is None:
@@ -134,9 +373,11 @@ def _pairs(models: list[str], base, rl, notes: list[str]) -> list[tuple[str, str
                                   "a pair compares two models.", param="rl", value=rl)
         return [(base, rl)]
     if len(models) < 2:
-        raise LeashValueError(f"The files hold one model ({', '.join(models) or 'none'}); a "
-                              "study compares a base model with its RLVR model: add the other "
-                              "model's files.", value=models[0] if models else None)
+        raise LeashValueError(
+            f"The files hold one model ({', '.join(models) or 'none'}); a study compares a base "
+            "model with its RLVR model: add the other model's files, or, when the files do not "
+            "name their model, label each with ", Param("label", value="FILE=MODEL"), ".",
+            param="label", value=models[0] if models else None)
     rls = [m for m in models if _is_rl(m)]
     bases = [m for m in models if m not in rls]
     if len(bases) != 1 or not rls:
@@ -144,7 +385,8 @@ def _pairs(models: list[str], base, rl, notes: list[str]) -> list[tuple[str, str
             f"The model names do not say which is the base and which the RLVR model (models: "
             f"{', '.join(models)}; an RLVR model's name has one of the words "
             f"{', '.join(RL_WORDS)}); give them with ", Param("base", value=...), " and ",
-            Param("rl", value=...), ".", param="base")
+            Param("rl", value=...), "" if not labelled else " (or name the files' models "
+            "with --label FILE=MODEL)", ".", param="base")
     pairs = [(bases[0], r) for r in rls]
     notes.append("proposed pair(s) " + "; ".join(f"base {b!r} -> rl {r!r}" for b, r in pairs)
                  + f" (only {bases[0]!r} has no RL word in its name); check them, or give "
@@ -153,61 +395,233 @@ def _pairs(models: list[str], base, rl, notes: list[str]) -> list[tuple[str, str
 
 
 def _q(value) -> str:
-    """A scalar as YAML reads it back unchanged (a JSON string is a YAML double-quoted one)."""
-    return json.dumps(value) if isinstance(value, str) else str(value)
-
-
-def _benchmark_lines(s, pairs, final, benches):
-    """One line per benchmark (budget, N, domain, each with why), and the pairs whose models'
-    question sets differ; over every pair's final models.
+    r"""A scalar as YAML reads it back unchanged: a string double-quoted by PyYAML's emitter,
+    which escapes what YAML cannot hold raw (control and non-printable characters, line
+    separators, characters beyond the BMP as ``\U`` escapes, lone surrogates of undecodable
+    file names), so the study's ``leash study check`` reads the very label of the data.
     """
-    import pandas as pd
+    import yaml
 
-    bench_lines, shared_only = [], {}
-    for bench in benches:
-        rows = s[(s["benchmark"] == bench)]
-        sides = [rows[final[m][rows.index]] for b, r in pairs for m in (b, r)]
-        n_all = pd.concat([x["n"] for x in sides])
-        if n_all.empty:
-            continue
-        ordered = bool(pd.concat([x["first_correct"].notna() | (x["c"] == 0) for x in sides])
-                       .all())
-        qsets = [set(x["question_id"].astype(str)) for x in sides]
-        shared = set.intersection(*qsets)
-        for b, r in pairs:
-            qb = set(rows.loc[final[b][rows.index], "question_id"].astype(str))
-            qr = set(rows.loc[final[r][rows.index], "question_id"].astype(str))
-            if qb != qr:
-                shared_only[(b, r)] = True
-        domain, known = _domain(bench)
-        spec = {"domain": domain}
-        why = [f"domain {domain}" + ("" if known else " (guessed: no math word in the name; "
-                                                       "set math or non-math)")]
+    if not isinstance(value, str):
+        return str(value)
+    text = yaml.safe_dump(value, default_style='"', allow_unicode=True, width=float("inf"))
+    return text.removesuffix("\n...\n").rstrip("\n")
+
+
+@dataclass
+class _Section:
+    """One section as drafted: its files, pairs, and per pair ``shared_only`` and budgets."""
+
+    name: str
+    files: list  # _File
+    pairs: list  # (base, rl)
+    shared_only: dict = field(default_factory=dict)  # (base, rl) -> True
+    budgets: dict = field(default_factory=dict)  # (base, rl) -> {domain: k}
+
+
+@dataclass
+class _Seen:
+    """What the paired sections have of one benchmark: questions shared per (section, base,
+    rl, step), the samples per question of each pair's shared questions, the sample order.
+    """
+
+    shared: dict = field(default_factory=dict)  # (section, base, rl, step) -> count
+    n: dict = field(default_factory=dict)  # (section, base, rl) -> n Series
+    ordered: bool = True
+
+
+def _observe(rows_b, paired: list[_Section]) -> _Seen:
+    """:class:`_Seen` of one benchmark's rows (``_file`` says each row's file); sets the
+    ``shared_only`` of each pair whose models' question sets differ.
+    """
+    seen = _Seen()
+    for sec in paired:
+        rows = rows_b[rows_b["_file"].isin([id(f) for f in sec.files])]
+        for b, r in sec.pairs:
+            qb = set(rows.loc[rows["model"] == b, "question_id"].astype(str))
+            rl_rows = rows[rows["model"] == r]
+            if not qb and rl_rows.empty:
+                continue  # neither model of the pair has this benchmark
+            if rl_rows.empty:  # only the base has it
+                sec.shared_only[(b, r)] = True
+                seen.shared[(sec.name, b, r, None)] = 0
+            qr_all = set()
+            for step, g in rl_rows.groupby(rl_rows["step"].astype("Int64"), dropna=False):
+                qr = set(g["question_id"].astype(str))
+                qr_all |= qr
+                if qb != qr:
+                    sec.shared_only[(b, r)] = True
+                seen.shared[(sec.name, b, r, None if pd.isna(step) else int(step))] = \
+                    len(qb & qr)
+            both = rows[rows["model"].isin([b, r])
+                        & rows["question_id"].astype(str).isin(qb & qr_all)]
+            if not both.empty:
+                seen.n[(sec.name, b, r)] = both["n"]
+                seen.ordered &= bool((both["first_correct"].notna() | (both["c"] == 0)).all())
+    return seen
+
+
+def _benchmark_line(bench: str, seen: _Seen) -> tuple[str, dict]:
+    """A benchmark's line of the study (budget, N, domain, each with why), and its spec."""
+    domain, known = _domain(bench)
+    spec = {"domain": domain}
+    why = [f"domain {domain}" + ("" if known else " (guessed: no math word in the name; set "
+                                                   "math or non-math)")]
+    sides = [n for k, n in seen.n.items() if k[0] == "support"] or list(seen.n.values())
+    if sides:
+        n_all = pd.concat(sides)
         lo, hi = int(n_all.min()), int(n_all.max())
-        if lo == hi or ordered:
+        if lo == hi or seen.ordered:
             spec["budget"] = lo
             why.append(f"budget {lo}: the largest n both sides have on every question"
                        + ("" if lo == hi else f" (n is {lo} to {hi}; the first {lo} samples of "
-                                                "each count)"))
+                                              "each count)"))
         else:
             why.append(f"no budget: n is {lo} to {hi} and the files do not keep the sample "
                        "order (first_correct), so each question is compared at the n both "
                        "models have")
-        spec["N"] = len(shared)
-        why.append(f"N {len(shared)}: the questions every model has")
-        body = ", ".join(f"{k}: {_q(v)}" for k, v in spec.items())
-        bench_lines.append(f"  {_q(bench)}: {{{body}}}  # {'; '.join(why)}")
-    return bench_lines, shared_only
+    values = sorted(set(seen.shared.values()))
+    if len(values) == 1 and values[0] > 0:
+        spec["N"] = values[0]
+        why.append(f"N {values[0]}: the questions every pair shares")
+    elif values in ([0], []):
+        why.append("no N: no pair has questions of both its models here")
+    else:
+        per = sorted({(k[0], v) for k, v in seen.shared.items()})
+        why.append("no N: the pairs share " + ", ".join(f"{v} questions in {name}"
+                                                        for name, v in per))
+    body = ", ".join(f"{k}: {_q(v)}" for k, v in spec.items())
+    return f"  {_q(bench)}: {{{body}}}  # {'; '.join(why)}", spec
 
 
-def draft_study(files, *, base=None, rl=None, out=None, reader=None,
+def _plan(s, sections: list[_Section], benches: list[str], notes: list[str]) -> list[str]:
+    """The benchmark lines, setting each paired section's ``shared_only`` and per-pair
+    ``budgets`` (a pair whose files have fewer samples than a benchmark's budget: the smallest
+    n of its benchmarks of that domain); two models that share no question are an error.
+    """
+    paired = [sec for sec in sections if sec.name != "entropy"]
+    lines, shared_any = [], {}
+    for bench in benches:
+        seen = _observe(s[s["benchmark"] == bench], paired)
+        for key, n in seen.shared.items():
+            shared_any[key[:3]] = shared_any.get(key[:3], 0) + n
+        line, spec = _benchmark_line(bench, seen)
+        lines.append(line)
+        for (name, b, r), n in seen.n.items():
+            if "budget" in spec and int(n.min()) < spec["budget"]:
+                sec = next(x for x in paired if x.name == name)
+                k = sec.budgets.setdefault((b, r), {})
+                k[spec["domain"]] = min(k.get(spec["domain"], spec["budget"]), int(n.min()))
+    for (name, b, r), n in shared_any.items():
+        if n == 0:
+            raise LeashValueError(
+                f"{b!r} and {r!r} share no question (section {name!r}): a pair compares two "
+                "models on the same questions; check that the files number their questions "
+                "the same way (question_id), and that they are of one benchmark.",
+                value=f"{b} -> {r}")
+    for sec in paired:
+        for (b, r), budgets in sec.budgets.items():
+            notes.append(f"{sec.name} pair {b!r} -> {r!r}: budgets {budgets} (its files have "
+                         "fewer samples per question than the benchmarks' budget)")
+    return lines
+
+
+def _sections(s, inputs: list[_File], pairs, notes: list[str]) -> list[_Section]:
+    """The sections the data feed: ``support`` (the final models' files), ``checkpoints``
+    (an RLVR model with several steps: the base's files and those of numbered steps) and
+    ``entropy`` (files that keep extracted answers).
+    """
+    models = list(dict.fromkeys(s["model"]))
+    steps = {m: sorted(int(x) for x in g["step"].dropna().unique())
+             for m, g in s.groupby("model", sort=False)}
+    final_na = {m: bool(s.loc[s["model"] == m, "step"].isna().any()) for m in models}
+    rows_of = {id(i): s[s["_file"] == id(i)] for i in inputs}
+    # several checkpoints: several steps, or steps beside final rows (step missing)
+    multi = {r for _, r in pairs if len(steps[r]) + final_na[r] > 1}
+
+    def final_only(i) -> bool:  # no rows of a checkpoint of a model with several
+        rows = rows_of[id(i)]
+        return all((lambda st: (st.isna() if final_na[r] else st == max(steps[r])).all())(
+            rows.loc[rows["model"] == r, "step"]) for r in multi)
+
+    support = _Section("support", [i for i in inputs if final_only(i)], list(pairs))
+    out = [support]
+    final_rows = s[s["_file"].isin([id(i) for i in support.files])]
+    has_answers = bool(final_rows["answer_values"].map(
+        lambda v: v is not None and len(v) > 0).any())
+    ck_pairs = [(b, r) for b, r in pairs if r in multi]
+    if ck_pairs:
+        bases = [b for b, _ in ck_pairs]
+
+        def stepped(i) -> bool:  # the base's files, and those of numbered checkpoints
+            rows = rows_of[id(i)]
+            ck = rows[rows["model"].isin(list(multi))]
+            return (bool(rows["model"].isin(bases).any()) or not ck.empty) and \
+                not ck["step"].isna().any()
+        out.append(_Section("checkpoints", [i for i in inputs if stepped(i)], ck_pairs))
+        notes.append(("support and entropy sections" if has_answers else "support section")
+                     + f": the files of the final {', '.join(sorted(multi))} (the checkpoints "
+                     "section has every step)")
+        if any(final_na[r] for r in multi):
+            notes.append("checkpoints section: the files of numbered steps only (the final "
+                         f"{', '.join(sorted(r for r in multi if final_na[r]))} has no step)")
+    if has_answers:
+        out.append(_Section("entropy", support.files, list(pairs)))
+    else:
+        notes.append("no entropy section: the files keep no extracted answers (Table 5 needs "
+                     "them)")
+    return out
+
+
+_HEADS = {"support": "Tables 1 and 6-12, Figure 1: each pair's final models",
+          "checkpoints": "Table 4: every step of the RLVR model against its base",
+          "entropy": "Table 5: accuracy, length, token and answer entropy (every sample)"}
+
+
+def _section_lines(sec: _Section, rel) -> list[str]:
+    """A section's lines: its sources (paths relative to the study and glob-escaped, a YAML
+    mapping file relative to the study) and its pairs, each with why where a key was added.
+    """
+    lines = [f"  {sec.name}:  # {_HEADS[sec.name]}",
+             "    sources:" + ("  # files or globs relative to this file, or data-manifest "
+                               "datasets" if sec.name == "support" else "")]
+    for i in sec.files:
+        head = (f"path: {_q(glob.escape(rel(i.value)))}" if i.kind == "path"
+                else f"dataset: {_q(i.value)}")
+        opts = dict(i.reader)
+        m = opts.get("mapping")
+        if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
+            opts["mapping"] = rel(m)
+        lines.append(f"      - {{{head}{''.join(f', {k}: {_q(v)}' for k, v in opts.items())}}}")
+    lines.append("    pairs:" + ("  # base and rl: model labels as in the files"
+                                 if sec.name == "support" else ""))
+    for b, r in sec.pairs:
+        shared, budgets = sec.shared_only.get((b, r)), sec.budgets.get((b, r))
+        extra = (", shared_only: true" if shared else "") + (
+            ", budgets: {" + ", ".join(f"{_q(d)}: {k}" for d, k in budgets.items()) + "}"
+            if budgets else "")
+        why = (["shared_only: the two models' question sets differ; the questions one lacks "
+                "are dropped and counted"] if shared else []) + (
+            ["budgets: its files have fewer samples per question"] if budgets else [])
+        lines.append(f"      - {{label: {_q(f'{b} -> {r}')}, base: {_q(b)}, rl: {_q(r)}{extra}}}"
+                     + (f"  # {'; '.join(why)}" if why else ""))
+    return lines
+
+
+# ---- the draft ---------------------------------------------------------------------------------
+
+def draft_study(files=(), *, labels=(), base=None, rl=None, out=None, reader=None,
                 progress=None) -> StudyDraft:
     """The text of a study file for generation files (see the module docstring).
 
     Parameters
     ----------
     files : sequence of str or path-like
-        Generation, counts or summary files, or dataset/group names of the data manifest.
+        Generation, counts or summary files, folders of them, or dataset/group names of the
+        data manifest.
+    labels : sequence of str or Label
+        ``FILE=MODEL`` or ``MODEL=FILES`` (:func:`parse_label`): the model (``MODEL@STEP``:
+        and step) of files that do not name it; their files need not be in ``files``.
     base, rl : str, optional
         The model labels of the pair (both or neither).
     out : path-like, optional
@@ -224,30 +638,12 @@ def draft_study(files, *, base=None, rl=None, out=None, reader=None,
     -------
     StudyDraft
     """
-    import pandas as pd
-
     reader = {k: v for k, v in dict(reader or {}).items() if v is not None}
-    inputs = _read([str(f) for f in files], reader, progress)
-    frames = [f for i in inputs for f in i.files]
-    s = pd.concat([f[2] for f in frames], ignore_index=True)
-    s["model"], s["benchmark"] = s["model"].astype(str), s["benchmark"].astype(str)
-    models = list(dict.fromkeys(s["model"]))
-    notes: list[str] = []
-    pairs = _pairs(models, base, rl, notes)
-    steps = {m: sorted(int(x) for x in g["step"].dropna().unique())
-             for m, g in s.groupby("model", sort=False)}
-    # a model's final rows: those without a step when it has any, else its last step's
-    final_na = {m: bool(s.loc[s["model"] == m, "step"].isna().any()) for m in models}
-    final = {m: (s["model"] == m) & (s["step"].isna() if final_na[m]
-                                     else s["step"] == max(steps[m]))
-             for m in models}
-    benches = list(dict.fromkeys(s["benchmark"]))
+    labels = [lab if isinstance(lab, Label) else parse_label(lab) for lab in labels]
+    if not files and not labels:
+        raise LeashValueError("No files: name the generation files (or label them with ",
+                              Param("label", value="FILE=MODEL"), ").", param="label")
     here = Path(out).resolve().parent if out is not None else Path.cwd()
-    name = (Path(out).stem if out is not None
-            else slug("-vs-".join([pairs[0][0], *[r for _, r in pairs]])))
-    title = (", ".join(f"{r} vs {b}" for b, r in pairs) + f" on {', '.join(benches)}")
-
-    bench_lines, shared_only = _benchmark_lines(s, pairs, final, benches)
 
     def rel(path) -> str:
         try:
@@ -255,31 +651,22 @@ def draft_study(files, *, base=None, rl=None, out=None, reader=None,
         except ValueError:  # another drive (Windows)
             return str(Path(path).resolve())
 
-    def source_lines(only=None) -> list[str]:
-        lines = []
-        for i in inputs:
-            if only is not None and not any(only(f[2]) for f in i.files):
-                continue
-            head = (f"path: {_q(rel(i.value))}" if i.kind == "path"
-                    else f"dataset: {_q(i.value)}")
-            extra = "".join(f", {k}: {_q(v)}" for k, v in i.reader.items())
-            lines.append(f"      - {{{head}{extra}}}")
-        return lines
-
-    def pair_lines() -> list[str]:
-        out_ = []
-        for b, r in pairs:
-            extra = ", shared_only: true" if shared_only.get((b, r)) else ""
-            out_.append(f"      - {{label: {_q(f'{b} -> {r}')}, base: {_q(b)}, rl: {_q(r)}"
-                        f"{extra}}}" + ("  # shared_only: the two models' question sets "
-                                        "differ; the questions one lacks are dropped and "
-                                        "counted" if extra else ""))
-        return out_
-
-    rl_models = {r for _, r in pairs}
-    # several checkpoints: several steps, or steps beside final rows (step missing)
-    multi = {r for r in rl_models if len(steps[r]) + bool(s.loc[s["model"] == r, "step"].isna()
-                                                          .any()) > 1}
+    m = reader.get("mapping")
+    as_read = None  # a YAML mapping file: read here by its path, the study by its own
+    if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
+        reader["mapping"] = as_read = str(Path(m).resolve())
+    notes: list[str] = []
+    inputs = _read([str(f) for f in files], labels, reader, notes, progress)
+    parts = [(i, f) for i in inputs for f in i.parts]
+    s = pd.concat([f[2].assign(_file=id(i)) for i, f in parts], ignore_index=True)
+    s["model"], s["benchmark"] = s["model"].astype(str), s["benchmark"].astype(str)
+    pairs = _pairs(list(dict.fromkeys(s["model"])), base, rl, notes,
+                   labelled=any("model" in i.reader and "model" not in reader for i in inputs))
+    benches = list(dict.fromkeys(s["benchmark"]))
+    name = (Path(out).stem if out is not None
+            else "-vs-".join([pairs[0][0], *[r for _, r in pairs]]))
+    title = (", ".join(f"{r} vs {b}" for b, r in pairs) + f" on {', '.join(benches)}")
+    sections = _sections(s, inputs, pairs, notes)
     text = [
         "# A study of your generations, written by `leash study init` from the files below; edit",
         "# it freely (data/studies/paper.yaml lists every key). Check it against its data in",
@@ -290,52 +677,31 @@ def draft_study(files, *, base=None, rl=None, out=None, reader=None,
         "simulated: false  # real generations (true only for simulated data)",
         "benchmarks:  # benchmark label as in the files -> domain (Table 1 pools by it), budget "
         "(samples per question the tables use), N (questions)",
-        *bench_lines,
+        *_plan(s, sections, benches, notes),
         "sections:  # one per analysis; a notebook whose section is absent is skipped, saying "
         "why",
-        "  support:  # Tables 1 and 6-12, Figure 1: each pair's final models",
-        "    sources:  # files or globs relative to this file, or data-manifest datasets",
-    ]
-    final_sources = source_lines()
-    if multi:  # the support tables compare one model per side: its files of the last step
-        def last(frame):  # the file's rows of every model with checkpoints are final ones
-            def final_only(r):
-                st = frame.loc[frame["model"].astype(str) == r, "step"]
-                return bool((st.isna() if final_na[r] else st == max(steps[r] or [0])).all())
-            return all(final_only(r) for r in multi)
-        final_sources = source_lines(last)
-        notes.append(f"support and entropy sections: the files of the final "
-                     f"{', '.join(sorted(multi))} (the checkpoints section has every step)")
-    text += final_sources
-    text += ["    pairs:  # base and rl: model labels as in the files", *pair_lines()]
-    if multi:  # Table 4 compares steps: the files of numbered checkpoints, and the base's
-        def stepped(frame):
-            return all(not frame.loc[frame["model"].astype(str) == r, "step"].isna().any()
-                       for r in multi)
-        text += ["  checkpoints:  # Table 4: every step of the RLVR model against its base",
-                 "    sources:", *source_lines(stepped),
-                 "    pairs:", *pair_lines()]
-        if any(final_na[r] for r in multi):
-            notes.append("checkpoints section: the files of numbered steps only (the final "
-                         f"{', '.join(sorted(r for r in multi if final_na[r]))} has no step)")
-    has_answers = bool(s["answer_values"].notna().any()) if "answer_values" in s else False
-    if has_answers:
-        text += ["  entropy:  # Table 5: accuracy, length, token and answer entropy (every "
-                 "sample)", "    sources:", *final_sources, "    pairs:", *pair_lines()]
-    else:
-        notes.append("no entropy section: the files keep no extracted answers (Table 5 needs "
-                     "them)")
+        *(line for sec in sections for line in _section_lines(sec, rel))]
+    names = [sec.name for sec in sections]
+    if "checkpoints" not in names:
+        text.append("  # no checkpoints section (Table 4): no RLVR model has several steps")
+    if "entropy" not in names:
+        text.append("  # no entropy section (Table 5): the files keep no extracted answers")
     text += ["# Not written: sft (Tables 3 and 14: an SFT and an RLVR model from one base), gym",
              "# (Figures 2-4: Reasoning Gym tasks) and perplexity (Table 2: scored reference",
              "# traces, `leash score-traces`); add them as in data/studies/paper.yaml."]
+    # the summaries under the reader options the study reads them with (the cache's key)
+    frames = [(path, {**kw, "mapping": str(here / rel(as_read))}
+               if as_read is not None and kw.get("mapping") == as_read else kw, frame)
+              for _, (path, kw, frame) in parts]
     return StudyDraft("\n".join(text) + "\n", name, notes, frames)
 
 
 def write_study(draft: StudyDraft, out, *, force: bool = False) -> Path:
-    """Write a draft's text to ``out`` whole or not at all, and store the summaries it read in
-    the study's cache (``build/<name>/.summaries/``); an existing ``out`` is an error unless
-    ``force``.
+    """Write a draft's text to ``out`` whole or not at all (:func:`leash.writing.write_text`:
+    the permissions of any new file), and store the summaries it read in the study's cache
+    (``build/<name>/.summaries/``); an existing ``out`` is an error unless ``force``.
     """
+    from leash.writing import write_text
     from leash_eval.studies import store_counts
 
     out = Path(out)
@@ -343,15 +709,7 @@ def write_study(draft: StudyDraft, out, *, force: bool = False) -> Path:
         raise LeashValueError(Param("out"), f" {out} exists; it is left as it is (pass ",
                               Param("force", value=True), " to replace it).", param="out",
                               value=str(out), file=out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(draft.text)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_text(out, draft.text)
     for path, kw, frame in draft.frames:
         store_counts(frame, path, cache_dir=study_folder(draft.name) / ".summaries", **kw)
     return out

@@ -12,7 +12,10 @@ Two rules decide whether a model "found" a question at budget k:
     for any epsilon, so both rules run through one code path.
 
 At the full budget counts are exact; below it the sweep uses exact expected counts over random
-k-subsets of the n samples (hypergeometric), which is defined for every min_count.
+k-subsets of the n samples (hypergeometric), which is defined for every min_count. A threshold
+no question can reach (more correct samples than the budget, or than a question's n at the full
+budget: min_count 2 on k = 1 data) would put every such question out of support whatever the
+models do: it is left out of the sweep, and a warning names it.
 """
 
 from __future__ import annotations
@@ -89,7 +92,9 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
     zetas : sequence of float
         Confidence parameters for the "rate" rule.
     min_counts : sequence of int
-        Thresholds for the "count" rule (1 is the paper's).
+        Thresholds for the "count" rule (1 is the paper's). A threshold (of either rule) above
+        the budget, or above some question's n at the full budget, is left out with a warning;
+        none left is a ValueError.
     domains, by, pool
         As in :func:`leash.analysis.tables.support_table`.
 
@@ -125,9 +130,13 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
             rate.append(("rate", float(z), ms.pop()))
         exact = k is None or k == n_min == n_max
         for rule, zeta, m in settings + rate:
-            if k is not None and m > k:  # no question has more than k correct of k
+            # no question has more than k correct of k (at the full budget: of its n), so such
+            # a threshold finds nothing and its row says nothing of the models
+            if m > (n_min if k is None else k):
                 impossible.append((f"min_count {m}" if rule == "count" else f"zeta {zeta}")
-                                  + f" at k = {k}")
+                                  + (f" at k = {k}" if k is not None else
+                                     f" at the full budget (n = {n_min}"
+                                     + (" on some question)" if n_min < n_max else ")")))
                 continue
             if unknown and (m != 1 or not exact):  # needs the counts
                 skipped.append(f"min_count {m}" if rule == "count" else f"zeta {zeta}")

@@ -7,7 +7,10 @@ pass@k estimator and the support rule below the full budget, and views that foll
 P/E/S/O counts against the paper's setting, SRR/NDR/SDS/NSCR (with bootstrap intervals on
 per-question data), the pass@k curves of both models with their crossover budget, epsilon at k,
 the questions that change category when a control moves, and the papermill call of the notebook
-that reproduces the view.
+that reproduces the view. It opens on the study's pass@k estimator (the ``support`` section's
+``estimator``; unbiased for user data, first-k for the demo and the paper); on counts without
+the sample order the budget still moves, with the expected rule (the exact expectation over
+random k-subsets, which notebook 10 computes from the same counts) and the unbiased estimator.
 
 Two parts: :class:`ExplorerModel` computes a view (:class:`View`) from a :class:`Setting`,
 numpy over arrays loaded once, caching what a control does not touch (the curves do not depend
@@ -123,12 +126,13 @@ class _Scope:
         self.budget_of = f.groupby(f["benchmark"].astype(str), sort=False)["n_base"].max()
 
     def budget_options(self):
-        """(label, k) of the k slider: powers of two below the largest budget (only with
-        first-correct indices), then the full budget (:data:`FULL`).
+        """(label, k) of the k slider: powers of two below the largest budget (with
+        first-correct indices, or with the correct counts, whose expected rule needs nothing
+        more), then the full budget (:data:`FULL`).
         """
         full = (str(self.n_min) if self.n_min == self.n_max
                 else f"each its own ({self.n_min}/{self.n_max})")
-        if not self.has_first:
+        if not (self.has_first or self.c_known):
             return [(full, FULL)]
         ks = [int(k) for k in default_ks(self.n_min) if k < self.n_max]
         return [(str(k), k) for k in ks] + [(full, FULL)]
@@ -160,6 +164,7 @@ class ExplorerModel:
                  paired=None, domains=None):
         self.n_boot, self.seed, self.level, self.section = int(n_boot), int(seed), level, section
         self._scopes, self._cache = {}, {}
+        self.estimator = "unbiased"  # the study's (its section's `estimator`), else this
         if paired is not None:
             self.src = None
             self.name, self.title, self.simulated, self.is_paper = str(study), str(study), False, \
@@ -171,6 +176,7 @@ class ExplorerModel:
             self.src = open_study(study)
             self.name, self.title = self.src.name, self.src.title
             self.simulated, self.is_paper = bool(self.src.simulated), bool(self.src.is_paper)
+            self.estimator = self.src.estimator(section)[0]
             if self.is_paper:
                 from leash.artifacts import support_long
 
@@ -238,6 +244,34 @@ class ExplorerModel:
             return [(str(int(k)) if not pd.isna(k) else "each its own", FULL)]
         return self.scope(pair, scope).budget_options()
 
+    def rules(self, pair: str, scope: str) -> tuple[str, ...]:
+        """The support rules below the full budget these data serve: "first-k" needs each
+        question's first correct sample, "expected" (the exact expectation over random
+        k-subsets, as notebook 10) the correct counts.
+        """
+        if self.is_paper:
+            return ("first-k",)
+        sc = self.scope(pair, scope)
+        return tuple(r for r, ok in (("first-k", sc.has_first), ("expected", sc.c_known)) if ok)
+
+    def estimators(self, pair: str, scope: str) -> tuple[str, ...]:
+        """The pass@k estimators these data serve ("first-k" needs first-correct indices)."""
+        if self.is_paper:
+            return ("first-k",)
+        return ESTIMATORS if self.scope(pair, scope).has_first else ("unbiased",)
+
+    def opening(self, pair: str, scope: str) -> Setting:
+        """The setting the explorer opens on (and its reset button restores): the paper's
+        support setting, with the study's pass@k estimator (unbiased for user data; the paper
+        and the demo: first-k) where the data serve it, and below the full budget the first-k
+        rule where they have the sample order, else the expected one.
+        """
+        est = self.estimator if self.estimator in self.estimators(pair, scope) else "unbiased"
+        if self.is_paper:
+            est = "first-k"
+        rules = self.rules(pair, scope)
+        return Setting(pair, scope, estimator=est, rule=rules[0] if rules else "first-k")
+
     def max_min_count(self, setting: Setting) -> int:
         """The largest min_count this setting can serve (1 where 'found' is defined for 1 only:
         first k samples below the full budget, unknown counts, the paper's numbers).
@@ -258,6 +292,11 @@ class ExplorerModel:
             return self._cache[key]
         sc = self.scope(s.pair, s.scope)
         a = sc.arrays
+        if s.k is not None and s.rule not in self.rules(s.pair, s.scope):
+            raise ValueError(f"explore: the {s.rule} rule below the full budget needs "
+                             + ("first-correct indices" if s.rule == "first-k" else
+                                "the correct counts") + ", which these data lack; rules: "
+                             f"{', '.join(self.rules(s.pair, s.scope)) or 'none'}.")
         if s.k is not None and s.rule == "expected":
             fb = found_probability(a["n_base"], a["c_base"], s.k, min_count=s.min_count)
             fr = found_probability(a["n_rl"], a["c_rl"], s.k, min_count=s.min_count)
@@ -620,6 +659,7 @@ class _Controller:
 
         self.m, self.busy, self.fig = m, False, None
         style = {"description_width": "90px"}
+        opening = m.opening(pair, benchmark)
         c = self.controls = {
             "pair": W.Dropdown(options=m.pairs, value=pair, description="model pair",
                                style=style),
@@ -632,13 +672,14 @@ class _Controller:
                                      style=style, continuous_update=False),
             "zeta": W.SelectionSlider(options=list(ZETAS), value=0.05, description="zeta",
                                       style=style, continuous_update=False),
-            "estimator": W.ToggleButtons(options=list(ESTIMATORS), value="first-k",
+            "estimator": W.ToggleButtons(options=list(ESTIMATORS), value=opening.estimator,
                                          description="pass@k", style=style),
-            "rule": W.ToggleButtons(options=list(RULES), value="first-k",
+            "rule": W.ToggleButtons(options=list(RULES), value=opening.rule,
                                     description="below full k", style=style),
         }
         reset = W.Button(description="paper's setting", icon="undo",
-                         tooltip="k = full budget, min_count = 1, zeta = 0.05, first-k")
+                         tooltip="k = full budget, min_count = 1, zeta = 0.05, the study's "
+                         "pass@k estimator")
         w = self.widgets = {name: W.HTML() for name in ("title", "note", "metrics", "epsilon",
                                                          "changes", "command")}
         w["image"] = W.Image(format="png", layout=W.Layout(width="900px"))  # 1:1, not blurred
@@ -682,16 +723,24 @@ class _Controller:
                        "changes (use study=\"demo\" or a study file).")
         else:
             top = m.max_min_count(s)
+            rules, estimators = m.rules(s.pair, s.scope), m.estimators(s.pair, s.scope)
             c["min_count"].max = max(top, 1)
             c["min_count"].disabled = top <= 1
             c["k"].disabled = len(c["k"].options) <= 1
-            c["rule"].disabled = s.k is None
+            c["rule"].disabled = s.k is None or len(rules) <= 1
+            c["estimator"].disabled = len(estimators) <= 1
             if top <= 1 and s.k is not None and s.rule == "first-k":
                 why.append("Below the full budget the first-k rule knows only each question's "
                            "first correct sample, so min_count is 1; choose the expected rule "
                            "for more.")
             if c["k"].disabled:
-                why.append("These data have no first-correct indices: only the full budget.")
+                why.append("These data have no first-correct indices and no correct counts: "
+                           "only the full budget.")
+            elif rules == ("expected",):
+                why.append("These data have no first-correct indices (counts): below the full "
+                           "budget a question is found with the probability that min_count of "
+                           "a random k of its samples are correct (the expected rule, as "
+                           "notebook 10), and pass@k is Chen et al.'s unbiased estimator.")
         self.widgets["note"].value = "<br>".join(f"<i>{html.escape(x)}</i>" for x in why)
 
     def refresh(self, moved=""):
@@ -749,6 +798,12 @@ class _Controller:
                 keep = c["k"].value
                 c["k"].options = opts
                 c["k"].value = keep if keep in [v for _, v in opts] else FULL
+                opening = m.opening(c["pair"].value, c["benchmark"].value)
+                if c["rule"].value not in m.rules(c["pair"].value, c["benchmark"].value):
+                    c["rule"].value = opening.rule
+                if c["estimator"].value not in m.estimators(c["pair"].value,
+                                                            c["benchmark"].value):
+                    c["estimator"].value = opening.estimator
             finally:
                 self.busy = False
             self.app.view = None  # another set of questions: nothing to compare with
@@ -763,6 +818,7 @@ class _Controller:
         self.refresh(f"{name} moved from {old} to {new}")
 
     def to_paper(self, _=None):
-        """Back to the paper's setting (the button)."""
-        self._quietly(rule="first-k", k=FULL, min_count=1, zeta=0.05, estimator="first-k")
+        """Back to the paper's setting, with the study's estimator (the button)."""
+        o = self.m.opening(self.controls["pair"].value, self.controls["benchmark"].value)
+        self._quietly(rule=o.rule, k=FULL, min_count=1, zeta=0.05, estimator=o.estimator)
         self.refresh("the paper's setting was restored")

@@ -10,7 +10,7 @@ from the toolkit, and the toolkit takes its names from here (one home for each).
 from __future__ import annotations
 
 __all__ = ["PAPER", "INPUT_FORMATS", "MAPPINGS", "MAPPING_FIELDS", "RESCORERS", "SCORERS",
-           "EXTRACTORS", "GYM_EXTRACT", "GOLD_DATASETS"]
+           "EXTRACTORS", "GYM_EXTRACT", "GOLD_DATASETS", "GOLD_FILE_RULES", "is_gold_file"]
 
 #: The study that is the paper's printed numbers (``study = "paper"``; ``data/paper/``).
 PAPER = "paper"
@@ -41,3 +41,15 @@ GYM_EXTRACT = "reasoning-gym"
 #: The manifest datasets that are question files with gold answers (``gold:``, ``--gold``).
 GOLD_DATASETS = ("math500", "aime24", "amc23", "minerva-math", "olympiadbench",
                  "gsm8k-probe-questions")
+#: Where the gold answer is in a question file named by its path (``gold_rule:``, ``--gold-rule``):
+#: the field ``answer`` (the default) or ``gold``, the last ``\boxed{}`` of ``solution``
+#: (``minerva``), or the ``final_answer`` list (``olympiadbench``).
+GOLD_FILE_RULES = ("answer", "gold", "minerva", "olympiadbench")
+
+
+def is_gold_file(value) -> bool:
+    """Whether a ``gold:`` value names a question file (a JSON lines path: ``*.jsonl``,
+    ``*.jsonl.gz``, ``*.json``) rather than a benchmark of the data manifest.
+    """
+    return isinstance(value, str) and value.lower().endswith((".jsonl", ".jsonl.gz", ".json",
+                                                              ".ndjson"))

@@ -779,6 +779,11 @@ class PaperSource:
                              "k": f["k"], "pass_at_k": f["pass_at_k"], "estimator": "first-k",
                              "approximate": f["approximate"].astype(bool)})
 
+    def passk_curves(self, section: str = "support", **_) -> pd.DataFrame:
+        """The paper prints pass@k at the largest budget only (Figure 1): no curve."""
+        raise ValueError("The paper prints pass@k at the largest budget only (Figure 1), no "
+                         "pass@k against k; use study='demo' or a study file.")
+
     def entropy(self, **_) -> pd.DataFrame:
         """Table 5 per model and benchmark (without its Avg column), wide per metric."""
         t = load("table5_entropy", self.data_dir)

@@ -20,8 +20,9 @@ data each have one too. Layout::
             model: my-model         #   mapping
           - path: ../../generations/lm-eval/*.jsonl
             rescore: math-verify    # grade the responses first (files without correctness)
-            gold: math500           # optional: a manifest benchmark (default: the file's own)
-            extract: leash          # optional: math-verify (default) or leash
+            gold: math500           # optional: a manifest benchmark or a JSONL question file
+            gold_rule: answer       #   (relative to this file; default: the file's own gold),
+            extract: leash          #   where a file's gold is; math-verify (default) or leash
         pairs:
           - {label: demo-1.5B, base: demo-base-1.5B, rl: demo-rlvr-1.5B}
       checkpoints: {...}            # Table 4: pairs whose rl model has several steps
@@ -37,19 +38,23 @@ ints). YAML anchors and aliases are refused (a study file has no need of them, a
 rules out alias bombs without expanding anything), and so are duplicate keys. Each problem is
 one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
-An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the ``sft``
-section takes ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
+An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the
+``support`` section takes ``estimator`` (of its pass@k curves and the explorer), the ``sft``
+section ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
 section ``na`` (the NA rule of answer entropy, :data:`leash.core.entropy.NA_RULES`; default the
 paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
 ``Section.options``, and a notebook parameter overrides them only when it is given.
 
 Rescoring. A ``path:`` or ``dataset:`` source with ``rescore: math-verify`` has its responses
 graded (:func:`leash_eval.rescore.rescored_path`) before it is summarized: against the gold answers
-of ``gold:`` (a benchmark of ``data/manifest.yaml`` with a question file, e.g. ``math500``) or,
-without it, each file's own gold field; ``extract:`` picks the answer extraction. The rescored
-file is cached under ``build/rescored/``, keyed by the input's sha256, the scorer, the
-extractor, the gold source and the reader options, so a second load only hashes the input.
-``gold:`` and ``extract:`` apply only with ``rescore:``.
+of ``gold:`` (a benchmark of ``data/manifest.yaml`` with a question file, e.g. ``math500``, or a
+local JSONL question file, ``*.jsonl`` relative to the study file, its gold in the field
+``gold_rule:`` names: ``answer`` by default, as ``leash rescore --gold FILE --gold-rule``; so a
+study offline regrades too) or, without it, each file's own gold field; ``extract:`` picks the
+answer extraction. The rescored file is cached under ``build/rescored/``, keyed by the input's
+sha256, the scorer, the extractor, the gold source (a question file by its sha256) and the
+reader options, so a second load only hashes the input. ``gold:`` and ``extract:`` apply only
+with ``rescore:``, ``gold_rule:`` only with ``gold:``.
 
 Budgets. A benchmark's ``budget`` (or a pair's ``budgets`` for the benchmark's domain) is the
 number of samples per question the tables use: :meth:`Study.paired` compares the two models at
@@ -77,10 +82,12 @@ from leash.paths import DATA, study_folder
 from leash.sources.choices import (
     EXTRACTORS,
     GOLD_DATASETS,
+    GOLD_FILE_RULES,
     INPUT_FORMATS,
     MAPPING_FIELDS,
     MAPPINGS,
     RESCORERS,
+    is_gold_file,
 )
 from leash.sources.seam import toolkit
 
@@ -121,7 +128,7 @@ def _gold_names():
 
 
 def _is_gold(v) -> bool:
-    return isinstance(v, str) and (v in GOLD_DATASETS or toolkit(
+    return isinstance(v, str) and (v in GOLD_DATASETS or is_gold_file(v) or toolkit(
         "A `gold:` benchmark").question_dataset(v) is not None)
 
 
@@ -147,13 +154,14 @@ _MAPPING = C.Either(
              what="a mapping of NestedMapping fields"),
     what=f"one of {', '.join(MAPPINGS)}, or a mapping of NestedMapping fields "
          "(data/README.md, section 4b)")
-_GOLD = C.Value("a benchmark of data/manifest.yaml with a question file", _is_gold,
-                choices=_gold_names)
+_GOLD = C.Value("a benchmark of data/manifest.yaml with a question file, or a JSONL question "
+                "file (*.jsonl, relative to the study file)", _is_gold, choices=_gold_names)
 _SOURCE = C.Fields(
     {"path": _LABEL, "dataset": _DATASET, "demo": _DEMO, "fmt": _one_of(INPUT_FORMATS),
      "model": _LABEL, "benchmark": _LABEL, "step": _int(0), "mapping": _MAPPING,
-     "rescore": _one_of(RESCORERS), "gold": _GOLD, "extract": _one_of(EXTRACTORS)},
-    one_of=SOURCE_KINDS, needs={"gold": "rescore", "extract": "rescore"},
+     "rescore": _one_of(RESCORERS), "gold": _GOLD, "gold_rule": _one_of(GOLD_FILE_RULES),
+     "extract": _one_of(EXTRACTORS)},
+    one_of=SOURCE_KINDS, needs={"gold": "rescore", "extract": "rescore", "gold_rule": "gold"},
     what="a mapping (path:, dataset: or demo:, reader options, rescore:)")
 _PAIR = C.Fields(
     {"label": _LABEL, "base": _LABEL, "rl": _LABEL, "base_step": _int(0),
@@ -161,7 +169,8 @@ _PAIR = C.Fields(
      "shared_only": _BOOL},
     required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
 _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
-_SECTION_EXTRA = {"sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
+_SECTION_EXTRA = {"support": {"estimator": _one_of(ESTIMATORS)},
+                  "sft": {"ks": C.ListOf(_int(1), what="a list of ints >= 1", min_len=1),
                           "estimator": _one_of(ESTIMATORS)},
                   "gym": {"estimator": _one_of(ESTIMATORS)},
                   "entropy": {"na": _one_of(NA_RULES)},
@@ -329,8 +338,8 @@ class Study:
                     raise ValueError(f"Section {name!r} of the {self._where}: a demo source is "
                                      "already summarized; `rescore` applies to path: and "
                                      "dataset: sources.")
-                rescore = {"scorer": s["rescore"],
-                           **{k: s[k] for k in ("gold", "extract") if s.get(k) is not None}}
+                rescore = {"scorer": s["rescore"], **{k: s[k] for k in (
+                    "gold", "gold_rule", "extract") if s.get(k) is not None}}
             sources.append(Source(kind, str(s[kind]), reader, rescore))
         pairs = [Pair(str(p.get("label") or f"{p['base']} -> {p['rl']}"), str(p["base"]),
                       str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}),
@@ -540,11 +549,25 @@ class Study:
             for h in hits:
                 yield self._rescored(src, Path(h), self._reader(src.reader))
 
+    def gold_file(self, src: Source) -> Path | None:
+        """The question file of a source's ``gold:`` when it names one (relative to the study
+        file), else None (a manifest benchmark, or no ``gold:``).
+        """
+        g = src.rescore.get("gold")
+        if not is_gold_file(g):
+            return None
+        return Path(g) if Path(g).is_absolute() else self.base_dir / g
+
     def _rescored(self, src: Source, path: Path, kw: dict):
         """``(path, reader kwargs)`` of a source file, or of its rescored (cached) samples."""
         if not src.rescore:
             return path, kw
         opts = dict(src.rescore)
+        if (gold := self.gold_file(src)) is not None:
+            if not gold.is_file():
+                raise FileNotFoundError(f"The `gold:` question file {src.rescore['gold']!r} of "
+                                        f"the {self._where} does not exist (looked for {gold}).")
+            opts["gold"] = gold
         return toolkit("A `rescore:` source").rescored_path(
             path, scorer=opts.pop("scorer"), reader=kw, **opts), {
             "fmt": "samples"}

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from leash.errors import LeashTypeError, LeashValueError, LeashWarning, Param
+from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.answers import canonical_number, last_boxed, normalize_answer, require_math_verify
 
 __all__ = ["BENCHMARK_GOLD", "GOLD_RULES", "ID_FIELDS", "GoldByIds", "GoldCheck",
@@ -67,7 +68,7 @@ def read_benchmark(path: str | os.PathLike, rule: str) -> pd.DataFrame:
     """
     from leash_eval import formats as F
 
-    rules = ("answer", "gold", "minerva", "olympiadbench")
+    rules = GOLD_FILE_RULES
     if rule not in rules:
         raise LeashValueError(param="rule", func="read_benchmark", value=rule,
                               constraint=f"one of {rules}")

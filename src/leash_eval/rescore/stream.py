@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.paths import BUILD
-from leash.sources.choices import EXTRACTORS, SCORERS
+from leash.sources.choices import EXTRACTORS, SCORERS, is_gold_file
 from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar
 from leash_eval.rescore.gold import (
@@ -32,6 +32,7 @@ from leash_eval.rescore.gold import (
     gold_from_frame,
     load_benchmark,
     question_dataset,
+    read_benchmark,
 )
 from leash_eval.rescore.graders import Graded, make_spec
 
@@ -569,9 +570,9 @@ _CACHE_VERSION = 2  # 2: the timeout column
 
 
 def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-verify",
-                  gold: str | None = None, reader: Mapping | None = None,
-                  cache_dir=None, jobs: int | None = None, progress: bool = False,
-                  **fetch_kwargs) -> Path:
+                  gold: str | None = None, gold_rule: str = "answer",
+                  reader: Mapping | None = None, cache_dir=None, jobs: int | None = None,
+                  progress: bool = False, **fetch_kwargs) -> Path:
     """The rescored samples file of one generations file, made once and then reused: a Parquet
     file under ``cache_dir`` (default :data:`CACHE_DIR`) named by a sha256 over the input's bytes
     (hashed every time), the scorer, extractor, gold source, reader options and math-verify
@@ -585,9 +586,13 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
         The scorer (Reasoning Gym needs entries per question, which study files do not name).
     extract : {"math-verify", "leash"}
         As in :func:`rescore`.
-    gold : str, optional
+    gold : str or path-like, optional
         A benchmark of the data manifest with a question file (``math500``, ``aime24``, ...,
-        see :func:`question_dataset`); None: the file's own gold answers.
+        see :func:`question_dataset`), or a local JSONL question file (a path-like, or a name
+        ending in ``.jsonl``, ``.jsonl.gz``, ``.json`` or ``.ndjson``: matched by id as
+        :func:`gold_from_frame` says, cached by its bytes); None: the file's own gold answers.
+    gold_rule : {"answer", "gold", "minerva", "olympiadbench"}, default "answer"
+        Where the gold answer is in a local question file (:func:`read_benchmark`).
     reader : mapping, optional
         Reader options of the file (``fmt, mapping, model, benchmark, step``).
     cache_dir, jobs, progress : optional
@@ -614,13 +619,21 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     require_math_verify("scorer")
     p = Path(path)
     reader = dict(reader or {})
-    gold_id = None
-    if gold is not None:
-        ds = question_dataset(gold)
+    gold_id, gold_file = None, None
+    if isinstance(gold, os.PathLike) or is_gold_file(gold):  # a question file, by its bytes
+        gold_file = Path(gold)
+        if not gold_file.is_file():
+            raise LeashValueError(f"The gold question file {gold_file} does not exist.",
+                                  param="gold", func="rescored_path", value=str(gold),
+                                  file=str(gold_file))
+        gold_id = f"file:{mf.sha256_file(gold_file)}:{gold_rule}"
+    elif gold is not None:
+        ds = question_dataset(str(gold))
         if ds is None:
-            raise LeashValueError(param="gold", func="rescored_path", value=gold, constraint=(
-                "a benchmark of the data manifest with a question file "
-                f"({sorted(GOLD_RULES)})"))
+            raise LeashValueError(param="gold", func="rescored_path", value=str(gold),
+                                  constraint="a benchmark of the data manifest with a question "
+                                  f"file ({sorted(GOLD_RULES)}), or a JSONL question file that "
+                                  "exists")
         gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
     key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,
                       "extract": extract, "gold": gold_id, "reader": reader,
@@ -631,8 +644,9 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
-    gold_map = (gold_from_frame(load_benchmark(gold, **fetch_kwargs)) if gold is not None
-                else None)
+    gold_map = (gold_from_frame(read_benchmark(gold_file, gold_rule)) if gold_file is not None
+                else gold_from_frame(load_benchmark(str(gold), **fetch_kwargs))
+                if gold is not None else None)
     rescore_inputs([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
                    jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
     return target

@@ -577,7 +577,13 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         One per run that was started, in run order. Before anything runs, a ParameterError
         names a bad parameter, study file or folder; Ctrl-C leaves the index as it was.
     """
-    from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index, write_index
+    from leash_eval.run.index import (
+        INDEX_NAME,
+        SIDECAR_DIR,
+        artifact_index,
+        study_title,
+        write_index,
+    )
 
     stream = stream or sys.stderr
     directory = Path(directory or NOTEBOOKS)
@@ -625,7 +631,12 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
                 if side.stem.split(".", 1)[0] in {n.split(".", 1)[0] for n in names} \
                         and side.stem not in names:
                     side.unlink()
-            index = write_index(artifact_index(outdir), outdir / INDEX_NAME)
+            # a study's own folder (make reproduce DATA=...) is headed by its title
+            ran = {job[2].get("study") for job in jobs_list}
+            own = next(iter(ran)) if len(ran) == 1 else None
+            title = (study_title(own) if own not in (None, PAPER)
+                     and outdir == BUILD / _label(own) else None)
+            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, title=title)
             stream.write(f"  artifact index: {shown(index)}\n")
         stream.flush()
     return done

@@ -39,7 +39,7 @@ from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
 from leash.writing import write_bytes
 from leash_eval.argparsing import OneLineParser
 from leash_eval.run.gallery import groups, notebook_title, source_of, table_markdown
-from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index
+from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index, study_title
 
 __all__ = ["CLAIMS", "NOT_REGENERATED", "TEMPLATES", "build_site", "main", "site_folder"]
 
@@ -436,9 +436,8 @@ def main(argv=None) -> int:
                   file=sys.stderr)
     else:
         status = 0
-    label = "" if study is None else runs[0].label
     stats = build_site(folder, BUILD, out, names,
-                       title=None if study is None else f"Study {label}",
+                       title=None if study is None else study_title(study),
                        command="make reproduce" + (f" DATA={args.data}" if study else ""),
                        paper_claims=study is None)
     print(f"site: {shown(out / 'index.html')}: {stats['pages']} pages, {stats['images']} images, "

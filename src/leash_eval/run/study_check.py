@@ -8,8 +8,9 @@ sha256 and reader options, so the notebooks that follow do not read them again) 
 * the study's ``name`` and ``title`` (``paper`` is the paper's printed numbers: a copy of
   ``paper.yaml`` that keeps them would write the paper's file names, and caption every artifact
   with the paper's title);
-* every ``path:`` source matches a file; a ``dataset:`` source not available locally makes
-  its section skipped (as the notebooks skip it), with the reason;
+* every ``path:`` source matches a file, and every ``gold:`` question file exists; a
+  ``dataset:`` source not available locally makes its section skipped (as the notebooks skip
+  it), with the reason;
 * every benchmark of the data is declared under ``benchmarks`` ("did you mean" ignoring case
   and punctuation: ``math500`` for ``MATH500``);
 * every pair's ``base`` and ``rl`` are models of its section's data (with "did you mean"), and
@@ -40,7 +41,7 @@ from leash.paths import DATA
 from leash.sources.study import SECTIONS, Pair, Study, load_study
 from leash_eval import studies
 
-__all__ = ["StudyCheck", "check_study"]
+__all__ = ["StudyCheck", "check_study", "name_problems"]
 
 #: The sections whose data are per-question summaries (``perplexity`` lists trace files).
 _SUMMARY_SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym")
@@ -146,6 +147,11 @@ class _Checker:
 
         ok = True
         for i, src in enumerate(self.study.section(name).sources):
+            gold = self.study.gold_file(src)
+            if gold is not None and not gold.is_file():
+                self.problem(("sections", name, "sources", i, "gold"), f"the question file "
+                             f"does not exist (looked for {gold})", src.rescore["gold"])
+                ok = False
             if src.kind == "path":
                 pattern = (src.value if Path(src.value).is_absolute()
                            else str(self.study.base_dir / src.value))
@@ -270,3 +276,22 @@ def check_study(study, sections=None) -> StudyCheck:
         c.section(name)
     return StudyCheck(s, tuple(c.problems), tuple(c.skipped), tuple(c.read),
                       time.perf_counter() - t0)
+
+
+def name_problems(study) -> tuple[LeashValueError, ...]:
+    """The problems of a study's ``name`` and ``title`` alone (no data read): what ``leash
+    study init`` checks of its draft before writing it, so that it writes no study its check
+    refuses.
+
+    Parameters
+    ----------
+    study : Study
+        A parsed study (its ``source`` the path it will be written to).
+
+    Returns
+    -------
+    tuple of LeashValueError
+    """
+    c = _Checker(study)
+    c.name()
+    return tuple(c.problems)
