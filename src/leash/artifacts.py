@@ -46,7 +46,8 @@ __all__ = [
 
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
                 "pass@k base", "pass@k rl",
-                *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
+                *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "mcnemar_midp", "E/(E+S) low",
+                "E/(E+S) high", "significant E", "significant S"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 #: The pass@k estimator of a study's artifacts when neither the caller nor the study names one:
@@ -187,7 +188,7 @@ class StudySource:
         return self._option("entropy", "na", given, (PAPER_NA, "the paper's rule (the default)"))
 
     def _support(self, section, *, by=(), pool=True, min_count=1, k=None, n_boot=0, seed=0,
-                 level=0.95, pairs=None) -> pd.DataFrame:
+                 level=0.95, pairs=None, fdr=0.05) -> pd.DataFrame:
         rng = np.random.default_rng(seed)
         frames, listed = [], self.section(section).pairs
         _check_pairs(pairs, [p.label for p in listed])
@@ -204,7 +205,7 @@ class StudySource:
                     "only the files of the final model.")
             f = support_table(paired, by=list(by), k=k, min_count=min_count,
                               domains=self.domains, pool=pool, n_boot=n_boot,
-                              rng=rng if n_boot else None, level=level)
+                              rng=rng if n_boot else None, level=level, fdr=fdr)
             f.insert(0, "pair", p.label)
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
@@ -422,7 +423,7 @@ def budget_text(ks) -> str:
 
 
 def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=None,
-                 n_boot=0, seed=0, level=0.95):
+                 n_boot=0, seed=0, level=0.95, fdr=0.05):
     """Support dynamics of every pair, per benchmark and pooled (Tables 1 and 6-12, long form).
 
     Parameters
@@ -438,16 +439,21 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
         Budget below the number of samples (generations only; first k samples).
     n_boot, seed, level
         Bootstrap intervals (generations only: printed counts have no per-question data).
+    fdr : float, default 0.05
+        False discovery rate of the significant subsets of E and S (generations only).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``pair, scope, benchmark, domain, N, k, k_min, k_max, pass@k base, pass@k rl,
-        P, E, S, O, SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI
-        columns); the budgets are integers, ``k`` NA where a row's budgets differ.
+        P, E, S, O, SRR, NDR, SDS, NSCR, mcnemar_p, mcnemar_midp, E/(E+S) low, E/(E+S) high,
+        significant E, significant S`` (+ CI columns); the budgets are integers, ``k`` NA where
+        a row's budgets differ; the significant subsets of E and S (per-question Fisher tests,
+        Benjamini-Hochberg at ``fdr`` over the pair's questions) are NA on the paper's printed
+        counts.
     """
     t = open_study(study).support_counts(section, min_count=min_count, k=k, n_boot=n_boot,
-                                          seed=seed, level=level, pairs=pairs)
+                                          seed=seed, level=level, pairs=pairs, fdr=fdr)
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
     t = t.astype({"k": "Int64", "k_min": "Int64", "k_max": "Int64"})
     if pairs:
@@ -531,8 +537,11 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``Dataset, k, k_min, k_max, pass@k Base (%), pass@k RLVR (%), SRR, NDR, SDS, NSCR, P,
-        E, S, O, McNemar p`` plus the bootstrap interval columns present in ``long``; ``k`` is
-        NA on a pooled row whose benchmarks have different budgets (``k_min`` to ``k_max``).
+        E, S, O``, ``significant E, significant S`` (on per-question data: the E and S
+        questions whose one-sided Fisher test survives the false discovery rate control),
+        ``McNemar p, McNemar mid-p`` plus the bootstrap interval columns present in ``long``;
+        ``k`` is NA on a pooled row whose benchmarks have different budgets (``k_min`` to
+        ``k_max``).
     """
     t = _without_lone_overall(long[long["pair"] == pair])
     if t.empty:
@@ -552,7 +561,11 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
     for c in [*METRIC_NAMES, *COUNT_NAMES]:
         out[c] = t[c].to_numpy()
+    for c in ("significant E", "significant S"):
+        if c in t and t[c].notna().any():  # per-question data only
+            out[c] = t[c].array
     out["McNemar p"] = t["mcnemar_p"].to_numpy()
+    out["McNemar mid-p"] = t["mcnemar_midp"].to_numpy()
     for c in [c for c in t.columns
               if c.endswith((" low", " high")) and c.split()[0] in METRIC_NAMES]:
         out[c] = t[c].to_numpy()
@@ -560,7 +573,9 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
 
 
 _FORMATS = {"epsilon": "{:.2e}", "pass@k Base (%)": "{:.1f}", "pass@k RLVR (%)": "{:.1f}",
-            "McNemar p": "{:.3g}", "mcnemar_p": "{:.3g}", "pass@k base": "{:.3f}",
+            "McNemar p": "{:.3g}", "mcnemar_p": "{:.3g}", "McNemar mid-p": "{:.3g}",
+            "mcnemar_midp": "{:.3g}", "significant E": "{}", "significant S": "{}",
+            "pass@k base": "{:.3f}",
             "pass@k rl": "{:.3f}"}
 
 
