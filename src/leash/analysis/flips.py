@@ -297,6 +297,7 @@ def with_answers(flips: pd.DataFrame, summary: pd.DataFrame, base: str, rl: str,
         pick = rows[[*side_cols, "_answers", *(["response"] if responses is not None else [])]]
         pick = pick.rename(columns={"_answers": f"{side}_answers", "response": f"{side}_response"})
         out = out.merge(pick, on=side_cols, how="left")
-    fill = {c: "" for c in ("base_answers", "rl_answers", "base_response", "rl_response")
-            if c in out}
-    return out.fillna(fill)
+    added = [c for c in ("base_answers", "rl_answers", "base_response", "rl_response")
+             if c in out]
+    out = out.fillna(dict.fromkeys(added, ""))
+    return out[[*(c for c in out.columns if c not in added), *added]]
