@@ -42,6 +42,8 @@ __all__ = [
     "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table13", "table2",
     "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
+    "flips", "flips_overview", "measured_null", "null_table", "null_view", "FLIPS_SHOWN",
+    "null_figure_data",
 ]
 
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
@@ -1062,3 +1064,212 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     out = out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]]
     return out.sort_values(["step", "category", "question_id"], kind="stable",
                            na_position="first").reset_index(drop=True)
+
+
+def _per_question(study, what: str):
+    """The study source of an artifact that needs per-question data (a ValueError for the
+    paper's printed counts, which have none).
+    """
+    src = open_study(study)
+    if src.is_paper:
+        raise ValueError(f"{what} needs per-question data (study='demo' or a study file): the "
+                         "paper prints counts per benchmark only.")
+    return src
+
+
+def flips(study, *, section="support", pairs=None, min_count=1, fdr=0.05, answers=True,
+          response_chars=160):
+    """Every question of every pair of a study section: counts, category, the one-sided Fisher
+    tests and the verdict at ``fdr`` (:func:`leash.analysis.flips.flips_table`), with each
+    model's most frequent answers and one response where the files keep them.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data (``"demo"`` or a study file).
+    section : str, default "support"
+    pairs : list of str, optional
+        Pair labels to keep (default: all).
+    min_count : int, default 1
+        Correct samples for "found" (the category; the tests do not depend on it).
+    fdr : float, default 0.05
+        False discovery rate of the verdicts (Benjamini-Hochberg per pair and direction; per
+        step for checkpoints).
+    answers : bool, default True
+        Add ``base_answers, rl_answers`` (and, where the files keep responses,
+        ``base_response, rl_response``, cut to ``response_chars``;
+        :func:`leash.analysis.flips.with_answers`).
+    response_chars : int, default 160
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair`` and the columns of :func:`leash.analysis.flips.flips_table` (``step`` after
+        ``pair`` for checkpoints), then the answer columns.
+    """
+    from leash.analysis.flips import flips_table, with_answers
+
+    src = _per_question(study, "flips")
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    summary = src.summaries(section) if answers else None
+    digest = (src.study.sample_digest(section, response_chars=response_chars)
+              if answers and response_chars else None)
+    frames = []
+    for p in (p for p in listed if not pairs or p.label in pairs):
+        paired = src.paired(section, p)
+        by = ["step"] if paired["step"].notna().any() else []
+        t = flips_table(paired, min_count=min_count, fdr=fdr, by=by)
+        if answers:
+            t = with_answers(t, summary, p.base, p.rl, base_step=p.base_step,
+                             responses=digest)
+        frames.append(t.assign(pair=p.label))
+    out = pd.concat(frames, ignore_index=True)
+    # answer columns the files have nothing for (counts, the demo's support part) are left out
+    empty = [c for c in ("base_answers", "rl_answers", "base_response", "rl_response")
+             if c in out and not out[c].astype(str).str.len().any()]
+    out = out.drop(columns=empty)
+    return out[["pair", *[c for c in out.columns if c != "pair"]]]
+
+
+#: The categories whose questions a flips artifact lists (the support counts' E and S).
+FLIPS_SHOWN = ("E", "S")
+
+
+def flips_overview(table: pd.DataFrame) -> pd.DataFrame:
+    """Per pair and benchmark (and all of a pair's): the categories, their significant subsets
+    and the preserved questions whose rate moved significantly
+    (:func:`leash.analysis.flips.flips_summary`).
+    """
+    from leash.analysis.flips import flips_summary
+
+    by = ["pair", *(["step"] if "step" in table.columns and table["step"].notna().any()
+                    else [])]
+    return flips_summary(table, by=by)
+
+
+def measured_null(study, *, section="support", pairs=None, min_count=1, n_splits=200, seed=0):
+    """The measured null of every support statistic for each side of each pair, beside the
+    pair's value (:func:`leash.analysis.measured_null.measured_null`): replicate runs where the
+    study names them (``replicates:`` on a pair), random halves of each run's samples, and the
+    halves in sample order where the files keep it.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data.
+    section : str, default "support"
+    pairs : list of str, optional
+    min_count : int, default 1
+    n_splits : int, default 200
+        Random splits into halves per side.
+    seed : int, default 0
+        Seed of the random splits (``numpy.random.default_rng(seed)``, one stream for the
+        run).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair label`` and :data:`leash.analysis.measured_null.NULL_COLUMNS`;
+        ``attrs["notes"]`` lists what was left out and why.
+
+    Raises
+    ------
+    ValueError
+        The paper's printed counts (no per-question data), or a replicate that cannot measure
+        a null (:meth:`leash.sources.study.Study.replicate_problems`: one line naming the
+        study file, the key and the fix).
+    """
+    from leash.analysis.measured_null import measured_null as _null
+
+    src = _per_question(study, "measured_null")
+    problems = src.study.replicate_problems(section)
+    if problems:
+        raise problems[0]
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    summary = src.summaries(section)
+    digest = src.study.sample_digest(section)  # the order; the one digest flips() reads too
+    rng = np.random.default_rng(seed)
+    frames, notes = [], []
+    for p in (p for p in listed if not pairs or p.label in pairs):
+        paired = src.paired(section, p)
+        t = _null(summary, paired, p.base, p.rl, replicates=dict(p.replicates),
+                  budget=src.budgets(section, p) or None, digest=digest, min_count=min_count,
+                  domains=src.domains, rng=rng, n_splits=n_splits)
+        notes += [f"{p.label}: {n}" for n in t.attrs["notes"]]
+        frames.append(t.assign(**{"pair label": p.label}))
+    out = pd.concat(frames, ignore_index=True)
+    out = out[["pair label", *[c for c in out.columns if c != "pair label"]]]
+    out.attrs["notes"] = notes
+    return out
+
+
+def null_table(null: pd.DataFrame, *, statistics=("E", "S", "NDR", "NSCR"), pooled=False):
+    """:func:`measured_null` as one row per pair, side, method and scope, per statistic the
+    pair's value, the null's mean and standard deviation and their difference
+    (:func:`leash.analysis.measured_null.null_table`); ``pooled``: the pooled rows only (each
+    benchmark's where a pair has one).
+    """
+    from leash.analysis.measured_null import null_table as _table
+
+    if pooled:
+        keep = null["scope"] != "benchmark"
+        single = ~null["pair label"].isin(null.loc[keep, "pair label"])
+        null = null[keep | single]
+    return _table(null, statistics=list(statistics))
+
+
+def null_view(null: pd.DataFrame, *, statistics=("E", "S", "NDR", "NSCR")):
+    """A measured null as an artifact: its CSV every statistic at full precision (the long
+    :func:`measured_null`), its Markdown and LaTeX the readable :func:`null_table` (counts to
+    2 decimals, ratios to 4; "--" where undefined, e.g. the spread of one comparison), with a
+    note per method and what was left out.
+    """
+    from leash.output.report import TableView
+
+    wide = null_table(null, statistics=statistics)
+
+    def cell(col, v):
+        if v is None or pd.isna(v):
+            return "--"
+        if isinstance(v, str):
+            return v
+        if col in ("k", "comparisons"):
+            return str(int(v))
+        stat = col.split(" ")[0]
+        return f"{float(v):.2f}" if stat in COUNT_NAMES else f"{float(v):.4f}"
+
+    shown = pd.DataFrame({c: [cell(c, v) for v in wide[c]] for c in wide.columns})
+    notes = ("replicate runs: every two runs of the side's model compared at the pair's budget "
+             "k; random halves: each run's samples split into halves of n // 2 at random "
+             "(hypergeometric draws from the counts; the pair beside it: its expectation over "
+             "random subsets of k = n // 2 samples); ordered halves: the first n // 2 samples "
+             "against the next (the pair at its first n // 2).",
+             *null.attrs.get("notes", ()))
+    return TableView(null, shown, tuple(notes))
+
+
+def null_figure_data(null: pd.DataFrame, *, statistics=("E", "S")) -> pd.DataFrame:
+    """What the measured null's figure plots: for the pooled rows (each benchmark's where a
+    pair has one), per pair, side and method, the pair's value and the null's mean and 95%
+    range of ``statistics``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``row`` (a label "pair, scope: null of <run> (<method>, k = ...)"), ``pair label,
+        benchmark, side, run, method, k, statistic, pair, null_mean, null_low, null_high``.
+    """
+    keep = null["scope"] != "benchmark"
+    single = ~null["pair label"].isin(null.loc[keep, "pair label"])
+    d = null[(keep | single) & null["statistic"].isin(list(statistics))]
+
+    def k_text(r):
+        return str(int(r["k"])) if not pd.isna(r["k"]) else f"{r['k_min']}-{r['k_max']}"
+
+    rows = d.assign(row=[f"{r['pair label']}, {r['benchmark']}: null of {r['run']} ({r['method']}, "
+                         f"k = {k_text(r)})" for _, r in d.iterrows()])
+    cols = ["row", "pair label", "benchmark", "side", "run", "method", "k", "statistic",
+            "pair", "null_mean", "null_low", "null_high"]
+    return rows[cols].reset_index(drop=True)
