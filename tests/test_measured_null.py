@@ -246,3 +246,14 @@ def test_sample_digest(tmp_path):
     pd.DataFrame({"model": "m", "benchmark": "toy", "question_id": QUESTIONS, "n": 9,
                   "c": correct.sum(axis=1)}).to_csv(counts, index=False)
     assert sample_digest(counts) is None
+
+
+def test_available_study_says_why_instead_of_skipping(study, tmp_path):
+    from leash.run.notebook import available_study
+
+    s, why = available_study(study_file(study), "support")
+    assert s is not None and why == ""
+    (study / "study.yaml").write_text((study / "study.yaml").read_text().replace(
+        "data/*.jsonl", "nowhere/*.jsonl"))
+    s, why = available_study(study / "study.yaml", "support")
+    assert s is None and "nowhere" in why

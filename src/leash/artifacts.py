@@ -43,7 +43,7 @@ __all__ = [
     "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
     "flips", "flips_overview", "measured_null", "null_table", "null_view", "FLIPS_SHOWN",
-    "null_figure_data",
+    "null_figure_data", "budget_plan", "detection",
 ]
 
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
@@ -1273,3 +1273,45 @@ def null_figure_data(null: pd.DataFrame, *, statistics=("E", "S")) -> pd.DataFra
     cols = ["row", "pair label", "benchmark", "side", "run", "method", "k", "statistic",
             "pair", "null_mean", "null_low", "null_high"]
     return rows[cols].reset_index(drop=True)
+
+
+def budget_plan(study, *, section="support", pairs=None, ks=None, zeta=0.05):
+    """What each budget would show, for every pair of a study taken as a pilot: expected and
+    misclassified E and S per budget (:func:`leash.analysis.planning.budget_plan`).
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data: its pairs' rates c / n are the pilot's.
+    section : str, default "support"
+    pairs : list of str, optional
+    ks : sequence of int, optional
+        Budgets; default powers of two up to 16 times the study's largest n.
+    zeta : float, default 0.05
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair`` and :data:`leash.analysis.planning.PLAN_COLUMNS`.
+    """
+    from leash.analysis.planning import budget_plan as _plan
+
+    src = _per_question(study, "budget_plan")
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    frames = [_plan(src.paired(section, p), ks, zeta=zeta).assign(pair=p.label)
+              for p in listed if not pairs or p.label in pairs]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["pair", *[c for c in out.columns if c != "pair"]]]
+
+
+def detection(expansions, *, ks=None, p_base=0.0, power=0.8, alpha=0.05):
+    """The budget at which an expansion of each rate is detected with ``power``: observed as E
+    (the paper's rule) and significant (a one-sided Fisher test at ``alpha``;
+    :func:`leash.analysis.planning.detection_table`). Default budgets: powers of two up to
+    131072.
+    """
+    from leash.analysis.planning import detection_table
+
+    ks = 2 ** np.arange(18) if ks is None else ks
+    return detection_table(list(expansions), ks, p_base=p_base, power=power, alpha=alpha)
