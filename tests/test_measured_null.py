@@ -160,7 +160,9 @@ def test_the_artifact_of_a_study_with_replicates(study):
     study_file(study, replicates=REPLICATES)
     t = A.measured_null(study / "study.yaml", n_splits=20)
     assert set(t["method"]) == {"replicate runs", "random halves", "ordered halves"}
-    view = A.null_view(t)
+    from leash.output.views import null_view
+
+    view = null_view(t)
     assert view.shown.shape[0] == len(A.null_table(t))
     fig_data = A.null_figure_data(t)
     assert set(fig_data["statistic"]) == {"E", "S"} and fig_data["row"].is_unique is False

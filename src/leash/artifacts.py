@@ -42,7 +42,7 @@ __all__ = [
     "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table13", "table2",
     "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
-    "flips", "flips_overview", "measured_null", "null_table", "null_view", "FLIPS_SHOWN",
+    "flips", "flips_overview", "measured_null", "null_table", "FLIPS_SHOWN",
     "null_figure_data", "budget_plan", "detection",
 ]
 
@@ -1218,36 +1218,6 @@ def null_table(null: pd.DataFrame, *, statistics=("E", "S", "NDR", "NSCR"), pool
         single = ~null["pair label"].isin(null.loc[keep, "pair label"])
         null = null[keep | single]
     return _table(null, statistics=list(statistics))
-
-
-def null_view(null: pd.DataFrame, *, statistics=("E", "S", "NDR", "NSCR")):
-    """A measured null as an artifact: its CSV every statistic at full precision (the long
-    :func:`measured_null`), its Markdown and LaTeX the readable :func:`null_table` (counts to
-    2 decimals, ratios to 4; "--" where undefined, e.g. the spread of one comparison), with a
-    note per method and what was left out.
-    """
-    from leash.output.report import TableView
-
-    wide = null_table(null, statistics=statistics)
-
-    def cell(col, v):
-        if v is None or pd.isna(v):
-            return "--"
-        if isinstance(v, str):
-            return v
-        if col in ("k", "comparisons"):
-            return str(int(v))
-        stat = col.split(" ")[0]
-        return f"{float(v):.2f}" if stat in COUNT_NAMES else f"{float(v):.4f}"
-
-    shown = pd.DataFrame({c: [cell(c, v) for v in wide[c]] for c in wide.columns})
-    notes = ("replicate runs: every two runs of the side's model compared at the pair's budget "
-             "k; random halves: each run's samples split into halves of n // 2 at random "
-             "(hypergeometric draws from the counts; the pair beside it: its expectation over "
-             "random subsets of k = n // 2 samples); ordered halves: the first n // 2 samples "
-             "against the next (the pair at its first n // 2).",
-             *null.attrs.get("notes", ()))
-    return TableView(null, shown, tuple(notes))
 
 
 def null_figure_data(null: pd.DataFrame, *, statistics=("E", "S")) -> pd.DataFrame:
