@@ -178,7 +178,7 @@ def test_the_flips_page_shows_every_flips_table_whole(tmp_path):
     build.mkdir()
     flips = pd.DataFrame({"question_id": [f"q{i}" for i in range(40)], "category": "E",
                           "base_c": 0, "rl_c": 5, "verdict": "expansion",
-                          "rl_response": "so | the answer is 5"})
+                          "rl_response": "<think>so | the answer is 5 <script>x</script>"})
     overview = pd.DataFrame({"pair": ["P"], "E": [40], "significant E": [40]})
     recs = [artifact_record(name, save_table(t, name, figs, caption=cap),
                             description=cap, **DEMO)
@@ -191,7 +191,11 @@ def test_the_flips_page_shows_every_flips_table_whole(tmp_path):
     page = (out / "flips.html").read_text(encoding="utf-8")
     assert page.index("Flips overview") < page.index("The E and S questions of P")
     assert page.count("<tr>") == 1 + 1 + 1 + 40  # both tables whole: headers and every row
-    assert "so | the answer is 5" in page  # a cell with a pipe stays one cell
+    # a cell with a pipe stays one cell; a response's markup is shown as text, never run
+    assert "&lt;think&gt;so | the answer is 5 &lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>" not in page and "<think>" not in page
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>x" not in index and "&lt;think&gt;" in index  # the card's excerpt too
     assert 'href="flips.html"' in (out / "index.html").read_text(encoding="utf-8")
     assert not _check_links(out), _check_links(out)
     # without flips tables there is no such page, and no link to it

@@ -79,10 +79,13 @@ def site_folder(data: str = "embedded") -> Path:
     return BUILD / f"site-{Run('x', {'study': data}).label}"
 
 
-def _markdown():
+def _markdown(html: bool = True):
+    """A Markdown renderer; ``html=False`` for tables, which are data: a cell that looks like
+    HTML (a model's response, ``<think>``) is shown as text, never run as markup.
+    """
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    return MarkdownIt("commonmark", {"html": html}).enable(["table", "strikethrough"])
 
 
 def _write(path: Path, text: str) -> None:
@@ -136,7 +139,7 @@ def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
     lines = table.splitlines()
     total = max(0, len(lines) - 2)
     head = "\n".join(lines[:2 + rows])
-    return caption, _markdown().render(head), min(rows, total), total
+    return caption, _markdown(html=False).render(head), min(rows, total), total
 
 
 def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
@@ -181,7 +184,7 @@ def _audit(records, folder: Path, run_of: dict):
     cols = [c for c in ("table", "row", "quantity", "printed", "recomputed", "explanation")
             if c in disc.columns]
     _, summary_md = table_markdown(folder / "audit_summary.md")
-    return {"headline": headline, "summary": _markdown().render(summary_md),
+    return {"headline": headline, "summary": _markdown(html=False).render(summary_md),
             "discrepancies": disc[cols].to_html(index=False, classes="data", border=0,
                                                 float_format=lambda v: f"{v:.4f}"),
             "run": run_of.get("audit_summary"),
@@ -224,7 +227,7 @@ def _flips_page(records, folder: Path, run_of: dict, env) -> str | None:
                                 for f in r["files"])
                      + (f' &middot; <a href="runs/{run}.html">notebook run</a>' if run else "")
                      + "</p>")
-        parts.append(f'<div class="flips">{_markdown().render(table)}</div>')
+        parts.append(f'<div class="flips">{_markdown(html=False).render(table)}</div>')
     return env.get_template("page.html.j2").render(title="leash: which flips are evidence",
                                                    body="\n".join(parts))
 
