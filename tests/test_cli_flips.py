@@ -163,6 +163,7 @@ def test_plan(capsys, tmp_path):
     assert [r["k"] for r in got["budgets"]] == [1, 16, 256]
     np.testing.assert_allclose([r["E misclassified"] for r in got["budgets"]],
                                ref["E misclassified"], rtol=1e-12)
+    assert got["found"][0]["k = 16"] == pytest.approx(1 - 0.99**16)
     det = detection_table([0.01, 0.1], [1, 16, 256])
     assert [r["budget (found)"] for r in got["detection"]] == [
         None if np.isnan(x) else x for x in det["budget (found)"]]

@@ -238,8 +238,9 @@ _HELP = {
         "solves at --p-base), the smallest budget of --k at which it is detected with --power: "
         "observed as E (the paper's rule) and significant (one-sided Fisher test at --alpha). "
         "A question the pilot never solved counts as rate 0: budgets far beyond the pilot's n "
-        "are extrapolations. Reads each FILE as `leash support` does; prints the two tables "
-        "(--json: an object with 'budgets' and 'detection').",
+        "are extrapolations. Reads each FILE as `leash support` does; prints the tables, with "
+        "the probability that a question of each --expansion rate is found within each k "
+        "between them (--json: an object with 'budgets', 'found' and 'detection').",
         ["leash plan gsm8k-probe-sft gsm8k-probe-rl-final --base sft --rl rl",
          "leash plan summary.parquet --base sft --rl rl --k 8,64,512,4096 --expansion "
          "0.001,0.01 --json"]),
@@ -1202,7 +1203,12 @@ def _cmd_flips(args, ctx: _Context) -> int:
 def _cmd_plan(args, ctx: _Context) -> int:
     import numpy as np
 
-    from leash.analysis.planning import budget_plan, default_plan_ks, detection_table
+    from leash.analysis.planning import (
+        budget_plan,
+        default_plan_ks,
+        detection_table,
+        found_probability_table,
+    )
 
     if not 0 < args.zeta < 1:
         raise ValueError(f"--zeta must be a number in (0, 1). Got {args.zeta}.")
@@ -1222,14 +1228,18 @@ def _cmd_plan(args, ctx: _Context) -> int:
     detect_ks = ks if args.k else 2 ** np.arange(18)
     detect = detection_table(args.expansion, detect_ks, p_base=args.p_base, power=args.power,
                              alpha=args.alpha)
+    found = found_probability_table(args.expansion, ks)
     if args.json:
-        cols_p, rows_p = _rows(plan)
-        cols_d, rows_d = _rows(detect)
-        sys.stdout.write(json.dumps({"budgets": [dict(zip(cols_p, r)) for r in rows_p],
-                                     "detection": [dict(zip(cols_d, r)) for r in rows_d]},
-                                    indent=1, default=_json_value) + "\n")
+        tables = {"budgets": plan, "found": found, "detection": detect}
+        out = {}
+        for name, table in tables.items():
+            cols, rows = _rows(table)
+            out[name] = [dict(zip(cols, r)) for r in rows]
+        sys.stdout.write(json.dumps(out, indent=1, default=_json_value) + "\n")
         return 0
     _emit(plan, False)
+    sys.stdout.write("\nprobability that a question with rate p is found within k samples:\n")
+    _emit(found, False)
     sys.stdout.write(f"\nbudget at which an expansion is detected with power {args.power:g}:\n")
     _emit(detect, False)
     return 0
