@@ -391,7 +391,7 @@ class ExplorerModel:
                             columns=cols)
 
     def answers(self, pair: str) -> pd.DataFrame | None:
-        """Per question of ``pair`` (in the order of :meth:`paired`): the verdict of its
+        """Per question of ``pair`` (indexed by benchmark and question_id): the verdict of its
         one-sided Fisher test at the full budget (FDR 0.05, :func:`leash.analysis.flips.
         flips_table`), both models' most frequent answers and, where the files keep them, one
         response each; None without a study (loaded once per pair).
@@ -413,6 +413,8 @@ class ExplorerModel:
             digest = self.src.study.sample_digest(self.section)
             out = with_answers(keys.assign(verdict=verdict), summary, p.base, p.rl,
                                base_step=p.base_step, responses=digest)
+            out = out.drop_duplicates(["benchmark", "question_id"]).set_index(
+                ["benchmark", "question_id"])
         self._answers[pair] = out
         return out
 
@@ -435,8 +437,6 @@ class ExplorerModel:
                                   zip(c, a[f"n_{side}"][i])]
         extra = self.answers(s.pair)
         if extra is not None:
-            extra = extra.drop_duplicates(["benchmark", "question_id"]).set_index(
-                ["benchmark", "question_id"])
             at = list(zip(out["benchmark"], out["question_id"]))
             verdict = extra["verdict"].reindex(at).fillna("").to_numpy()
             out["verdict"] = np.where(verdict == "", "not significant", verdict)
