@@ -26,7 +26,7 @@ from leash_eval import cli
 from leash_eval.cli import build_parser, main
 
 COMMANDS = ("validate", "summarize", "fetch", "rescore", "generate", "score-traces", "passk",
-            "support")
+            "support", "flips", "plan")
 PASSTHROUGH = ("simulate", "reproduce", "study")
 
 
@@ -202,6 +202,10 @@ BAD_INPUTS = [
     (["support", "{steps}", "--base", "rl", "--rl", "base"], ("--base rl@1",), 2),
     (["support", "{good}", "--base", "base", "--rl", "rl", "--n-boot", "1"], ("--n-boot",), 2),
     (["support", "{good}", "--base", "base", "--rl", "rl@last"], ("--rl", "'rl@last'"), 2),
+    (["flips", "{unshared}", "--base", "base", "--rl", "rl"], ("--shared-only", "toy/q9"), 2),
+    (["flips", "{good}", "--base", "base", "--rl", "rl", "--fdr", "2"], ("--fdr", "2"), 2),
+    (["plan", "{good}", "--base", "base", "--rl", "rl", "--power", "1"], ("--power",), 2),
+    (["plan", "{unshared}", "--base", "base", "--rl", "rl"], ("--shared-only", "toy/q9"), 2),
     (["summarize", "{good}", "--out", "summary.csv"], ("--out", ".parquet"), 2),
     (["rescore", "{good}", "--gold", "no-such-benchmark"], ("--gold", "'no-such-benchmark'",
                                                             "math500"), 2),
@@ -221,7 +225,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize("argv, parts, status", BAD_INPUTS,
                          ids=[" ".join(a[:1] + [p[0]]) for a, p, _ in BAD_INPUTS])
 def test_errors_name_the_option_not_the_keyword(capsys, files, argv, parts, status):
-    if argv[0] == "support":
+    if argv[0] in ("support", "flips", "plan"):
         pytest.importorskip("leash.analysis.pairing")
     if argv[0] == "rescore" and "--gold" not in argv[-2:] and not HAVE_MV:
         pytest.skip("math-verify not installed")
@@ -358,7 +362,8 @@ def test_keywords_declared_with_an_option_are_the_library_s():
     import inspect
 
     modules = [importlib.import_module(m) for m in (
-        "leash.analysis.pairing", "leash.analysis.tables", "leash_eval.rescore",
+        "leash.analysis.pairing", "leash.analysis.tables", "leash.analysis.planning",
+        "leash_eval.rescore",
         "leash_eval.summarize", "leash_eval.generate.sampling")]
     params = {}
     for mod in modules:

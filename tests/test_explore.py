@@ -336,3 +336,33 @@ def test_the_demo_opens_on_the_estimator_it_declares(demo):
     assert demo.estimator == "first-k"  # data/studies/demo.yaml, as the paper's tables
     v = explore(model=demo, benchmark="AMC23").view
     assert (v.setting.estimator, v.setting.rule) == ("first-k", "first-k")
+
+
+def test_the_flips_table_lists_the_setting_s_e_and_s_questions(demo):
+    from leash.analysis.flips import flips_table
+
+    app = explore(model=demo, pair="demo-1.5B", benchmark="Minerva")
+    v = app.view
+    f = demo.flips(v)
+    paired = demo.paired("demo-1.5B")
+    sub = paired[paired["benchmark"] == "Minerva"]
+    want = flips_table(sub)
+    want = want[want["category"].isin(["E", "S"])]
+    assert f["question_id"].tolist() == want["question_id"].tolist()
+    assert f["base c/n"].tolist() == [f"{c}/{n}" for c, n in zip(want["base_c"],
+                                                                 want["base_n"])]
+    # the verdict of the test over all the pair's questions, not the benchmark's alone
+    every = flips_table(paired).set_index("question_id")["verdict"]
+    shown = f.set_index("question_id")["verdict"].replace("not significant", "")
+    assert (shown == every.loc[shown.index]).all()
+    assert {"base answers", "RLVR answers"} <= set(f.columns)  # the demo keeps its answers
+    assert "E and S questions at this setting" in app.widgets["flips"].value
+    # another budget, another set of questions
+    app.controls["k"].value = 64
+    assert demo.flips(app.view)["category"].isin(["E", "S"]).all()
+    app.controls["k"].value = 0
+
+
+def test_the_paper_has_no_flips(paper):
+    app = explore(model=paper)
+    assert "No per-question data" in app.widgets["flips"].value

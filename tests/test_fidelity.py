@@ -54,7 +54,7 @@ def test_every_added_number_is_labelled(cells):
     added = cells[cells["kind"] == "added"]
     assert added.empty, added.to_string()
     labelled = cells[cells["kind"] == "added, labelled"]
-    assert set(labelled["column"]) <= {"k", "epsilon", "McNemar p"}
+    assert set(labelled["column"]) <= {"k", "epsilon", "McNemar p", "McNemar mid-p"}
 
 
 def test_the_marked_cells_are_the_audit_s_disagreements(cells):

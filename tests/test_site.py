@@ -199,3 +199,37 @@ def test_a_study_s_index_and_site_carry_its_title(tmp_path):
                     paper_claims=False, api=False)
     page = (tmp_path / "site" / "index.html").read_text()
     assert "<h1>GRPO vs base &lt;on&gt; MATH500</h1>" in page and "Study mine" not in page
+
+
+def test_the_flips_page_shows_every_flips_table_whole(tmp_path):
+    pytest.importorskip("jupyter_server_mathjax", reason="the site extra is not installed")
+    figs, build = tmp_path / "figs", tmp_path / "build"
+    build.mkdir()
+    flips = pd.DataFrame({"question_id": [f"q{i}" for i in range(40)], "category": "E",
+                          "base_c": 0, "rl_c": 5, "verdict": "expansion",
+                          "rl_response": "<think>so | the answer is 5 <script>x</script>"})
+    overview = pd.DataFrame({"pair": ["P"], "E": [40], "significant E": [40]})
+    recs = [artifact_record(name, save_table(t, name, figs, caption=cap),
+                            description=cap, **DEMO)
+            for name, t, cap in (("flips_p_demo", flips, "The E and S questions of P"),
+                                 ("flips_summary_demo", overview, "Flips overview"))]
+    write_records(figs, "01_x.demo", "01_x", {"study": "demo"}, recs)
+    _executed(build / "01_x.demo.ipynb", "Table 1", {"study": "demo"})
+    site.build_site(figs, build, tmp_path / "site", api=False)
+    out = tmp_path / "site"
+    page = (out / "flips.html").read_text(encoding="utf-8")
+    assert page.index("Flips overview") < page.index("The E and S questions of P")
+    assert page.count("<tr>") == 1 + 1 + 1 + 40  # both tables whole: headers and every row
+    # a cell with a pipe stays one cell; a response's markup is shown as text, never run
+    assert "&lt;think&gt;so | the answer is 5 &lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>" not in page and "<think>" not in page
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>x" not in index and "&lt;think&gt;" in index  # the card's excerpt too
+    assert 'href="flips.html"' in (out / "index.html").read_text(encoding="utf-8")
+    assert not _check_links(out), _check_links(out)
+    # without flips tables there is no such page, and no link to it
+    study_out = tmp_path / "plain"
+    write_records(figs, "01_x.demo", "01_x", {"study": "demo"}, [])
+    site.build_site(figs, build, study_out, api=False)
+    assert not (study_out / "flips.html").exists()
+    assert "flips.html" not in (study_out / "index.html").read_text(encoding="utf-8")

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from _constraints import invalid_values, is_satisfied_by, valid_value
-from leash.analysis import pairing, sensitivity, tables
+from leash.analysis import flips, pairing, planning, sensitivity, tables
 from leash.core import _validation, entropy, passk, stats, support
 from leash.core._validation import InvalidParameterError
 
-MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing)
+MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing, flips, planning)
 # Public functions without a declaration, and why.
 EXEMPT = {
     "is_missing_answer": "takes any value: it is the test of what counts as a missing answer",

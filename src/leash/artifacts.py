@@ -44,11 +44,14 @@ __all__ = [
     "entropy_wide", "entropy_pairs", "entropy_scatter_data", "table13", "table2",
     "table2_wide", "SENSITIVITY_COLUMNS",
     "sensitivity_long", "sensitivity_summary", "sensitivity_figure_data", "answer_cases",
+    "flips", "flips_overview", "measured_null", "null_table", "FLIPS_SHOWN",
+    "null_figure_data", "budget_plan", "detection",
 ]
 
 LONG_COLUMNS = ["pair", "scope", "benchmark", "domain", "N", "k", "k_min", "k_max",
                 "pass@k base", "pass@k rl",
-                *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "E/(E+S) low", "E/(E+S) high"]
+                *COUNT_NAMES, *METRIC_NAMES, "mcnemar_p", "mcnemar_midp", "E/(E+S) low",
+                "E/(E+S) high", "significant E", "significant S"]
 MATH_5 = ["AIME2024", "AMC23", "MATH500", "Minerva", "OlympiadBench"]  # Table 5's columns
 TABLE2_BENCHMARKS = ("AIME2024", "AIME2025", "OlympiadBench")
 #: The pass@k estimator of a study's artifacts when neither the caller nor the study names one:
@@ -191,7 +194,7 @@ class StudySource:
         return self._option("entropy", "na", given, (PAPER_NA, "the paper's rule (the default)"))
 
     def _support(self, section, *, by=(), pool=True, min_count=1, k=None, n_boot=0, seed=0,
-                 level=0.95, pairs=None) -> pd.DataFrame:
+                 level=0.95, pairs=None, fdr=0.05) -> pd.DataFrame:
         rng = np.random.default_rng(seed)
         frames, listed = [], self.section(section).pairs
         _check_pairs(pairs, [p.label for p in listed])
@@ -208,7 +211,7 @@ class StudySource:
                     "only the files of the final model.")
             f = support_table(paired, by=list(by), k=k, min_count=min_count,
                               domains=self.domains, pool=pool, n_boot=n_boot,
-                              rng=rng if n_boot else None, level=level)
+                              rng=rng if n_boot else None, level=level, fdr=fdr)
             f.insert(0, "pair", p.label)
             frames.append(f)
         return pd.concat(frames, ignore_index=True)
@@ -472,7 +475,7 @@ def budget_text(ks) -> str:
 
 
 def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=None,
-                 n_boot=0, seed=0, level=0.95):
+                 n_boot=0, seed=0, level=0.95, fdr=0.05):
     """Support dynamics of every pair, per benchmark and pooled (Tables 1 and 6-12, long form).
 
     Parameters
@@ -488,16 +491,21 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
         Budget below the number of samples (generations only; first k samples).
     n_boot, seed, level
         Bootstrap intervals (generations only: printed counts have no per-question data).
+    fdr : float, default 0.05
+        False discovery rate of the significant subsets of E and S (generations only).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``pair, scope, benchmark, domain, N, k, k_min, k_max, pass@k base, pass@k rl,
-        P, E, S, O, SRR, NDR, SDS, NSCR, mcnemar_p, E/(E+S) low, E/(E+S) high`` (+ CI
-        columns); the budgets are integers, ``k`` NA where a row's budgets differ.
+        P, E, S, O, SRR, NDR, SDS, NSCR, mcnemar_p, mcnemar_midp, E/(E+S) low, E/(E+S) high,
+        significant E, significant S`` (+ CI columns); the budgets are integers, ``k`` NA where
+        a row's budgets differ; the significant subsets of E and S (per-question Fisher tests,
+        Benjamini-Hochberg at ``fdr`` over the pair's questions) are NA on the paper's printed
+        counts.
     """
     t = open_study(study).support_counts(section, min_count=min_count, k=k, n_boot=n_boot,
-                                          seed=seed, level=level, pairs=pairs)
+                                          seed=seed, level=level, pairs=pairs, fdr=fdr)
     t = t[[*LONG_COLUMNS, *[c for c in t.columns if c not in LONG_COLUMNS]]]
     t = t.astype({"k": "Int64", "k_min": "Int64", "k_max": "Int64"})
     if pairs:
@@ -581,8 +589,11 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``Dataset, k, k_min, k_max, pass@k Base (%), pass@k RLVR (%), SRR, NDR, SDS, NSCR, P,
-        E, S, O, McNemar p`` plus the bootstrap interval columns present in ``long``; ``k`` is
-        NA on a pooled row whose benchmarks have different budgets (``k_min`` to ``k_max``).
+        E, S, O``, ``significant E, significant S`` (on per-question data: the E and S
+        questions whose one-sided Fisher test survives the false discovery rate control),
+        ``McNemar p, McNemar mid-p`` plus the bootstrap interval columns present in ``long``;
+        ``k`` is NA on a pooled row whose benchmarks have different budgets (``k_min`` to
+        ``k_max``).
     """
     t = _without_lone_overall(long[long["pair"] == pair])
     if t.empty:
@@ -602,7 +613,11 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     out.loc[(t["scope"] != "benchmark").to_numpy(), ["pass@k Base (%)", "pass@k RLVR (%)"]] = np.nan
     for c in [*METRIC_NAMES, *COUNT_NAMES]:
         out[c] = t[c].to_numpy()
+    for c in ("significant E", "significant S"):
+        if c in t and t[c].notna().any():  # per-question data only
+            out[c] = t[c].array
     out["McNemar p"] = t["mcnemar_p"].to_numpy()
+    out["McNemar mid-p"] = t["mcnemar_midp"].to_numpy()
     for c in [c for c in t.columns
               if c.endswith((" low", " high")) and c.split()[0] in METRIC_NAMES]:
         out[c] = t[c].to_numpy()
@@ -610,7 +625,9 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
 
 
 _FORMATS = {"epsilon": "{:.2e}", "pass@k Base (%)": "{:.1f}", "pass@k RLVR (%)": "{:.1f}",
-            "McNemar p": "{:.3g}", "mcnemar_p": "{:.3g}", "pass@k base": "{:.3f}",
+            "McNemar p": "{:.3g}", "mcnemar_p": "{:.3g}", "McNemar mid-p": "{:.3g}",
+            "mcnemar_midp": "{:.3g}", "significant E": "{}", "significant S": "{}",
+            "pass@k base": "{:.3f}",
             "pass@k rl": "{:.3f}"}
 
 
@@ -1129,3 +1146,224 @@ def answer_cases(study, *, section="support", pair=None, categories=("shrinkage"
     out = out[first + rest + ["c_base", "c_rl", "base answers", "rl answers"]]
     return out.sort_values(["step", "category", "question_id"], kind="stable",
                            na_position="first").reset_index(drop=True)
+
+
+def _per_question(study, what: str):
+    """The study source of an artifact that needs per-question data (a ValueError for the
+    paper's printed counts, which have none).
+    """
+    src = open_study(study)
+    if src.is_paper:
+        raise ValueError(f"{what} needs per-question data (study='demo' or a study file): the "
+                         "paper prints counts per benchmark only.")
+    return src
+
+
+def flips(study, *, section="support", pairs=None, min_count=1, fdr=0.05, answers=True,
+          response_chars=160):
+    """Every question of every pair of a study section: counts, category, the one-sided Fisher
+    tests and the verdict at ``fdr`` (:func:`leash.analysis.flips.flips_table`), with each
+    model's most frequent answers and one response where the files keep them.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data (``"demo"`` or a study file).
+    section : str, default "support"
+    pairs : list of str, optional
+        Pair labels to keep (default: all).
+    min_count : int, default 1
+        Correct samples for "found" (the category; the tests do not depend on it).
+    fdr : float, default 0.05
+        False discovery rate of the verdicts (Benjamini-Hochberg per pair and direction; per
+        step for checkpoints).
+    answers : bool, default True
+        Add ``base_answers, rl_answers`` (and, where the files keep responses,
+        ``base_response, rl_response``, cut to ``response_chars``;
+        :func:`leash.analysis.flips.with_answers`).
+    response_chars : int, default 160
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair`` and the columns of :func:`leash.analysis.flips.flips_table` (``step`` after
+        ``pair`` for checkpoints), then the answer columns.
+    """
+    from leash.analysis.flips import flips_table, with_answers
+
+    src = _per_question(study, "flips")
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    summary = src.summaries(section) if answers else None
+    digest = (src.study.sample_digest(section, response_chars=response_chars)
+              if answers and response_chars else None)
+    frames = []
+    for p in (p for p in listed if not pairs or p.label in pairs):
+        paired = src.paired(section, p)
+        by = ["step"] if paired["step"].notna().any() else []
+        t = flips_table(paired, min_count=min_count, fdr=fdr, by=by)
+        if answers:
+            t = with_answers(t, summary, p.base, p.rl, base_step=p.base_step,
+                             responses=digest)
+        frames.append(t.assign(pair=p.label))
+    out = pd.concat(frames, ignore_index=True)
+    # answer columns the files have nothing for (counts, the demo's support part) are left out
+    empty = [c for c in ("base_answers", "rl_answers", "base_response", "rl_response")
+             if c in out and not out[c].astype(str).str.len().any()]
+    out = out.drop(columns=empty)
+    return out[["pair", *[c for c in out.columns if c != "pair"]]]
+
+
+#: The categories whose questions a flips artifact lists (the support counts' E and S).
+FLIPS_SHOWN = ("E", "S")
+
+
+def flips_overview(table: pd.DataFrame) -> pd.DataFrame:
+    """Per pair and benchmark (and all of a pair's): the categories, their significant subsets
+    and the preserved questions whose rate moved significantly
+    (:func:`leash.analysis.flips.flips_summary`).
+    """
+    from leash.analysis.flips import flips_summary
+
+    by = ["pair", *(["step"] if "step" in table.columns and table["step"].notna().any()
+                    else [])]
+    return flips_summary(table, by=by)
+
+
+def measured_null(study, *, section="support", pairs=None, min_count=1, n_splits=200, seed=0):
+    """The measured null of every support statistic for each side of each pair, beside the
+    pair's value (:func:`leash.analysis.measured_null.measured_null`): replicate runs where the
+    study names them (``replicates:`` on a pair), random halves of each run's samples, and the
+    halves in sample order where the files keep it.
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data.
+    section : str, default "support"
+    pairs : list of str, optional
+    min_count : int, default 1
+    n_splits : int, default 200
+        Random splits into halves per side.
+    seed : int, default 0
+        Seed of the random splits (``numpy.random.default_rng(seed)``, one stream for the
+        run).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair label`` and :data:`leash.analysis.measured_null.NULL_COLUMNS`;
+        ``attrs["notes"]`` lists what was left out and why.
+
+    Raises
+    ------
+    ValueError
+        The paper's printed counts (no per-question data), or a replicate that cannot measure
+        a null (:meth:`leash.sources.study.Study.replicate_problems`: one line naming the
+        study file, the key and the fix).
+    """
+    from leash.analysis.measured_null import measured_null as _null
+
+    src = _per_question(study, "measured_null")
+    problems = src.study.replicate_problems(section)
+    if problems:
+        raise problems[0]
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    summary = src.summaries(section)
+    digest = src.study.sample_digest(section)  # the order; the one digest flips() reads too
+    rng = np.random.default_rng(seed)
+    frames, notes = [], []
+    for p in (p for p in listed if not pairs or p.label in pairs):
+        paired = src.paired(section, p)
+        t = _null(summary, paired, p.base, p.rl, replicates=dict(p.replicates),
+                  budget=src.budgets(section, p) or None, digest=digest, min_count=min_count,
+                  domains=src.domains, rng=rng, n_splits=n_splits)
+        notes += [f"{p.label}: {n}" for n in t.attrs["notes"]]
+        frames.append(t.assign(**{"pair label": p.label}))
+    out = pd.concat(frames, ignore_index=True)
+    out = out[["pair label", *[c for c in out.columns if c != "pair label"]]]
+    out.attrs["notes"] = notes
+    return out
+
+
+def null_table(null: pd.DataFrame, *, statistics=("E", "S", "NDR", "NSCR"), pooled=False):
+    """:func:`measured_null` as one row per pair, side, method and scope, per statistic the
+    pair's value, the null's mean and standard deviation and their difference
+    (:func:`leash.analysis.measured_null.null_table`); ``pooled``: the pooled rows only (each
+    benchmark's where a pair has one).
+    """
+    from leash.analysis.measured_null import null_table as _table
+
+    if pooled:
+        keep = null["scope"] != "benchmark"
+        single = ~null["pair label"].isin(null.loc[keep, "pair label"])
+        null = null[keep | single]
+    return _table(null, statistics=list(statistics))
+
+
+def null_figure_data(null: pd.DataFrame, *, statistics=("E", "S")) -> pd.DataFrame:
+    """What the measured null's figure plots: for the pooled rows (each benchmark's where a
+    pair has one), per pair, side and method, the pair's value and the null's mean and 95%
+    range of ``statistics``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``row`` (a label "pair, scope: null of <run> (<method>, k = ...)"), ``pair label,
+        benchmark, side, run, method, k, statistic, pair, null_mean, null_low, null_high``.
+    """
+    keep = null["scope"] != "benchmark"
+    single = ~null["pair label"].isin(null.loc[keep, "pair label"])
+    d = null[(keep | single) & null["statistic"].isin(list(statistics))]
+
+    def k_text(r):
+        return str(int(r["k"])) if not pd.isna(r["k"]) else f"{r['k_min']}-{r['k_max']}"
+
+    rows = d.assign(row=[f"{r['pair label']}, {r['benchmark']}: null of {r['run']} ({r['method']}, "
+                         f"k = {k_text(r)})" for _, r in d.iterrows()])
+    cols = ["row", "pair label", "benchmark", "side", "run", "method", "k", "statistic",
+            "pair", "null_mean", "null_low", "null_high"]
+    return rows[cols].reset_index(drop=True)
+
+
+def budget_plan(study, *, section="support", pairs=None, ks=None, zeta=0.05):
+    """What each budget would show, for every pair of a study taken as a pilot: expected and
+    misclassified E and S per budget (:func:`leash.analysis.planning.budget_plan`).
+
+    Parameters
+    ----------
+    study : str, Study or ArtifactSource
+        A study with per-question data: its pairs' rates c / n are the pilot's.
+    section : str, default "support"
+    pairs : list of str, optional
+    ks : sequence of int, optional
+        Budgets; default powers of two up to 16 times the study's largest n.
+    zeta : float, default 0.05
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``pair`` and :data:`leash.analysis.planning.PLAN_COLUMNS`.
+    """
+    from leash.analysis.planning import budget_plan as _plan
+
+    src = _per_question(study, "budget_plan")
+    listed = src.section(section).pairs
+    _check_pairs(pairs, [p.label for p in listed])
+    frames = [_plan(src.paired(section, p), ks, zeta=zeta).assign(pair=p.label)
+              for p in listed if not pairs or p.label in pairs]
+    out = pd.concat(frames, ignore_index=True)
+    return out[["pair", *[c for c in out.columns if c != "pair"]]]
+
+
+def detection(expansions, *, ks=None, p_base=0.0, power=0.8, alpha=0.05):
+    """The budget at which an expansion of each rate is detected with ``power``: observed as E
+    (the paper's rule) and significant (a one-sided Fisher test at ``alpha``;
+    :func:`leash.analysis.planning.detection_table`). Default budgets: powers of two up to
+    131072.
+    """
+    from leash.analysis.planning import detection_table
+
+    ks = 2 ** np.arange(18) if ks is None else ks
+    return detection_table(list(expansions), ks, p_base=p_base, power=power, alpha=alpha)

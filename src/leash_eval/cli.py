@@ -1,9 +1,10 @@
 """The ``leash`` command line: validate, summarize, fetch, rescore, generate, score-traces, passk,
-support.
+support, flips, plan.
 
 Every subcommand is a thin layer over the library (:mod:`leash_eval.summarize`,
 :mod:`leash_eval.validate`,
-:mod:`leash.analysis.pairing`, :mod:`leash.analysis.tables`, :mod:`leash_eval.manifest`,
+:mod:`leash.analysis.pairing`, :mod:`leash.analysis.tables`, :mod:`leash.analysis.flips`,
+:mod:`leash.analysis.planning`, :mod:`leash_eval.manifest`,
 :mod:`leash_eval.rescore`); a
 ``FILE`` may also be a dataset or group name of the data manifest, fetched (mirror first) and
 read with the manifest's labels. ``leash COMMAND --help`` says what a command reads and writes,
@@ -213,6 +214,38 @@ _HELP = {
          "--n-boot 0 --json",
          "leash support gsm8k-probe-raw --base sft --rl rl --n-boot 0",
          "leash support gsm8k-probe-raw --base rl@100 --rl rl@1000 --shared-only"]),
+    "flips": (
+        "per-question tests: which E and S are evidence",
+        "One row per question of a pair: both models' correct samples and samples (base_c, "
+        "base_n, rl_c, rl_n), its support category at --min-count (P, E, S, O), the one-sided "
+        "Fisher exact tests of the RLVR model's success rate against the base's (p_expansion: "
+        "higher, p_shrinkage: lower), their Benjamini-Hochberg adjustments over all questions "
+        "of the pair per direction (q_expansion, q_shrinkage; per step for checkpoints) and the "
+        "verdict at --fdr (expansion, shrinkage or empty). Where the files keep answers and "
+        "responses, each model's most frequent answers and one response (its first correct "
+        "one, else its first; cut to --response-chars). Reads each FILE as `leash support` "
+        "does; prints the table (--out: also written as CSV) and, on stderr, how many E and S "
+        "are significant.",
+        ["leash flips summary.parquet --base sft --rl rl",
+         "leash flips gsm8k-probe-sft gsm8k-probe-rl-final --base sft --rl rl --fdr 0.1 "
+         "--out flips.csv",
+         "leash flips my_counts.csv --base base --rl rlvr --json"]),
+    "plan": (
+        "how many samples a study needs, from a pilot",
+        "From a pilot's per-question success rates (c/n of both models): at each budget k "
+        "(--k), the expected P, E, S, O a study would observe, the categories by the truth at "
+        "k (a rate above epsilon = -ln(zeta)/k), the expected E and S whose truth is another "
+        "category (misclassified) and each model's expected misclassified questions; then, "
+        "for each expansion rate of --expansion (the RLVR model's rate on a question the base "
+        "solves at --p-base), the smallest budget of --k at which it is detected with --power: "
+        "observed as E (the paper's rule) and significant (one-sided Fisher test at --alpha). "
+        "A question the pilot never solved counts as rate 0: budgets far beyond the pilot's n "
+        "are extrapolations. Reads each FILE as `leash support` does; prints the tables, with "
+        "the probability that a question of each --expansion rate is found within each k "
+        "between them (--json: an object with 'budgets', 'found' and 'detection').",
+        ["leash plan gsm8k-probe-sft gsm8k-probe-rl-final --base sft --rl rl",
+         "leash plan summary.parquet --base sft --rl rl --k 8,64,512,4096 --expansion "
+         "0.001,0.01 --json"]),
 }
 
 
@@ -429,6 +462,61 @@ _OPTIONS = {
                         "integer >= 0)")),
         _READER, _DATA, _JSON],
 }
+_PAIR_OPTIONS = [
+    ("--base", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
+                    "the base model (MODEL or MODEL@STEP; required)")),
+    ("--rl", dict(required=True, type=_ModelSpec(), metavar="MODEL", help="model label of "
+                  "the RLVR model (MODEL, or MODEL@STEP for one checkpoint; a MODEL with several "
+                  "checkpoints gives one family of tests per step; required)")),
+    ("--shared-only", dict(action="store_true", dest="restrict_to_shared", help="keep only "
+                           "questions both models answered, and count the others (without "
+                           "it, unshared questions are an error)"))]
+
+
+def _float_list(text: str) -> list[float]:
+    """A comma-separated list of rates in (0, 1]."""
+    try:
+        out = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of numbers, got "
+                                         f"{text!r}") from None
+    if not out or any(not 0 < x <= 1 for x in out):
+        raise argparse.ArgumentTypeError(f"must list rates in (0, 1], got {text!r}")
+    return out
+
+
+_OPTIONS["flips"] = [
+    _FILES, _ON_ERROR, _ON_TIMEOUT, *_PAIR_OPTIONS,
+    ("--fdr", dict(type=float, default=0.05, help="false discovery rate of the verdicts, in "
+                   "(0, 1) (default: %(default)s)")),
+    ("--min-count", dict(type=int, default=1, help="correct samples needed to find a question, "
+                         "for the category (default: %(default)s, the paper's rule)")),
+    ("--response-chars", dict(type=non_negative_int, default=160, metavar="N", help="characters "
+                              "of each model's response shown, where the files keep responses "
+                              "(0: none, and the files are not read again; default: "
+                              "%(default)s)")),
+    ("--out", dict(help="also write the table here, as CSV (.csv; written whole or not at all; "
+                   "default: not written)")),
+    _READER, _DATA, _JSON]
+_OPTIONS["plan"] = [
+    _FILES, _ON_ERROR, _ON_TIMEOUT, *_PAIR_OPTIONS,
+    ("--k", dict(type=_int_list, keywords=("ks",), help="budgets, e.g. 8,64,512 (default: "
+                 "powers of 2 up to 16 times the pilot's largest n for the budget table, up to "
+                 "131072 for the detection table)")),
+    ("--zeta", dict(type=float, default=0.05, help="miss probability of epsilon = -ln(zeta)/k, "
+                    "which decides the true category at each budget (default: %(default)s)")),
+    ("--expansion", dict(type=_float_list, default=[0.001, 0.003, 0.01, 0.03, 0.1],
+                         metavar="RATES", keywords=("p_rl",), help="the RLVR model's success "
+                         "rates on an expanded question to plan for, comma-separated (default: "
+                         "0.001,0.003,0.01,0.03,0.1)")),
+    ("--p-base", dict(type=float, default=0.0, keywords=("p_base",), help="the base's rate on "
+                      "it (default: %(default)s, a true expansion)")),
+    ("--power", dict(type=float, default=0.8, help="probability of detection required, in "
+                     "(0, 1) (default: %(default)s)")),
+    ("--alpha", dict(type=float, default=0.05, help="level of the one-sided Fisher test per "
+                     "question (with the false discovery rate over m questions a discovery "
+                     "needs between fdr/m and fdr; default: %(default)s)")),
+    _READER, _DATA, _JSON]
 # Commands with their own option parsers: their arguments are passed through (see main).
 _RUNNERS = {"simulate": "write (or --check) the SIMULATED demo data set",
             "reproduce": "run the notebooks: every table and figure",
@@ -1055,6 +1143,124 @@ def _cmd_support(args, ctx: _Context) -> int:
     return 0
 
 
+def _pair_of(args, ctx: _Context):
+    """(summary, paired) of ``--base`` and ``--rl`` at their common budget, as ``leash support``
+    pairs them (the base checkpoint left out of a trajectory of its own run).
+    """
+    from leash.analysis.pairing import pair_counts
+
+    summary = _load_summary(args, ctx)
+    base, rl = args.base, args.rl
+    paired = pair_counts(summary, base=base, rl=rl, restrict_to_shared=args.restrict_to_shared)
+    if isinstance(base, tuple) and base[0] == rl and "step" in paired.columns:
+        itself = (paired["step"].astype("Int64") == base[1]).fillna(False).to_numpy()
+        if itself.any() and not itself.all():
+            paired = paired[~itself].reset_index(drop=True)
+            ctx.note(f"left out step {base[1]} of --rl {rl}: it is the base checkpoint "
+                     f"(--base {_ModelSpec.show(base)}) itself")
+    return summary, paired
+
+
+def _responses(args, ctx: _Context):
+    """One response per model and question of the inputs that keep them, or None."""
+    import pandas as pd
+
+    from leash_eval.studies import sample_digest
+
+    parts = []
+    for path, kw in _inputs(args, ctx):
+        digest = sample_digest(path, response_chars=args.response_chars, **kw)
+        if digest is not None and digest["response"].notna().any():
+            parts.append(digest)
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
+def _cmd_flips(args, ctx: _Context) -> int:
+    from leash.analysis.flips import flips_summary, flips_table, with_answers
+    from leash.writing import replacing
+
+    if not 0 < args.fdr < 1:
+        raise ValueError(f"--fdr must be a number in (0, 1). Got {args.fdr}.")
+    if args.min_count < 1:
+        raise ValueError(f"--min-count must be an int >= 1. Got {args.min_count}.")
+    if args.out is not None and not args.out.lower().endswith(".csv"):
+        raise ValueError(f"--out must end in .csv (the table is written as CSV). Got "
+                         f"{args.out!r}.")
+    summary, paired = _pair_of(args, ctx)
+    by = ["step"] if paired["step"].notna().any() else []
+    table = flips_table(paired, min_count=args.min_count, fdr=args.fdr, by=by)
+    if not by:
+        table = table.drop(columns="step", errors="ignore")
+    responses = _responses(args, ctx) if args.response_chars else None
+    base, rl = args.base, args.rl
+    table = with_answers(table, summary, base[0] if isinstance(base, tuple) else base,
+                         rl[0] if isinstance(rl, tuple) else rl,
+                         base_step=base[1] if isinstance(base, tuple) else None,
+                         responses=responses)
+    if not (summary["answer_values"].map(lambda v: v is not None and len(v) > 0).any()
+            if "answer_values" in summary else False):
+        table = table.drop(columns=["base_answers", "rl_answers"])
+    for _, row in flips_summary(table, by=by).iterrows():
+        if row["benchmark"] != "All" and len(set(table["benchmark"])) > 1:
+            continue
+        at = "" if not by else f" at step {row['step']}"
+        ctx.note(f"{row['N']} questions{at}: E = {row['E']} ({row['significant E']} "
+                 f"significant), S = {row['S']} ({row['significant S']} significant), P = "
+                 f"{row['P']} ({row['P up']} up, {row['P down']} down significantly) at a false "
+                 f"discovery rate of {args.fdr:g}")
+    if args.out:
+        with replacing(args.out) as tmp:
+            table.to_csv(tmp, index=False)
+        ctx.note(f"wrote {len(table)} question rows to {args.out}")
+    _emit(table, args.json)
+    return 0
+
+
+def _cmd_plan(args, ctx: _Context) -> int:
+    import numpy as np
+
+    from leash.analysis.planning import (
+        budget_plan,
+        default_plan_ks,
+        detection_table,
+        found_probability_table,
+    )
+
+    if not 0 < args.zeta < 1:
+        raise ValueError(f"--zeta must be a number in (0, 1). Got {args.zeta}.")
+    for name, value in (("--power", args.power), ("--alpha", args.alpha)):
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must be a number in (0, 1). Got {value}.")
+    if not 0 <= args.p_base <= 1:
+        raise ValueError(f"--p-base must be a number in [0, 1]. Got {args.p_base}.")
+    _, paired = _pair_of(args, ctx)
+    ks = np.asarray(args.k if args.k else default_plan_ks(
+        int(max(paired["n_base"].max(), paired["n_rl"].max()))), dtype=np.int64)
+    by = ["step"] if paired["step"].notna().any() else []
+    plan = budget_plan(paired, ks, zeta=args.zeta, by=by)
+    ctx.note(f"pilot of {len(paired)} paired questions at n = "
+             f"{int(paired['n_base'].max())} samples; budgets beyond it extrapolate its rates")
+    # an expansion may need far more samples than the pilot's: its own grid unless --k is given
+    detect_ks = ks if args.k else 2 ** np.arange(18)
+    detect = detection_table(args.expansion, detect_ks, p_base=args.p_base, power=args.power,
+                             alpha=args.alpha)
+    found = found_probability_table(args.expansion, ks)
+    if args.json:
+        tables = {"budgets": plan, "found": found, "detection": detect}
+        out = {}
+        for name, table in tables.items():
+            cols, rows = _rows(table)
+            out[name] = [dict(zip(cols, r)) for r in rows]
+        sys.stdout.write(json.dumps(out, indent=1, default=_json_value) + "\n")
+        return 0
+    _emit(plan, False)
+    sys.stdout.write("\nprobability that a question with rate p is found within k samples:\n")
+    _emit(found, False)
+    sys.stdout.write(f"\nbudget at which an expansion is detected with power {args.power:g}:\n")
+    _emit(detect, False)
+    return 0
+
+
 class _CliWords(Words):
     """The command line's words for the errors of :mod:`leash.errors` (and the core's, by their
     attributes): a parameter is the option of the running command that sets it, found through
@@ -1335,7 +1541,8 @@ def _run_reproduce(argv) -> int:
 
 _COMMANDS = {"validate": _cmd_validate, "summarize": _cmd_summarize, "fetch": _cmd_fetch,
              "rescore": _cmd_rescore, "generate": _cmd_generate,
-             "score-traces": _cmd_score_traces, "passk": _cmd_passk, "support": _cmd_support}
+             "score-traces": _cmd_score_traces, "passk": _cmd_passk, "support": _cmd_support,
+             "flips": _cmd_flips, "plan": _cmd_plan}
 # Commands with their own argument parser, called with the rest of the command line (argparse
 # cannot pass leading --options through a subparser).
 _PASSTHROUGH = {"simulate": main_simulate, "reproduce": _run_reproduce, "study": main_study}

@@ -1386,7 +1386,7 @@ def rule_problems(src: Source, limit=None):
 
 
 def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None, step=None,
-                     batch_size=10_000, reader_options=None):
+                     batch_size=10_000, reader_options=None, require_response=True):
     """Per-sample rows *with response texts* of one file, in batches of at most ``batch_size``.
 
     Parameters
@@ -1397,6 +1397,10 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         As in :func:`leash_eval.summarize.summarize`.
     batch_size : int
         Rows per batch: memory is bounded by it, not by the file.
+    require_response : bool, default True
+        Refuse a samples file without a ``response`` column (rescoring needs the texts);
+        False reads it with ``response`` null (the sample order and verdicts are what a
+        caller wants then).
 
     Yields
     ------
@@ -1412,7 +1416,8 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         raise LeashValueError(f"{path}: format {src.fmt!r} holds no response texts; rescoring "
                               "needs a samples file with a 'response' column or a "
                               "nested/evaluator file.", file=path)
-    if src.form in ("jsonl", "parquet", "csv") and src.keys and "response" not in src.keys:
+    if require_response and src.form in ("jsonl", "parquet", "csv") and src.keys \
+            and "response" not in src.keys:
         raise LeashValueError(f"{path}: a samples file needs a 'response' column to be "
                               f"rescored; it has {sorted(src.keys)}.", file=path, key="response")
     carried = ("n_tokens", "token_entropy", "finish_reason")  # kept when the file has any

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
            "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
-           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public_module"]
+           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public_module",
+           "sample_digest", "DIGEST_COLUMNS"]
 
 from leash_eval.formats import check_regular_file
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
@@ -138,3 +139,106 @@ def public_module(name: str):
     if name != "leash_eval" and not name.startswith("leash_eval."):
         raise ValueError(f"not a module of the toolkit: {name!r}")
     return importlib.import_module(name)
+
+
+#: The columns of :func:`sample_digest`.
+DIGEST_COLUMNS = ("model", "benchmark", "question_id", "step", "n_ordered", "c_first",
+                  "c_second", "response", "response_correct")
+
+
+def sample_digest(path, *, response_chars: int = 160, cache_dir=None, **reader):
+    """What the sample order and the response texts of one generations file tell, per question:
+    the correct samples of its first and second half, and one response.
+
+    The samples of a question are ordered by ``sample_idx``; with n of them, the first half is
+    the first n // 2 and the second half the next n // 2 (an odd n leaves its last sample
+    out). The response is the question's first correct one (lowest ``sample_idx``), else its
+    first one, on one line (runs of white space as one space) and cut to ``response_chars``
+    characters ("..." marks a cut). Streaming over the
+    file's rows (:func:`leash_eval.formats.response_batches`): memory holds the sample order and
+    verdicts (a few bytes per sample) and one response per question, never the texts of a file.
+
+    Parameters
+    ----------
+    path : path-like
+        One generations file with one row per sample (samples, nested or evaluator formats).
+    response_chars : int, default 160
+        Characters kept of each response (0: no responses).
+    cache_dir : path-like, optional
+        Where the digest is kept, keyed as :func:`cached_counts` keys a summary (a study's
+        ``build/<name>/.summaries/``); read back on the next call.
+    **reader
+        Reader options (``fmt, model, benchmark, step, mapping, reader_options``).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        :data:`DIGEST_COLUMNS`, one row per (model, benchmark, question_id, step):
+        ``n_ordered`` samples, ``c_first`` and ``c_second`` (NA where a sample has no
+        verdict), ``response`` and whether it is correct. None for a file of per-question
+        counts or summaries, which keep neither the order nor the texts.
+    """
+    import pandas as pd
+
+    from leash.writing import replacing
+    from leash_eval import formats as F
+
+    target = None
+    if cache_dir is not None:
+        target = _cache_file(path, cache_dir, f"digest-{int(response_chars)}", reader)
+        if target.is_file():
+            return pd.read_parquet(target).astype({"question_id": "string", "step": "Int64"})
+    kind = F.detect_format(path, fmt=reader.get("fmt"), mapping=reader.get("mapping"))[0]
+    if kind in ("counts", "summary"):
+        return None
+    keys = ["model", "benchmark", "question_id", "step"]
+    order, first_any, first_ok = [], [], []
+    for batch in F.response_batches(path, require_response=False, **reader):
+        df = batch.to_pandas().astype({"question_id": "string", "step": "Int64"})
+        df["correct"] = df["correct"].astype("boolean")
+        order.append(df[[*keys, "sample_idx", "correct"]])
+        if response_chars:
+            df = df.sort_values("sample_idx", kind="stable")
+            first_any.append(df.drop_duplicates(keys)[[*keys, "sample_idx", "response",
+                                                       "correct"]])
+            ok = df[df["correct"].fillna(False).to_numpy(dtype=bool)]
+            first_ok.append(ok.drop_duplicates(keys)[[*keys, "sample_idx", "response",
+                                                      "correct"]])
+    if not order:
+        return None
+    rows = pd.concat(order, ignore_index=True).sort_values([*keys, "sample_idx"],
+                                                           kind="stable")
+    g = rows.groupby(keys, sort=False, dropna=False)
+    n = g["sample_idx"].transform("size").to_numpy()
+    rank = g.cumcount().to_numpy()
+    half = n // 2
+    rows = rows.assign(_first=rank < half, _second=(rank >= half) & (rank < 2 * half))
+    correct = rows["correct"]
+    out = rows.groupby(keys, sort=False, dropna=False).agg(
+        n_ordered=("sample_idx", "size"), _unknown=("correct", lambda c: bool(c.isna().any())))
+    for col, mask in (("c_first", "_first"), ("c_second", "_second")):
+        out[col] = (correct.fillna(False) & rows[mask]).groupby(
+            [rows[k] for k in keys], sort=False, dropna=False).sum().astype("Int64")
+        out.loc[out["_unknown"], col] = pd.NA
+    out = out.drop(columns="_unknown").reset_index()
+    if response_chars:
+        picked = pd.concat([*first_ok, *first_any], ignore_index=True)
+        picked = picked.assign(_ok=picked["correct"].fillna(False).astype(bool))
+        picked = picked.sort_values(["_ok", "sample_idx"], ascending=[False, True],
+                                    kind="stable").drop_duplicates(keys)
+        # one line: runs of white space (newlines of a derivation) as one space
+        text = picked["response"].astype("string").str.split().str.join(" ")
+        cut = text.str.len() > response_chars
+        text = text.where(~cut, text.str.slice(0, response_chars) + "...")
+        out = out.merge(picked[keys].assign(response=text.to_numpy(),
+                                            response_correct=picked["_ok"].to_numpy()),
+                        on=keys, how="left")
+    else:
+        out = out.assign(response=pd.NA, response_correct=pd.NA)
+    out = out[list(DIGEST_COLUMNS)].astype({"question_id": "string", "step": "Int64",
+                                            "n_ordered": "int64", "response": "string",
+                                            "response_correct": "boolean"})
+    if target is not None:
+        with replacing(target) as tmp:
+            out.to_parquet(tmp, index=False)
+    return out

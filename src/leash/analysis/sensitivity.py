@@ -107,7 +107,8 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
         row whose benchmarks differ), ``k_min``/``k_max`` (the row's smallest and largest
         budget), ``full_budget`` (True where every benchmark is at its own n, ``ks`` not
         given), ``exact_counts`` (False where counts are expectations) and the support table
-        columns (without the McNemar columns, which need exact counts).
+        columns (without the McNemar tests and the significant subsets of E and S, which need
+        exact counts).
     """
     require_columns(paired, ["n_base", "n_rl"], "sensitivity_sweep")
     n_min = int(min(paired["n_base"].min(), paired["n_rl"].min()))
@@ -143,8 +144,9 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
                 skipped[-1] += f" at k = {k}" if k else ""
                 continue
             t = support_table(paired, k=None if exact else k, min_count=m, domains=domains,
-                              by=by, pool=pool, budget_rule="expected")
-            t = t.drop(columns=[c for c in t.columns if c.startswith(("mcnemar", "E/(E+S)"))])
+                              by=by, pool=pool, budget_rule="expected", fdr=None)
+            t = t.drop(columns=[c for c in t.columns if c.startswith(("mcnemar", "E/(E+S)",
+                                                                       "significant"))])
             head = {"rule": rule, "zeta": zeta, "min_count": m, **{c: t.pop(c) for c in (
                 "k", "k_min", "k_max")}, "full_budget": k is None, "exact_counts": exact}
             frames.append(pd.concat([pd.DataFrame(head, index=t.index), t], axis=1))

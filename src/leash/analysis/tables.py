@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,7 @@ from leash.core.passk import (
     pass_at_k_curve,
     pass_hat_k,
 )
-from leash.core.stats import LEVEL, N_BOOT, bootstrap_codes, mcnemar_exact
+from leash.core.stats import LEVEL, N_BOOT, bootstrap_codes, mcnemar_exact, mcnemar_midp
 from leash.core.support import (
     CATEGORIES,
     COUNT_NAMES,
@@ -83,6 +83,8 @@ FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
 BY = [StrSequence()]
 DOMAINS = [InstancesOf(Mapping, "a mapping of benchmark to domain", dict), None]
 POOL = [Boolean()]
+#: The declared kind of a false discovery rate (the verdicts of leash.analysis.flips).
+FDR = Interval(Real, 0, 1, closed="neither")
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
@@ -217,9 +219,9 @@ def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: boo
     "min_count": [MIN_COUNT], "domains": DOMAINS, "by": BY, "pool": POOL,
     "budget_rule": [StrOptions(*BUDGET_RULES)], "n_boot": [N_BOOT, Options(Integral, 0)],
     "rng": [Generator(), None],
-    "level": [LEVEL]})
+    "level": [LEVEL], "fdr": [FDR, None]})
 def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by=(),
-                  pool=True, budget_rule="first-k", n_boot=0, rng=None, level=0.95):
+                  pool=True, budget_rule="first-k", n_boot=0, rng=None, level=0.95, fdr=0.05):
     """Support dynamics per benchmark and pooled: the layout of the paper's Tables 1, 3, 4, 6-12.
 
     Parameters
@@ -247,14 +249,22 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
     rng : numpy.random.Generator, optional
         Required when ``n_boot > 0``.
     level : float, default 0.95
+    fdr : float or None, default 0.05
+        False discovery rate of the per-question tests behind ``significant E`` and
+        ``significant S`` (:func:`leash.analysis.flips.flips_table`); None: no tests, no
+        such columns.
 
     Returns
     -------
     pandas.DataFrame
         One row per (by..., scope, benchmark): ``scope`` ("benchmark", "domain", "overall"),
         ``benchmark``, ``domain``, ``N``, ``k``, ``pass@k base``, ``pass@k rl`` (fractions),
-        ``P, E, S, O, SRR, NDR, SDS, NSCR``, ``mcnemar_p``, ``E/(E+S) low``/``high``
-        (Clopper-Pearson) and, with ``n_boot``, ``<metric> low``/``<metric> high``.
+        ``P, E, S, O, SRR, NDR, SDS, NSCR``, ``mcnemar_p`` (exact) and ``mcnemar_midp``
+        (:func:`leash.core.stats.mcnemar_midp`), ``E/(E+S) low``/``high`` (Clopper-Pearson),
+        ``significant E`` and ``significant S`` (the E and S questions whose one-sided Fisher
+        test survives Benjamini-Hochberg at ``fdr`` over all questions of each ``by`` group;
+        NA where the counts at the budget are unknown: a budget ``k`` below the samples) and,
+        with ``n_boot``, ``<metric> low``/``<metric> high``.
     """
     where = "support_table"
     by = list(by)
@@ -285,6 +295,15 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
         work = paired.assign(**{f"_f{s[0]}": found_at_budget(
             paired[f"n_{s}"], paired[f"c_{s}"], paired.get(f"first_correct_{s}"), k,
             min_count=min_count, where=where) for s in ("base", "rl")})
+    # the tests need the correct counts at the budget: the full samples, with known counts
+    at_full = k is None or ((paired["n_base"] == k).all() and (paired["n_rl"] == k).all())
+    known = not (paired["c_base"].isna().any() or paired["c_rl"].isna().any())
+    testable = fdr is not None and not expected and at_full and known
+    if testable:
+        from leash.analysis.flips import significant_flags
+
+        up, down = significant_flags(paired, fdr=fdr, by=by)
+        work = work.assign(_up=up, _down=down)
     rows = []
     for key, gdf in groups_of(work, by, sort=True):
         for scope, label, domain, g in _scope_groups(gdf, domains, pool):
@@ -304,8 +323,11 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
                        P=P, E=E, S=S, O=O, **support_metrics(P, E, S, O)._asdict())
             if not expected:
                 mc = mcnemar_exact(E, S)
-                row.update({"mcnemar_p": mc.p_value, "E/(E+S) low": mc.ci_low,
-                            "E/(E+S) high": mc.ci_high})
+                row.update({"mcnemar_p": mc.p_value, "mcnemar_midp": mcnemar_midp(E, S),
+                            "E/(E+S) low": mc.ci_low, "E/(E+S) high": mc.ci_high})
+                if fdr is not None:
+                    row.update(_significant(codes, g) if testable else
+                               {"significant E": pd.NA, "significant S": pd.NA})
                 if n_boot:
                     strata = g["benchmark"].to_numpy() if scope != "benchmark" else None
                     ci = bootstrap_codes(codes, rng, n_boot, strata, level, "bootstrap_support")
@@ -316,11 +338,19 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
     return _budget_columns(pd.DataFrame(rows))
 
 
+def _significant(codes: np.ndarray, g: pd.DataFrame) -> dict:
+    """The E and S questions of a row whose verdict is "expansion" / "shrinkage"."""
+    return {"significant E": int(((codes == 1) & g["_up"].to_numpy()).sum()),
+            "significant S": int(((codes == 2) & g["_down"].to_numpy()).sum())}
+
+
 def _budget_columns(t: pd.DataFrame) -> pd.DataFrame:
     """``k`` (NA where a pooled row's benchmarks have different budgets), ``k_min`` and
-    ``k_max`` as nullable integers: budgets are numbers, never text.
+    ``k_max`` as nullable integers: budgets are numbers, never text; the significant counts as
+    nullable integers (NA where the counts at the budget are unknown).
     """
-    return t.astype({c: "Int64" for c in ("k", "k_min", "k_max") if c in t})
+    return t.astype({c: "Int64" for c in ("k", "k_min", "k_max", "significant E",
+                                          "significant S") if c in t})
 
 
 def _found_column(df: pd.DataFrame, col: str, where: str) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""Statistics the paper does not report: bootstrap intervals, the exact McNemar test of expansion
-against shrinkage, the crossover budget, and the Holm correction.
+"""Statistics the paper does not report: bootstrap intervals, the exact and mid-p McNemar tests of
+expansion against shrinkage, one-sided Fisher exact tests of each question's success rate (and
+their power at a budget), the crossover budget, and the Holm correction.
 
 Bootstrap design: questions are the resampling unit, and the two models are resampled *paired*
 (the same resampled questions for both), because the support categories are properties of a
@@ -56,6 +57,7 @@ from leash.core._validation import (
     Generator,
     Interval,
     StrOptions,
+    check_c_le_n,
     check_ks_in_range,
     invalid,
     same_length,
@@ -84,6 +86,11 @@ __all__ = [
     "min_n_boot",
     "McNemarResult",
     "mcnemar_exact",
+    "mcnemar_midp",
+    "FisherResult",
+    "fisher_one_sided",
+    "fisher_power",
+    "detection_budget",
     "resampling_weights",
     "bootstrap_support",
     "bootstrap_pass_at_k",
@@ -183,6 +190,245 @@ def mcnemar_exact(E, S, *, level=0.95):
     res = _st.binomtest(e, e + s, 0.5, alternative="two-sided")
     ci = res.proportion_ci(confidence_level=level, method="exact")
     return McNemarResult(float(res.pvalue), e / (e + s), float(ci.low), float(ci.high))
+
+
+@validate_params({"E": [Interval(Integral, 0, None, closed="left")],
+                  "S": [Interval(Integral, 0, None, closed="left")]})
+def mcnemar_midp(E, S):
+    """Mid-p McNemar test of whether expansions and shrinkages are equally likely.
+
+    The exact test (:func:`mcnemar_exact`) is conservative: with few discordant questions its
+    true rejection rate lies well below its level. The mid-p version counts only half the
+    probability of the observed split, ``2 [P(X <= b) - P(X = b) / 2]`` with X ~ Binomial(E +
+    S, 1/2) and b = min(E, S), capped at 1; its rejection rate is close to the nominal level
+    (Fagerland, Lydersen and Laake 2013, "The McNemar test for binary matched-pairs data:
+    mid-p and asymptotic are better than exact conditional", BMC Med. Res. Methodol. 13:91).
+
+    Parameters
+    ----------
+    E, S : int
+        Expansion and shrinkage counts.
+
+    Returns
+    -------
+    float
+        The two-sided mid-p value; 1.0 when E + S = 0 and when E = S.
+
+    Examples
+    --------
+    >>> mcnemar_midp(3, 0)  # 2 x (1/8 - 1/16)
+    0.125
+    """
+    m, b = E + S, min(E, S)
+    if m == 0:
+        return 1.0
+    from scipy import stats as _st  # here, not at import: scipy.stats costs ~0.8 s
+
+    p = 2.0 * _st.binom.cdf(b, m, 0.5) - _st.binom.pmf(b, m, 0.5)
+    return float(min(1.0, p))
+
+
+class FisherResult(NamedTuple):
+    """P-values of the one-sided Fisher exact tests of the RLVR model's success rate against the
+    base model's (floats, or arrays for arrays of questions).
+    """
+
+    greater: object  # the RLVR model's rate is higher: evidence of an expansion
+    less: object  # the RLVR model's rate is lower: evidence of a shrinkage
+
+
+SAMPLES = Counts(minimum=1, note="samples per question")
+_FISHER_PARAMS = {"c_rl": [COUNTS], "n_rl": [SAMPLES], "c_base": [COUNTS], "n_base": [SAMPLES]}
+
+
+@validate_params(_FISHER_PARAMS)
+def fisher_one_sided(c_rl, n_rl, c_base, n_base):
+    """One-sided Fisher exact tests of each question's RLVR success rate against the base's.
+
+    For one question, the 2x2 table ``[[c_rl, n_rl - c_rl], [c_base, n_base - c_base]]``
+    (correct and wrong samples of each model) is tested as ``scipy.stats.fisher_exact`` does
+    with ``alternative="greater"`` and ``"less"``: the hypergeometric tail of the RLVR model's
+    correct count given the table's margins. Vectorized exactly: the same hypergeometric
+    distribution functions fisher_exact evaluates (``scipy.stats.hypergeom.cdf``), once per
+    distinct table (``tests/test_flips.py`` checks equality with fisher_exact to 1e-9).
+
+    Parameters
+    ----------
+    c_rl, n_rl, c_base, n_base : int or array_like of int, shape (n_questions,)
+        Correct samples and samples of each model per question; ``n >= 1`` and ``c <= n``.
+
+    Returns
+    -------
+    FisherResult
+        ``greater`` (p-value of "the RLVR model's rate is higher": an expansion, or a
+        sharpening of a preserved question) and ``less`` (its rate is lower: a shrinkage),
+        floats for scalar input, arrays of shape (n_questions,) otherwise. A table with an
+        empty margin (no correct or no wrong sample at all) gives 1.0 both ways, as
+        fisher_exact does.
+
+    Examples
+    --------
+    >>> r = fisher_one_sided(3, 4, 0, 4)  # C(4,3) C(4,0) / C(8,3) = 4/56
+    >>> round(r.greater, 12), r.less
+    (0.071428571429, 1.0)
+    """
+    func = "fisher_one_sided"
+    same_length(func, c_rl=c_rl, n_rl=n_rl, c_base=c_base, n_base=n_base)
+    check_c_le_n(n_rl, c_rl, func, "n_rl", "c_rl")
+    check_c_le_n(n_base, c_base, func, "n_base", "c_base")
+    scalar = all(x.ndim == 0 for x in (c_rl, n_rl, c_base, n_base))
+    table = np.column_stack(np.broadcast_arrays(*(np.atleast_1d(x) for x in (
+        c_rl, n_rl, c_base, n_base))))
+    if not len(table):
+        return FisherResult(np.zeros(0), np.zeros(0))
+    # questions with the same table have the same p-values: each distinct table once
+    distinct, inverse = np.unique(table, axis=0, return_inverse=True)
+    greater, less = (p[np.ravel(inverse)] for p in _fisher_kernel(*distinct.T))
+    if scalar:
+        return FisherResult(float(greater[0]), float(less[0]))
+    return FisherResult(greater, less)
+
+
+def _fisher_kernel(c_rl, n_rl, c_base, n_base):
+    """(greater, less) p-values of validated int64 arrays, by fisher_exact's own formulas for a
+    2x2 table [[a, b], [c, d]]: less = hypergeom.cdf(a, N, a + b, a + c), greater =
+    hypergeom.cdf(b, N, a + b, b + d), capped at 1.
+    """
+    from scipy.stats import hypergeom  # here, not at import: scipy.stats costs ~0.8 s
+
+    total = n_rl + n_base
+    less = hypergeom.cdf(c_rl, total, n_rl, c_rl + c_base)
+    wrong_rl = n_rl - c_rl
+    greater = hypergeom.cdf(wrong_rl, total, n_rl, wrong_rl + n_base - c_base)
+    return np.minimum(greater, 1.0), np.minimum(less, 1.0)
+
+
+PROBABILITY = Floats(0, 1, ndim=(0, 1))
+ALPHA = Interval(Real, 0, 1, closed="neither")
+ALTERNATIVES = ("greater", "less")
+# Binomial mass left out on each side of a model's correct count (fisher_power): the power is
+# exact to within 2 x 2 x this.
+_TAIL = 1e-13
+
+
+@validate_params({"p_base": [PROBABILITY], "p_rl": [PROBABILITY],
+                  "k": [Interval(Integral, 1, None, closed="left")], "alpha": [ALPHA],
+                  "alternative": [StrOptions(*ALTERNATIVES)]})
+def fisher_power(p_base, p_rl, k, *, alpha=0.05, alternative="greater"):
+    """Probability that the one-sided Fisher test of one question rejects at level ``alpha``
+    when each model draws ``k`` samples with success probabilities ``p_base`` and ``p_rl``.
+
+    The correct counts are independent Binomial(k, p) draws; the power is the binomial
+    probability of the tables the test rejects. Fisher's one-sided p-value falls as the RLVR
+    count rises and rises with the base's (Barnard's convexity, checked in
+    ``tests/test_flips.py``), so for each base count the rejected RLVR counts are those above a
+    threshold, found by bisection: the cost is the base's plausible counts times log2(k)
+    hypergeometric tails. Counts with binomial probability below 1e-13 on either side are left
+    out, so the result is exact to within 4e-13.
+
+    Parameters
+    ----------
+    p_base, p_rl : float or array_like of float, shape (n,)
+        True success probabilities of the two models (broadcast together).
+    k : int
+        Samples per model.
+    alpha : float, default 0.05
+        Level of the test, in (0, 1). With a Benjamini-Hochberg control over many questions the
+        per-question level is lower (between fdr / m and fdr).
+    alternative : {"greater", "less"}, default "greater"
+        "greater": an expansion is detected (the RLVR rate is higher); "less": a shrinkage.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n,)
+
+    Examples
+    --------
+    >>> round(fisher_power(0.0, 0.5, 8), 6)  # rejects when the RLVR model has >= 4 of 8
+    0.636719
+    """
+    pb, pr = np.broadcast_arrays(p_base, p_rl)
+    if alternative == "less":  # a shrinkage of the RLVR model is an expansion of the base's
+        pb, pr = pr, pb
+    out = np.array([_power_greater(float(b), float(r), k, alpha) for b, r in
+                    zip(np.ravel(pb), np.ravel(pr))]).reshape(pb.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def _power_greater(pb, pr, k, alpha):
+    """Power of the "greater" test of Binomial(k, pr) against Binomial(k, pb) (see
+    :func:`fisher_power`).
+    """
+    from scipy.stats import binom
+
+    lo = int(binom.ppf(_TAIL, k, pb)) if 0 < pb < 1 else (0 if pb == 0 else k)
+    hi = int(binom.isf(_TAIL, k, pb)) if 0 < pb < 1 else (0 if pb == 0 else k)
+    cb = np.arange(max(lo - 1, 0), min(hi + 1, k) + 1, dtype=np.int64)
+    kk = np.full(cb.shape, k, dtype=np.int64)
+    # smallest RLVR count c with p(c, cb) <= alpha, by bisection over [0, k + 1] (k + 1: none)
+    left, right = np.zeros(cb.shape, dtype=np.int64), np.full(cb.shape, k + 1, dtype=np.int64)
+    while (left < right).any():
+        mid = (left + right) // 2
+        probe = np.minimum(mid, k)
+        reject = (_fisher_kernel(probe, kk, cb, kk)[0] <= alpha) & (mid <= k)
+        right = np.where(reject, mid, right)
+        left = np.where(reject, left, mid + 1)
+    # P(RLVR count >= threshold) for each base count, weighted by the base count's probability
+    hit = binom.sf(left - 1, k, pr)
+    return float(np.sum(binom.pmf(cb, k, pb) * hit))
+
+
+DETECTION_RULES = ("found", "fisher")
+
+
+@validate_params({"p_base": [PROBABILITY], "p_rl": [PROBABILITY], "ks": [INCREASING_GRID],
+                  "power": [Interval(Real, 0, 1, closed="neither")], "alpha": [ALPHA],
+                  "rule": [StrOptions(*DETECTION_RULES)]})
+def detection_budget(p_base, p_rl, ks, *, power=0.8, alpha=0.05, rule="fisher"):
+    """The smallest budget of ``ks`` at which an expansion is detected with probability at
+    least ``power``.
+
+    Parameters
+    ----------
+    p_base, p_rl : float or array_like of float, shape (n,)
+        True success probabilities of the base and the RLVR model on the question (an
+        expansion: ``p_base`` 0 or small, ``p_rl`` larger).
+    ks : array_like of int, shape (n_ks,)
+        Increasing budgets to try (samples per model).
+    power : float, default 0.8
+        Probability of detection required, in (0, 1).
+    alpha : float, default 0.05
+        Level of the Fisher test (``rule="fisher"``).
+    rule : {"fisher", "found"}, default "fisher"
+        "fisher": the one-sided Fisher test rejects (:func:`fisher_power`); "found": the
+        paper's rule observes an expansion, the RLVR model finds the question (a correct sample
+        among k) and the base does not, with probability ``(1 - (1 - p_rl)**k) (1 -
+        p_base)**k``, which falls again at large k when ``p_base > 0``.
+
+    Returns
+    -------
+    float or ndarray of float, shape (n,)
+        The budget, NaN where no budget of ``ks`` reaches ``power``.
+
+    Examples
+    --------
+    >>> detection_budget(0.0, 0.01, [64, 128, 256], rule="found")  # 1 - 0.99**k >= 0.8 at 161
+    256.0
+    """
+    pb, pr = np.broadcast_arrays(p_base, p_rl)
+    out = np.full(pb.shape, np.nan)
+    for idx in np.ndindex(pb.shape):
+        b, r = float(pb[idx]), float(pr[idx])
+        for k in ks:
+            k = int(k)
+            if rule == "found":
+                got = -np.expm1(k * np.log1p(-r)) * np.exp(k * np.log1p(-b)) if b < 1 else 0.0
+            else:
+                got = _power_greater(b, r, k, alpha)
+            if got >= power:
+                out[idx] = k
+                break
+    return float(out) if out.ndim == 0 else out
 
 
 @validate_params({"n_items": [Interval(Integral, 1, None, closed="left")], "rng": [Generator()],

@@ -21,7 +21,8 @@ __all__ = [
     "BASE_COLOR", "CATEGORY_COLORS", "CATEGORY_LABELS", "EXTRA_COLORS", "PAGE_WIDTH",
     "RLVR_COLOR", "ROLE_COLORS", "SERIES_COLORS", "SFT_COLOR", "model_colors", "panel_grid",
     "plot_entropy_scatter", "plot_epsilon", "plot_metric_trajectory", "plot_pass_at_k_curves",
-    "plot_passk_bars", "plot_sensitivity", "plot_support_counts", "plot_support_curves",
+    "plot_null", "plot_passk_bars", "plot_sensitivity", "plot_support_counts",
+    "plot_support_curves",
     "plot_support_diagram",
     "sequential_colors", "shades", "shared_legend", "theme",
 ]
@@ -673,6 +674,56 @@ def plot_sensitivity(data, *, title=None):
     shared_legend(axes, title=hue)
     if title is not None:
         fig.suptitle(title, fontsize=10)
+    return fig
+
+
+@_themed
+def plot_null(data, *, statistics=("E", "S"), title=None):
+    """E and S of each pair beside their measured null: one panel per statistic, one row per
+    pair, scope and null (the null's 95% range as a grey bar, its mean a grey dot, the pair's
+    value a red diamond at the null's budget).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A :func:`leash.artifacts.null_figure_data` result: ``row`` (the row's label),
+        ``statistic``, ``pair``, ``null_mean``, ``null_low``, ``null_high``; one row per label
+        and statistic.
+    statistics : sequence of str, default ("E", "S")
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    func = "plot_null"
+    _require(data, ["row", "statistic", "pair", "null_mean", "null_low", "null_high"], func,
+             ["row", "statistic"])
+    labels = list(dict.fromkeys(data["row"]))
+    fig, axes = panel_grid(len(statistics), ncols=len(statistics),
+                           panel_height=max(2.0, 0.28 * len(labels) + 0.9), sharey=True)
+    y = np.arange(len(labels))[::-1]
+    where = dict(zip(labels, y))
+    for ax, stat in zip(axes, statistics):
+        d = data[data["statistic"] == stat]
+        if d.empty:
+            raise ValueError(f"{func}: no row of statistic {stat!r}.")
+        ys = d["row"].map(where).to_numpy(dtype=float)
+        values = {c: _numeric(d, c, func, allow_nan=True) for c in ("pair", "null_mean",
+                                                                    "null_low", "null_high")}
+        ax.hlines(ys, values["null_low"], values["null_high"], color="0.6", linewidth=3,
+                  label="null, 95% range")
+        ax.plot(values["null_mean"], ys, "o", color="0.35", markersize=4, label="null, mean")
+        ax.plot(values["pair"], ys, "D", color=RLVR_COLOR, markersize=4.5, label="the pair")
+        _axes(ax, func)
+        ax.set_title(stat, fontsize=9)
+        ax.set_xlabel("questions")
+        ax.set_xlim(left=0)
+    axes[0].set_yticks(y, labels, fontsize=7)
+    axes[0].set_ylim(-0.7, len(labels) - 0.3)
+    shared_legend(axes, fontsize=8)
+    if title is not None:
+        fig.suptitle(title, fontsize=9)
     return fig
 
 

@@ -16,7 +16,7 @@ so its Markdown and LaTeX show what the paper prints, cell by cell (arXiv 2507.1
   ``leash.sources.paper.audit`` explains each);
 * Table 5's Avg as printed (the CSV adds ``Avg recomputed``, the mean of the printed cells)
   and its ▲/▼ marks of the token-entropy rows;
-* what leash adds (McNemar p, epsilon, k) in columns whose header ends with ``(+)``,
+* what leash adds (McNemar p and mid-p, epsilon, k) in columns whose header ends with ``(+)``,
   explained in a note; rows and files the paper does not print are left out (Table 1's
   "Overall" of a model with one domain; ProRL-1.5B-v2's appendix table, which v4 does not
   have).
@@ -44,7 +44,9 @@ MARK = "†"
 _ADDED = {"k": "the samples per question",
           "epsilon": "-ln(zeta)/k, the threshold behind 'not found in k samples'",
           "McNemar p": "exact test of expansion against shrinkage on the questions the two "
-                       "models disagree on"}
+                       "models disagree on",
+          "McNemar mid-p": "its mid-p version (half the probability of the observed split), "
+                           "less conservative"}
 _DOMAIN = {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}
 _T5 = {"avg@n (%)": "avg32_accuracy_percent", "response_length": "response_length_tokens",
        "token_entropy": "token_entropy", "answer_entropy": "answer_entropy"}
@@ -199,7 +201,8 @@ def _appendix(t: pd.DataFrame, pair: str) -> TableView:
                                      p["pass_rl_percent"] if bench else None,
                                      p["pass_decimals"] if bench else 1, f"{where}, RLVR pass@k"),
             **_metrics(c, r, p, where),
-            f"McNemar p {ADDED}": f"{r['McNemar p']:.3g}"})
+            f"McNemar p {ADDED}": f"{r['McNemar p']:.3g}",
+            f"McNemar mid-p {ADDED}": f"{r['McNemar mid-p']:.3g}"})
     shown = pd.DataFrame(rows)
     if "epsilon" not in t.columns:
         shown = shown.drop(columns=f"epsilon {ADDED}")
@@ -225,7 +228,8 @@ def _table3(t: pd.DataFrame) -> TableView:
                      "pass@k rl (%)": _pass(c, r["pass@k rl"], p["pass_rl_percent"],
                                             p["pass_decimals"], f"{where}, pass@k"),
                      **_metrics(c, r, p, where),
-                     f"McNemar p {ADDED}": f"{r['mcnemar_p']:.3g}"})
+                     f"McNemar p {ADDED}": f"{r['mcnemar_p']:.3g}",
+                     f"McNemar mid-p {ADDED}": f"{r['mcnemar_midp']:.3g}"})
     shown = pd.DataFrame(rows)
     return TableView(t, shown, (_added_note(shown), *c.notes))
 
@@ -245,7 +249,8 @@ def _table4(t: pd.DataFrame) -> TableView:
                      "pass@k rl (%)": _pass(c, r["pass@k rl"], p["pass_rl_percent"],
                                             p["pass_decimals"], f"{where}, pass@256"),
                      **_metrics(c, r, p, where),
-                     f"McNemar p {ADDED}": f"{r['mcnemar_p']:.3g}"})
+                     f"McNemar p {ADDED}": f"{r['mcnemar_p']:.3g}",
+                     f"McNemar mid-p {ADDED}": f"{r['mcnemar_midp']:.3g}"})
     shown = pd.DataFrame(rows)
     notes = ("pass@k base (%): the step-0 row of the paper's Table 4 (the non-RLVR baseline), "
              "repeated on each step.", _added_note(shown), *c.notes)

@@ -6,8 +6,10 @@ the model pair, the benchmark (or a pooled domain), the budget k, ``min_count``,
 pass@k estimator and the support rule below the full budget, and views that follow them: the
 P/E/S/O counts against the paper's setting, SRR/NDR/SDS/NSCR (with bootstrap intervals on
 per-question data), the pass@k curves of both models with their crossover budget, epsilon at k,
-the questions that change category when a control moves, and the papermill call of the notebook
-that reproduces the view. It opens on the study's pass@k estimator (the ``support`` section's
+the questions that change category when a control moves, the E and S questions of the setting
+with both models' counts, the verdict of their per-question test, their most frequent answers
+and one response each (where the files keep them), and the papermill call of the notebook that
+reproduces the view. It opens on the study's pass@k estimator (the ``support`` section's
 ``estimator``; unbiased for user data, first-k for the demo and the paper); on counts without
 the sample order the budget still moves, with the expected rule (the exact expectation over
 random k-subsets, which notebook 10 computes from the same counts) and the unbiased estimator.
@@ -48,7 +50,8 @@ from leash.core.support import (
 )
 from leash.errors import LeashWarning
 
-__all__ = ["Setting", "View", "ExplorerModel", "explore", "ZETAS", "RULES", "ESTIMATORS"]
+__all__ = ["Setting", "View", "ExplorerModel", "explore", "ZETAS", "RULES", "ESTIMATORS",
+           "flips_html"]
 
 #: The values of the zeta slider (the paper: 0.05).
 ZETAS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
@@ -58,6 +61,8 @@ FULL = 0  # the k slider's value for the full budget (Setting.k None)
 MAX_MIN_COUNT = 16  # the largest min_count the slider offers (bounded by the budget too)
 POOLED_LABELS = {"math": "Math", "non-math": "Non-Math"}
 CHANGES_SHOWN = 12  # rows of the table of questions that changed category
+FLIPS_SHOWN = 12  # rows of the table of the setting's E and S questions
+RESPONSE_SHOWN = 120  # characters of a response in that table
 _CATEGORY_SHORT = dict(zip(CATEGORIES, COUNT_NAMES))
 
 
@@ -163,7 +168,7 @@ class ExplorerModel:
     def __init__(self, study="paper", *, section="support", n_boot=1000, seed=0, level=0.95,
                  paired=None, domains=None):
         self.n_boot, self.seed, self.level, self.section = int(n_boot), int(seed), level, section
-        self._scopes, self._cache = {}, {}
+        self._scopes, self._cache, self._answers = {}, {}, {}
         self.estimator = "unbiased"  # the study's (its section's `estimator`), else this
         if paired is not None:
             self.src = None
@@ -424,6 +429,63 @@ class ExplorerModel:
                              "before": names[before.codes[i]], "after": names[after.codes[i]]},
                             columns=cols)
 
+    def answers(self, pair: str) -> pd.DataFrame | None:
+        """Per question of ``pair`` (indexed by benchmark and question_id): the verdict of its
+        one-sided Fisher test at the full budget (FDR 0.05, :func:`leash.analysis.flips.
+        flips_table`), both models' most frequent answers and, where the files keep them, one
+        response each; None without a study (loaded once per pair).
+        """
+        if pair in self._answers:
+            return self._answers[pair]
+        out = None
+        if self.src is not None and not self.is_paper:
+            from leash.analysis.flips import flips_table, with_answers
+
+            paired = self.paired(pair)
+            p = self._pair_objs[pair]
+            keys = paired[["benchmark", "question_id"]].astype(str)
+            try:
+                verdict = flips_table(paired)["verdict"].to_numpy()
+            except ValueError:  # counts unknown at the budget: no test, no verdict
+                verdict = np.full(len(paired), "")
+            summary = self.src.summaries(self.section)
+            digest = self.src.study.sample_digest(self.section)
+            out = with_answers(keys.assign(verdict=verdict), summary, p.base, p.rl,
+                               base_step=p.base_step, responses=digest)
+            out = out.drop_duplicates(["benchmark", "question_id"]).set_index(
+                ["benchmark", "question_id"])
+        self._answers[pair] = out
+        return out
+
+    def flips(self, view: View) -> pd.DataFrame | None:
+        """The E and S questions of a view (first-k rule): both models' c/n, the verdict of
+        the per-question test, their answers and responses; None where a view has no
+        categories per question (the paper's counts, the expected rule).
+        """
+        if view.codes is None:
+            return None
+        s = view.setting
+        sc = self.scope(s.pair, s.scope)
+        i = np.flatnonzero((view.codes == 1) | (view.codes == 2))
+        a = sc.arrays
+        out = pd.DataFrame({"question_id": sc.question_id[i], "benchmark": sc.benchmark[i],
+                            "category": np.asarray(COUNT_NAMES)[view.codes[i]]})
+        for side, name in (("base", "base"), ("rl", "RLVR")):
+            c = a[f"c_{side}"][i]
+            out[f"{name} c/n"] = [f"{x if x >= 0 else '?'}/{n}" for x, n in
+                                  zip(c, a[f"n_{side}"][i])]
+        extra = self.answers(s.pair)
+        if extra is not None:
+            at = list(zip(out["benchmark"], out["question_id"]))
+            verdict = extra["verdict"].reindex(at).fillna("").to_numpy()
+            out["verdict"] = np.where(verdict == "", "not significant", verdict)
+            for col, name in (("base_answers", "base answers"), ("rl_answers", "RLVR answers"),
+                              ("base_response", "base response"),
+                              ("rl_response", "RLVR response")):
+                if col in extra and extra[col].astype(str).str.len().any():
+                    out[name] = extra[col].reindex(at).fillna("").to_numpy()
+        return out
+
     def papermill_command(self, s: Setting) -> str:
         """The papermill call of the notebook that reproduces the support view at ``s``, with
         only parameters that notebook declares.
@@ -593,6 +655,26 @@ def changes_html(frame: pd.DataFrame, moved: str) -> str:
     return head + frame.head(CHANGES_SHOWN).to_html(index=False, border=0)
 
 
+def flips_html(frame: pd.DataFrame | None) -> str:
+    """A short table of a view's E and S questions (responses cut to a line)."""
+    if frame is None:
+        return ("<i>Per-question flips need per-question data and a category per question "
+                "(the first-k rule).</i>")
+    n = len(frame)
+    head = (f"<b>{n} E and S question{'s' if n != 1 else ''} at this setting</b>"
+            + (f" (first {FLIPS_SHOWN} shown)" if n > FLIPS_SHOWN else "")
+            + ("; verdict: the one-sided Fisher test at the full budget, FDR 0.05"
+               if "verdict" in frame else "") + ".")
+    if not n:
+        return head
+    shown = frame.head(FLIPS_SHOWN).copy()
+    for col in ("base response", "RLVR response"):
+        if col in shown:
+            shown[col] = [t if len(t) <= RESPONSE_SHOWN else t[:RESPONSE_SHOWN] + "..."
+                          for t in shown[col].astype(str)]
+    return head + shown.to_html(index=False, border=0)
+
+
 def explore(study="paper", *, pair=None, benchmark=None, section="support", n_boot=1000, seed=0,
             level=0.95, model=None):
     """The live explorer, an ipywidgets app over one source.
@@ -617,7 +699,8 @@ def explore(study="paper", *, pair=None, benchmark=None, section="support", n_bo
     ipywidgets.VBox
         The app; ``.controls`` (name -> widget), ``.widgets`` (the views), ``.model``,
         ``.view`` (the :class:`View` shown), ``.changes`` (the last table of questions that
-        changed category), ``.last_update_s`` and ``.reset_button``.
+        changed category), ``.last_update_s`` and ``.reset_button``; ``.widgets["flips"]``
+        lists the setting's E and S questions (:meth:`ExplorerModel.flips`).
     """
     m = model or ExplorerModel(study, section=section, n_boot=n_boot, seed=seed, level=level)
     pair = pair or m.pairs[0]
@@ -681,14 +764,14 @@ class _Controller:
                          tooltip="k = full budget, min_count = 1, zeta = 0.05, the study's "
                          "pass@k estimator")
         w = self.widgets = {name: W.HTML() for name in ("title", "note", "metrics", "epsilon",
-                                                         "changes", "command")}
+                                                         "changes", "flips", "command")}
         w["image"] = W.Image(format="png", layout=W.Layout(width="900px"))  # 1:1, not blurred
         w["changes"].value = changes_html(None, "")
         app = self.app = _app_class()([
             w["title"], W.HBox([c["pair"], c["benchmark"], reset]),
             W.HBox([c["k"], c["min_count"]]), c["zeta"], c["estimator"], c["rule"], w["note"],
             w["image"], W.HBox([w["metrics"], W.HTML(layout=W.Layout(width="24px")),
-                                w["epsilon"]]), w["changes"], w["command"]])
+                                w["epsilon"]]), w["changes"], w["flips"], w["command"]])
         app.model, app.controls, app.widgets, app.reset_button = m, c, w, reset
         app.view, app.changes, app.last_update_s = None, None, 0.0
         app.to_paper = self.to_paper
@@ -774,6 +857,8 @@ class _Controller:
             else:
                 app.changes = m.changes(before, view)
                 w["changes"].value = changes_html(app.changes, moved)
+        w["flips"].value = ("<i>No per-question data in the paper's numbers.</i>" if m.is_paper
+                            else flips_html(m.flips(view)))
         w["command"].value = ("Reproduce as a notebook run: <code>"
                               + html.escape(m.papermill_command(view.setting)) + "</code>")
         app.last_update_s = time.perf_counter() - t

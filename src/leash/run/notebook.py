@@ -14,7 +14,9 @@ Every notebook starts the same way, so that it runs as a page in JupyterLab ("Ru
 
 A notebook whose data are absent calls :func:`skip` (or :func:`require_data`,
 :func:`require_study`, :func:`require_gold`): the reason is one line, not a traceback, and
-:mod:`leash_eval.run.reproduce` reports the notebook as skipped.
+:mod:`leash_eval.run.reproduce` reports the notebook as skipped. A notebook that only *shows*
+real data in one section, and runs without it, asks :func:`available_study` instead and says
+the reason where that section would be.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from leash.run.parameters import (
     validate_parameters,
 )
 
-__all__ = ["ParameterError", "SkipNotebook", "source", "require_data", "require_gold",
-           "require_import", "require_study", "skip", "start"]
+__all__ = ["ParameterError", "SkipNotebook", "available_study", "source", "require_data",
+           "require_gold", "require_import", "require_study", "skip", "start"]
 
 
 def source(study="paper", *, section: str | None = None, paper: bool = True):
@@ -204,6 +206,26 @@ def require_study(study, sections=None):
         if not glob.glob(pattern):
             raise SkipNotebook(f"input files of study {s.name!r} not found: {pattern}")
     return s
+
+
+def available_study(study, sections=None):
+    """The study if the data its sections list are here, else None and why: for a section of a
+    notebook that runs without it (the rest of the notebook is not skipped).
+
+    Parameters
+    ----------
+    study, sections
+        As for :func:`require_study`.
+
+    Returns
+    -------
+    (leash.sources.study.Study or None, str)
+        The study and "", or None and the one-line reason :func:`require_study` would skip with.
+    """
+    try:
+        return require_study(study, sections), ""
+    except SkipNotebook as exc:
+        return None, str(exc)
 
 
 def require_gold(study):

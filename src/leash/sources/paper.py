@@ -653,15 +653,22 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
 
 
 def _with_pass_and_tests(t: pd.DataFrame) -> pd.DataFrame:
-    """Add pass@k of both models ((P+S)/N, (P+E)/N) and the exact McNemar test of E vs S."""
-    from leash.core.stats import mcnemar_exact
+    """Add pass@k of both models ((P+S)/N, (P+E)/N) and the exact and mid-p McNemar tests of E vs
+    S; the significant subsets of E and S need per-question counts, which the paper does not
+    print (NA).
+    """
+    from leash.core.stats import mcnemar_exact, mcnemar_midp
 
     tests = [mcnemar_exact(int(e), int(s)) for e, s in zip(t["E"], t["S"])]
+    na = pd.array([pd.NA] * len(t), dtype="Int64")
     return t.assign(**{"pass@k base": (t["P"] + t["S"]) / t["N"],
                        "pass@k rl": (t["P"] + t["E"]) / t["N"],
                        "mcnemar_p": [r.p_value for r in tests],
+                       "mcnemar_midp": [mcnemar_midp(int(e), int(s)) for e, s in zip(t["E"],
+                                                                                   t["S"])],
                        "E/(E+S) low": [r.ci_low for r in tests],
-                       "E/(E+S) high": [r.ci_high for r in tests]})
+                       "E/(E+S) high": [r.ci_high for r in tests],
+                       "significant E": na, "significant S": na.copy()})
 
 
 class PaperSource:

@@ -25,6 +25,10 @@ data each have one too. Layout::
             extract: leash          #   where a file's gold is; math-verify (default) or leash
         pairs:
           - {label: demo-1.5B, base: demo-base-1.5B, rl: demo-rlvr-1.5B}
+          - label: mine             # replicates: other runs of a side's model (same questions
+            base: my-base           #   and budget, own seeds), labels of the section's data;
+            rl: my-rlvr             #   they measure the null of the support statistics
+            replicates: {base: [my-base-seed1, my-base-seed2]}
       checkpoints: {...}            # Table 4: pairs whose rl model has several steps
       entropy: {...}                # Table 5
       sft: {...}                    # Tables 3 and 14
@@ -38,9 +42,13 @@ ints). YAML anchors and aliases are refused (a study file has no need of them, a
 rules out alias bombs without expanding anything), and so are duplicate keys. Each problem is
 one ValueError naming the file, the line and the key path, e.g.
 ``study file s.yaml, line 4: `benchmarks.MATH500.budget` must be an int >= 1, got true (bool).``
-An empty value (``budget:``) means "not given". Beyond ``sources`` and ``pairs``, the
-``support`` section takes ``estimator`` (of its pass@k curves and the explorer), the ``sft``
-section ``ks`` and ``estimator``, the ``gym`` section ``estimator``, the ``entropy``
+An empty value (``budget:``) means "not given". A pair's ``replicates`` are checked against the
+data when it is read (:meth:`Study.replicate_problems`, and ``leash study check``): each must be
+a model of the section, another run than the side's own and its other replicates (not the same
+file, nor the same counts), with the side's questions and samples per question. Beyond
+``sources`` and ``pairs``, the ``support`` section takes ``estimator`` (of its pass@k curves and
+the explorer), the ``sft`` section ``ks`` and ``estimator``, the ``gym`` section ``estimator``,
+the ``entropy``
 section ``na`` (the NA rule of answer entropy, :data:`leash.core.entropy.NA_RULES`; default the
 paper's "truncated") and the ``perplexity`` section ``simulated``; they are kept in
 ``Section.options``, and a notebook parameter overrides them only when it is given.
@@ -65,6 +73,7 @@ never claims a budget it does not have. The entropy section (Table 5) uses every
 
 from __future__ import annotations
 
+import functools
 import glob as _glob
 import warnings
 from collections.abc import Mapping
@@ -163,10 +172,13 @@ _SOURCE = C.Fields(
      "extract": _one_of(EXTRACTORS)},
     one_of=SOURCE_KINDS, needs={"gold": "rescore", "extract": "rescore", "gold_rule": "gold"},
     what="a mapping (path:, dataset: or demo:, reader options, rescore:)")
+_RUNS = C.ListOf(_LABEL, what="a list of model labels", min_len=1)
 _PAIR = C.Fields(
     {"label": _LABEL, "base": _LABEL, "rl": _LABEL, "base_step": _int(0),
      "budgets": C.Fields({d: _int(1) for d in DOMAINS}, what="a mapping of domains to budgets"),
-     "shared_only": _BOOL},
+     "shared_only": _BOOL,
+     "replicates": C.Fields({"base": _RUNS, "rl": _RUNS},
+                            what="a mapping (base:, rl:) of lists of model labels")},
     required=("base", "rl"), what="a mapping (label:, base:, rl:, ...)")
 _SECTION_KEYS = {"sources": C.ListOf(_SOURCE), "pairs": C.ListOf(_PAIR)}
 _SECTION_EXTRA = {"support": {"estimator": _one_of(ESTIMATORS)},
@@ -254,6 +266,14 @@ class Pair:
     base_step: int | None = None
     budgets: Mapping = field(default_factory=dict)  # domain -> k, overriding the benchmarks'
     shared_only: bool = False  # drop (and count) questions one model lacks, else an error
+    #: Other runs of each side's model ("base", "rl" -> model labels of the section's data):
+    #: the same questions and budget, independent seeds; they measure the null of the support
+    #: statistics (:mod:`leash.analysis.measured_null`).
+    replicates: Mapping = field(default_factory=dict)
+
+    def runs(self, side: str) -> tuple[str, ...]:
+        """The runs of one side's model: the side's own label, then its replicates."""
+        return (getattr(self, side), *self.replicates.get(side, ()))
 
 
 @dataclass(frozen=True)
@@ -300,6 +320,7 @@ class Study:
         sections = raw.get("sections") or {}
         self.sections = {str(k): self._parse_section(str(k), v) for k, v in sections.items()}
         self._cache: dict[tuple[str, str], pd.DataFrame] = {}
+        self._files: dict[str, list] = {}  # section -> [(file, its models)] of the last read
         self._raw, self._lines = raw, lines or {}
         #: Where the per-question summaries of the study's files are cached (keyed by each
         #: file's sha256 and reader options): ``build/<name>/.summaries/``, beside its artifacts.
@@ -343,7 +364,9 @@ class Study:
             sources.append(Source(kind, str(s[kind]), reader, rescore))
         pairs = [Pair(str(p.get("label") or f"{p['base']} -> {p['rl']}"), str(p["base"]),
                       str(p["rl"]), p.get("base_step"), dict(p.get("budgets") or {}),
-                      bool(p.get("shared_only")))
+                      bool(p.get("shared_only")),
+                      {side: tuple(str(x) for x in runs) for side, runs in
+                       (p.get("replicates") or {}).items() if runs})
                  for p in raw.get("pairs") or []]
         options = {k: v for k, v in raw.items() if k not in ("sources", "pairs") and v is not None}
         return Section(name, tuple(sources), tuple(pairs), options)
@@ -479,7 +502,7 @@ class Study:
                 f"Section {name!r} of the {self._where} lists no sources: add the paths of your "
                 "generations (see data/README.md) under 'sources'."
             )
-        parts, read = [], True
+        parts, read, files = [], True, []
         for src in sec.sources:
             for path, kwargs in self.resolve(src):
                 if isinstance(path, pd.DataFrame):
@@ -487,11 +510,142 @@ class Study:
                     read = False
                 else:
                     parts.append(self._counts(path, na, kwargs))
+                    files.append((Path(path), sorted(set(parts[-1]["model"].astype(str)))))
+        self._files[name] = files
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].copy()
         frame.attrs["provenance"] = {"na": na if read else None,
                                      "parts": [p.attrs.get("provenance", {}) for p in parts]}
         self._cache[(name, na)] = frame
         return frame
+
+    def sample_digest(self, name: str, *, response_chars: int = 160) -> pd.DataFrame | None:
+        """What the sample order and texts of a section's files tell per question
+        (:func:`leash_eval.studies.sample_digest`: the correct samples of each half, one
+        response), cached beside the summaries; None when no source keeps samples (a demo part,
+        counts or summaries).
+
+        Returns
+        -------
+        pandas.DataFrame or None
+            ``model, benchmark, question_id, step, n_ordered, c_first, c_second, response,
+            response_correct`` for the questions of the files that keep their samples.
+        """
+        key = (name, f"digest-{int(response_chars)}")
+        if key in self._cache:
+            return self._cache[key]
+        parts = []
+        for src in self.section(name).sources:
+            if src.kind == "demo":
+                continue
+            for path, kwargs in self.resolve(src):
+                d = toolkit("Reading the samples of generations").sample_digest(
+                    path, response_chars=response_chars, cache_dir=self.cache_dir, **kwargs)
+                if d is not None:
+                    parts.append(d)
+        out = pd.concat(parts, ignore_index=True) if parts else None
+        self._cache[key] = out
+        return out
+
+    def model_files(self, name: str) -> dict[str, list[Path]]:
+        """The files each model label of a section's data comes from (after reading it; a demo
+        part is no file).
+        """
+        if name not in self._files:
+            self.read_section(name)
+        out: dict[str, list[Path]] = {}
+        for path, models in self._files[name]:
+            for m in models:
+                out.setdefault(m, []).append(path)
+        return out
+
+    def replicate_problems(self, name: str, frame: pd.DataFrame | None = None
+                           ) -> list[LeashValueError]:
+        """One error per replicate run of a section's pairs that cannot measure a null: a
+        label that is no model of the data (with "did you mean"), the side's own model or a run
+        listed twice, the same file as another run of the side (by its bytes), other questions
+        or other samples per question than the side's model, or per-question counts identical to
+        another run's (the same generations twice). Each names the study file, the line and the
+        key path (``sections.support.pairs[0].replicates.base[1]``), the value and the fix.
+        """
+        sec = self.section(name)
+        if not any(p.replicates for p in sec.pairs):
+            return []
+        frame = self.read_section(name) if frame is None else frame
+        models = sorted(set(frame["model"].astype(str)))
+        files = self.model_files(name)
+        out = []
+
+        def problem(keys, message, value, hint):
+            at = self.line(*keys)
+            key = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
+            out.append(LeashValueError(
+                f"{self._where}{f', line {at}' if at else ''}: `{key}`: {message};",
+                file=self.source, line=at, key=key, value=value, hint=hint))
+
+        for i, p in enumerate(sec.pairs):
+            for side, runs in p.replicates.items():
+                own = getattr(p, side)
+                seen = {own: ("sections", name, "pairs", i, side)}
+                for j, label in enumerate(runs):
+                    keys = ("sections", name, "pairs", i, "replicates", side, j)
+                    if label in seen:
+                        problem(keys, f"{label!r} is listed already as a run of the {side} "
+                                f"model {own!r}", label, "a replicate is another run of the "
+                                "model (its own files, its own seed): list each once.")
+                        continue
+                    if label not in models:
+                        near = closest(label, models)
+                        problem(keys, f"model {label!r} is in no file of section {name!r}",
+                                label, f"did you mean {near!r}?" if near else
+                                f"models: {', '.join(models)}.")
+                        continue
+                    self._replicate_differences(keys, frame, files, own, label, list(seen),
+                                                problem)
+                    seen[label] = keys
+        return out
+
+    def _replicate_differences(self, keys, frame, files, own, label, others, problem):
+        """The problems of one replicate ``label`` of the model ``own`` (see
+        :meth:`replicate_problems`); ``problem`` records each.
+        """
+        mine = {_digest(f): f for f in files.get(label, [])}
+        for other in others:
+            twice = [mine[d] for d in map(_digest, files.get(other, [])) if d in mine]
+            if twice:
+                problem(keys, f"{label!r} comes from the file {twice[0]}, and {other!r} from "
+                        "the same bytes: the same generations twice", str(twice[0]),
+                        "a replicate is another run of the model, with its own seed, in its "
+                        "own files.")
+                return
+        key = ["benchmark", "question_id"]
+        rows = {m: frame[frame["model"].astype(str) == m].assign(
+            benchmark=lambda d: d["benchmark"].astype(str),
+            question_id=lambda d: d["question_id"].astype(str)).set_index(key).sort_index()
+            for m in (own, label)}
+        a, b = rows[own], rows[label]
+        if not a.index.equals(b.index):
+            only = sorted(set(a.index) ^ set(b.index))
+            shown = ", ".join(f"{x}/{y}" for x, y in only[:3])
+            problem(keys, f"{label!r} has {len(b)} questions and {own!r} {len(a)}, "
+                    f"{len(only)} of them not both ({shown}{', ...' if len(only) > 3 else ''})",
+                    label, "a replicate answers the same questions as its model (nothing is "
+                    "compared on a subset): run it on the same questions.")
+            return
+        n_a, n_b = a["n"].to_numpy(), b["n"].to_numpy()
+        if (n_a != n_b).any():
+            at = int((n_a != n_b).argmax())
+            problem(keys, f"{label!r} has n = {int(n_b[at])} samples on {a.index[at][0]}/"
+                    f"{a.index[at][1]} and {own!r} n = {int(n_a[at])}: another budget", label,
+                    "a replicate has the budget of its model: sample it as often per question.")
+            return
+        same = (a["c"].to_numpy() == b["c"].to_numpy()).all() and (
+            a["first_correct"].astype("Int64").fillna(-2).to_numpy()
+            == b["first_correct"].astype("Int64").fillna(-2).to_numpy()).all()
+        if same:
+            problem(keys, f"{label!r} has the same correct samples as {own!r} on all "
+                    f"{len(a)} questions (and the same first correct ones): the same "
+                    "generations twice", label, "a replicate is another run of the model, "
+                    "with its own seed.")
 
     def benchmark_problems(self, name: str, frame: pd.DataFrame) -> list[LeashValueError]:
         """One error per benchmark of a section's data that the study does not declare, with
@@ -624,6 +778,25 @@ class Study:
     def __repr__(self) -> str:
         return (f"Study({self.name!r}, simulated={self.simulated}, "
                 f"sections={sorted(self.sections)}, benchmarks={len(self.benchmarks)})")
+
+
+def _digest(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks (two paths of one file, or a copy, are the
+    same generations); read once per file, size and modification time.
+    """
+    st = Path(path).stat()
+    return _digest_of(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def load_study(name_or_path) -> Study:

@@ -13,6 +13,9 @@ the artifact records and files of its output folder (``figures/``, or ``build/<s
   and the runs;
 * ``runs/<run>.html``: each executed notebook (nbconvert's lab template without require.js or
   mermaid, MathJax 2.7 from ``mathjax/``, copied from the jupyter-server-mathjax package);
+* ``flips.html``, when the runs wrote per-question tests (notebook 01 on per-question data):
+  every ``flips_*`` table whole (the E and S questions of each pair, their tests, verdicts and
+  answers) and the measured null (``support_null*``) beside them;
 * ``api/``: the API reference of ``leash`` (pdoc, numpydoc docstrings, no math, no search
   index fetched from anywhere); ``data-formats.html``: ``data/README.md``;
 * ``files/``, ``thumbs/``: the artifacts' files and PNG thumbnails.
@@ -76,10 +79,13 @@ def site_folder(data: str = "embedded") -> Path:
     return BUILD / f"site-{Run('x', {'study': data}).label}"
 
 
-def _markdown():
+def _markdown(html: bool = True):
+    """A Markdown renderer; ``html=False`` for tables, which are data: a cell that looks like
+    HTML (a model's response, ``<think>``) is shown as text, never run as markup.
+    """
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    return MarkdownIt("commonmark", {"html": html}).enable(["table", "strikethrough"])
 
 
 def _write(path: Path, text: str) -> None:
@@ -133,7 +139,7 @@ def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
     lines = table.splitlines()
     total = max(0, len(lines) - 2)
     head = "\n".join(lines[:2 + rows])
-    return caption, _markdown().render(head), min(rows, total), total
+    return caption, _markdown(html=False).render(head), min(rows, total), total
 
 
 def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
@@ -178,11 +184,52 @@ def _audit(records, folder: Path, run_of: dict):
     cols = [c for c in ("table", "row", "quantity", "printed", "recomputed", "explanation")
             if c in disc.columns]
     _, summary_md = table_markdown(folder / "audit_summary.md")
-    return {"headline": headline, "summary": _markdown().render(summary_md),
+    return {"headline": headline, "summary": _markdown(html=False).render(summary_md),
             "discrepancies": disc[cols].to_html(index=False, classes="data", border=0,
                                                 float_format=lambda v: f"{v:.4f}"),
             "run": run_of.get("audit_summary"),
             "files": names["audit_summary"]["files"] + names["audit_discrepancies"]["files"]}
+
+
+#: Artifacts the flips page shows whole, in this order: the overview first, then each pair's
+#: questions, then the measured null.
+FLIPS_PREFIXES = ("flips_summary", "flips_", "support_null")
+
+
+def _flips_page(records, folder: Path, run_of: dict, env) -> str | None:
+    """The flips page: every per-question table and the measured null, whole; None when the
+    runs wrote none.
+    """
+    chosen = []
+    for prefix in FLIPS_PREFIXES:
+        chosen += [r for r in records if r["name"].startswith(prefix) and r not in chosen
+                   and any(f.endswith(".md") for f in r["files"])]
+    if not chosen:
+        return None
+    parts = ["<h1>Which flips are evidence</h1>",
+             "<p>Every expansion (E) and shrinkage (S) question of each model pair, with both "
+             "models' correct samples and samples, the one-sided Fisher exact tests of the "
+             "RLVR model's success rate against the base's, their Benjamini-Hochberg "
+             "adjustments over all the pair's questions, the verdict, and each model's most "
+             "frequent answers and one response where the files keep them; then the measured "
+             "null: each side's model against itself (replicate runs, or halves of its "
+             "samples) beside the pair. The numbers of notebook 01; each table's CSV holds "
+             "them at full precision.</p>"]
+    for r in chosen:
+        kind, label = source_of(r)
+        md = next(f for f in r["files"] if f.endswith(".md"))
+        caption, table = table_markdown(folder / md)
+        run = run_of.get(r["name"])
+        parts.append(f'<h2 id="{html.escape(r["name"])}">{html.escape(caption or r["name"])}'
+                     "</h2>")
+        parts.append(f'<p class="meta">Data: {html.escape(label).replace("`", "")} &middot; '
+                     + " ".join(f'<a href="files/{f}">{Path(f).suffix.lstrip(".")}</a>'
+                                for f in r["files"])
+                     + (f' &middot; <a href="runs/{run}.html">notebook run</a>' if run else "")
+                     + "</p>")
+        parts.append(f'<div class="flips">{_markdown(html=False).render(table)}</div>')
+    return env.get_template("page.html.j2").render(title="leash: which flips are evidence",
+                                                   body="\n".join(parts))
 
 
 def _executed_status(nb) -> tuple[str, str]:
@@ -348,6 +395,9 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     _write(out / "data-formats.html", env.get_template("page.html.j2").render(
         title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))))
 
+    flips = _flips_page(records, folder, run_of, env)
+    if flips is not None:
+        _write(out / "flips.html", flips)
     nb_dir = Path(notebooks or NOTEBOOKS)
     runs_of_nb: dict[str, list] = {}
     for p in pages:
@@ -374,6 +424,7 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
         counts={"artifacts": len(records), "figures": n_fig, "tables": len(records) - n_fig,
                 "runs": len(pages)},
         command=html.escape(command), groups=cards, audit=_audit(records, folder, run_of),
+        flips=flips is not None,
         not_regenerated=not_regenerated,
         runs=[{"name": p["name"], "title": html.escape(notebook_title(p["notebook"], nb_dir)),
                "parameters": html.escape(p["parameters"]),

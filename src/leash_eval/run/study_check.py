@@ -19,7 +19,11 @@ sha256 and reader options, so the notebooks that follow do not read them again) 
   (the entropy section uses every sample: no budget applies to it);
 * a declared ``N`` equals the questions the data have;
 * the pairing itself (questions one model lacks, a budget below n without the sample order):
-  what :meth:`leash.sources.study.Study.paired` would refuse in a notebook.
+  what :meth:`leash.sources.study.Study.paired` would refuse in a notebook;
+* every replicate run a pair names (``replicates:``): a model of the data, not the side's own
+  model nor listed twice, not the same file (by its bytes) as another run of the side, with
+  the side's questions and samples per question, and not the same counts
+  (:meth:`leash.sources.study.Study.replicate_problems`).
 
 A section the notebooks read that the study leaves out, or that lists no sources, is no problem:
 it "will be skipped" with the reason, as the notebook will be. Each problem is one
@@ -133,6 +137,7 @@ class _Checker:
             return
         for i, pair in enumerate(sec.pairs):
             self.pair(name, i, pair, frame)
+        self.problems.extend(s.replicate_problems(name, frame))
         if not sec.pairs and name != "entropy":  # Table 5 has a row per model, pairs or not
             self.problem(("sections", name), "lists sources but no `pairs` (base and rl "
                          "model labels of the data)", None)
