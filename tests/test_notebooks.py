@@ -112,12 +112,16 @@ def notebook_run(tmp_path_factory):
     from leash_eval import manifest
     from leash_eval.run import reproduce
 
-    out = tmp_path_factory.mktemp("figures")
-    build = tmp_path_factory.mktemp("build")
+    # figures/ beside notebooks/ (a link to the checkout's), as in the checkout: the index
+    # links each notebook's Markdown relative to its folder, as figures/README.md does
+    root = tmp_path_factory.mktemp("checkout")
+    out, build, notebooks = root / "figures", root / "build", root / "notebooks"
+    notebooks.symlink_to(REPO / "notebooks", target_is_directory=True)
     runs = reproduce.default_runs()  # what `make reproduce` runs into figures/
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(manifest.MIRROR_ENV, "")
-        hidden = {r.name: r for r in reproduce.run_all(runs, outdir=out, build=build)}
+        hidden = {r.name: r for r in reproduce.run_all(runs, directory=notebooks, outdir=out,
+                                                         build=build)}
         cache_has_data = manifest.default_dest().is_dir() and any(
             manifest.locate(n) is not None for n in manifest.load_manifest().datasets)
     hidden_files = frozenset(p.name for p in out.iterdir() if p.is_file())
@@ -126,7 +130,8 @@ def notebook_run(tmp_path_factory):
     if again and MIRROR.is_dir():
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv(manifest.MIRROR_ENV, str(MIRROR))
-            results.update({r.name: r for r in reproduce.run_all(again, outdir=out, build=build)})
+            results.update({r.name: r for r in reproduce.run_all(
+                again, directory=notebooks, outdir=out, build=build)})
     return NotebookRun(out, build, results, hidden, hidden_files, cache_has_data)
 
 

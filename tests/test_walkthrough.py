@@ -60,10 +60,11 @@ def test_form_title_parameters_no_definitions_no_outputs(stem):
     assert "`build/figures/`" in title  # where a run by hand writes
     for name in tables_ + figures:  # the title names every artifact it writes
         assert f"`{name.removeprefix('walkthrough_')}`" in title, name
-    # each part links the others by file name (a link opens them in JupyterLab and on GitHub)
+    # each part links the others by their committed Markdown (JupyterLab with jupytext opens
+    # it as a notebook; a repository browser shows it; git holds no .ipynb)
     for other in NOTEBOOKS:
         if other != stem:
-            assert f"({other}.ipynb)" in title, other
+            assert f"({other}.md)" in title, other
     assert cells[1]["cell_type"] == "code" and "parameters" in cells[1]["metadata"]["tags"]
     # the first code cell after the parameters checks them, on every route
     assert cells[2]["cell_type"] == "code"

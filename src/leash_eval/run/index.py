@@ -16,7 +16,7 @@ from pathlib import Path
 
 from leash.output.report import portable, resolve_outdir
 from leash.writing import write_text
-from leash_eval.run.gallery import gallery_lines
+from leash_eval.run.gallery import gallery_lines, notebook_link
 
 __all__ = ["INDEX_NAME", "RECORD_KEYS", "SIDECAR_DIR", "artifact_index", "sidecar_path",
            "write_index", "write_records"]
@@ -112,7 +112,7 @@ def artifact_index(outdir="figures"):
     return sorted(records, key=lambda r: r["name"])
 
 
-def write_index(records, path="figures/README.md"):
+def write_index(records, path="figures/README.md", notebooks=None):
     """Render the artifact index as Markdown (sorted, no timestamps).
 
     Parameters
@@ -121,6 +121,10 @@ def write_index(records, path="figures/README.md"):
         From :func:`artifact_index`.
     path : str or path-like, default "figures/README.md"
         Files of its folder that no record lists get a final section and a warning.
+    notebooks : path-like, optional
+        The notebooks' folder: each notebook named links to its committed Markdown there,
+        relative to the index (``../notebooks/01_table1_support.md`` from ``figures/``);
+        without it they are named, not linked.
 
     Returns
     -------
@@ -142,7 +146,7 @@ def write_index(records, path="figures/README.md"):
              "its input data.", "",
              "## Gallery", "", "Every figure and table, by the notebook that writes it; an "
              "artifact on the paper's printed numbers beside the same one on the SIMULATED demo.",
-             *gallery_lines(records, path.parent), "",
+             *gallery_lines(records, path.parent, notebooks), "",
              "## Index", "",
              "| artifact | files | notebook | parameters | inputs | description |",
              "|---|---|---|---|---|---|"]
@@ -152,7 +156,8 @@ def write_index(records, path="figures/README.md"):
         params = ", ".join(f"{k}={value(v)}" for k, v in sorted(r["parameters"].items()))
         lines.append("| " + " | ".join([
             f"`{cell(r['name'])}`", ", ".join(f"[{cell(f)}]({f})" for f in r["files"]),
-            f"`notebooks/{cell(r['notebook'])}.ipynb`", cell(params) or "(defaults)",
+            notebook_link(cell(r["notebook"]), path.parent, notebooks),
+            cell(params) or "(defaults)",
             cell(", ".join(value(i) for i in r["inputs"])) or "(none)", cell(r["description"]),
         ]) + " |")
     unlisted = sorted(p.name for p in path.parent.iterdir()

@@ -625,7 +625,7 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
                 if side.stem.split(".", 1)[0] in {n.split(".", 1)[0] for n in names} \
                         and side.stem not in names:
                     side.unlink()
-            index = write_index(artifact_index(outdir), outdir / INDEX_NAME)
+            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, directory)
             stream.write(f"  artifact index: {shown(index)}\n")
         stream.flush()
     return done

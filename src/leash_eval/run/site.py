@@ -87,16 +87,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def _unlink_local(text: str, page: Path, root: Path, notebooks: dict) -> str:
-    """Local links of a page that do not resolve inside the site: a notebook's ``.ipynb`` to
-    its run page, anything else (a repository file) to plain text.
+    """Local links of a page that do not resolve inside the site: a notebook (its committed
+    ``.md``, or its ``.ipynb``) to its run page, anything else (a repository file) to plain text.
     """
     def fix(m):
         before, href, after, label = m.groups()
         target, _, anchor = href.partition("#")
         if not target:
             return m.group(0)
-        stem = Path(target).name.removesuffix(".ipynb")
-        if target.endswith(".ipynb") and stem in notebooks:
+        name = Path(target).name
+        stem = name.rsplit(".", 1)[0]
+        if name.endswith((".md", ".ipynb")) and stem in notebooks:
             rel = os.path.relpath(root / "runs" / f"{notebooks[stem]}.html", page.parent)
             return f'<a {before}href="{rel}"{after}>{label}</a>'
         if (page.parent / target).resolve().is_relative_to(root.resolve()) \
