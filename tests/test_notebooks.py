@@ -283,3 +283,20 @@ def test_the_walkthrough_writes_every_artifact_of_its_part(notebook_run, stem):
     saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
              if RECORD_KEY in o.get("metadata", {})]
     assert sorted(saved) == sorted(tables + figures)  # one "saved ..." note per artifact
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", WALKTHROUGH)
+def test_the_walkthrough_exercises_solutions_ran_and_checked_their_answers(notebook_run, stem):
+    """The solution cells (tagged "solution", tests/test_walkthrough.py checks their form) ran
+    in the part's run, each to its end: its asserts held and it showed its answer."""
+    executed = json.loads(notebook_run.results[stem].output.read_text())
+    solutions = [c for c in executed["cells"] if "solution" in c["metadata"].get("tags", [])]
+    assert 2 <= len(solutions) <= 3
+    for n, cell in enumerate(solutions, 1):
+        assert cell["execution_count"], f"solution {n} did not run"
+        outputs = cell.get("outputs", [])
+        assert not [o for o in outputs if o.get("output_type") == "error" or
+                    o.get("name") == "stderr"], (n, outputs)
+        shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+        assert shown.startswith(f"**Solution {n}.**"), (n, shown)

@@ -51,6 +51,12 @@ def _executed(path: Path, title: str, params: dict) -> None:
         nbformat.v4.new_code_cell("1 + 1", execution_count=1, outputs=[
             nbformat.v4.new_output("display_data", data={"image/png": png,
                                                          "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("assert 1 + 1 == 2  # the solution", execution_count=2,
+                                  metadata={"tags": ["solution"],
+                                            "jupyter": {"source_hidden": True}},
+                                  outputs=[nbformat.v4.new_output(
+                                      "display_data",
+                                      data={"text/markdown": "**Solution 1.** two"})]),
     ]
     nbformat.write(nb, str(path))
 
@@ -126,6 +132,11 @@ def test_the_site_is_offline_its_links_resolve_and_two_builds_are_identical(stud
     # a link to a notebook, its committed Markdown or its .ipynb, goes to its run
     assert run.count('href="02_y.html"') == 2
     assert 'title="../data/README.md">the data</span>' in run  # a repository file: text
+    # an exercise's solution is folded, its input and output inside
+    folded = run.split('<details class="leash-solution">')[1].split("</details>")[0]
+    assert "<summary>" in folded and "the solution" in folded and "Solution 1." in folded
+    assert run.count('<details class="leash-solution">') == 1  # the other cells are not
+    assert "data:image/png" not in folded
 
 
 def test_the_api_reference_is_offline(tmp_path):

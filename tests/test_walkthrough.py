@@ -95,6 +95,32 @@ def test_form_title_parameters_no_definitions_no_outputs(stem):
         assert f'"{name}"' in code, name
 
 
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_each_part_ends_with_exercises_and_hidden_solutions_that_check_themselves(stem):
+    cells = _cells(stem)
+    texts = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in cells]
+    sections = re.findall(r"^## .*", "\n".join(texts), re.M)
+    assert sections[-1] == "## Exercises", "the part ends with its exercises"
+    solutions = [i for i, c in enumerate(cells)
+                 if "solution" in c["metadata"].get("tags", [])]
+    assert 2 <= len(solutions) <= 3 and solutions[-1] == len(cells) - 1
+    # each exercise is followed by its solution: a Markdown cell, then the solution cell
+    assert len(re.findall(r"^### Exercise \d", "\n".join(texts), re.M)) == len(solutions)
+    for n, i in enumerate(solutions, 1):
+        cell, text = cells[i], "".join(cells[i]["source"])
+        question = texts[i - 1].rpartition("### Exercise")[2]
+        assert cell["cell_type"] == "code" and question.startswith(f" {n}\n")
+        assert "predict" in question.lower()
+        # collapsed in JupyterLab (the Markdown keeps the flag, notebooks/jupytext.toml) and
+        # folded on the site (the tag)
+        assert cell["metadata"].get("jupyter", {}).get("source_hidden") is True
+        # it checks its answer (computed by leash) against an independent computation
+        assert re.search(r"^assert ", text, re.M), text
+        assert f"**Solution {n}.**" in text
+        # it writes nothing and draws nothing: the part's artifacts do not depend on it
+        assert "pub(" not in text and "rng" not in text and "plt." not in text
+
+
 def test_the_parts_split_the_walkthrough_artifacts_without_overlap():
     names = [n for stem in NOTEBOOKS for part in WALKTHROUGH[stem] for n in part]
     assert len(names) == len(set(names)) == 17
