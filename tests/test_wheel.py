@@ -10,9 +10,11 @@ there; the test checks that ``leash`` is imported from the wheel's files.
 
 There, in an empty working folder: the paper's printed numbers, the SIMULATED demo and the
 shipped studies load from package data (``leash.explore("paper")``, ``leash.load_study``),
-notebook 01 runs on ``study="paper"`` (its Markdown as shipped, through papermill and a kernel
-of that environment) and writes the same ``table1.csv`` as the committed ``figures/`` under the
-current folder's ``build/figures/``, and nothing is written into the installation.
+notebook 01 runs on ``study="paper"`` (as the site offers it for Colab, made from the Markdown
+the wheel ships, its install cell first; through papermill and a kernel of that environment)
+and writes the same ``table1.csv`` as the committed ``figures/`` under the current folder's
+``build/figures/``, and nothing is written into the installation. In a second environment
+without leash, that install cell installs it (from the wheel, offline).
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ def _run(cmd, cwd, env=None, timeout=900):
     return proc
 
 
+def _bare_venv(folder: Path, view: Path) -> Path:
+    """A new environment without pip or leash, with this environment's other packages (the
+    links in ``view``) on its path; its python."""
+    _run([sys.executable, "-m", "venv", "--without-pip", folder], cwd=folder.parent)
+    python = folder / "bin" / "python"
+    lib = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                    cwd=folder.parent).stdout.strip())
+    (lib / "_leash_test_dependencies.pth").write_text(f"{view}\n", encoding="utf-8")
+    return python
+
+
 def _leash_own(name: str) -> bool:
     """An entry of site-packages that belongs to the checkout's own (editable) install."""
     low = name.lower()
@@ -50,8 +63,9 @@ def _leash_own(name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """``(python, venv, work, env)``: the wheel installed in a fresh environment, an empty
-    working folder outside the checkout and the environment variables to run there with."""
+    """``(python, venv, work, env, wheel, view)``: the wheel installed in a fresh environment,
+    an empty working folder outside the checkout, the environment variables to run there with,
+    the wheel and the folder of links to this environment's packages."""
     pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
     root = tmp_path_factory.mktemp("wheel")
     dist, venv, view, work = root / "dist", root / "venv", root / "deps", root / "work"
@@ -60,30 +74,27 @@ def installed(tmp_path_factory):
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
           "--no-index", "-q", "-w", dist, REPO], cwd=root)
     wheel, = dist.glob("leash-*.whl")
-    _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=root)
-    python = venv / "bin" / "python"
     # this environment's packages, less the checkout's own install, as links
     purelib = Path(sysconfig.get_paths()["purelib"])
     for entry in purelib.iterdir():
         if not _leash_own(entry.name):
             (view / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    venv_lib = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                        "['purelib'])"], cwd=root).stdout.strip())
-    (venv_lib / "_leash_test_dependencies.pth").write_text(f"{view}\n", encoding="utf-8")
+    python = _bare_venv(venv, view)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTHON", "LEASH_", "JUPYTER", "VIRTUAL_ENV", "MPLBACKEND"))}
     # no user site, and Jupyter's own folders empty: the kernel is this environment's python3
     env.update(PYTHONNOUSERSITE="1", JUPYTER_DATA_DIR=str(root / "jupyter-data"),
                JUPYTER_CONFIG_DIR=str(root / "jupyter-config"),
                JUPYTER_RUNTIME_DIR=str(root / "jupyter-runtime"), MPLBACKEND="Agg",
+               PIP_NO_INDEX="1",  # pip finds everything here: nothing is downloaded
                PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
     _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=root,
          env=env)
-    return python, venv, work, env
+    return python, venv, work, env, wheel, view
 
 
 def test_the_wheel_carries_the_data_and_runs_outside_a_checkout(installed):
-    python, venv, work, env = installed
+    python, venv, work, env = installed[:4]
     assert not any(work.iterdir())
     script = textwrap.dedent("""
         import json, sys
@@ -113,11 +124,12 @@ def test_the_wheel_carries_the_data_and_runs_outside_a_checkout(installed):
     before = sorted(p.relative_to(site).as_posix() for p in site.rglob("*")
                     if "__pycache__" not in p.parts)
 
-    # notebook 01 on the paper's printed numbers, from the Markdown the wheel ships
+    # notebook 01 on the paper's printed numbers, as the site offers it (made from the Markdown
+    # the wheel ships, its install cell first: leash is installed here, so it does nothing)
     nb = work / "01_table1_support.ipynb"
-    _run([python, "-c", "import nbformat, leash.paths as p, leash.notebook_files as f; nbformat"
-                        f".write(f.read(p.NOTEBOOKS / '01_table1_support.md'), {str(nb)!r})"],
-         cwd=work, env=env)
+    _run([python, "-c", "import nbformat, leash.paths as p; from leash_eval.run import launch; "
+                        "nbformat.write(launch.colab_notebook(p.NOTEBOOKS / "
+                        f"'01_table1_support.md'), {str(nb)!r})"], cwd=work, env=env)
     _run([python, "-m", "papermill", "-k", "python3", "--cwd", work, nb,
           work / "01_executed.ipynb", "-p", "study", "paper"], cwd=work, env=env)
     fresh = work / "build" / "figures" / "table1.csv"
@@ -130,8 +142,25 @@ def test_the_wheel_carries_the_data_and_runs_outside_a_checkout(installed):
     assert after == before, "a run wrote into the installation"
 
 
+def test_the_install_cell_installs_leash_where_it_is_missing(installed, tmp_path):
+    from leash_eval.run import launch
+
+    env, wheel, view = installed[3:]
+    python = _bare_venv(tmp_path / "bare", view)
+    missing = [python, "-c", "import importlib.util; "
+                             "assert importlib.util.find_spec('leash') is None"]
+    _run(missing, cwd=tmp_path, env=env)
+    cell = launch.install_cell_source(str(wheel))  # the site's cell, with the wheel for the
+    _run([python, "-c", cell], cwd=tmp_path, env=env)  # repository (nothing downloaded)
+    out = _run([python, "-c", cell + "\nimport leash, leash.paths\n"
+                                     "print(leash.__file__, leash.paths.CHECKOUT)"],
+               cwd=tmp_path, env=env).stdout  # run again: leash is there, nothing happens
+    where, checkout = out.split()
+    assert Path(where).is_relative_to(tmp_path / "bare") and checkout == "None"
+
+
 def test_the_console_command_works_from_the_wheel(installed):
-    python, venv, work, env = installed
+    python, venv, work, env = installed[:4]
     out = _run([venv / "bin" / "leash", "reproduce", "--list"], cwd=work, env=env).stdout
     assert "01_table1_support" in out and "00a_walkthrough_support" in out
     assert shutil.which("leash", path=str(venv / "bin"))
