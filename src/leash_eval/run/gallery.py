@@ -135,22 +135,25 @@ def _image(record) -> str | None:
 
 
 def notebook_link(stem: str, folder, notebooks=None) -> str:
-    """Notebook ``stem`` as an index in ``folder`` names it: ```notebooks/<stem>.md``` (the
-    committed Markdown, which a repository browser shows and JupyterLab with jupytext opens as
-    a notebook), a link relative to ``folder`` when ``notebooks``, its folder, holds it.
+    """Notebook ``stem`` as an index in ``folder`` names it: its file in ``notebooks`` (its
+    folder; the committed Markdown where there is one, which a repository browser shows and
+    JupyterLab with jupytext opens as a notebook, else its ``.ipynb``) linked relative to
+    ``folder``; without that folder, or the notebook not in it, ```notebooks/<stem>.md```.
 
     Examples
     --------
     >>> notebook_link("01_table1_support", "figures")
     '`notebooks/01_table1_support.md`'
     """
-    name = f"`notebooks/{stem}.md`"
-    path = Path(notebooks, f"{stem}.md") if notebooks is not None else None
-    if path is None or not path.is_file():
-        return name
+    try:
+        path = notebook_files.find(stem, notebooks) if notebooks is not None else None
+    except FileNotFoundError:
+        path = None
+    if path is None:
+        return f"`notebooks/{stem}.md`"
     # both sides as given, not resolved: a folder linked into place keeps its place
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(folder))
-    return f"[{name}]({Path(rel).as_posix()})"
+    return f"[`{Path(notebooks).name}/{path.name}`]({Path(rel).as_posix()})"
 
 
 def gallery_lines(records, folder, notebooks=None) -> list[str]:
