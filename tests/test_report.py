@@ -360,7 +360,7 @@ def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
     notebooks.mkdir()
     (notebooks / "01_a.md").write_text("---\njupyter:\n---\n")
     linked = write_index(records, tmp_path / "README.md", notebooks).read_text()
-    assert f"[`notebooks/01_a.md`](../{notebooks.name}/01_a.md)" in linked
+    assert f"[`{notebooks.name}/01_a.md`](../{notebooks.name}/01_a.md)" in linked
     assert "`notebooks/02_b.md`" in linked and "(../" + notebooks.name + "/02_b.md)" not in linked
     index = write_index(records, tmp_path / "README.md")
     assert "Files without a record" not in text
