@@ -100,11 +100,14 @@ class Server:
                     urllib.request.urlopen(req, timeout=10).close()
                 except (OSError, urllib.error.URLError):
                     pass
-                try:
-                    self.proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(self.proc.pid, signal.SIGTERM)  # the group this test started
-                    self.proc.wait(timeout=10)
+                for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                    if sig is not None:  # the process group this test started, and only it
+                        os.killpg(self.proc.pid, sig)
+                    try:
+                        self.proc.wait(timeout=30)
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
         finally:
             self._logfile.close()
 
