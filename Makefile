@@ -45,12 +45,14 @@ help:
 	@echo "make test        run the test suite (creates .venv on first use)"
 	@echo "make site        the offline site of every result: build/site/index.html (DATA=<study.yaml>:"
 	@echo "                 build/site-<study>/; runs make reproduce first if needed)"
-	@echo "make test-browser Run All Cells of notebooks 00 and 01 in JupyterLab, every page of the"
+	@echo "make test-browser a double-click on a notebook's .md in JupyterLab (three ways started),"
+	@echo "                 Run All Cells of notebooks 00 and 01 in JupyterLab, every page of the"
 	@echo "                 site and the explorer in Voila, in headless Chromium (needs chromium +"
 	@echo "                 chromedriver; screenshots in build/browser/)"
 	@echo "make bench       run the speed and memory benchmarks (ratios measured in one run)"
 	@echo "make lint        ruff over src/, tests/ and benchmarks/, and the import contracts (part of make test)"
-	@echo "make lab         JupyterLab on the notebooks (installs the lab extra)"
+	@echo "make lab         JupyterLab on the notebooks (installs the lab extra); a double-click"
+	@echo "                 on a notebook's .md opens it as a notebook, as in a plain jupyter lab"
 	@echo "make lines       lines of Python of the metric core, the rest of leash and the toolkit"
 	@echo "make explore     the live explorer (notebooks/12_explore) as an app on"
 	@echo "                 http://127.0.0.1:8866 (Voila; STUDY=demo|paper|<study.yaml>, PORT=8866)"
@@ -60,6 +62,7 @@ $(STAMP): pyproject.toml
 	    echo "creating $(VENV) with $(PYTHON3)" >&2; $(PYTHON3) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	@$(PY) -m leash_eval.run.lab
 	@mkdir -p $(dir $@) && touch $@
 
 # Notebooks stay clean whatever runs them: each is committed as jupytext Markdown
@@ -110,15 +113,12 @@ lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -c "import sys; from importlinter.cli import lint_imports_command as c; sys.argv[0] = 'lint-imports'; sys.exit(c())"
 
-# JupyterLab's application settings in this environment (overrides.json, read by `make lab` and
-# by a plain `jupyter lab` alike): no "get notified about Jupyter news?" toast over the notebook,
-# no update check (the notebooks need no network).
+# JupyterLab reads its configuration for this environment from <environment>/etc/jupyter/,
+# which the set-up above writes (python -m leash_eval.run.lab): a double-click on a notebook's
+# Markdown opens it as a notebook, the file browser lists each notebook once, no news toast or
+# update check. A plain `jupyter lab` of this environment, started anywhere, reads the same.
 lab: $(STAMP) $(NOTEBOOK_PAIRS)
 	$(PY) -m pip install --quiet -e ".[lab]"
-	@$(PY) -c "import json, pathlib, sys; p = pathlib.Path(sys.prefix, 'share/jupyter/lab/settings/overrides.json'); \
-	    s = json.loads(p.read_text()) if p.is_file() else {}; \
-	    s.setdefault('@jupyterlab/apputils-extension:notification', {}).update(fetchNews='false', checkForUpdates=False); \
-	    p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(s, indent=2) + chr(10))"
 	$(PY) -m jupyterlab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root) \
 	    $(LAB_ARGS)
 

@@ -112,12 +112,16 @@ def notebook_run(tmp_path_factory):
     from leash_eval import manifest
     from leash_eval.run import reproduce
 
-    out = tmp_path_factory.mktemp("figures")
-    build = tmp_path_factory.mktemp("build")
+    # figures/ beside notebooks/ (a link to the checkout's), as in the checkout: the index
+    # links each notebook's Markdown relative to its folder, as figures/README.md does
+    root = tmp_path_factory.mktemp("checkout")
+    out, build, notebooks = root / "figures", root / "build", root / "notebooks"
+    notebooks.symlink_to(REPO / "notebooks", target_is_directory=True)
     runs = reproduce.default_runs()  # what `make reproduce` runs into figures/
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(manifest.MIRROR_ENV, "")
-        hidden = {r.name: r for r in reproduce.run_all(runs, outdir=out, build=build)}
+        hidden = {r.name: r for r in reproduce.run_all(runs, directory=notebooks, outdir=out,
+                                                         build=build)}
         cache_has_data = manifest.default_dest().is_dir() and any(
             manifest.locate(n) is not None for n in manifest.load_manifest().datasets)
     hidden_files = frozenset(p.name for p in out.iterdir() if p.is_file())
@@ -126,7 +130,8 @@ def notebook_run(tmp_path_factory):
     if again and MIRROR.is_dir():
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv(manifest.MIRROR_ENV, str(MIRROR))
-            results.update({r.name: r for r in reproduce.run_all(again, outdir=out, build=build)})
+            results.update({r.name: r for r in reproduce.run_all(
+                again, directory=notebooks, outdir=out, build=build)})
     return NotebookRun(out, build, results, hidden, hidden_files, cache_has_data)
 
 
@@ -278,3 +283,20 @@ def test_the_walkthrough_writes_every_artifact_of_its_part(notebook_run, stem):
     saved = [o["metadata"][RECORD_KEY]["name"] for o in outputs
              if RECORD_KEY in o.get("metadata", {})]
     assert sorted(saved) == sorted(tables + figures)  # one "saved ..." note per artifact
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", WALKTHROUGH)
+def test_the_walkthrough_exercises_solutions_ran_and_checked_their_answers(notebook_run, stem):
+    """The solution cells (tagged "solution", tests/test_walkthrough.py checks their form) ran
+    in the part's run, each to its end: its asserts held and it showed its answer."""
+    executed = json.loads(notebook_run.results[stem].output.read_text())
+    solutions = [c for c in executed["cells"] if "solution" in c["metadata"].get("tags", [])]
+    assert 2 <= len(solutions) <= 3
+    for n, cell in enumerate(solutions, 1):
+        assert cell["execution_count"], f"solution {n} did not run"
+        outputs = cell.get("outputs", [])
+        assert not [o for o in outputs if o.get("output_type") == "error" or
+                    o.get("name") == "stderr"], (n, outputs)
+        shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+        assert shown.startswith(f"**Solution {n}.**"), (n, shown)

@@ -352,8 +352,17 @@ def test_write_index_is_sorted_deterministic_and_lists_stray_files(tmp_path):
     text = index.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `figure1` | [figure1.pdf](figure1.pdf), [figure1.png]"
-                              "(figure1.png) | `notebooks/01_a.ipynb` | (defaults) |")
+                              "(figure1.png) | `notebooks/01_a.md` | (defaults) |")
     assert "| estimator=first-k, k=256 | data/paper/ | what \\| it shows |" in rows[1]
+    # with the notebooks' folder, each notebook links to its committed Markdown there, relative
+    # to the index (a notebook not found there is named only)
+    notebooks = tmp_path.parent / f"{tmp_path.name}-notebooks"
+    notebooks.mkdir()
+    (notebooks / "01_a.md").write_text("---\njupyter:\n---\n")
+    linked = write_index(records, tmp_path / "README.md", notebooks).read_text()
+    assert f"[`{notebooks.name}/01_a.md`](../{notebooks.name}/01_a.md)" in linked
+    assert "`notebooks/02_b.md`" in linked and "(../" + notebooks.name + "/02_b.md)" not in linked
+    index = write_index(records, tmp_path / "README.md")
     assert "Files without a record" not in text
     before = index.read_bytes()
     assert write_index(list(reversed(records)), tmp_path / "README.md").read_bytes() == before

@@ -367,7 +367,8 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
                                         "data": "", "prefix": "tiny"}
     assert records[0]["notebook"] == "00_tiny"
     index = (out / "README.md").read_text()
-    assert "| `tiny_table` |" in index and "`notebooks/00_tiny.ipynb`" in index
+    # the notebook links to its file in the run's folder, relative to the index
+    assert "| `tiny_table` |" in index and "[`nbs/00_tiny.ipynb`](../nbs/00_tiny.ipynb)" in index
     assert "(simulated)" in (out / "tiny_table.md").read_text()
 
 

@@ -47,10 +47,16 @@ def _executed(path: Path, title: str, params: dict) -> None:
     nb.metadata["papermill"] = {"parameters": params}
     nb.cells = [
         nbformat.v4.new_markdown_cell(f"# {title}\n\nMath $p^k$; see [the data](../data/README.md)"
-                                      " and [the next notebook](02_y.ipynb)."),
+                                      " and [the next notebook](02_y.md), [again](02_y.ipynb)."),
         nbformat.v4.new_code_cell("1 + 1", execution_count=1, outputs=[
             nbformat.v4.new_output("display_data", data={"image/png": png,
                                                          "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("assert 1 + 1 == 2  # the solution", execution_count=2,
+                                  metadata={"tags": ["solution"],
+                                            "jupyter": {"source_hidden": True}},
+                                  outputs=[nbformat.v4.new_output(
+                                      "display_data",
+                                      data={"text/markdown": "**Solution 1.** two"})]),
     ]
     nbformat.write(nb, str(path))
 
@@ -123,8 +129,14 @@ def test_the_site_is_offline_its_links_resolve_and_two_builds_are_identical(stud
     assert "Figures 2 and 3" in index  # the paper route ran: what it cannot regenerate
     run = (out / "runs" / "01_x.paper.html").read_text(encoding="utf-8")
     assert 'src="../mathjax/MathJax.js' in run and "data:image/png;base64" in run
-    assert 'href="02_y.html"' in run  # a link to a notebook goes to its run
+    # a link to a notebook, its committed Markdown or its .ipynb, goes to its run
+    assert run.count('href="02_y.html"') == 2
     assert 'title="../data/README.md">the data</span>' in run  # a repository file: text
+    # an exercise's solution is folded, its input and output inside
+    folded = run.split('<details class="leash-solution">')[1].split("</details>")[0]
+    assert "<summary>" in folded and "the solution" in folded and "Solution 1." in folded
+    assert run.count('<details class="leash-solution">') == 1  # the other cells are not
+    assert "data:image/png" not in folded
 
 
 def test_the_api_reference_is_offline(tmp_path):

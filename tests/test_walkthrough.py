@@ -60,10 +60,11 @@ def test_form_title_parameters_no_definitions_no_outputs(stem):
     assert "`build/figures/`" in title  # where a run by hand writes
     for name in tables_ + figures:  # the title names every artifact it writes
         assert f"`{name.removeprefix('walkthrough_')}`" in title, name
-    # each part links the others by file name (a link opens them in JupyterLab and on GitHub)
+    # each part links the others by their committed Markdown (JupyterLab with jupytext opens
+    # it as a notebook; a repository browser shows it; git holds no .ipynb)
     for other in NOTEBOOKS:
         if other != stem:
-            assert f"({other}.ipynb)" in title, other
+            assert f"({other}.md)" in title, other
     assert cells[1]["cell_type"] == "code" and "parameters" in cells[1]["metadata"]["tags"]
     # the first code cell after the parameters checks them, on every route
     assert cells[2]["cell_type"] == "code"
@@ -92,6 +93,32 @@ def test_form_title_parameters_no_definitions_no_outputs(stem):
     assert "parameters=" not in code and "params" not in code and "embedded" not in code
     for name in tables_ + figures:
         assert f'"{name}"' in code, name
+
+
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_each_part_ends_with_exercises_and_hidden_solutions_that_check_themselves(stem):
+    cells = _cells(stem)
+    texts = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in cells]
+    sections = re.findall(r"^## .*", "\n".join(texts), re.M)
+    assert sections[-1] == "## Exercises", "the part ends with its exercises"
+    solutions = [i for i, c in enumerate(cells)
+                 if "solution" in c["metadata"].get("tags", [])]
+    assert 2 <= len(solutions) <= 3 and solutions[-1] == len(cells) - 1
+    # each exercise is followed by its solution: a Markdown cell, then the solution cell
+    assert len(re.findall(r"^### Exercise \d", "\n".join(texts), re.M)) == len(solutions)
+    for n, i in enumerate(solutions, 1):
+        cell, text = cells[i], "".join(cells[i]["source"])
+        question = texts[i - 1].rpartition("### Exercise")[2]
+        assert cell["cell_type"] == "code" and question.startswith(f" {n}\n")
+        assert "predict" in question.lower()
+        # collapsed in JupyterLab (the Markdown keeps the flag, notebooks/jupytext.toml) and
+        # folded on the site (the tag)
+        assert cell["metadata"].get("jupyter", {}).get("source_hidden") is True
+        # it checks its answer (computed by leash) against an independent computation
+        assert re.search(r"^assert ", text, re.M), text
+        assert f"**Solution {n}.**" in text
+        # it writes nothing and draws nothing: the part's artifacts do not depend on it
+        assert "pub(" not in text and "rng" not in text and "plt." not in text
 
 
 def test_the_parts_split_the_walkthrough_artifacts_without_overlap():

@@ -30,7 +30,7 @@ import pandas as pd
 from leash.analysis.tables import passk_table, support_table
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
 from leash.errors import LeashValueError, Param
-from leash.paths import REPO, slug
+from leash.paths import shown, slug
 from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
@@ -151,11 +151,13 @@ class StudySource:
         return f"StudySource({self.study!r})"
 
     def inputs(self) -> str:
-        """The study file, relative to the repository when inside it."""
+        """The study file, relative to the repository when inside it (a shipped study as
+        ``data/studies/<name>.yaml``, installed too).
+        """
         s = self.study.source
         if s is None:
             return self.name
-        return str(s.relative_to(REPO)) if s.is_relative_to(REPO) else str(s)
+        return shown(s)
 
     def skip_reason(self, section: str | None = None, printed: bool = True) -> str | None:
         """Why a notebook cannot run on this study: its section is missing or empty."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["find", "read", "stems"]
+__all__ = ["find", "is_notebook_markdown", "read", "stems"]
 
 #: The suffixes of a notebook's file, the source first.
 SUFFIXES = (".md", ".ipynb")
@@ -32,7 +32,7 @@ def stems(directory) -> list[str]:
     for p in Path(directory).iterdir():
         if p.name.startswith(("_", ".")) or p.suffix not in SUFFIXES or not p.is_file():
             continue
-        if p.suffix == ".ipynb" or _is_notebook_markdown(p):
+        if p.suffix == ".ipynb" or is_notebook_markdown(p):
             found.add(p.stem)
     return sorted(found)
 
@@ -68,8 +68,13 @@ def read(path):
     return nbformat.read(str(path), as_version=4)
 
 
-def _is_notebook_markdown(path: Path) -> bool:
-    """Whether a Markdown file is a jupytext notebook: its front matter has a ``jupyter:`` key."""
-    with path.open(encoding="utf-8") as f:
-        head = f.read(200)
+def is_notebook_markdown(path) -> bool:
+    """Whether a Markdown file is a jupytext notebook: its front matter has a ``jupyter:`` key
+    (False for a file that cannot be read).
+    """
+    try:
+        with Path(path).open(encoding="utf-8") as f:
+            head = f.read(200)
+    except (OSError, UnicodeDecodeError):
+        return False
     return head.startswith("---\n") and "\njupyter:\n" in head

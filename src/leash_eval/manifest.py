@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from leash.config import load_yaml_text
 from leash.errors import SkipNotebook
-from leash.paths import DATA, MIRROR_ENV
+from leash.paths import DATA, MIRROR_ENV, REPO
 from leash.writing import folder_beside
 
 __all__ = ["DATASET_FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset",
@@ -229,8 +229,10 @@ def dataset(name: str, *, manifest: Manifest | None = None) -> Dataset:
 
 
 def default_dest() -> Path:
-    """The download cache ``data/raw/`` of the repository."""
-    return DATA / "raw"
+    """The download cache ``data/raw/`` of the repository (installed: of the current folder,
+    never inside the installation).
+    """
+    return REPO / "data" / "raw"
 
 
 def _pooch():

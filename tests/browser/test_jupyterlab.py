@@ -215,6 +215,10 @@ const cells = [...panel.querySelectorAll('.jp-Notebook .jp-Cell')].map((cell, i)
   code: cell.classList.contains('jp-CodeCell'),
   prompt: (cell.querySelector('.jp-InputPrompt') || {{}}).textContent || '',
   source: ((cell.querySelector('.cm-content') || {{}}).innerText || '').trim(),
+  // an exercise's solution is shown collapsed (jupyter.source_hidden): no prompt is drawn,
+  // only a placeholder; it has run once its output is there (every solution shows one)
+  hidden: !!cell.querySelector('.jp-InputPlaceholder'),
+  outputs: cell.querySelectorAll('.jp-OutputArea-child').length,
 }}));
 return {{status: indicator ? indicator.dataset.status : null, cells: cells}};
 """
@@ -246,10 +250,11 @@ def cell_state(driver):
     return driver.execute_script(CELL_STATE_JS)
 
 
-def executed(prompt: str) -> bool:
-    """JupyterLab's prompt '[3]:' (done), '[*]:' (running or queued) or '[ ]:' (not run)."""
-    inner = prompt.strip().removesuffix(":").strip("[] ")
-    return inner.isdigit()
+def executed(cell) -> bool:
+    """JupyterLab's prompt '[3]:' (done), '[*]:' (running or queued) or '[ ]:' (not run); a
+    collapsed cell (an exercise's solution) has no prompt drawn: done once it shows output."""
+    inner = cell["prompt"].strip().removesuffix(":").strip("[] ")
+    return inner.isdigit() or (cell.get("hidden", False) and cell.get("outputs", 0) > 0)
 
 
 def describe(cell) -> str:
@@ -320,7 +325,7 @@ def wait_for_run(driver, timeout: float, settle: float = 5.0):
             pass
         codes = [c for c in state["cells"] if c["code"]] if state else []
         if codes and state["status"] == "idle":
-            if all(executed(c["prompt"]) for c in codes):
+            if all(executed(c) for c in codes):
                 return state, "done"
             if not any("*" in c["prompt"] for c in codes):
                 idle_since = idle_since or time.monotonic()
@@ -427,7 +432,7 @@ def test_run_all_cells_in_jupyterlab(notebook, lab, browser, committed):
         seconds = time.monotonic() - started
         if outcome != "done":
             codes = [c for c in state["cells"] if c["code"]]
-            ran = [c for c in codes if executed(c["prompt"])]
+            ran = [c for c in codes if executed(c)]
             reached = next((c for c in codes if "*" in c["prompt"]), ran[-1] if ran else codes[0])
             browser.save_screenshot(str(SHOTS / f"{stem}-{outcome}.png"))
             errors = browser.execute_script(OUTPUTS_JS)["errors"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from leash.analysis.compare import csv_differences
-from leash.paths import MIRROR_ENV, REPO, SCRATCH, shown
+from leash.paths import DATA, MIRROR_ENV, NOTEBOOKS, REPO, SCRATCH, shown
 from leash.writing import write_bytes
 
 __all__ = [
@@ -78,7 +78,8 @@ def resolve_outdir(outdir) -> Path:
     ----------
     outdir : str or path-like
         ``""`` is the scratch folder ``build/figures/``; a relative path is relative to the
-        repository (the same folder from ``notebooks/`` and from the runner).
+        repository (the same folder from ``notebooks/`` and from the runner); installed
+        (no checkout, :mod:`leash.paths`), to the current folder.
 
     Returns
     -------
@@ -317,7 +318,8 @@ def _save_figure(fig, name, outdir, *, data, dpi, func):
 
 def portable(value):
     """A JSON-safe copy without machine paths: absolute paths relative to the repository or
-    ``$LEASH_DATA_MIRROR/``, else only their file name.
+    ``$LEASH_DATA_MIRROR/`` (a shipped file as ``data/...``, installed too), else only their
+    file name.
     """
     if isinstance(value, Mapping):
         return {str(k): portable(v) for k, v in value.items()}
@@ -328,7 +330,7 @@ def portable(value):
         if not p.is_absolute():
             return p.as_posix()
         p = Path(os.path.abspath(p))
-        roots = [(REPO, "")]
+        roots = [(REPO, ""), (DATA, "data/"), (NOTEBOOKS, "notebooks/")]
         if os.environ.get(MIRROR_ENV):
             roots.insert(0, (Path(os.path.abspath(os.environ[MIRROR_ENV])), f"${MIRROR_ENV}/"))
         for root, prefix in roots:

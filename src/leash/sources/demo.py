@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from leash.core.support import CATEGORIES, epsilon
-from leash.paths import REPO
+from leash.paths import DATA
 
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
            "TRUTH_COLUMNS", "demo_dir", "summary_frame", "truth_frame", "true_category_codes",
@@ -57,8 +57,8 @@ TRUTH_COLUMNS = {
 
 
 def demo_dir() -> Path:
-    """``data/demo/`` of the repository."""
-    return REPO / "data" / "demo"
+    """``data/demo/``: the repository's, or the installed package's copy."""
+    return DATA / "demo"
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import pandas as pd
 
 from leash.core.support import COUNT_NAMES, METRIC_NAMES, support_metrics
 from leash.errors import LeashValueError
-from leash.paths import REPO
+from leash.paths import DATA
 from leash.sources.choices import PAPER
 
 __all__ = [
@@ -45,8 +45,9 @@ __all__ = [
     "rebuild_table1", "audit", "discrepancies", "PaperSource",
 ]
 
-#: Folder of the paper's reference CSVs (inside the repository, next to ``src/``).
-DATA_DIR = REPO / "data" / "paper"
+#: Folder of the paper's reference CSVs (``data/paper/`` of the repository, or the installed
+#: package's copy).
+DATA_DIR = DATA / "paper"
 
 _DOMAIN_LABEL = {"math": "Math", "non-math": "Non-Math", "overall": "Overall"}
 # Float slack for "within tolerance" comparisons of binary floats (values are <= ~2e4).

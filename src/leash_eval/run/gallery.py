@@ -11,14 +11,15 @@ of notebooks or artifacts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from leash import notebook_files
 from leash.paths import NOTEBOOKS
 
-__all__ = ["Group", "Item", "LONG_TABLE", "gallery_lines", "groups", "notebook_title",
-           "source_of", "table_markdown"]
+__all__ = ["Group", "Item", "LONG_TABLE", "gallery_lines", "groups", "notebook_link",
+           "notebook_title", "source_of", "table_markdown"]
 
 #: Tables with more rows than this are folded (``<details>``) in the Markdown gallery.
 LONG_TABLE = 20
@@ -133,14 +134,37 @@ def _image(record) -> str | None:
     return next((f for f in record["files"] if f.endswith(".png")), None)
 
 
-def gallery_lines(records, folder) -> list[str]:
-    """The gallery as Markdown lines: per notebook a section; per artifact its description,
-    its source(s), its image(s) (side by side for a pair) or its table(s) (long ones folded).
+def notebook_link(stem: str, folder, notebooks=None) -> str:
+    """Notebook ``stem`` as an index in ``folder`` names it: its file in ``notebooks`` (its
+    folder; the committed Markdown where there is one, which a repository browser shows and
+    JupyterLab with jupytext opens as a notebook, else its ``.ipynb``) linked relative to
+    ``folder``; without that folder, or the notebook not in it, ```notebooks/<stem>.md```.
+
+    Examples
+    --------
+    >>> notebook_link("01_table1_support", "figures")
+    '`notebooks/01_table1_support.md`'
+    """
+    try:
+        path = notebook_files.find(stem, notebooks) if notebooks is not None else None
+    except FileNotFoundError:
+        path = None
+    if path is None:
+        return f"`notebooks/{stem}.md`"
+    # both sides as given, not resolved: a folder linked into place keeps its place
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(folder))
+    return f"[`{Path(notebooks).name}/{path.name}`]({Path(rel).as_posix()})"
+
+
+def gallery_lines(records, folder, notebooks=None) -> list[str]:
+    """The gallery as Markdown lines: per notebook a section (its name linked to its Markdown
+    in ``notebooks``, :func:`notebook_link`); per artifact its description, its source(s), its
+    image(s) (side by side for a pair) or its table(s) (long ones folded).
     """
     folder = Path(folder)
     lines = []
     for g in groups(records):
-        lines += ["", f"### {g.title}", "", f"`notebooks/{g.notebook}.ipynb`"]
+        lines += ["", f"### {g.title}", "", notebook_link(g.notebook, folder, notebooks)]
         for item in g.items:
             recs = item.records
             lines += ["", f"#### `{item.name}`: {_cell(recs[0]['description'])}", ""]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from leash.output.report import portable, resolve_outdir
 from leash.writing import write_text
-from leash_eval.run.gallery import gallery_lines
+from leash_eval.run.gallery import gallery_lines, notebook_link
 
 __all__ = ["INDEX_NAME", "RECORD_KEYS", "SIDECAR_DIR", "artifact_index", "sidecar_path",
            "study_title", "write_index", "write_records"]
@@ -125,7 +125,7 @@ def study_title(study) -> str:
     return load_study(p if p.suffix else str(study)).title
 
 
-def write_index(records, path="figures/README.md", *, title=None):
+def write_index(records, path="figures/README.md", notebooks=None, *, title=None):
     """Render the artifact index as Markdown (sorted, no timestamps).
 
     Parameters
@@ -134,6 +134,10 @@ def write_index(records, path="figures/README.md", *, title=None):
         From :func:`artifact_index`.
     path : str or path-like, default "figures/README.md"
         Files of its folder that no record lists get a final section and a warning.
+    notebooks : path-like, optional
+        The notebooks' folder: each notebook named links to its committed Markdown there,
+        relative to the index (``../notebooks/01_table1_support.md`` from ``figures/``);
+        without it they are named, not linked.
     title : str, optional
         The study's ``title:``, for the folder of ``make reproduce DATA=STUDY``
         (:func:`study_title`): the index's heading, and its gallery then speaks of that study
@@ -162,7 +166,7 @@ def write_index(records, path="figures/README.md", *, title=None):
              if title else "Every figure and table, by the notebook that "
              "writes it; an artifact on the paper's printed numbers beside the same one on the "
              "SIMULATED demo.",
-             *gallery_lines(records, path.parent), "",
+             *gallery_lines(records, path.parent, notebooks), "",
              "## Index", "",
              "| artifact | files | notebook | parameters | inputs | description |",
              "|---|---|---|---|---|---|"]
@@ -172,7 +176,8 @@ def write_index(records, path="figures/README.md", *, title=None):
         params = ", ".join(f"{k}={value(v)}" for k, v in sorted(r["parameters"].items()))
         lines.append("| " + " | ".join([
             f"`{cell(r['name'])}`", ", ".join(f"[{cell(f)}]({f})" for f in r["files"]),
-            f"`notebooks/{cell(r['notebook'])}.ipynb`", cell(params) or "(defaults)",
+            notebook_link(cell(r["notebook"]), path.parent, notebooks),
+            cell(params) or "(defaults)",
             cell(", ".join(value(i) for i in r["inputs"])) or "(none)", cell(r["description"]),
         ]) + " |")
     unlisted = sorted(p.name for p in path.parent.iterdir()

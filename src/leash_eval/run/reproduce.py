@@ -636,7 +636,8 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
             own = next(iter(ran)) if len(ran) == 1 else None
             title = (study_title(own) if own not in (None, PAPER)
                      and outdir == BUILD / _label(own) else None)
-            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, title=title)
+            index = write_index(artifact_index(outdir), outdir / INDEX_NAME, directory,
+                                title=title)
             stream.write(f"  artifact index: {shown(index)}\n")
         stream.flush()
     return done

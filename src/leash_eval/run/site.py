@@ -18,7 +18,10 @@ the artifact records and files of its output folder (``figures/``, or ``build/<s
   answers) and the measured null (``support_null*``) beside them;
 * ``api/``: the API reference of ``leash`` (pdoc, numpydoc docstrings, no math, no search
   index fetched from anywhere); ``data-formats.html``: ``data/README.md``;
-* ``files/``, ``thumbs/``: the artifacts' files and PNG thumbnails.
+* ``files/``, ``thumbs/``: the artifacts' files and PNG thumbnails;
+* ``notebooks/<stem>.ipynb``: every notebook without outputs, its first cell installing leash
+  where it is missing, to download or open in Colab (:mod:`leash_eval.run.launch`; the index
+  and each run page link them, with the Binder link of the walkthrough).
 
 Nothing is loaded from the network, links to repository files outside the site become plain
 text, and the same inputs give the same bytes (sorted everything, no timestamps). The site
@@ -38,9 +41,11 @@ import time
 import warnings
 from pathlib import Path
 
+from leash import notebook_files
 from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
 from leash.writing import write_bytes
 from leash_eval.argparsing import OneLineParser
+from leash_eval.run import launch
 from leash_eval.run.gallery import groups, notebook_title, source_of, table_markdown
 from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index, study_title
 
@@ -93,16 +98,17 @@ def _write(path: Path, text: str) -> None:
 
 
 def _unlink_local(text: str, page: Path, root: Path, notebooks: dict) -> str:
-    """Local links of a page that do not resolve inside the site: a notebook's ``.ipynb`` to
-    its run page, anything else (a repository file) to plain text.
+    """Local links of a page that do not resolve inside the site: a notebook (its committed
+    ``.md``, or its ``.ipynb``) to its run page, anything else (a repository file) to plain text.
     """
     def fix(m):
         before, href, after, label = m.groups()
         target, _, anchor = href.partition("#")
         if not target:
             return m.group(0)
-        stem = Path(target).name.removesuffix(".ipynb")
-        if target.endswith(".ipynb") and stem in notebooks:
+        name = Path(target).name
+        stem = name.rsplit(".", 1)[0]
+        if name.endswith((".md", ".ipynb")) and stem in notebooks:
             rel = os.path.relpath(root / "runs" / f"{notebooks[stem]}.html", page.parent)
             return f'<a {before}href="{rel}"{after}>{label}</a>'
         if (page.parent / target).resolve().is_relative_to(root.resolve()) \
@@ -272,7 +278,30 @@ def _without_widgets(nb):
     return nb
 
 
-def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
+def _offer_notebooks(nb_dir: Path, out: Path) -> list[dict]:
+    """Write every notebook of ``nb_dir`` as ``notebooks/<stem>.ipynb`` to run anywhere
+    (:func:`leash_eval.run.launch.colab_notebook`); their links for the index.
+    """
+    import nbformat
+
+    offered = []
+    for stem in notebook_files.stems(nb_dir):
+        nb = launch.colab_notebook(notebook_files.find(stem, nb_dir))
+        write_bytes(out / "notebooks" / f"{stem}.ipynb", nbformat.writes(nb).encode("utf-8"))
+        offered.append({"stem": stem, "title": html.escape(notebook_title(stem, nb_dir)),
+                        "ipynb": f"notebooks/{stem}.ipynb", "colab": launch.colab_url(stem)})
+    return offered
+
+
+def _launch_links(stem: str, offered: set) -> str:
+    """The run page's links to its notebook's ``.ipynb`` and Colab (when the site offers it)."""
+    if stem not in offered:
+        return ""
+    return (f'<a href="../notebooks/{stem}.ipynb" download>{stem}.ipynb</a> &middot; '
+            f'<a href="{launch.colab_url(stem)}">open in Colab</a> &middot; ')
+
+
+def _notebook_pages(runs, build: Path, out: Path, offered=frozenset()) -> list[dict]:
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -287,7 +316,8 @@ def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
         status, reason = _executed_status(nb)
         params = nb.metadata.get("papermill", {}).get("parameters", {})
         body, _ = exporter.from_notebook_node(
-            nb, resources={"metadata": {"name": run}, "leash_run": f"run {run}"})
+            nb, resources={"metadata": {"name": run}, "leash_run": f"run {run}",
+                           "leash_launch": _launch_links(run.split(".", 1)[0], offered)})
         pages.append({"name": run, "notebook": run.split(".", 1)[0], "status": status,
                       "reason": reason, "html": body,
                       "parameters": ", ".join(f"{k}={json.dumps(v, sort_keys=True)}"
@@ -382,7 +412,9 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
         for f in r["files"]:
             shutil.copyfile(folder / f, out / "files" / f)
 
-    pages = _notebook_pages(runs, build, out)
+    nb_dir = Path(notebooks or NOTEBOOKS)
+    offered = _offer_notebooks(nb_dir, out)
+    pages = _notebook_pages(runs, build, out, {o["stem"] for o in offered})
     first_run = {}  # where a link to a notebook goes: its run on the paper, else its first
     for p in sorted(pages, key=lambda p: (not p["name"].endswith(".paper"), p["name"])):
         first_run.setdefault(p["notebook"], p["name"])
@@ -398,7 +430,6 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     flips = _flips_page(records, folder, run_of, env)
     if flips is not None:
         _write(out / "flips.html", flips)
-    nb_dir = Path(notebooks or NOTEBOOKS)
     runs_of_nb: dict[str, list] = {}
     for p in pages:
         runs_of_nb.setdefault(p["notebook"], []).append(p["name"])
@@ -425,6 +456,8 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
                 "runs": len(pages)},
         command=html.escape(command), groups=cards, audit=_audit(records, folder, run_of),
         flips=flips is not None,
+        launch={"binder": launch.binder_url(), "walkthrough": launch.WALKTHROUGH,
+                "notebooks": offered, "branch": launch.SITE_BRANCH},
         not_regenerated=not_regenerated,
         runs=[{"name": p["name"], "title": html.escape(notebook_title(p["notebook"], nb_dir)),
                "parameters": html.escape(p["parameters"]),
