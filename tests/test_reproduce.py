@@ -341,8 +341,11 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     assert [(r.name, r.status) for r in results] == [("00_tiny", "ok")]
     assert results[0].parameters["k"] == 8
     log = stream.getvalue()
-    assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s$", log, re.M), log
-    assert "1 run(s) in" in log and "1 ok, 0 skipped, 0 failed" in log
+    # each run's wall and CPU time, its kernel's included (a kernel's start alone takes more
+    # than 0.1 s of CPU)
+    assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s, \d+\.\d s CPU$", log, re.M), log
+    assert results[0].cpu > 0.1
+    assert "1 run(s) in" in log and "s CPU in the runs): 1 ok, 0 skipped, 0 failed" in log
     executed = build / "00_tiny.ipynb"
     assert executed.is_file()
     nb = nbformat.read(executed, as_version=4)

@@ -12,10 +12,13 @@ as papermill does not do it: which runs (``notebooks/runs.yaml`` into the commit
 first, :mod:`leash_eval.run.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
 study file and folder checked before any kernel starts, the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
-without failure, a skip (a :class:`leash.errors.SkipNotebook`, by the one line it shows)
-told apart from a failure, ``--jobs``, an flock on the output folder, and Ctrl-C as one line.
+without failure, a skip (a :class:`leash.errors.SkipNotebook`) told apart from a failure, the
+wall and CPU time of each run (its kernel's included), an flock on the output folder, and
+Ctrl-C or SIGTERM as one line. ``--jobs``: runs in a :class:`pebble.ProcessPool` (not make's
+``-j``: one command keeps the checks before any kernel, the lock, the progress and the index
+written once after every run, and ``run_all`` serves the Python API as well).
 Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
-folders, 130 interrupted.
+folders, 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -23,12 +26,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
@@ -45,7 +45,14 @@ from leash.run.parameters import (
 from leash.sources.choices import PAPER
 from leash.writing import write_text
 from leash_eval.argparsing import OneLineParser
-from leash_eval.processes import Terminated, die_with, signals_ignored, sigterm_raises
+from leash_eval.processes import (
+    Terminated,
+    die_with,
+    forkserver_context,
+    signals_held,
+    signals_ignored,
+    sigterm_raises,
+)
 
 __all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
@@ -189,7 +196,9 @@ def _study_parameter(data: str, stream=None) -> str | None:
 
 @dataclass(frozen=True)
 class NotebookResult:
-    """Outcome of one run: ``status`` "ok", "skipped" (with ``reason``) or "failed"."""
+    """Outcome of one run: ``status`` "ok", "skipped" (with ``reason``) or "failed"; its wall
+    time ``seconds`` and ``cpu``, the CPU seconds of the process that ran it and of its kernel.
+    """
 
     name: str
     status: str
@@ -198,6 +207,7 @@ class NotebookResult:
     parameters: dict = field(default_factory=dict)
     reason: str = ""
     records: tuple = ()  # the artifact records of the executed notebook
+    cpu: float = 0.0
 
 
 class NotebookError(RuntimeError):
@@ -319,7 +329,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     build.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
     output = build / f"{run}.ipynb"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     try:
         with mock.patch.dict(os.environ, KERNEL_ENV):
             nb = papermill.execute_notebook(
@@ -335,7 +345,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
             raise _failure(path, output, exc) from None
         _as_skipped(output, reason)
         return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
-                              reason=reason)
+                              reason=reason, cpu=_cpu() - c0)
     except Exception as exc:
         raise NotebookError(f"Notebook {path.stem} could not be executed: "
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
@@ -346,7 +356,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                if RECORD_KEY in o.get("metadata", {})]
     write_records(outdir, run, path.stem, effective, records)
     return NotebookResult(run, "ok", time.perf_counter() - t0, output, effective,
-                          records=tuple(records))
+                          records=tuple(records), cpu=_cpu() - c0)
 
 
 def _prepare_folder(p: Path, flag: str) -> None:
@@ -389,165 +399,84 @@ def _lock(outdir: Path):
         yield
 
 
-#: A pool worker's state: the pool's stop event, which the parent sets on Ctrl-C or SIGTERM
-#: (:func:`_finished`); whether a run is under way; whether one was interrupted.
-_WORKER = {"stop": None, "running": False, "interrupted": False}
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (a run's kernel, once
+    the run is over), user and system; this process's alone where ``resource`` is missing.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return time.process_time()
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _run_in_worker(job) -> NotebookResult:
-    """One run in a pool worker: a failure comes back as a result; Ctrl-C or SIGTERM
-    interrupts the notebook being run (:func:`_on_signal`), and a run whose turn comes after
-    one does not start.
-    """
+    """One run in a pool worker; a failure comes back as a result, with its time."""
     path, run, params, outdir, build = job
-    t0 = time.perf_counter()
-    _WORKER["running"] = True
+    t0, c0 = time.perf_counter(), _cpu()
     try:
-        if _WORKER["interrupted"] or (_WORKER["stop"] is not None and _WORKER["stop"].is_set()):
-            raise KeyboardInterrupt
         return run_notebook(path, params, outdir, build, run=run)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
-                              getattr(exc, "output", None), params, reason=str(exc))
-    finally:
-        _WORKER["running"] = False
-
-
-def _on_signal(signum, frame):
-    """A pool worker's SIGINT handler, its one handler for its whole life (SIGTERM's does
-    nothing: the runner, told by its own SIGTERM, stops its workers as after a Ctrl-C).
-
-    During a run: KeyboardInterrupt, once, which shuts the run's kernel down. The Ctrl-C of a
-    terminal and the runner's own signal (:func:`_stop_workers`) both arrive; the second must
-    not break the first's cleanup, so it is ignored. Between runs: ignored, as the runner
-    handles it and then shuts the pool down, which ends the worker.
-
-    A worker that ended by itself on SIGTERM broke the pool: the next worker read a closed
-    queue and printed its traceback, or waited forever on the queue's lock the first had held.
-    Handlers that are Python functions, never ``SIG_IGN``: Python raised "OSError: Signal 15
-    ignored due to race condition" when a handler became ``SIG_IGN`` while a signal was on its
-    way to it, and a kernel started by the worker would inherit ``SIG_IGN``.
-    Logging ends at the interrupt: it leaves nbclient's task waiting for the kernel's reply,
-    which then logs "Kernel died" and asyncio "Task exception was never retrieved" with a
-    traceback, noise after the one line the runner prints.
-    """
-    if signum == signal.SIGINT and _WORKER["running"] and not _WORKER["interrupted"]:
-        import logging
-
-        _WORKER["interrupted"] = True
-        logging.disable(logging.CRITICAL)
-        raise KeyboardInterrupt
-
-
-def _worker_start(stop, parent: int, pids) -> None:
-    """A pool worker's first step: end with the runner's process ``parent`` (even one killed
-    with SIGKILL), keep the pool's stop event, tell the runner its pid (queue ``pids``), set
-    :func:`_on_signal`, then unblock SIGINT (:func:`_sigint_held`), which runs it for a Ctrl-C
-    that arrived while the worker was starting: ignored, as the worker is idle.
-    """
-    die_with(parent)
-    _WORKER["stop"] = stop
-    pids.put(os.getpid())
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-@contextlib.contextmanager
-def _sigint_held():
-    """SIGINT blocked in this thread while it starts pool workers: a spawned worker inherits the
-    blocked mask and keeps it until :func:`_worker_start`. Without it, a Ctrl-C while a worker
-    imports Python's own modules printed that worker's KeyboardInterrupt traceback. Here, a
-    Ctrl-C pressed meanwhile is not lost: it waits and is raised on leaving, or at once when
-    another thread of this process (the pool's) took it, as Python runs handlers in the main
-    thread.
-    """
-    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                              getattr(exc, "output", None), params, reason=str(exc),
+                              cpu=_cpu() - c0)
 
 
 def _finished(jobs_list, jobs: int, stream):
-    """Yield ``(index, result)`` as runs end, ``jobs`` worker processes at a time; after a
-    failure no new run starts (those running end). With one job, the line's start is written
-    when a run starts.
-    """
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Yield ``(index, result)`` as runs end, in a :class:`pebble.ProcessPool` of ``jobs``
+    workers (at most one per run); after a failure no new run starts (those running end).
+    With one job, the line's start is written when a run starts.
 
+    The workers are forked from a fork server that imported papermill once
+    (:func:`leash_eval.processes.forkserver_context`), which, like them, ignores SIGINT: the
+    runner alone handles a Ctrl-C. On Ctrl-C, SIGTERM or an error here, the pool is stopped,
+    with further signals doing nothing (a second Ctrl-C must not break the stop): pebble ends
+    each worker (SIGTERM, SIGKILL after 3 s), and a worker's kernel ends within a second of
+    its worker (ipykernel polls its parent; jupyter_client starts it in a session of its own,
+    which a terminal's Ctrl-C does not reach). A worker ends with the runner even when the
+    runner is killed (:func:`leash_eval.processes.die_with`, its initializer). A worker that
+    dies (killed from outside) fails its run with :class:`pebble.ProcessExpired`.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from pebble import ProcessPool
+
+    if not jobs_list:
+        return
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
-    ctx = multiprocessing.get_context("spawn")
-    stop, pids = ctx.Event(), ctx.SimpleQueue()
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_start,
-                             initargs=(stop, os.getpid(), pids)) as pool:
-        try:
-            while True:
-                while not failed and len(running) < jobs and (nxt := next(todo, None)):
-                    with _sigint_held():  # a submit may start a worker
-                        running[pool.submit(_run_in_worker, nxt[1])] = nxt[0]
-                    if jobs == 1:
-                        stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
-                        stream.flush()
-                if not running:
-                    return
-                for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
-                    result = fut.result()
-                    failed |= result.status == "failed"
-                    yield running.pop(fut), result
-        except BaseException:
-            _stop_workers(pool, stop, pids)
-            raise
-
-
-#: Seconds the runner waits for its interrupted workers before it kills them.
-STOP_WAIT = 30.0
-
-
-def _stop_workers(pool, stop, pids) -> None:
-    """After a Ctrl-C, SIGTERM or error in the runner: no run starts (the stop event); each
-    worker gets its own SIGINT, which interrupts the run it has begun (the terminal's reaches
-    every process of its group, but a worker may miss it: starting, with SIGINT held, or
-    between runs); then the pool shuts down, with further signals doing nothing: a second
-    Ctrl-C interrupted the shutdown's wait for the pool's manager thread, and the runner then
-    waited forever for workers that never got their end. A worker still there after
-    :data:`STOP_WAIT` seconds is killed.
-    """
-    stop.set()
-    workers = set()
-    while not pids.empty():
-        workers.add(pids.get())
-    if os.name == "posix":  # elsewhere os.kill ends the process: the pool's shutdown does
-        for pid in workers:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)
-    backstop = threading.Timer(STOP_WAIT, _kill, args=(workers,))
-    backstop.daemon = True
-    with signals_ignored():
-        backstop.start()
-        try:
-            pool.shutdown(wait=True, cancel_futures=True)
-        finally:
-            backstop.cancel()
-
-
-def _kill(pids) -> None:
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    with signals_held():
+        context = forkserver_context(__name__, "papermill")
+    pool = ProcessPool(max_workers=min(jobs, len(jobs_list)), initializer=die_with,
+                       initargs=(os.getpid(),), context=context)
+    try:
+        while True:
+            while not failed and len(running) < jobs and (nxt := next(todo, None)):
+                with signals_held():  # the first schedule starts the workers
+                    running[pool.schedule(_run_in_worker, args=(nxt[1],))] = nxt[0]
+                if jobs == 1:
+                    stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
+                    stream.flush()
+            if not running:
+                return
+            for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
+                result = fut.result()
+                failed |= result.status == "failed"
+                yield running.pop(fut), result
+    finally:
+        with signals_ignored():
+            pool.stop()
+            pool.join()
 
 
 def _outcome(res: NotebookResult) -> str:
+    took = f"{res.seconds:.1f} s, {res.cpu:.1f} s CPU"
     if res.status == "ok":
-        return f"ok {res.seconds:.1f} s"
+        return f"ok {took}"
     if res.status == "skipped":  # the whole reason, on one line
-        return f"skipped: {' '.join(res.reason.split())} ({res.seconds:.1f} s)"
-    return f"FAILED {res.seconds:.1f} s\n{res.reason}"
+        return f"skipped: {' '.join(res.reason.split())} ({took})"
+    return f"FAILED {took}\n{res.reason}"
 
 
 def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, jobs=1,
@@ -612,7 +541,8 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
             stream.flush()
         done = [results[i] for i in sorted(results)]
         count = {s: sum(r.status == s for r in done) for s in ("ok", "skipped", "failed")}
-        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s: "
+        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s "
+                     f"({sum(r.cpu for r in done):.1f} s CPU in the runs): "
                      f"{count['ok']} ok, {count['skipped']} skipped, {count['failed']} failed"
                      + (f", {total - len(done)} not run" if total > len(done) else "") + "\n"
                      + "".join(f"  skipped {r.name}: {r.reason}\n" for r in done
@@ -729,11 +659,24 @@ def main(argv=None) -> int:
     SIGTERM stops it as Ctrl-C does, with its own line and status 143.
     """
     args = _parser().parse_args(argv)
-    with sigterm_raises():
-        return _main(args)
+    try:
+        with sigterm_raises():
+            return _main(args)
+    except KeyboardInterrupt as exc:
+        with signals_ignored():  # Ctrl-C pressed twice: the second must not cut this short
+            what, code = (("terminated", 143) if isinstance(exc, Terminated)
+                          else ("interrupted", 130))
+            print(f"\n{PROG}: {what}; the interrupted runs keep their earlier artifact "
+                  "records and the index was not rewritten.", file=sys.stderr)
+            sys.stderr.flush()
+            return code
 
 
 def _main(args) -> int:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+
     try:
         given = _given_parameters(args)
         study = _study_parameter(args.data, sys.stderr)
@@ -764,12 +707,7 @@ def _main(args) -> int:
     except ValueError as exc:  # the records of the output folder disagree (see artifact_index)
         print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as exc:
-        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"\n{PROG}: {what}; the interrupted runs keep their earlier artifact "
-              "records and the index was not rewritten.", file=sys.stderr)
-        return code
-    except BrokenProcessPool:
+    except (BrokenProcessPool, ProcessExpired):
         print(f"{PROG}: a notebook worker process died (killed from outside, e.g. by the system "
               "when memory ran out); the runs it had keep their earlier artifact records and "
               "the index was not rewritten. With two jobs, try JOBS=1.", file=sys.stderr)
