@@ -327,3 +327,101 @@ def test_ctrl_c_while_the_workers_start(tmp_path):
     assert len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
     assert not left, left
     assert not list(nbs.glob("started-*"))
+
+
+_MARKDOWN = """---
+jupyter:
+  kernelspec:
+    display_name: Python 3
+    language: python
+    name: python3
+---
+
+# Notebook {stem}
+
+```python tags=["parameters"]
+k: int = 1  # a budget
+```
+
+```python
+print(k)
+```
+"""
+
+
+def _markdown_notebooks(folder: Path, *stems: str) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for stem in stems:
+        out[stem] = folder / f"{stem}.md"
+        out[stem].write_text(_MARKDOWN.format(stem=stem), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("where, suffix", [("header", ".md"), ("cell", ".md"),
+                                           ("cell", ".ipynb")])
+def test_a_notebook_that_is_not_utf8_is_one_line_naming_it(capsys, tmp_path, monkeypatch,
+                                                           where, suffix):
+    """A byte that is not UTF-8 in another notebook (in its front matter, which discovery
+    reads, or in a cell): one line naming the file, its line and the byte, exit 2, before any
+    kernel; a run that does not include that notebook is not concerned. Before: a traceback,
+    or "'utf-8' codec can't decode byte 0xff in position 4715" naming no file (exit 1)."""
+    nbs = tmp_path / "nbs"
+    paths = _markdown_notebooks(nbs, "00_a", "01_b")
+    bad = paths["01_b"]
+    if suffix == ".ipynb":
+        import jupytext
+
+        bad.unlink()
+        bad = nbs / "01_b.ipynb"
+        jupytext.write(jupytext.reads(_MARKDOWN.format(stem="01_b"), fmt="md"), bad)
+    text = bad.read_bytes()
+    at = text.index(b"display_name" if where == "header" else b"print(k)")
+    bad.write_bytes(text[:at] + b"\xff" + text[at:])
+    line = text[:at].count(b"\n") + 1
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", nbs)
+    for argv in (["--list"], ["--outdir", str(tmp_path / "o"), "--build", str(tmp_path / "b")]):
+        assert reproduce.main(argv) == 2
+        assert one_line(capsys.readouterr().err) == (
+            f"leash reproduce: {bad}: line {line}: byte 0xff is not UTF-8 text; a notebook is "
+            "UTF-8 (save it again as UTF-8).")
+    assert not (tmp_path / "b").exists()
+    assert reproduce.main(["--only", "00", "--list"]) == 0
+    assert capsys.readouterr().out.startswith("00_a\n")
+
+
+def test_an_ipynb_edited_outside_jupyterlab_is_refused_naming_the_fix(capsys, tmp_path,
+                                                                      monkeypatch):
+    """The .ipynb paired with a Markdown notebook is newer and has other cells (a source, a
+    tag): one line per notebook naming both files and `jupytext --sync`, exit 2, before any
+    kernel; the same cells (make install wrote it, or a run saved its outputs), or an older
+    .ipynb, are no problem. Before: the Markdown ran silently without the edit."""
+    import jupytext
+    import nbformat
+
+    nbs = tmp_path / "nbs"
+    paths = _markdown_notebooks(nbs, "00_a", "01_b", "02_c")
+    for stem, md in paths.items():
+        nb = jupytext.read(md)
+        nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+        if stem == "01_b":
+            nb.cells[-1].source = "print(k + 1)"  # an edit of a cell
+        if stem == "02_c":
+            nb.cells[1].metadata["tags"] = []  # no parameters cell any more
+        jupytext.write(nb, md.with_suffix(".ipynb"), fmt="ipynb")
+        os.utime(md, (1e9, 1e9))  # the .ipynb is newer
+    assert reproduce._edited_pair(paths["00_a"]) is None  # same cells, outputs aside
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", nbs)
+    assert reproduce.main(["--outdir", str(tmp_path / "o"), "--build", str(tmp_path / "b")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"leash reproduce: {nbs / stem}.ipynb is newer than {nbs / stem}.md, the notebook's "
+        f"source that runs here, and has other cells: edited outside JupyterLab? `jupytext "
+        f"--sync {nbs / stem}.ipynb` takes its cells into the Markdown (or delete it to run "
+        "the Markdown as it is)." for stem in ("01_b", "02_c")]
+    assert not (tmp_path / "b").exists()
+    os.utime(paths["01_b"])  # the Markdown is newer: it is the source, and make writes the pair
+    assert reproduce._edited_pair(paths["01_b"]) is None
+    (nbs / "02_c.ipynb").write_text("{not json")
+    assert "02_c.ipynb is newer than" in reproduce._edited_pair(paths["02_c"])
+    assert "and cannot be read (" in reproduce._edited_pair(paths["02_c"])

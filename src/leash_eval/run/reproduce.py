@@ -359,6 +359,36 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                           records=tuple(records), cpu=_cpu() - c0)
 
 
+def _edited_pair(path: Path) -> str | None:
+    """Why the Markdown notebook ``path`` should not run as it is: the ``.ipynb`` paired with
+    it is newer and has other cells (sources or tags), so it was edited outside JupyterLab,
+    whose jupytext saves both; or None.
+
+    Refused rather than warned about: the run would silently leave out the edit its user made
+    (and the default run writes the committed figures/ from it); one command brings the edit
+    into the Markdown, or deleting the ``.ipynb`` discards it (``make`` writes it again).
+    """
+    pair = path.with_suffix(".ipynb")
+    try:
+        if path.suffix != ".md" or pair.stat().st_mtime <= path.stat().st_mtime:
+            return None
+    except OSError:  # no .ipynb beside it
+        return None
+    try:
+        if _cells(notebook_files.read(pair)) == _cells(notebook_files.read(path)):
+            return None
+        why = "has other cells"
+    except Exception as exc:  # whatever nbformat raises on a file that is no notebook
+        why = f"cannot be read ({' '.join(str(exc).split())[:200]})"
+    return (f"{shown(pair)} is newer than {shown(path)}, the notebook's source that runs here, "
+            f"and {why}: edited outside JupyterLab? `jupytext --sync {shown(pair)}` takes its "
+            f"cells into the Markdown (or delete it to run the Markdown as it is).")
+
+
+def _cells(nb) -> list[tuple]:
+    return [(c.cell_type, c.source.rstrip(), tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
 def _prepare_folder(p: Path, flag: str) -> None:
     """Create an output folder and check that it can be written (else a line naming ``flag``)."""
     if p.exists() and not p.is_dir():
@@ -530,6 +560,10 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         checked = {"outdir": str(outdir), **params} if "outdir" in declared else params
         validate_parameters(path, checked, declared=declared)
         jobs_list.append((str(path), r.name, params, str(outdir), str(build)))
+    stale = [line for path in dict.fromkeys(Path(job[0]) for job in jobs_list)
+             if (line := _edited_pair(path))]
+    if stale:
+        raise ParameterError("\n".join(stale))
     _prepare_folder(outdir, "--outdir")
     _prepare_folder(build, "--build")
     total, t0, results = len(jobs_list), time.perf_counter(), {}
