@@ -5,12 +5,15 @@
 calls itself ``leash reproduce`` in its help, progress and errors however it is started).
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
-copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note a
+copy ``<build>/<run>.ipynb`` (``build/`` for ``figures/``, else ``<outdir>/.executed/``), the
+run's record (its parameters, the failing cell, and the note a
 :class:`leash.output.report.Publisher` leaves per artifact in an output's metadata). Written here,
 as papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
 ``--data STUDY`` into ``build/<slug of the study's name>/``, the study checked against its data
-first, :mod:`leash_eval.run.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
-study file and folder checked before any kernel starts, the records copied to
+first, :mod:`leash_eval.run.study_check`, and no kernel for a notebook whose section it finds
+skipped; ``-p``/``-f`` into ``build/figures/``, on a study too), every value, study file and
+folder checked before any kernel starts (and the ``.ipynb`` of a Markdown notebook edited
+since), the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
 without failure, a skip (a :class:`leash.errors.SkipNotebook`) told apart from a failure, the
 wall and CPU time of each run (its kernel's included), an flock on the output folder, and
@@ -54,9 +57,9 @@ from leash_eval.processes import (
     sigterm_raises,
 )
 
-__all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
+__all__ = ["EMBEDDED", "EXECUTED_DIR", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
-           "main", "run_all", "run_notebook", "study_runs"]
+           "executed_folder", "main", "run_all", "run_notebook", "study_runs"]
 
 #: ``--data`` value of the default run: the paper's printed numbers and the simulated demo.
 EMBEDDED = "embedded"
@@ -66,6 +69,9 @@ KERNEL_ENV = {"PYTHONHASHSEED": "0"}
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 #: Lock file of an output folder while a run writes there (ignored by git).
 LOCK_NAME = ".reproduce.lock"
+#: Folder of the executed notebooks inside an output folder other than figures/
+#: (:func:`executed_folder`).
+EXECUTED_DIR = ".executed"
 #: The runner's name in its usage, help, progress and errors, however it is started (``leash
 #: reproduce``, ``python -m leash_eval.run.reproduce``, ``make reproduce``).
 PROG = "leash reproduce"
@@ -173,8 +179,17 @@ def _study_parameter(data: str, stream=None) -> str | None:
     budgets, N, pairs), before any kernel starts: a ParameterError of one line per problem.
     The sections that will be skipped, and why, are written to ``stream`` (one line each).
     """
+    return _checked_data(data, stream)[0]
+
+
+def _checked_data(data: str, stream=None) -> tuple[str | None, dict[str, str]]:
+    """:func:`_study_parameter`, and the sections of the study the notebooks will skip whole,
+    each with the reason a notebook on it gives (:meth:`leash.artifacts.StudySource.
+    skip_reason`, else the check's: a dataset not available locally).
+    """
     if data in (EMBEDDED, PAPER):
-        return None if data == EMBEDDED else data
+        return (None if data == EMBEDDED else data), {}
+    from leash.artifacts import open_study
     from leash.sources.study import list_studies
     from leash_eval.run.study_check import check_study
 
@@ -191,7 +206,9 @@ def _study_parameter(data: str, stream=None) -> str | None:
         raise ParameterError("\n".join(" ".join(str(e).split()) for e in check.problems))
     for what, why in check.skipped if stream is not None else ():
         stream.write(f"{PROG}: {what} will be skipped: {why}\n")
-    return shown(p) if p.is_file() else data
+    src = open_study(check.study)
+    return (shown(p) if p.is_file() else data), {
+        name: src.skip_reason(name) or why for name, why in check.skipped_sections.items()}
 
 
 @dataclass(frozen=True)
@@ -220,9 +237,10 @@ class NotebookError(RuntimeError):
         self.ename, self.evalue, self.output = ename, evalue, output
 
 
-def _as_skipped(output: Path, reason: str) -> None:
+def _as_skipped(output: Path, reason: str, cell_id: str | None = None) -> None:
     """A skipped notebook's executed copy as a page: the reason as one Markdown line where the
-    error was, without papermill's error banner.
+    error was (for a run skipped before any kernel, in the cell ``cell_id``), without
+    papermill's error banner.
     """
     import nbformat
 
@@ -231,7 +249,8 @@ def _as_skipped(output: Path, reason: str) -> None:
     note = nbformat.v4.new_output("display_data", data={
         "text/markdown": f"**Skipped:** {reason}", "text/plain": f"Skipped: {reason}"})
     for c in nb.cells:
-        if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
+        if (c.get("id") == cell_id and c.cell_type == "code") \
+                or any(o.get("output_type") == "error" for o in c.get("outputs", [])):
             c.outputs = [o for o in c.outputs if o.get("output_type") != "error"] + [note]
     text = nbformat.writes(nb)
     write_text(output, text if text.endswith("\n") else text + "\n")  # as nbformat.write
@@ -285,7 +304,7 @@ def _failure(path: Path, output: Path, exc) -> NotebookError:
 
 
 def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
-                 kernel_name="python3"):
+                 kernel_name="python3", skip=None):
     """Validate and execute one notebook with papermill; keep the records of what it wrote.
 
     Parameters
@@ -298,10 +317,14 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     outdir, build : str or path-like, optional
         Artifact folder (default ``build/figures/``; the executed notebook's records go to
         ``<outdir>/.artifacts/<run>.json`` when it succeeds) and folder of the executed copy
-        ``<build>/<run>.ipynb`` (default ``build/``).
+        ``<build>/<run>.ipynb`` (default :func:`executed_folder` of ``outdir``).
     run : str, optional
         The run's name; default the notebook's stem.
     kernel_name : str, default "python3"
+    skip : str, optional
+        A reason to skip known before the run (the study check found the section the notebook
+        reads skipped): no kernel starts; the executed copy is the notebook with its
+        parameters, the reason shown in the cell that reads the section.
 
     Returns
     -------
@@ -320,7 +343,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
         raise FileNotFoundError(f"Notebook {path} does not exist.")
     run = run or path.stem
     outdir = Path(os.path.abspath(outdir or SCRATCH))
-    build = Path(os.path.abspath(build or BUILD))
+    build = Path(os.path.abspath(build)) if build else executed_folder(outdir)
     declared = notebook_parameters(path)
     params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in (parameters or {}).items()}
     if "outdir" in declared:
@@ -330,6 +353,14 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     outdir.mkdir(parents=True, exist_ok=True)
     output = build / f"{run}.ipynb"
     t0, c0 = time.perf_counter(), _cpu()
+    if skip is not None:  # the page, without a kernel: papermill injects the parameters only
+        papermill.execute_notebook(notebook_files.read(path), str(output), parameters=params,
+                                   kernel_name=kernel_name, prepare_only=True,
+                                   progress_bar=False, log_output=False)
+        _as_skipped(output, skip, next(iter(_sections(path).values()), None))
+        stabilize(output, path)
+        return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
+                              reason=skip, cpu=_cpu() - c0)
     try:
         with mock.patch.dict(os.environ, KERNEL_ENV):
             nb = papermill.execute_notebook(
@@ -389,6 +420,45 @@ def _cells(nb) -> list[tuple]:
     return [(c.cell_type, c.source.rstrip(), tuple(c.metadata.get("tags", ()))) for c in nb.cells]
 
 
+def _sections(path) -> dict[str, str]:
+    """The study sections notebook ``path`` reads, each with the id of the first cell that
+    reads it: the literal ``section=`` of its ``notebook.source(study, section="support")``
+    calls (read from its syntax, not run).
+    """
+    import ast
+
+    found: dict[str, str] = {}
+    for cell in notebook_files.read(path).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # an IPython magic: no call of source here
+            continue
+        for node in ast.walk(tree):
+            func = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or not (
+                    isinstance(func, ast.Name) and func.id == "source"
+                    or isinstance(func, ast.Attribute) and func.attr == "source"
+                    and isinstance(func.value, ast.Name) and func.value.id == "notebook"):
+                continue
+            for kw in node.keywords:
+                if kw.arg == "section" and isinstance(kw.value, ast.Constant) \
+                        and isinstance(kw.value.value, str):
+                    found.setdefault(kw.value.value, cell.get("id"))
+    return found
+
+
+def executed_folder(outdir) -> Path:
+    """Where the executed notebooks of a run into ``outdir`` go unless ``--build`` says: the
+    repository's ``build/`` for the committed ``figures/`` (git ignores it), else
+    ``<outdir>/.executed/``, so that two runs into different folders never share an executed
+    copy (the site reads a folder's runs there, :mod:`leash_eval.run.site`).
+    """
+    outdir = Path(os.path.abspath(outdir))
+    return BUILD if outdir == Path(os.path.abspath(FIGURES)) else outdir / EXECUTED_DIR
+
+
 def _prepare_folder(p: Path, flag: str) -> None:
     """Create an output folder and check that it can be written (else a line naming ``flag``)."""
     if p.exists() and not p.is_dir():
@@ -444,10 +514,10 @@ def _cpu() -> float:
 
 def _run_in_worker(job) -> NotebookResult:
     """One run in a pool worker; a failure comes back as a result, with its time."""
-    path, run, params, outdir, build = job
+    path, run, params, outdir, build, skip = job
     t0, c0 = time.perf_counter(), _cpu()
     try:
-        return run_notebook(path, params, outdir, build, run=run)
+        return run_notebook(path, params, outdir, build, run=run, skip=skip)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
                               getattr(exc, "output", None), params, reason=str(exc),
@@ -510,7 +580,7 @@ def _outcome(res: NotebookResult) -> str:
 
 
 def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, jobs=1,
-            stream=None):
+            stream=None, skipped=None):
     """Validate every run, then execute them; regenerate the artifact index on success.
 
     Parameters
@@ -524,11 +594,17 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         run whose notebook declares it and does not set it.
     outdir, build : str or path-like, optional
         Artifact folder (default ``build/figures/``, locked while the run lasts) and folder of
-        the executed notebooks (default ``build/``), resolved once and created.
+        the executed notebooks (default :func:`executed_folder` of ``outdir``), resolved once
+        and created.
     jobs : int, default 1
         Runs executed at a time, in worker processes. A failure stops starting more.
     stream : file, optional
         Progress, one line per run, then a summary; default ``sys.stderr``.
+    skipped : dict, optional
+        ``{(study, section): reason}``: a run whose ``study`` parameter is ``study`` and whose
+        notebook reads ``section`` (its ``notebook.source(study, section=...)``) is skipped
+        without a kernel, its executed copy a page with the reason. Default: the sections the
+        check of ``data``'s study found skipped.
 
     Returns
     -------
@@ -542,9 +618,11 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
     directory = Path(directory or NOTEBOOKS)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
-    study = _study_parameter(data)
+    study, skips = _checked_data(data)
+    if skipped is None:
+        skipped = {(study, section): why for section, why in skips.items()}
     outdir = Path(os.path.abspath(outdir or SCRATCH))
-    build = Path(os.path.abspath(build or BUILD))
+    build = Path(os.path.abspath(build)) if build else executed_folder(outdir)
     jobs_list = []
     for r in runs:
         r = r if isinstance(r, Run) else Run(r[0], dict(r[1]))
@@ -559,7 +637,9 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
             params = r.parameters
         checked = {"outdir": str(outdir), **params} if "outdir" in declared else params
         validate_parameters(path, checked, declared=declared)
-        jobs_list.append((str(path), r.name, params, str(outdir), str(build)))
+        skip = next((skipped[params.get("study"), section] for section in _sections(path)
+                     if (params.get("study"), section) in skipped), None)
+        jobs_list.append((str(path), r.name, params, str(outdir), str(build), skip))
     stale = [line for path in dict.fromkeys(Path(job[0]) for job in jobs_list)
              if (line := _edited_pair(path))]
     if stale:
@@ -625,8 +705,9 @@ def _parser() -> OneLineParser:
     add("-f", "--parameters-file", metavar="FILE", help="a YAML mapping of parameters for the "
         "selected notebooks (-p wins; default: none)")
     add("--outdir", help="artifact folder (default: figures/ for the default run, "
-        "build/<study>/ for a study, build/figures/ when parameters are set)")
-    add("--build", help="folder of the executed notebooks (default: the repository's build/)")
+        "build/<study>/ for a study, build/figures/ when parameters are set, on a study too)")
+    add("--build", help="folder of the executed notebooks (default: the repository's build/ "
+        "for figures/, else <outdir>/.executed/)")
     add("--jobs", type=int, default=1, help="notebooks run in parallel")
     add("--list", action="store_true", help="list the runs and their parameters, run nothing")
     return ap
@@ -713,7 +794,7 @@ def _main(args) -> int:
 
     try:
         given = _given_parameters(args)
-        study = _study_parameter(args.data, sys.stderr)
+        study, skips = _checked_data(args.data, sys.stderr)
         runs = default_runs() if study is None else study_runs(study)
         if args.only:
             chosen = _select(discover_notebooks(), args.only)
@@ -731,9 +812,11 @@ def _main(args) -> int:
                           + (_verdict(r, p) if p.name in r.parameters else "")
                           + (f"  # {p.help}" if p.help else ""))
             return 0
-        outdir = args.outdir or (BUILD / _label(study) if study is not None
-                                 else SCRATCH if given else FIGURES)
-        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
+        # parameters set by hand: the scratch folder, never a default run's artifacts
+        outdir = args.outdir or (SCRATCH if given else FIGURES if study is None
+                                 else BUILD / _label(study))
+        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs,
+                          skipped={(study, section): why for section, why in skips.items()})
     except ParameterError as exc:  # one line per problem (a study's check may find several)
         print("".join(f"{PROG}: {line}\n" for line in str(exc).splitlines()), end="",
               file=sys.stderr)
