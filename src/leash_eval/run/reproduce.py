@@ -547,7 +547,7 @@ def _finished(jobs_list, jobs: int, stream):
         return
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
     with signals_held():
-        context = forkserver_context(__name__, "papermill")
+        context = forkserver_context("leash_eval.run.reproduce", "papermill")
     pool = ProcessPool(max_workers=min(jobs, len(jobs_list)), initializer=die_with,
                        initargs=(os.getpid(),), context=context)
     try:
@@ -832,5 +832,7 @@ def _main(args) -> int:
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m: the module by its name, which the workers import
+    from leash_eval.run.reproduce import main as _named_main
+
+    sys.exit(_named_main())
