@@ -13,12 +13,11 @@ run of `make reproduce`), one at a time, into temporary folders:
    with the same fixed hash seed.
 
 The artifacts both write must be the same bytes (checked before anything is reported). CPU is
-that of every process of each command (user + system): this process becomes the reaper of
-their orphans (Linux's PR_SET_CHILD_SUBREAPER), so the fork server and the pool's worker,
-which outlive the runner for a moment, are counted when they end; elsewhere the leash figure
-misses them. The runner's own per-run CPU (its progress lines: each run's worker and kernel)
-is reported too; the difference to the whole is its start-up (checks, fork server, worker).
-Peak RSS is the largest single process's.
+that of every process of each command (user + system, as ``time`` counts it: the runner waits
+for its fork server, whose children the pool's workers are). The runner's own per-run CPU (its
+progress lines: each run's worker and kernel) is reported too; the difference to the whole is
+its start-up (reading and checking the notebooks, the fork server, the worker). Peak RSS is
+the largest single process's.
 
 Usage: python benchmarks/bench_reproduce.py [--quick | --all]
 """
@@ -26,7 +25,6 @@ Usage: python benchmarks/bench_reproduce.py [--quick | --all]
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import re
 import resource
@@ -37,23 +35,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _reaper() -> bool:
-    """Become the reaper of this process's orphaned descendants (Linux); whether it worked."""
-    if not sys.platform.startswith("linux"):
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-
-
-def _reap() -> None:
-    """Wait for every descendant left (orphans reparented here), so their CPU is counted."""
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
 
 
 def _children() -> tuple[float, float]:
@@ -73,7 +54,6 @@ def _timed(commands, env) -> tuple[float, float, float, list[str]]:
         if proc.returncode:
             sys.exit(f"bench_reproduce: {' '.join(map(str, cmd))} failed:\n{proc.stderr}")
         errs.append(proc.stderr)
-        _reap()
     wall = time.perf_counter() - t0
     cpu, rss = _children()
     return wall, cpu - c0, rss, errs
@@ -97,7 +77,6 @@ def main(argv=None) -> int:
 
     only = [] if args.all else ["08"] if args.quick else ["01", "08"]
     runs = [r for r in default_runs() if not only or r.notebook.split("_", 1)[0] in only]
-    tree = _reaper()
     env = {**os.environ, **KERNEL_ENV}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -131,8 +110,7 @@ def main(argv=None) -> int:
     print(f"{n} run(s) ({', '.join(r.name for r in runs)}), one at a time; "
           f"{len(mine)} artifact files, the same bytes from both")
     print(f"  leash reproduce      {wall:7.1f} s wall {cpu:7.1f} s CPU ({cpu / n:5.2f} per run)"
-          f"  peak RSS {rss:5.0f} MB" + ("" if tree else "  (CPU without the fork server: "
-                                          "not Linux)"))
+          f"  peak RSS {rss:5.0f} MB")
     print(f"    of which the runs  {'':14} {in_runs:7.1f} s CPU ({in_runs / n:5.2f} per run; "
           f"start-up {cpu - in_runs:.1f} s)")
     print(f"  papermill per run    {b_wall:7.1f} s wall {b_cpu:7.1f} s CPU "

@@ -345,7 +345,8 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     # than 0.1 s of CPU)
     assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s, \d+\.\d s CPU$", log, re.M), log
     assert results[0].cpu > 0.1
-    assert "1 run(s) in" in log and "s CPU in the runs): 1 ok, 0 skipped, 0 failed" in log
+    assert re.search(r"^leash reproduce: 1 run\(s\) in \d+\.\d s, \d+\.\d s CPU \(\d+\.\d s "
+                     r"in the runs\): 1 ok, 0 skipped, 0 failed$", log, re.M), log
     executed = build / "00_tiny.ipynb"
     assert executed.is_file()
     nb = nbformat.read(executed, as_version=4)

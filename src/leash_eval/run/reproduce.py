@@ -55,6 +55,7 @@ from leash_eval.processes import (
     signals_held,
     signals_ignored,
     sigterm_raises,
+    stop_forkserver,
 )
 
 __all__ = ["EMBEDDED", "EXECUTED_DIR", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
@@ -568,6 +569,7 @@ def _finished(jobs_list, jobs: int, stream):
         with signals_ignored():
             pool.stop()
             pool.join()
+            stop_forkserver()  # so that its CPU time, its workers' and kernels' counts here
 
 
 def _outcome(res: NotebookResult) -> str:
@@ -646,17 +648,18 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         raise ParameterError("\n".join(stale))
     _prepare_folder(outdir, "--outdir")
     _prepare_folder(build, "--build")
-    total, t0, results = len(jobs_list), time.perf_counter(), {}
+    total, t0, c0, results = len(jobs_list), time.perf_counter(), _cpu(), {}
     with _lock(outdir), contextlib.closing(_finished(jobs_list, jobs, stream)) as finished:
         for i, res in finished:
             results[i] = res
             stream.write(("" if jobs == 1 else f"[{i + 1}/{total}] {res.name} ... ")
                          + _outcome(res) + "\n")
             stream.flush()
+        # the pool has ended: its processes' CPU time is counted (stop_forkserver)
         done = [results[i] for i in sorted(results)]
         count = {s: sum(r.status == s for r in done) for s in ("ok", "skipped", "failed")}
-        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s "
-                     f"({sum(r.cpu for r in done):.1f} s CPU in the runs): "
+        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s, "
+                     f"{_cpu() - c0:.1f} s CPU ({sum(r.cpu for r in done):.1f} s in the runs): "
                      f"{count['ok']} ok, {count['skipped']} skipped, {count['failed']} failed"
                      + (f", {total - len(done)} not run" if total > len(done) else "") + "\n"
                      + "".join(f"  skipped {r.name}: {r.reason}\n" for r in done
