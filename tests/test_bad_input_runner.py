@@ -9,11 +9,10 @@ Bad-input classes and the tests that cover them:
 * `reproduce --build <a folder that cannot be written>`: test_build_cannot_be_written,
   test_build_read_only_folder
 * Ctrl-C during reproduce, or SIGTERM (to the group or the runner alone): one line, exit 130
-  or 143, records intact, the lock released, no process left:
-  test_ctrl_c_is_one_line_exit_130_records_intact (one job and two jobs),
-  test_a_run_interrupted_once_logs_nothing_more,
-  test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only,
-  test_no_run_starts_in_a_worker_after_the_stop
+  or 143, records intact, the lock released, no process left, no run started after it:
+  test_ctrl_c_is_one_line_exit_130_records_intact (one job and two jobs; pressed twice; a
+  worker idle), test_ctrl_c_while_the_workers_start,
+  test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only
 * two runs into one output folder: the second is refused while the first holds the lock:
   test_second_run_into_the_same_folder_is_refused
 * a relative `--outdir` from another working directory: artifacts and index in one place:
@@ -116,80 +115,51 @@ def test_build_read_only_folder(capsys, tmp_path):  # pragma: no cover - not run
 
 
 _BORN_INTERRUPTED = """
-import os, queue, signal, sys
-from leash_eval.run import reproduce
-held = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C while the worker starts: held, pending
-reproduce._worker_start(None, os.getppid(), queue.SimpleQueue())  # its handler: idle, ignored
-print(held, signal.getsignal(signal.SIGINT) is reproduce._on_signal, flush=True)
-os.kill(os.getpid(), signal.SIGTERM)  # nothing: the runner stops its workers itself
-print("idle")
+import signal
+from leash_eval.processes import forkserver_context
+
+def child(queue):
+    queue.put(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+
+if __name__ == "__main__":
+    ctx = forkserver_context()
+    queue = ctx.SimpleQueue()
+    p = ctx.Process(target=child, args=(queue,))
+    p.start()
+    print(queue.get())
+    p.join()
 """
 
 
 _HELD = """
 import os, signal
-from leash_eval.run import reproduce
-try:
-    with reproduce._sigint_held():
-        os.kill(os.getpid(), signal.SIGINT)
-        print("pending" if signal.SIGINT in signal.sigpending() else "delivered")
-except KeyboardInterrupt:
-    print("raised")
+from leash_eval.processes import Terminated, signals_held, sigterm_raises
+for sig in (signal.SIGINT, signal.SIGTERM):
+    try:
+        with sigterm_raises(), signals_held():
+            os.kill(os.getpid(), sig)
+            print("noted")
+    except KeyboardInterrupt as exc:
+        print(type(exc).__name__)
 """
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="needs POSIX signal masks")
-def test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only():
-    """A worker spawned while the parent holds SIGINT starts with it blocked, so a Ctrl-C while
-    it imports Python's modules prints no traceback (one did, about 1.4 s after the start of a
-    run with two jobs); its start discards that Ctrl-C, and the parent raises it on leaving
-    the hold, not lost."""
-    with reproduce._sigint_held():
-        proc = subprocess.run([sys.executable, "-c", _BORN_INTERRUPTED], capture_output=True,
-                              text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True", "idle"] and proc.stderr == ""
-    # in a process of one thread (pytest's has more, which would take the signal), a Ctrl-C
-    # inside the hold is pending there and raised on leaving it
+@pytest.mark.skipif(os.name != "posix", reason="needs a fork server")
+def test_a_ctrl_c_while_a_worker_starts_is_held_then_raised_in_the_parent_only(tmp_path):
+    """A worker's process starts with SIGINT ignored, from its very first instruction (its
+    fork server was started so): a Ctrl-C while it imports Python's modules prints no
+    traceback (one did, about 1.4 s after the start of a run with two jobs). The runner's
+    Ctrl-C or SIGTERM while it starts its workers waits until they are started (one arriving
+    between a worker's start and the data it reads first made the worker print "EOFError:
+    Ran out of input") and then acts as it would have, not lost."""
+    (tmp_path / "born.py").write_text(_BORN_INTERRUPTED)
+    proc = subprocess.run([sys.executable, str(tmp_path / "born.py")], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.stdout.split() == ["True"], proc.stderr
     proc = subprocess.run([sys.executable, "-c", _HELD], capture_output=True, text=True,
                           timeout=60)
-    assert proc.stdout.split() == ["pending", "raised"], proc.stderr
-
-
-def test_a_run_interrupted_once_logs_nothing_more(monkeypatch):
-    """A worker's run, interrupted: KeyboardInterrupt once, a second signal ignored (it must
-    not break the kernel's shutdown), and no logging after it. nbclient's abandoned wait for
-    the kernel's reply logged "Kernel died" and asyncio a traceback after the runner's line
-    (one job, a Ctrl-C a few seconds into a cell: seen in about half of the tries one hour,
-    in none the next, so only the mechanism is tested here). No run starts after it."""
-    import logging
-
-    monkeypatch.setitem(reproduce._WORKER, "running", True)
-    monkeypatch.setitem(reproduce._WORKER, "interrupted", False)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            reproduce._on_signal(signal.SIGINT, None)
-        assert not logging.getLogger("asyncio").isEnabledFor(logging.CRITICAL)
-        assert reproduce._on_signal(signal.SIGTERM, None) is None  # the second: ignored
-    finally:
-        logging.disable(logging.NOTSET)
-    monkeypatch.setitem(reproduce._WORKER, "running", False)
-    assert reproduce._on_signal(signal.SIGINT, None) is None  # idle: the parent handles it
-    with pytest.raises(KeyboardInterrupt):
-        reproduce._run_in_worker((TINY, "tiny", {}, "/nonexistent-leash-out", "/nonexistent"))
-    assert not Path("/nonexistent-leash-out").exists()
-
-
-def test_no_run_starts_in_a_worker_after_the_stop(monkeypatch):
-    import threading
-
-    stop = threading.Event()
-    stop.set()
-    monkeypatch.setitem(reproduce._WORKER, "stop", stop)
-    with pytest.raises(KeyboardInterrupt):
-        reproduce._run_in_worker((TINY, "tiny", {}, "/nonexistent-leash-out", "/nonexistent"))
-    assert not Path("/nonexistent-leash-out").exists() and not reproduce._WORKER["running"]
+    assert proc.stdout.split() == ["noted", "KeyboardInterrupt", "noted", "Terminated"], \
+        proc.stderr
 
 
 def test_second_run_into_the_same_folder_is_refused(capsys, tmp_path):
@@ -313,8 +283,145 @@ def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs, sig, group, 
         f"leash reproduce: {what}; the interrupted runs keep their earlier artifact records "
         "and the index was not rewritten.")
     assert not left, left
+    if jobs == 1:  # no run starts after the stop
+        assert not (nbs / "started-01_b").exists()
     for stem in ("01_b",) if idle else ("00_a", "01_b"):
         assert (out / ".artifacts" / f"{stem}.json").read_bytes() == previous, stem
     with reproduce._lock(out):  # the interrupted run released its lock
         pass
     assert not (out / "README.md").exists()
+
+
+@pytest.mark.slow  # two workers, interrupted while they start
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX process groups")
+def test_ctrl_c_while_the_workers_start(tmp_path):
+    """Ctrl-C as soon as the runner's first worker process exists (it then imports Python's
+    modules for a while): one line, exit 130, no traceback of the worker, nothing left, no
+    notebook started."""
+    nbs, out = tmp_path / "nbs", tmp_path / "fig"
+    nbs.mkdir()
+    subprocess.run([sys.executable, "-c", _SLEEPER, str(nbs), "120"], check=True)
+    (tmp_path / "run.py").write_text(_RUN)
+    proc = subprocess.Popen(
+        [sys.executable, str(tmp_path / "run.py"), str(nbs), "--outdir", str(out),
+         "--build", str(tmp_path / "build"), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len([ln for ln in processes() if int(ln.split()[0]) == proc.pid]) < 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no worker started"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        left = _left(proc.pid, nbs)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = _left(proc.pid, nbs)
+    finally:
+        if proc.poll() is None or _left(proc.pid, nbs):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        "leash reproduce: interrupted;"), err
+    assert len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+    assert not left, left
+    assert not list(nbs.glob("started-*"))
+
+
+_MARKDOWN = """---
+jupyter:
+  kernelspec:
+    display_name: Python 3
+    language: python
+    name: python3
+---
+
+# Notebook {stem}
+
+```python tags=["parameters"]
+k: int = 1  # a budget
+```
+
+```python
+print(k)
+```
+"""
+
+
+def _markdown_notebooks(folder: Path, *stems: str) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for stem in stems:
+        out[stem] = folder / f"{stem}.md"
+        out[stem].write_text(_MARKDOWN.format(stem=stem), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("where, suffix", [("header", ".md"), ("cell", ".md"),
+                                           ("cell", ".ipynb")])
+def test_a_notebook_that_is_not_utf8_is_one_line_naming_it(capsys, tmp_path, monkeypatch,
+                                                           where, suffix):
+    """A byte that is not UTF-8 in another notebook (in its front matter, which discovery
+    reads, or in a cell): one line naming the file, its line and the byte, exit 2, before any
+    kernel; a run that does not include that notebook is not concerned. Before: a traceback,
+    or "'utf-8' codec can't decode byte 0xff in position 4715" naming no file (exit 1)."""
+    nbs = tmp_path / "nbs"
+    paths = _markdown_notebooks(nbs, "00_a", "01_b")
+    bad = paths["01_b"]
+    if suffix == ".ipynb":
+        import jupytext
+
+        bad.unlink()
+        bad = nbs / "01_b.ipynb"
+        jupytext.write(jupytext.reads(_MARKDOWN.format(stem="01_b"), fmt="md"), bad)
+    text = bad.read_bytes()
+    at = text.index(b"display_name" if where == "header" else b"print(k)")
+    bad.write_bytes(text[:at] + b"\xff" + text[at:])
+    line = text[:at].count(b"\n") + 1
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", nbs)
+    for argv in (["--list"], ["--outdir", str(tmp_path / "o"), "--build", str(tmp_path / "b")]):
+        assert reproduce.main(argv) == 2
+        assert one_line(capsys.readouterr().err) == (
+            f"leash reproduce: {bad}: line {line}: byte 0xff is not UTF-8 text; a notebook is "
+            "UTF-8 (save it again as UTF-8).")
+    assert not (tmp_path / "b").exists()
+    assert reproduce.main(["--only", "00", "--list"]) == 0
+    assert capsys.readouterr().out.startswith("00_a\n")
+
+
+def test_an_ipynb_edited_outside_jupyterlab_is_refused_naming_the_fix(capsys, tmp_path,
+                                                                      monkeypatch):
+    """The .ipynb paired with a Markdown notebook is newer and has other cells (a source, a
+    tag): one line per notebook naming both files and `jupytext --sync`, exit 2, before any
+    kernel; the same cells (make install wrote it, or a run saved its outputs), or an older
+    .ipynb, are no problem. Before: the Markdown ran silently without the edit."""
+    import jupytext
+    import nbformat
+
+    nbs = tmp_path / "nbs"
+    paths = _markdown_notebooks(nbs, "00_a", "01_b", "02_c")
+    for stem, md in paths.items():
+        nb = jupytext.read(md)
+        nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+        if stem == "01_b":
+            nb.cells[-1].source = "print(k + 1)"  # an edit of a cell
+        if stem == "02_c":
+            nb.cells[1].metadata["tags"] = []  # no parameters cell any more
+        jupytext.write(nb, md.with_suffix(".ipynb"), fmt="ipynb")
+        os.utime(md, (1e9, 1e9))  # the .ipynb is newer
+    assert reproduce._edited_pair(paths["00_a"]) is None  # same cells, outputs aside
+    monkeypatch.setattr(reproduce, "NOTEBOOKS", nbs)
+    assert reproduce.main(["--outdir", str(tmp_path / "o"), "--build", str(tmp_path / "b")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"leash reproduce: {nbs / stem}.ipynb is newer than {nbs / stem}.md, the notebook's "
+        f"source that runs here, and has other cells: edited outside JupyterLab? `jupytext "
+        f"--sync {nbs / stem}.ipynb` takes its cells into the Markdown (or delete it to run "
+        "the Markdown as it is)." for stem in ("01_b", "02_c")]
+    assert not (tmp_path / "b").exists()
+    os.utime(paths["01_b"])  # the Markdown is newer: it is the source, and make writes the pair
+    assert reproduce._edited_pair(paths["01_b"]) is None
+    (nbs / "02_c.ipynb").write_text("{not json")
+    assert "02_c.ipynb is newer than" in reproduce._edited_pair(paths["02_c"])
+    assert "and cannot be read (" in reproduce._edited_pair(paths["02_c"])

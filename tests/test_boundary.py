@@ -58,6 +58,20 @@ def test_import_of_the_artifacts_loads_no_toolkit_and_no_duckdb():
     assert out.stdout.strip() == "[]"
 
 
+def test_a_notebooks_first_cells_load_only_what_they_need():
+    """The start-up of a notebook run: its first cell (``leash.run.notebook``) loads no numpy or
+    pandas, and ``import leash.artifacts`` no plotting, no scipy.stats, no engine: what a
+    notebook draws or tests loads when it does (measured: ``import leash.artifacts`` costs
+    pandas's import and about 0.1 CPU-s more)."""
+    heavy = ("matplotlib", "seaborn", "scipy.stats", "duckdb", "IPython", "jinja2")
+    out = _python("import sys, leash.run.notebook; first = set(sys.modules); "
+                  "import leash.artifacts; print(sorted(m for m in first if m.split('.')[0] in "
+                  "('numpy', 'pandas')), sorted(m for m in sys.modules if m in "
+                  f"{heavy!r} or m.split('.')[0] in {heavy!r}))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "[]"]
+
+
 def test_the_refusing_hook_refuses(no_toolkit):
     out = _python("import leash_eval", no_toolkit)
     assert out.returncode == 1 and "No module named 'leash_eval'" in out.stderr

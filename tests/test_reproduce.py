@@ -341,8 +341,12 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     assert [(r.name, r.status) for r in results] == [("00_tiny", "ok")]
     assert results[0].parameters["k"] == 8
     log = stream.getvalue()
-    assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s$", log, re.M), log
-    assert "1 run(s) in" in log and "1 ok, 0 skipped, 0 failed" in log
+    # each run's wall and CPU time, its kernel's included (a kernel's start alone takes more
+    # than 0.1 s of CPU)
+    assert re.search(r"^\[1/1\] 00_tiny \.\.\. ok \d+\.\d s, \d+\.\d s CPU$", log, re.M), log
+    assert results[0].cpu > 0.1
+    assert re.search(r"^leash reproduce: 1 run\(s\) in \d+\.\d s, \d+\.\d s CPU \(\d+\.\d s "
+                     r"in the runs\): 1 ok, 0 skipped, 0 failed$", log, re.M), log
     executed = build / "00_tiny.ipynb"
     assert executed.is_file()
     nb = nbformat.read(executed, as_version=4)
@@ -467,3 +471,86 @@ def test_run_all_stops_at_a_failure_and_in_parallel(tmp_path):
     assert "Notebook 02_c failed in cell 4" in log
     assert "1 ok, 1 skipped, 1 failed" in log
     assert not (out / "README.md").exists()  # no index after a failed run
+
+
+# ---------------------------------------------------------------------------------------------
+# runs known to skip, and where executed copies go (no kernel)
+# ---------------------------------------------------------------------------------------------
+
+_READS_GYM = ('from leash.run import notebook\n'
+              'src = notebook.source(study, section="gym")\n'
+              'raise RuntimeError("a kernel ran")')
+
+
+def _gym_notebook(folder: Path) -> Path:
+    return _notebook(folder, "03_gym", 'study: str = "paper"  # the source\n'
+                     'outdir: str = ""  # artifacts', _READS_GYM)
+
+
+def test_a_run_whose_section_is_skipped_starts_no_kernel_and_still_has_its_page(tmp_path):
+    """A run on a study whose section the study check found skipped: no kernel starts (no cell
+    has run), the run is skipped with the reason, its earlier records are kept, and its
+    executed copy is a page the site shows as skipped (its parameters injected, the reason in
+    the cell that reads the section). Before: a kernel started for each (about 50 s of a 174 s
+    study run)."""
+    from leash_eval.run.site import _executed_status
+
+    folder = tmp_path / "nbs"
+    _gym_notebook(folder)
+    out, stream = tmp_path / "out", io.StringIO()
+    side = out / ".artifacts" / "03_gym.demo.json"
+    side.parent.mkdir(parents=True)
+    side.write_text("[]\n")
+    [res] = run_all([Run("03_gym", {"study": "demo"})], directory=folder, outdir=out,
+                    stream=stream, skipped={("demo", "gym"): "the study has no section 'gym'"})
+    assert (res.status, res.reason) == ("skipped", "the study has no section 'gym'")
+    assert re.search(r"^\[1/1\] 03_gym\.demo \.\.\. skipped: the study has no section 'gym' "
+                     r"\(\d+\.\d s, \d+\.\d s CPU\)$", stream.getvalue(), re.M)
+    assert side.read_text() == "[]\n"
+    assert res.output == out / ".executed" / "03_gym.demo.ipynb"
+    nb = nbformat.read(res.output, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is None for c in code)  # nothing ran
+    assert "study = \"demo\"" in code[1].source  # papermill's injected parameters
+    assert [o["data"]["text/markdown"] for o in code[-1].outputs] == [
+        "**Skipped:** the study has no section 'gym'"]
+    assert _executed_status(nb) == ("skipped", "the study has no section 'gym'")
+    # a run on another study (or section) is not concerned: the notebook's own run decides
+    assert reproduce._sections(folder / "03_gym.ipynb") == {"gym": code[-1].id}
+
+
+def test_runs_into_two_output_folders_keep_their_own_executed_copies(tmp_path, monkeypatch):
+    """Two runs of one notebook with different --outdir: each executed copy goes under its own
+    folder (<outdir>/.executed/), the committed figures/'s to build/; the site reads a
+    folder's runs from there. Before: both wrote build/<run>.ipynb, the second run's copy
+    showing with the first run's artifacts."""
+    from leash_eval.run import site
+
+    assert reproduce.executed_folder(reproduce.FIGURES) == reproduce.BUILD
+    folder = tmp_path / "nbs"
+    _gym_notebook(folder)
+    copies = {}
+    for name in ("a", "b"):
+        [res] = run_all([Run("03_gym", {"study": "demo", "outdir": name})], directory=folder,
+                        outdir=tmp_path / name, stream=io.StringIO(),
+                        skipped={("demo", "gym"): f"run {name}"})
+        copies[name] = res.output
+    assert copies == {n: tmp_path / n / ".executed" / "03_gym.demo.ipynb" for n in "ab"}
+    for name, path in copies.items():
+        nb = nbformat.read(path, as_version=4)
+        assert nb.metadata["papermill"]["parameters"]["outdir"] == name
+    seen = {}
+    monkeypatch.setattr(reproduce, "BUILD", tmp_path)
+    monkeypatch.setattr(site, "BUILD", tmp_path)
+    monkeypatch.setattr(reproduce, "_study_parameter", lambda data, stream=None: "demo")
+    monkeypatch.setattr(reproduce, "study_runs", lambda study: [Run("03_gym", {"study": "demo"})])
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "README.md").write_text("index\n")
+    (tmp_path / "demo" / ".executed").mkdir()
+    shutil.copy(copies["a"], tmp_path / "demo" / ".executed")
+    monkeypatch.setattr(site, "build_site", lambda folder, build, out, names, **kw:
+                        seen.update(folder=folder, build=build, names=names)
+                        or {"pages": 0, "images": 0, "files": 0})
+    assert site.main(["--data", "demo"]) == 0  # found: nothing runs again
+    assert seen == {"folder": tmp_path / "demo", "build": tmp_path / "demo" / ".executed",
+                    "names": ["03_gym.demo"]}

@@ -663,7 +663,7 @@ def test_the_fork_server_is_silent_only_for_a_worker_started_after_its_pool_stop
     import importlib
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # the module sets it on import
-    quiet = importlib.import_module("leash_eval.rescore.forkserver_quiet").quiet_excepthook
+    quiet = importlib.import_module("leash_eval.forkserver_quiet").quiet_excepthook
     ns: dict = {}
     exec(compile("def __setstate__():\n    raise FileNotFoundError(2, 'No such file')\n",
                  "multiprocessing/synchronize.py", "exec"), ns)

@@ -264,6 +264,38 @@ def test_a_study_s_folder_and_suffix_come_from_its_name(tmp_path, capsys, cached
     assert artifact_name("table1", load_study(renamed)) == "table1_my-study"
 
 
+def test_reproduce_starts_no_kernel_for_the_sections_the_check_skips(tmp_path, capsys, cached,
+                                                                      monkeypatch):
+    """`make reproduce DATA=` on a counts study (a support section only): the notebooks of
+    the sections its check finds skipped start no kernel (no cell of their pages ran), each
+    is reported skipped with the reason a notebook gives, and its page is there for the
+    site. A -p run on the study goes to the scratch folder, never the study's own."""
+    import nbformat
+
+    from leash_eval.run import reproduce
+    from leash_eval.run.site import _executed_status
+
+    out, _ = _init(capsys, tmp_path)
+    figs = tmp_path / "figs"
+    code = reproduce.main(["--data", str(out), "--only", "03", "06", "--outdir", str(figs),
+                           "--jobs", "2"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "section 'gym' will be skipped: the study has no section 'gym'" in err
+    for run, section in (("03_figures2-4_reasoning_gym", "gym"),
+                         ("06_table4_checkpoints", "checkpoints")):
+        reason = (f"study 'my-study' has no data for this artifact: its section {section!r} "
+                  "is missing or lists no sources (sections: ['support'])")
+        assert f"] {run}.my-study ... skipped: {reason} (" in err, err
+        nb = nbformat.read(figs / ".executed" / f"{run}.my-study.ipynb", as_version=4)
+        assert all(c.get("execution_count") is None for c in nb.cells)  # no kernel
+        assert _executed_status(nb) == ("skipped", reason)
+    seen = {}
+    monkeypatch.setattr(reproduce, "run_all", lambda runs, **kw: seen.update(kw) or [])
+    assert reproduce.main(["--data", str(out), "--only", "01", "-p", "n_boot", "0"]) == 0
+    assert seen["outdir"] == reproduce.SCRATCH  # not build/my-study/
+
+
 @pytest.mark.slow
 def test_init_check_and_reproduce_make_the_support_tables(tmp_path, capsys, cached):
     """The whole route on a counts file, no hand edit: init, check, the notebooks."""

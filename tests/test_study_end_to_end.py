@@ -82,6 +82,8 @@ def test_study_runs_and_outdir_defaults(study, monkeypatch):
     assert seen["outdir"] == reproduce.FIGURES  # the default run, and only it
     assert reproduce.main(["--only", "01", "-p", "zeta", "0.01"]) == 0
     assert seen["outdir"] == reproduce.SCRATCH  # parameters set: not the committed figures
+    assert reproduce.main(["--data", str(path), "--only", "01", "-p", "zeta", "0.01"]) == 0
+    assert seen["outdir"] == reproduce.SCRATCH  # nor the study's own artifacts
 
 
 def test_parameters_on_the_command_line_are_checked_before_any_kernel(tmp_path, capsys):

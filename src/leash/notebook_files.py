@@ -53,28 +53,48 @@ def read(path):
 
     A notebook read from Markdown gets cell ids from its cells' positions (``cell-0``...), not
     random ones, so that the executed copies of two runs differ only where their outputs do.
+    A file that is not UTF-8 text is a :class:`leash.errors.LeashValueError` naming it, the
+    line and the byte.
     """
     import nbformat
 
     path = Path(path)
+    text = _text(path)
     if path.suffix == ".md":
         import jupytext
 
-        nb = jupytext.read(path, fmt="md")
+        nb = jupytext.reads(text, fmt="md")
         for i, cell in enumerate(nb.cells):
             cell["id"] = f"cell-{i}"
         nb.metadata.pop("jupytext", None)
         return nb
-    return nbformat.read(str(path), as_version=4)
+    return nbformat.reads(text, as_version=4)
+
+
+def _text(path: Path) -> str:
+    """A notebook file's text (UTF-8, as Jupyter writes it)."""
+    from leash.errors import LeashValueError
+    from leash.paths import shown
+
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise LeashValueError(
+            f"{shown(path)}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text; "
+            f"a notebook is UTF-8 (save it again as UTF-8).", file=shown(path), line=line,
+            value=data[exc.start:exc.end]) from None
 
 
 def is_notebook_markdown(path) -> bool:
     """Whether a Markdown file is a jupytext notebook: its front matter has a ``jupyter:`` key
-    (False for a file that cannot be read).
+    (read as bytes: whether it is text at all is :func:`read`'s to say; False for a file that
+    cannot be read).
     """
     try:
-        with Path(path).open(encoding="utf-8") as f:
+        with Path(path).open("rb") as f:
             head = f.read(200)
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return False
-    return head.startswith("---\n") and "\njupyter:\n" in head
+    return head.startswith(b"---\n") and b"\njupyter:\n" in head

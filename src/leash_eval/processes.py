@@ -17,8 +17,8 @@ import time
 
 from leash.writing import alive
 
-__all__ = ["Terminated", "die_with", "raise_terminated", "sigterm_raises",
-           "signals_ignored"]
+__all__ = ["Terminated", "die_with", "forkserver_context", "raise_terminated",
+           "sigterm_raises", "signals_held", "signals_ignored", "stop_forkserver"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -50,16 +50,85 @@ def signals_ignored():
 
 
 @contextlib.contextmanager
+def signals_held():
+    """While inside, SIGINT and SIGTERM wait (in the main thread; elsewhere nothing changes):
+    for starting worker processes, which the command's KeyboardInterrupt must not cut short
+    between a worker's start and the data it reads first (the worker then printed "EOFError:
+    Ran out of input"). One that arrives meanwhile acts on leaving, as it would have (its
+    KeyboardInterrupt replacing an error raised inside).
+    Their handlers only note them while inside, since Python runs a handler at the next
+    instruction, wherever that is.
+    """
+    arrived: list[int] = []
+    try:
+        with _handling({s: lambda signum, frame: arrived.append(signum)
+                        for s in (signal.SIGINT, signal.SIGTERM)}) as previous:
+            yield
+    finally:  # also after an error inside, which the signal may have caused (SIGTERM to the
+        # whole group ends a fork server while it starts)
+        for signum in dict.fromkeys(arrived):
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
+
+
+def forkserver_context(*preload: str):
+    """The multiprocessing context of a pool's workers: forked from a fork server (POSIX) that
+    imported the modules ``preload`` once and prints nothing for a worker started after its
+    pool stopped (:mod:`leash_eval.forkserver_quiet`), else spawned.
+
+    The server is started (from the main thread) with SIGINT ignored, which its exec and its
+    children keep: a Ctrl-C while it or a worker starts prints no traceback of theirs; the
+    command's process handles it and stops them (pebble's workers ignore SIGINT anyway, once
+    started). Not ``fork``: the parent may hold threads (pyarrow, DuckDB, tqdm's monitor).
+    One fork server per process: the first call's ``preload`` is the one it imports.
+    """
+    import multiprocessing as mp
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")  # pragma: no cover - not POSIX
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["leash_eval.forkserver_quiet", *preload])
+    if threading.current_thread() is threading.main_thread():
+        from multiprocessing import forkserver
+
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, old)
+    return ctx
+
+
+def stop_forkserver() -> None:
+    """End this process's fork server, once its pool has ended, and wait for it (the next
+    :func:`forkserver_context` starts another). Its workers are its children, not this
+    process's: waited for here, the server's CPU time and theirs (their kernels' included)
+    count as this process's children's, which ``time`` and ``getrusage`` report; else the
+    server ended with this process, an orphan whose time nobody counted.
+    CPython has no public call for it: ``_stop`` is the one its own tests use (3.8 and later;
+    where it is missing, nothing happens).
+    """
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)
+    if stop is not None:
+        stop()
+
+
+@contextlib.contextmanager
 def _handling(handlers):
     """``handlers`` (signal -> handler) while inside, from the main thread; the previous ones
-    after.
+    (given as the context's value) after.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield {}
         return
     previous = {s: signal.signal(s, h) for s, h in handlers.items()}
     try:
-        yield
+        yield previous
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leash.errors import closest
+from leash.errors import LeashValueError, closest
 from leash.limits import INT64_MAX
-from leash.paths import REPO
+from leash.paths import REPO, shown
 from leash.sources.choices import PAPER
 
 __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",
@@ -159,7 +159,8 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
     Parameters
     ----------
     path : str or path-like
-        The notebook (ValueError if it cannot be read).
+        The notebook (a ParameterError naming it if it cannot be read: a byte that is not
+        UTF-8 names its line).
 
     Returns
     -------
@@ -172,8 +173,11 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
 
     try:
         nb = notebook_files.read(path)
+    except LeashValueError as exc:  # its message names the file, the line and the byte
+        raise ParameterError(str(exc)) from None
     except Exception as exc:
-        raise ValueError(f"Cannot read notebook {path}: {type(exc).__name__}: {exc}") from None
+        raise ParameterError(f"Cannot read notebook {shown(path)}: {type(exc).__name__}: "
+                             f"{exc}") from None
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
         return {}

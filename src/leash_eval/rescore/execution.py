@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import signal
 import sys
 import threading
 import time
@@ -18,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from leash.errors import LeashValueError, Param
-from leash_eval.processes import die_with
+from leash_eval.processes import die_with, forkserver_context
 from leash_eval.rescore.graders import Graded, Spec, grade_rows, prepare
 
 __all__ = ["default_jobs", "graded", "jobs_and_batch", "progress_bar"]
@@ -218,26 +217,9 @@ def _worker_grade(args) -> Graded:
 
 def _mp_context():
     """Worker processes start from a fork server that imported math-verify once (POSIX), else
-    are spawned. Not ``fork``: the parent may hold threads (pyarrow, DuckDB, tqdm's monitor).
+    are spawned (:func:`leash_eval.processes.forkserver_context`).
     """
-    import multiprocessing as mp
-
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["leash_eval.rescore.forkserver_quiet",
-                                    "leash_eval.rescore.execution", "math_verify"])
-        if threading.current_thread() is threading.main_thread():
-            # Started with SIGINT ignored, which its exec keeps: a Ctrl-C while it imports
-            # math-verify would print its traceback; the parent stops it and its workers.
-            from multiprocessing import forkserver
-
-            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                forkserver.ensure_running()
-            finally:
-                signal.signal(signal.SIGINT, old)
-        return ctx
-    return mp.get_context("spawn")  # pragma: no cover - not POSIX
+    return forkserver_context("leash_eval.rescore.execution", "math_verify")
 
 
 _CLUSTER_STATE: dict = {}

@@ -5,17 +5,23 @@
 calls itself ``leash reproduce`` in its help, progress and errors however it is started).
 
 Papermill reads each notebook's parameters cell, injects the run's values and writes the executed
-copy ``<build>/<run>.ipynb``, the run's record (its parameters, the failing cell, and the note a
+copy ``<build>/<run>.ipynb`` (``build/`` for ``figures/``, else ``<outdir>/.executed/``), the
+run's record (its parameters, the failing cell, and the note a
 :class:`leash.output.report.Publisher` leaves per artifact in an output's metadata). Written here,
 as papermill does not do it: which runs (``notebooks/runs.yaml`` into the committed ``figures/``;
 ``--data STUDY`` into ``build/<slug of the study's name>/``, the study checked against its data
-first, :mod:`leash_eval.run.study_check`; ``-p``/``-f`` into ``build/figures/``), every value,
-study file and folder checked before any kernel starts, the records copied to
+first, :mod:`leash_eval.run.study_check`, and no kernel for a notebook whose section it finds
+skipped; ``-p``/``-f`` into ``build/figures/``, on a study too), every value, study file and
+folder checked before any kernel starts (and the ``.ipynb`` of a Markdown notebook edited
+since), the records copied to
 ``<outdir>/.artifacts/<run>.json`` with the index ``<outdir>/README.md`` rebuilt after a run
-without failure, a skip (a :class:`leash.errors.SkipNotebook`, by the one line it shows)
-told apart from a failure, ``--jobs``, an flock on the output folder, and Ctrl-C as one line.
+without failure, a skip (a :class:`leash.errors.SkipNotebook`) told apart from a failure, the
+wall and CPU time of each run (its kernel's included), an flock on the output folder, and
+Ctrl-C or SIGTERM as one line. ``--jobs``: runs in a :class:`pebble.ProcessPool` (not make's
+``-j``: one command keeps the checks before any kernel, the lock, the progress and the index
+written once after every run, and ``run_all`` serves the Python API as well).
 Exit status: 0 success (skips included), 1 a notebook failed, 2 bad usage, parameters or
-folders, 130 interrupted.
+folders, 130 interrupted, 143 terminated.
 """
 
 from __future__ import annotations
@@ -23,12 +29,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
@@ -45,11 +48,19 @@ from leash.run.parameters import (
 from leash.sources.choices import PAPER
 from leash.writing import write_text
 from leash_eval.argparsing import OneLineParser
-from leash_eval.processes import Terminated, die_with, signals_ignored, sigterm_raises
+from leash_eval.processes import (
+    Terminated,
+    die_with,
+    forkserver_context,
+    signals_held,
+    signals_ignored,
+    sigterm_raises,
+    stop_forkserver,
+)
 
-__all__ = ["EMBEDDED", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
+__all__ = ["EMBEDDED", "EXECUTED_DIR", "KERNEL_ENV", "LOCK_NAME", "NotebookError",
            "NotebookResult", "ParameterError", "Run", "default_runs", "discover_notebooks",
-           "main", "run_all", "run_notebook", "study_runs"]
+           "executed_folder", "main", "run_all", "run_notebook", "study_runs"]
 
 #: ``--data`` value of the default run: the paper's printed numbers and the simulated demo.
 EMBEDDED = "embedded"
@@ -59,6 +70,9 @@ KERNEL_ENV = {"PYTHONHASHSEED": "0"}
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 #: Lock file of an output folder while a run writes there (ignored by git).
 LOCK_NAME = ".reproduce.lock"
+#: Folder of the executed notebooks inside an output folder other than figures/
+#: (:func:`executed_folder`).
+EXECUTED_DIR = ".executed"
 #: The runner's name in its usage, help, progress and errors, however it is started (``leash
 #: reproduce``, ``python -m leash_eval.run.reproduce``, ``make reproduce``).
 PROG = "leash reproduce"
@@ -166,8 +180,17 @@ def _study_parameter(data: str, stream=None) -> str | None:
     budgets, N, pairs), before any kernel starts: a ParameterError of one line per problem.
     The sections that will be skipped, and why, are written to ``stream`` (one line each).
     """
+    return _checked_data(data, stream)[0]
+
+
+def _checked_data(data: str, stream=None) -> tuple[str | None, dict[str, str]]:
+    """:func:`_study_parameter`, and the sections of the study the notebooks will skip whole,
+    each with the reason a notebook on it gives (:meth:`leash.artifacts.StudySource.
+    skip_reason`, else the check's: a dataset not available locally).
+    """
     if data in (EMBEDDED, PAPER):
-        return None if data == EMBEDDED else data
+        return (None if data == EMBEDDED else data), {}
+    from leash.artifacts import open_study
     from leash.sources.study import list_studies
     from leash_eval.run.study_check import check_study
 
@@ -184,12 +207,16 @@ def _study_parameter(data: str, stream=None) -> str | None:
         raise ParameterError("\n".join(" ".join(str(e).split()) for e in check.problems))
     for what, why in check.skipped if stream is not None else ():
         stream.write(f"{PROG}: {what} will be skipped: {why}\n")
-    return shown(p) if p.is_file() else data
+    src = open_study(check.study)
+    return (shown(p) if p.is_file() else data), {
+        name: src.skip_reason(name) or why for name, why in check.skipped_sections.items()}
 
 
 @dataclass(frozen=True)
 class NotebookResult:
-    """Outcome of one run: ``status`` "ok", "skipped" (with ``reason``) or "failed"."""
+    """Outcome of one run: ``status`` "ok", "skipped" (with ``reason``) or "failed"; its wall
+    time ``seconds`` and ``cpu``, the CPU seconds of the process that ran it and of its kernel.
+    """
 
     name: str
     status: str
@@ -198,6 +225,7 @@ class NotebookResult:
     parameters: dict = field(default_factory=dict)
     reason: str = ""
     records: tuple = ()  # the artifact records of the executed notebook
+    cpu: float = 0.0
 
 
 class NotebookError(RuntimeError):
@@ -210,9 +238,10 @@ class NotebookError(RuntimeError):
         self.ename, self.evalue, self.output = ename, evalue, output
 
 
-def _as_skipped(output: Path, reason: str) -> None:
+def _as_skipped(output: Path, reason: str, cell_id: str | None = None) -> None:
     """A skipped notebook's executed copy as a page: the reason as one Markdown line where the
-    error was, without papermill's error banner.
+    error was (for a run skipped before any kernel, in the cell ``cell_id``), without
+    papermill's error banner.
     """
     import nbformat
 
@@ -221,7 +250,8 @@ def _as_skipped(output: Path, reason: str) -> None:
     note = nbformat.v4.new_output("display_data", data={
         "text/markdown": f"**Skipped:** {reason}", "text/plain": f"Skipped: {reason}"})
     for c in nb.cells:
-        if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
+        if (c.get("id") == cell_id and c.cell_type == "code") \
+                or any(o.get("output_type") == "error" for o in c.get("outputs", [])):
             c.outputs = [o for o in c.outputs if o.get("output_type") != "error"] + [note]
     text = nbformat.writes(nb)
     write_text(output, text if text.endswith("\n") else text + "\n")  # as nbformat.write
@@ -275,7 +305,7 @@ def _failure(path: Path, output: Path, exc) -> NotebookError:
 
 
 def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
-                 kernel_name="python3"):
+                 kernel_name="python3", skip=None):
     """Validate and execute one notebook with papermill; keep the records of what it wrote.
 
     Parameters
@@ -288,10 +318,14 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     outdir, build : str or path-like, optional
         Artifact folder (default ``build/figures/``; the executed notebook's records go to
         ``<outdir>/.artifacts/<run>.json`` when it succeeds) and folder of the executed copy
-        ``<build>/<run>.ipynb`` (default ``build/``).
+        ``<build>/<run>.ipynb`` (default :func:`executed_folder` of ``outdir``).
     run : str, optional
         The run's name; default the notebook's stem.
     kernel_name : str, default "python3"
+    skip : str, optional
+        A reason to skip known before the run (the study check found the section the notebook
+        reads skipped): no kernel starts; the executed copy is the notebook with its
+        parameters, the reason shown in the cell that reads the section.
 
     Returns
     -------
@@ -310,7 +344,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
         raise FileNotFoundError(f"Notebook {path} does not exist.")
     run = run or path.stem
     outdir = Path(os.path.abspath(outdir or SCRATCH))
-    build = Path(os.path.abspath(build or BUILD))
+    build = Path(os.path.abspath(build)) if build else executed_folder(outdir)
     declared = notebook_parameters(path)
     params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in (parameters or {}).items()}
     if "outdir" in declared:
@@ -319,7 +353,15 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
     build.mkdir(parents=True, exist_ok=True)
     outdir.mkdir(parents=True, exist_ok=True)
     output = build / f"{run}.ipynb"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
+    if skip is not None:  # the page, without a kernel: papermill injects the parameters only
+        papermill.execute_notebook(notebook_files.read(path), str(output), parameters=params,
+                                   kernel_name=kernel_name, prepare_only=True,
+                                   progress_bar=False, log_output=False)
+        _as_skipped(output, skip, next(iter(_sections(path).values()), None))
+        stabilize(output, path)
+        return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
+                              reason=skip, cpu=_cpu() - c0)
     try:
         with mock.patch.dict(os.environ, KERNEL_ENV):
             nb = papermill.execute_notebook(
@@ -335,7 +377,7 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
             raise _failure(path, output, exc) from None
         _as_skipped(output, reason)
         return NotebookResult(run, "skipped", time.perf_counter() - t0, output, effective,
-                              reason=reason)
+                              reason=reason, cpu=_cpu() - c0)
     except Exception as exc:
         raise NotebookError(f"Notebook {path.stem} could not be executed: "
                             f"{type(exc).__name__}: {exc}\n  partially executed notebook: "
@@ -346,7 +388,76 @@ def run_notebook(path, parameters=None, outdir=None, build=None, *, run=None,
                if RECORD_KEY in o.get("metadata", {})]
     write_records(outdir, run, path.stem, effective, records)
     return NotebookResult(run, "ok", time.perf_counter() - t0, output, effective,
-                          records=tuple(records))
+                          records=tuple(records), cpu=_cpu() - c0)
+
+
+def _edited_pair(path: Path) -> str | None:
+    """Why the Markdown notebook ``path`` should not run as it is: the ``.ipynb`` paired with
+    it is newer and has other cells (sources or tags), so it was edited outside JupyterLab,
+    whose jupytext saves both; or None.
+
+    Refused rather than warned about: the run would silently leave out the edit its user made
+    (and the default run writes the committed figures/ from it); one command brings the edit
+    into the Markdown, or deleting the ``.ipynb`` discards it (``make`` writes it again).
+    """
+    pair = path.with_suffix(".ipynb")
+    try:
+        if path.suffix != ".md" or pair.stat().st_mtime <= path.stat().st_mtime:
+            return None
+    except OSError:  # no .ipynb beside it
+        return None
+    try:
+        if _cells(notebook_files.read(pair)) == _cells(notebook_files.read(path)):
+            return None
+        why = "has other cells"
+    except Exception as exc:  # whatever nbformat raises on a file that is no notebook
+        why = f"cannot be read ({' '.join(str(exc).split())[:200]})"
+    return (f"{shown(pair)} is newer than {shown(path)}, the notebook's source that runs here, "
+            f"and {why}: edited outside JupyterLab? `jupytext --sync {shown(pair)}` takes its "
+            f"cells into the Markdown (or delete it to run the Markdown as it is).")
+
+
+def _cells(nb) -> list[tuple]:
+    return [(c.cell_type, c.source.rstrip(), tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
+def _sections(path) -> dict[str, str]:
+    """The study sections notebook ``path`` reads, each with the id of the first cell that
+    reads it: the literal ``section=`` of its ``notebook.source(study, section="support")``
+    calls (read from its syntax, not run).
+    """
+    import ast
+
+    found: dict[str, str] = {}
+    for cell in notebook_files.read(path).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # an IPython magic: no call of source here
+            continue
+        for node in ast.walk(tree):
+            func = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or not (
+                    isinstance(func, ast.Name) and func.id == "source"
+                    or isinstance(func, ast.Attribute) and func.attr == "source"
+                    and isinstance(func.value, ast.Name) and func.value.id == "notebook"):
+                continue
+            for kw in node.keywords:
+                if kw.arg == "section" and isinstance(kw.value, ast.Constant) \
+                        and isinstance(kw.value.value, str):
+                    found.setdefault(kw.value.value, cell.get("id"))
+    return found
+
+
+def executed_folder(outdir) -> Path:
+    """Where the executed notebooks of a run into ``outdir`` go unless ``--build`` says: the
+    repository's ``build/`` for the committed ``figures/`` (git ignores it), else
+    ``<outdir>/.executed/``, so that two runs into different folders never share an executed
+    copy (the site reads a folder's runs there, :mod:`leash_eval.run.site`).
+    """
+    outdir = Path(os.path.abspath(outdir))
+    return BUILD if outdir == Path(os.path.abspath(FIGURES)) else outdir / EXECUTED_DIR
 
 
 def _prepare_folder(p: Path, flag: str) -> None:
@@ -389,169 +500,89 @@ def _lock(outdir: Path):
         yield
 
 
-#: A pool worker's state: the pool's stop event, which the parent sets on Ctrl-C or SIGTERM
-#: (:func:`_finished`); whether a run is under way; whether one was interrupted.
-_WORKER = {"stop": None, "running": False, "interrupted": False}
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (a run's kernel, once
+    the run is over), user and system; this process's alone where ``resource`` is missing.
+    """
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return time.process_time()
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _run_in_worker(job) -> NotebookResult:
-    """One run in a pool worker: a failure comes back as a result; Ctrl-C or SIGTERM
-    interrupts the notebook being run (:func:`_on_signal`), and a run whose turn comes after
-    one does not start.
-    """
-    path, run, params, outdir, build = job
-    t0 = time.perf_counter()
-    _WORKER["running"] = True
+    """One run in a pool worker; a failure comes back as a result, with its time."""
+    path, run, params, outdir, build, skip = job
+    t0, c0 = time.perf_counter(), _cpu()
     try:
-        if _WORKER["interrupted"] or (_WORKER["stop"] is not None and _WORKER["stop"].is_set()):
-            raise KeyboardInterrupt
-        return run_notebook(path, params, outdir, build, run=run)
+        return run_notebook(path, params, outdir, build, run=run, skip=skip)
     except (NotebookError, ParameterError, FileNotFoundError) as exc:
         return NotebookResult(run, "failed", time.perf_counter() - t0,
-                              getattr(exc, "output", None), params, reason=str(exc))
-    finally:
-        _WORKER["running"] = False
-
-
-def _on_signal(signum, frame):
-    """A pool worker's SIGINT handler, its one handler for its whole life (SIGTERM's does
-    nothing: the runner, told by its own SIGTERM, stops its workers as after a Ctrl-C).
-
-    During a run: KeyboardInterrupt, once, which shuts the run's kernel down. The Ctrl-C of a
-    terminal and the runner's own signal (:func:`_stop_workers`) both arrive; the second must
-    not break the first's cleanup, so it is ignored. Between runs: ignored, as the runner
-    handles it and then shuts the pool down, which ends the worker.
-
-    A worker that ended by itself on SIGTERM broke the pool: the next worker read a closed
-    queue and printed its traceback, or waited forever on the queue's lock the first had held.
-    Handlers that are Python functions, never ``SIG_IGN``: Python raised "OSError: Signal 15
-    ignored due to race condition" when a handler became ``SIG_IGN`` while a signal was on its
-    way to it, and a kernel started by the worker would inherit ``SIG_IGN``.
-    Logging ends at the interrupt: it leaves nbclient's task waiting for the kernel's reply,
-    which then logs "Kernel died" and asyncio "Task exception was never retrieved" with a
-    traceback, noise after the one line the runner prints.
-    """
-    if signum == signal.SIGINT and _WORKER["running"] and not _WORKER["interrupted"]:
-        import logging
-
-        _WORKER["interrupted"] = True
-        logging.disable(logging.CRITICAL)
-        raise KeyboardInterrupt
-
-
-def _worker_start(stop, parent: int, pids) -> None:
-    """A pool worker's first step: end with the runner's process ``parent`` (even one killed
-    with SIGKILL), keep the pool's stop event, tell the runner its pid (queue ``pids``), set
-    :func:`_on_signal`, then unblock SIGINT (:func:`_sigint_held`), which runs it for a Ctrl-C
-    that arrived while the worker was starting: ignored, as the worker is idle.
-    """
-    die_with(parent)
-    _WORKER["stop"] = stop
-    pids.put(os.getpid())
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-@contextlib.contextmanager
-def _sigint_held():
-    """SIGINT blocked in this thread while it starts pool workers: a spawned worker inherits the
-    blocked mask and keeps it until :func:`_worker_start`. Without it, a Ctrl-C while a worker
-    imports Python's own modules printed that worker's KeyboardInterrupt traceback. Here, a
-    Ctrl-C pressed meanwhile is not lost: it waits and is raised on leaving, or at once when
-    another thread of this process (the pool's) took it, as Python runs handlers in the main
-    thread.
-    """
-    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                              getattr(exc, "output", None), params, reason=str(exc),
+                              cpu=_cpu() - c0)
 
 
 def _finished(jobs_list, jobs: int, stream):
-    """Yield ``(index, result)`` as runs end, ``jobs`` worker processes at a time; after a
-    failure no new run starts (those running end). With one job, the line's start is written
-    when a run starts.
-    """
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    """Yield ``(index, result)`` as runs end, in a :class:`pebble.ProcessPool` of ``jobs``
+    workers (at most one per run); after a failure no new run starts (those running end).
+    With one job, the line's start is written when a run starts.
 
+    The workers are forked from a fork server that imported papermill once
+    (:func:`leash_eval.processes.forkserver_context`), which, like them, ignores SIGINT: the
+    runner alone handles a Ctrl-C. On Ctrl-C, SIGTERM or an error here, the pool is stopped,
+    with further signals doing nothing (a second Ctrl-C must not break the stop): pebble ends
+    each worker (SIGTERM, SIGKILL after 3 s), and a worker's kernel ends within a second of
+    its worker (ipykernel polls its parent; jupyter_client starts it in a session of its own,
+    which a terminal's Ctrl-C does not reach). A worker ends with the runner even when the
+    runner is killed (:func:`leash_eval.processes.die_with`, its initializer). A worker that
+    dies (killed from outside) fails its run with :class:`pebble.ProcessExpired`.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from pebble import ProcessPool
+
+    if not jobs_list:
+        return
     todo, running, failed = iter(enumerate(jobs_list)), {}, False
-    ctx = multiprocessing.get_context("spawn")
-    stop, pids = ctx.Event(), ctx.SimpleQueue()
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_start,
-                             initargs=(stop, os.getpid(), pids)) as pool:
-        try:
-            while True:
-                while not failed and len(running) < jobs and (nxt := next(todo, None)):
-                    with _sigint_held():  # a submit may start a worker
-                        running[pool.submit(_run_in_worker, nxt[1])] = nxt[0]
-                    if jobs == 1:
-                        stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
-                        stream.flush()
-                if not running:
-                    return
-                for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
-                    result = fut.result()
-                    failed |= result.status == "failed"
-                    yield running.pop(fut), result
-        except BaseException:
-            _stop_workers(pool, stop, pids)
-            raise
-
-
-#: Seconds the runner waits for its interrupted workers before it kills them.
-STOP_WAIT = 30.0
-
-
-def _stop_workers(pool, stop, pids) -> None:
-    """After a Ctrl-C, SIGTERM or error in the runner: no run starts (the stop event); each
-    worker gets its own SIGINT, which interrupts the run it has begun (the terminal's reaches
-    every process of its group, but a worker may miss it: starting, with SIGINT held, or
-    between runs); then the pool shuts down, with further signals doing nothing: a second
-    Ctrl-C interrupted the shutdown's wait for the pool's manager thread, and the runner then
-    waited forever for workers that never got their end. A worker still there after
-    :data:`STOP_WAIT` seconds is killed.
-    """
-    stop.set()
-    workers = set()
-    while not pids.empty():
-        workers.add(pids.get())
-    if os.name == "posix":  # elsewhere os.kill ends the process: the pool's shutdown does
-        for pid in workers:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)
-    backstop = threading.Timer(STOP_WAIT, _kill, args=(workers,))
-    backstop.daemon = True
-    with signals_ignored():
-        backstop.start()
-        try:
-            pool.shutdown(wait=True, cancel_futures=True)
-        finally:
-            backstop.cancel()
-
-
-def _kill(pids) -> None:
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    with signals_held():
+        context = forkserver_context("leash_eval.run.reproduce", "papermill")
+    pool = ProcessPool(max_workers=min(jobs, len(jobs_list)), initializer=die_with,
+                       initargs=(os.getpid(),), context=context)
+    try:
+        while True:
+            while not failed and len(running) < jobs and (nxt := next(todo, None)):
+                with signals_held():  # the first schedule starts the workers
+                    running[pool.schedule(_run_in_worker, args=(nxt[1],))] = nxt[0]
+                if jobs == 1:
+                    stream.write(f"[{nxt[0] + 1}/{len(jobs_list)}] {nxt[1][1]} ... ")
+                    stream.flush()
+            if not running:
+                return
+            for fut in wait(running, return_when=FIRST_COMPLETED)[0]:
+                result = fut.result()
+                failed |= result.status == "failed"
+                yield running.pop(fut), result
+    finally:
+        with signals_ignored():
+            pool.stop()
+            pool.join()
+            stop_forkserver()  # so that its CPU time, its workers' and kernels' counts here
 
 
 def _outcome(res: NotebookResult) -> str:
+    took = f"{res.seconds:.1f} s, {res.cpu:.1f} s CPU"
     if res.status == "ok":
-        return f"ok {res.seconds:.1f} s"
+        return f"ok {took}"
     if res.status == "skipped":  # the whole reason, on one line
-        return f"skipped: {' '.join(res.reason.split())} ({res.seconds:.1f} s)"
-    return f"FAILED {res.seconds:.1f} s\n{res.reason}"
+        return f"skipped: {' '.join(res.reason.split())} ({took})"
+    return f"FAILED {took}\n{res.reason}"
 
 
 def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, jobs=1,
-            stream=None):
+            stream=None, skipped=None):
     """Validate every run, then execute them; regenerate the artifact index on success.
 
     Parameters
@@ -565,11 +596,17 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
         run whose notebook declares it and does not set it.
     outdir, build : str or path-like, optional
         Artifact folder (default ``build/figures/``, locked while the run lasts) and folder of
-        the executed notebooks (default ``build/``), resolved once and created.
+        the executed notebooks (default :func:`executed_folder` of ``outdir``), resolved once
+        and created.
     jobs : int, default 1
         Runs executed at a time, in worker processes. A failure stops starting more.
     stream : file, optional
         Progress, one line per run, then a summary; default ``sys.stderr``.
+    skipped : dict, optional
+        ``{(study, section): reason}``: a run whose ``study`` parameter is ``study`` and whose
+        notebook reads ``section`` (its ``notebook.source(study, section=...)``) is skipped
+        without a kernel, its executed copy a page with the reason. Default: the sections the
+        check of ``data``'s study found skipped.
 
     Returns
     -------
@@ -589,9 +626,11 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
     directory = Path(directory or NOTEBOOKS)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"The 'jobs' parameter of run_all must be an int >= 1. Got {jobs!r}.")
-    study = _study_parameter(data)
+    study, skips = _checked_data(data)
+    if skipped is None:
+        skipped = {(study, section): why for section, why in skips.items()}
     outdir = Path(os.path.abspath(outdir or SCRATCH))
-    build = Path(os.path.abspath(build or BUILD))
+    build = Path(os.path.abspath(build)) if build else executed_folder(outdir)
     jobs_list = []
     for r in runs:
         r = r if isinstance(r, Run) else Run(r[0], dict(r[1]))
@@ -606,19 +645,27 @@ def run_all(runs, *, directory=None, data=EMBEDDED, outdir=None, build=None, job
             params = r.parameters
         checked = {"outdir": str(outdir), **params} if "outdir" in declared else params
         validate_parameters(path, checked, declared=declared)
-        jobs_list.append((str(path), r.name, params, str(outdir), str(build)))
+        skip = next((skipped[params.get("study"), section] for section in _sections(path)
+                     if (params.get("study"), section) in skipped), None)
+        jobs_list.append((str(path), r.name, params, str(outdir), str(build), skip))
+    stale = [line for path in dict.fromkeys(Path(job[0]) for job in jobs_list)
+             if (line := _edited_pair(path))]
+    if stale:
+        raise ParameterError("\n".join(stale))
     _prepare_folder(outdir, "--outdir")
     _prepare_folder(build, "--build")
-    total, t0, results = len(jobs_list), time.perf_counter(), {}
+    total, t0, c0, results = len(jobs_list), time.perf_counter(), _cpu(), {}
     with _lock(outdir), contextlib.closing(_finished(jobs_list, jobs, stream)) as finished:
         for i, res in finished:
             results[i] = res
             stream.write(("" if jobs == 1 else f"[{i + 1}/{total}] {res.name} ... ")
                          + _outcome(res) + "\n")
             stream.flush()
+        # the pool has ended: its processes' CPU time is counted (stop_forkserver)
         done = [results[i] for i in sorted(results)]
         count = {s: sum(r.status == s for r in done) for s in ("ok", "skipped", "failed")}
-        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s: "
+        stream.write(f"{PROG}: {total} run(s) in {time.perf_counter() - t0:.1f} s, "
+                     f"{_cpu() - c0:.1f} s CPU ({sum(r.cpu for r in done):.1f} s in the runs): "
                      f"{count['ok']} ok, {count['skipped']} skipped, {count['failed']} failed"
                      + (f", {total - len(done)} not run" if total > len(done) else "") + "\n"
                      + "".join(f"  skipped {r.name}: {r.reason}\n" for r in done
@@ -673,8 +720,9 @@ def _parser() -> OneLineParser:
     add("-f", "--parameters-file", metavar="FILE", help="a YAML mapping of parameters for the "
         "selected notebooks (-p wins; default: none)")
     add("--outdir", help="artifact folder (default: figures/ for the default run, "
-        "build/<study>/ for a study, build/figures/ when parameters are set)")
-    add("--build", help="folder of the executed notebooks (default: the repository's build/)")
+        "build/<study>/ for a study, build/figures/ when parameters are set, on a study too)")
+    add("--build", help="folder of the executed notebooks (default: the repository's build/ "
+        "for figures/, else <outdir>/.executed/)")
     add("--jobs", type=int, default=1, help="notebooks run in parallel")
     add("--list", action="store_true", help="list the runs and their parameters, run nothing")
     return ap
@@ -741,14 +789,27 @@ def main(argv=None) -> int:
     SIGTERM stops it as Ctrl-C does, with its own line and status 143.
     """
     args = _parser().parse_args(argv)
-    with sigterm_raises():
-        return _main(args)
+    try:
+        with sigterm_raises():
+            return _main(args)
+    except KeyboardInterrupt as exc:
+        with signals_ignored():  # Ctrl-C pressed twice: the second must not cut this short
+            what, code = (("terminated", 143) if isinstance(exc, Terminated)
+                          else ("interrupted", 130))
+            print(f"\n{PROG}: {what}; the interrupted runs keep their earlier artifact "
+                  "records and the index was not rewritten.", file=sys.stderr)
+            sys.stderr.flush()
+            return code
 
 
 def _main(args) -> int:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+
     try:
         given = _given_parameters(args)
-        study = _study_parameter(args.data, sys.stderr)
+        study, skips = _checked_data(args.data, sys.stderr)
         runs = default_runs() if study is None else study_runs(study)
         if args.only:
             chosen = _select(discover_notebooks(), args.only)
@@ -766,9 +827,11 @@ def _main(args) -> int:
                           + (_verdict(r, p) if p.name in r.parameters else "")
                           + (f"  # {p.help}" if p.help else ""))
             return 0
-        outdir = args.outdir or (BUILD / _label(study) if study is not None
-                                 else SCRATCH if given else FIGURES)
-        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs)
+        # parameters set by hand: the scratch folder, never a default run's artifacts
+        outdir = args.outdir or (SCRATCH if given else FIGURES if study is None
+                                 else BUILD / _label(study))
+        results = run_all(runs, outdir=outdir, build=args.build, jobs=args.jobs,
+                          skipped={(study, section): why for section, why in skips.items()})
     except ParameterError as exc:  # one line per problem (a study's check may find several)
         print("".join(f"{PROG}: {line}\n" for line in str(exc).splitlines()), end="",
               file=sys.stderr)
@@ -776,12 +839,7 @@ def _main(args) -> int:
     except ValueError as exc:  # the records of the output folder disagree (see artifact_index)
         print(f"{PROG}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as exc:
-        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"\n{PROG}: {what}; the interrupted runs keep their earlier artifact "
-              "records and the index was not rewritten.", file=sys.stderr)
-        return code
-    except BrokenProcessPool:
+    except (BrokenProcessPool, ProcessExpired):
         print(f"{PROG}: a notebook worker process died (killed from outside, e.g. by the system "
               "when memory ran out); the runs it had keep their earlier artifact records and "
               "the index was not rewritten. With two jobs, try JOBS=1.", file=sys.stderr)
@@ -789,5 +847,7 @@ def _main(args) -> int:
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m: the module by its name, which the workers import
+    from leash_eval.run.reproduce import main as _named_main
+
+    sys.exit(_named_main())

@@ -4,7 +4,9 @@
 
 Reads what ``make reproduce`` left (running it first when its executed notebooks are absent):
 the artifact records and files of its output folder (``figures/``, or ``build/<study>/`` for
-``--data STUDY``) and the executed notebooks of its runs (``build/<run>.ipynb``), and writes
+``--data STUDY``) and the executed notebooks of its runs (``build/<run>.ipynb``, or
+``build/<study>/.executed/<run>.ipynb``: :func:`leash_eval.run.reproduce.executed_folder`), and
+writes
 ``build/site/`` (``build/site-<study>/`` for a study):
 
 * ``index.html``: the paper's claims, every artifact as a card (thumbnail or table excerpt,
@@ -507,9 +509,10 @@ def main(argv=None) -> int:
         print(f"site: {exc}", file=sys.stderr)
         return 2
     folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
+    executed = reproduce.executed_folder(folder)
     names = [r.name for r in runs]
     # the index is written at the end of a reproduce run without failure
-    if not (folder / INDEX_NAME).is_file() or any(not (BUILD / f"{n}.ipynb").is_file()
+    if not (folder / INDEX_NAME).is_file() or any(not (executed / f"{n}.ipynb").is_file()
                                                   for n in names):
         print("site: executed notebooks absent; running make reproduce first", file=sys.stderr)
         status = reproduce.main(["--data", args.data, "--jobs", "2"])
@@ -520,7 +523,7 @@ def main(argv=None) -> int:
                   file=sys.stderr)
     else:
         status = 0
-    stats = build_site(folder, BUILD, out, names,
+    stats = build_site(folder, executed, out, names,
                        title=None if study is None else study_title(study),
                        command="make reproduce" + (f" DATA={args.data}" if study else ""),
                        paper_claims=study is None)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -54,7 +54,9 @@ _SUMMARY_SECTIONS = ("support", "checkpoints", "sft", "entropy", "gym")
 @dataclass(frozen=True)
 class StudyCheck:
     """What :func:`check_study` found: ``problems`` (errors), ``skipped`` (``(what, why)``: a
-    section or artifact the notebooks will skip), and the sections read with their rows.
+    section or artifact the notebooks will skip), and the sections read with their rows;
+    ``skipped_sections``: section -> why, for the sections whose notebooks will skip whole
+    (``leash reproduce`` starts no kernel for them).
     """
 
     study: Study
@@ -62,6 +64,7 @@ class StudyCheck:
     skipped: tuple[tuple[str, str], ...]
     read: tuple[tuple[str, int], ...]
     seconds: float
+    skipped_sections: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -79,6 +82,7 @@ class _Checker:
         self.study = study
         self.problems: list[LeashValueError] = []
         self.skipped: list[tuple[str, str]] = []
+        self.skipped_sections: dict[str, str] = {}
         self.read: list[tuple[str, int]] = []
 
     def problem(self, keys: tuple, message: str, value, **kw) -> None:
@@ -106,14 +110,19 @@ class _Checker:
                          "artifacts would then show: give your study its own title (the models "
                          "and benchmarks it compares).", s.title)
 
+    def skip_section(self, name: str, why: str) -> None:
+        """The notebooks of section ``name`` will skip, because ``why``."""
+        self.skipped.append((f"section {name!r}", why))
+        self.skipped_sections[name] = why
+
     # ---- one section ---------------------------------------------------------------------
     def section(self, name: str) -> None:
         s = self.study
         sec = s.sections.get(name)
         if sec is None or not sec.sources:
             if sec is None or not sec.options.get("simulated"):
-                self.skipped.append((f"section {name!r}", "the study has no section "
-                                     f"{name!r}" if sec is None else "it lists no sources"))
+                self.skip_section(name, f"the study has no section {name!r}" if sec is None
+                                  else "it lists no sources")
             return
         if not self.sources(name):
             return
@@ -174,8 +183,8 @@ class _Checker:
                     ok = False
                     continue
                 if absent:
-                    self.skipped.append((f"section {name!r}", "data not available locally: "
-                                         f"{', '.join(absent)} (`leash fetch {src.value}`)"))
+                    self.skip_section(name, "data not available locally: "
+                                      f"{', '.join(absent)} (`leash fetch {src.value}`)")
                     return False
         return ok
 
@@ -280,7 +289,7 @@ def check_study(study, sections=None) -> StudyCheck:
     for name in sections or SECTIONS:
         c.section(name)
     return StudyCheck(s, tuple(c.problems), tuple(c.skipped), tuple(c.read),
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, dict(c.skipped_sections))
 
 
 def name_problems(study) -> tuple[LeashValueError, ...]:

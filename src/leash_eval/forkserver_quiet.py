@@ -1,11 +1,13 @@
-"""Imported by the fork server of ``leash rescore``'s workers, and only there (its preload,
-:func:`leash_eval.rescore.execution._mp_context`): the one traceback it would print is left out.
+"""Imported by the fork server of the toolkit's worker pools, and only there (its preload,
+:func:`leash_eval.processes.forkserver_context`: ``leash rescore``'s grading workers, ``leash
+reproduce``'s notebook workers): the one traceback it would print is left out.
 
 A worker the pool starts while the run is being stopped (Ctrl-C, SIGTERM) finds the pool's
-semaphores already gone: unpickling its arguments raises ``FileNotFoundError`` in
-``multiprocessing.synchronize``, and the fork server prints that traceback on the terminal
-after the run's own line ("leash rescore: interrupted"). Such a worker has nothing to do;
-every other error is printed as before. Hand-written: multiprocessing has no option for it.
+semaphores already gone (pebble unlinks them before it ends its workers): unpickling its
+arguments raises ``FileNotFoundError`` in ``multiprocessing.synchronize``, and the fork server
+prints that traceback on the terminal after the run's own line ("leash rescore: interrupted").
+Such a worker has nothing to do; every other error is printed as before. Hand-written:
+multiprocessing has no option for it.
 """
 
 from __future__ import annotations
