@@ -251,16 +251,21 @@ def _timed_route(route: str, path: Path, jobs: int, batch_size: int, address) ->
         seconds = time.perf_counter() - t0
         return {"n": len(pairs), "seconds": seconds, "cpu": _cpu() - c0, "right": right}
     out = BUILD / f"out-{os.getpid()}.parquet"
+    import resource
+
     tree0 = _tree_cpu() if route == "ray" else None
+    self0 = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     t0, c0 = time.perf_counter(), _cpu()
     rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size,
                           cluster=address)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
+    driver = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - self0
     if tree0 is not None:  # the workers are alive: their CPU is read, not reaped
         cpu = _tree_cpu() - tree0
     right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
     out.unlink()
-    return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "right": right}
+    return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "driver": driver,
+            "right": right}
 
 
 def _nothing(x):
@@ -405,10 +410,11 @@ def _cluster_cells(res: dict, every) -> str:
         return tail + f"  {'(no ray extra)':>20}"
     ray_rate = _rate(res["ray"])
     cpu = [r["cpu"] / r["n"] for r in res["ray"] if r.get("cpu") is not None]
+    driver = statistics.median(r["driver"] / r["n"] for r in res["ray"])
     one_cpu = statistics.median(r["cpu"] / r["n"] for r in res["one"])
     return tail + (f"  {_fmt(*ray_rate):>20}  {ray_rate[0] / every[0]:>9.2f}  "
                    f"{(statistics.median(cpu) * 1e3 if cpu else float('nan')):>11.2f} ms  "
-                   f"{one_cpu * 1e3:>14.2f} ms")
+                   f"{driver * 1e3:>6.2f} ms  {one_cpu * 1e3:>14.2f} ms")
 
 
 def _print_overheads(engines, jobs: int) -> int:
@@ -489,7 +495,8 @@ def main(argv=None) -> int:
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
               f"{'per core':>8}  {'1 core / raw':>12}  {'(CPU)':>6}  {'all / 1 core':>12}  "
               f"{'local cluster':>20}  {'cluster / all':>13}  {'local Ray':>20}  "
-              f"{'Ray / all':>9}  {'Ray CPU/sample':>14}  {'1 core CPU/sample':>17}")
+              f"{'Ray / all':>9}  {'Ray CPU/sample':>14}  {'(driver)':>9}  "
+              f"{'1 core CPU/sample':>17}")
     print(header)
     print("-" * len(header))
     summary = {}
@@ -532,8 +539,9 @@ def main(argv=None) -> int:
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
           "eats first; 'cluster / all' the local Dask cluster against the local processes "
           "(its scheduler and transfers cost; a real cluster adds machines); 'Ray / all' the "
-          "same for a local Ray, whose CPU per sample (driver, raylet and workers) stands "
-          "beside one process's.")
+          "same for a local Ray, whose CPU per sample (driver, raylet and workers; the "
+          "driver's alone in brackets: reading, sending, writing) stands beside one "
+          "process's.")
     if hasattr(os, "getloadavg"):
         print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     return 0
