@@ -1,5 +1,6 @@
 """The Ray route (leash_eval.cluster, ``--cluster ray`` / ``ray://HOST:PORT``) on a real local Ray:
-rescoring and partitioned summaries write the bytes one process writes; math-verify's timeouts
+rescoring, partitioned summaries and generation (with the cpu-generate extra) write what one
+process writes; math-verify's timeouts
 work in Ray's workers; a killed worker is retried, one that always dies is reported with its
 batch named; Ctrl-C and SIGTERM leave no worker running leash's tasks; an unreachable address is
 one line.
@@ -34,6 +35,7 @@ from leash_eval import cluster
 from leash_eval import rescore as rs
 from leash_eval.cli import main
 from leash_eval.processes import raise_terminated
+from test_generate import _run, needs_model
 from test_rescore_stream import HAND_CORRECT, HAND_NO_ANSWER, RECORDS, _evaluator_file
 
 ray = pytest.importorskip("ray", reason="the ray extra (pip install -e '.[ray]')")
@@ -340,6 +342,28 @@ def test_an_unreadable_partition_is_the_same_one_line_error(local_ray, tmp_path,
     code_ray, on_ray, _ = _summarize(capsys, str(folder), "--cluster", "ray")
     assert code == code_ray == 2 and on_ray == one and one.count("\n") == 1, (one, on_ray)
     assert "part-1.parquet" in one
+
+
+# ----------------------------------------------------------------------------- generation
+
+
+@needs_model
+def test_generating_on_ray_writes_the_local_file(local_ray, tmp_path):
+    """`leash generate --cluster ray`: each Ray worker opens the model once and samples its
+    chunks; every sample has its own seed, so the file is the local run's."""
+    import pandas as pd
+
+    from leash_eval.generate.backends import LlamaCpp
+
+    smol = LlamaCpp("smollm2", n_ctx=256)  # as test_generate.py's real-model tests
+
+    kw = {"label": "smol", "benchmark": "toy", "k": 2, "temperature": 0.8, "max_tokens": 8,
+          "flush_every": 2, "backend": smol}
+    _run(tmp_path, "local.parquet", **kw)
+    r, _ = _run(tmp_path, "ray.parquet", cluster="ray", **kw)
+    assert r["finished"] and r["generated"] == 6
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local.parquet"),
+                                  pd.read_parquet(tmp_path / "ray.parquet"))
 
 
 # ----------------------------------------------------------------------------- other drivers
