@@ -1,12 +1,11 @@
 """The Ray route (leash_eval.cluster, ``--cluster ray`` / ``ray://HOST:PORT``) on a real local Ray:
 rescoring, partitioned summaries and generation (with the cpu-generate extra) write what one
-process writes; math-verify's timeouts
-work in Ray's workers; a killed worker is retried, one that always dies is reported with its
-batch named; Ctrl-C and SIGTERM leave no worker running leash's tasks; an unreachable address is
-one line.
+process writes; math-verify's timeouts work in Ray's workers; a killed worker is retried, one
+that always dies is reported with its batch named; Ctrl-C and SIGTERM leave no worker running
+leash's tasks; an unreachable address is one line.
 
-One Ray of two CPUs for the module (no dashboard, logs in a temporary folder), shut down at the
-end. Its workers run tests/_ray_local.py's hook: responses with a marker sleep or kill their
+One Ray head of two CPUs for the module (tests/_ray_local.py: no dashboard, logs in a temporary
+folder), ended at the end. Its workers run tests/_ray_local.py's hook: responses with a marker sleep or kill their
 worker, and one gold answer makes math-verify's comparison slower than its first time limit.
 Skipped, with the reason, without the ``ray`` extra.
 """
