@@ -5,9 +5,9 @@ that always dies is reported with its batch named; Ctrl-C and SIGTERM leave no w
 leash's tasks; an unreachable address is one line.
 
 One Ray head of two CPUs for the module (tests/_ray_local.py: no dashboard, logs in a temporary
-folder), ended at the end. Its workers run tests/_ray_local.py's hook: responses with a marker sleep or kill their
-worker, and one gold answer makes math-verify's comparison slower than its first time limit.
-Skipped, with the reason, without the ``ray`` extra.
+folder), ended at the end. Its workers run tests/_ray_local.py's hook: responses with a marker
+sleep or kill their worker, and one gold answer makes math-verify's comparison slower than its
+first time limit. Skipped, with the reason, without the ``ray`` extra.
 """
 
 from __future__ import annotations
