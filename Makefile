@@ -13,8 +13,8 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 endif
 EXTRAS  ?= dev,verify,gym,site
-# `leash generate` on the CPU and `leash rescore --cluster`: EXTRAS=dev,verify,gym,site,cpu-generate,cluster
-# (CI does). llama-cpp-python
+# `leash generate` on the CPU and `--cluster` on Dask and Ray (tests/test_ray.py):
+# EXTRAS=dev,verify,gym,site,cpu-generate,cluster,ray (CI does). llama-cpp-python
 # compiles llama.cpp where no wheel fits (5-10 min on two cores, once: pip keeps the wheel);
 # these flags make that build portable (no -march=native; any x86-64 CPU with AVX2) and
 # without OpenMP.

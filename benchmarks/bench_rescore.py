@@ -11,7 +11,15 @@ other text in that process:
 * all   : the same with ``jobs=`` every usable core (worker processes);
 * cluster: the same on a local Dask cluster (``cluster=``: one worker process per usable core,
           one thread each), started in that process before the clock starts (skipped without
-          the cluster extra).
+          the cluster extra);
+* ray   : the same on a local Ray of every usable core (``cluster="ray"``, the route of
+          ``--cluster ray``), its head started before the clock (tests/_ray_local.head), with
+          the CPU time of the whole process tree (driver, raylet, workers) beside the wall time
+          (skipped without the ray extra).
+
+Then the cost of one task on each engine: 400 tasks that do nothing through
+``leash_eval.cluster``'s window (submit, schedule, run, return, in order), wall and CPU time per
+task: what a cluster adds to each batch whatever its size.
 
 Responses, by length: **short** (~300 characters), **median** (a chain-of-thought response as
 it is) and **long** (~29,000 characters). With the data mirror (``LEASH_DATA_MIRROR``, dataset
@@ -30,11 +38,13 @@ Usage::
     python benchmarks/bench_rescore.py               # 3 repetitions of every measurement
     python benchmarks/bench_rescore.py --quick       # 1 repetition, fewer long responses
     python benchmarks/bench_rescore.py --sizes-only  # only the cold runs by size
+    python benchmarks/bench_rescore.py --quick --routes raw,one,all,ray   # some routes only
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -169,16 +179,64 @@ def _local_cluster(jobs: int):
                                         dashboard_address=None, silence_logs=logging.ERROR)
 
 
+@contextlib.contextmanager
+def _local_ray(jobs: int):
+    """A Ray of ``jobs`` CPUs on this machine, this process connected (``--cluster ray`` uses
+    that connection): the head of the tests (tests/_ray_local.py), which starts on a loaded
+    machine too."""
+    import logging
+
+    import ray
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import _ray_local
+
+    with _ray_local.head(num_cpus=jobs) as address:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+        try:
+            yield "ray"
+        finally:
+            ray.shutdown()
+
+
+def _tree_cpu() -> float | None:
+    """CPU seconds of this process and every live descendant (a Ray's raylet and workers), or
+    None without psutil."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    me = psutil.Process()
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
     """Time one route on one bucket file (in this process); ``{"n", "seconds"}``."""
+    with contextlib.ExitStack() as stack:
+        if route == "ray":
+            address = stack.enter_context(_local_ray(jobs))
+        elif route == "cluster":
+            address = stack.enter_context(contextlib.closing(_local_cluster(jobs)))
+            address = address.scheduler_address
+        else:
+            address = None
+        return _timed_route(route, path, jobs, batch_size, address)
+
+
+def _timed_route(route: str, path: Path, jobs: int, batch_size: int, address) -> dict:
     import time
 
     import pyarrow.parquet as pq
 
     from leash_eval import rescore as rs
 
-    cluster = _local_cluster(jobs) if route == "cluster" else None
-    address = cluster.scheduler_address if cluster else None
     _warm_up(route, jobs, address)
     if route == "raw":
         import math_verify as mv
@@ -193,15 +251,52 @@ def run_route(route: str, path: Path, jobs: int, batch_size: int) -> dict:
         seconds = time.perf_counter() - t0
         return {"n": len(pairs), "seconds": seconds, "cpu": _cpu() - c0, "right": right}
     out = BUILD / f"out-{os.getpid()}.parquet"
+    import resource
+
+    tree0 = _tree_cpu() if route == "ray" else None
+    self0 = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
     t0, c0 = time.perf_counter(), _cpu()
     rep = rs.rescore_file(path, out, fmt="samples", jobs=jobs, batch_size=batch_size,
                           cluster=address)
     seconds, cpu = time.perf_counter() - t0, _cpu() - c0
-    if cluster is not None:
-        cluster.close()
+    driver = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - self0
+    if tree0 is not None:  # the workers are alive: their CPU is read, not reaped
+        cpu = _tree_cpu() - tree0
     right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
     out.unlink()
-    return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "right": right}
+    return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "driver": driver,
+            "right": right}
+
+
+def _nothing(x):
+    return x
+
+
+def task_overhead(engine: str, jobs: int, n: int = 400) -> dict:
+    """``n`` tasks that return their argument through leash_eval.cluster's window on a local
+    ``engine`` of ``jobs`` slots (warm: its workers ran one round already): wall and CPU
+    seconds per task (CPU of the whole process tree; None without psutil)."""
+    import time
+
+    from leash_eval.cluster import connected
+
+    with contextlib.ExitStack() as stack:
+        if engine == "Ray":
+            address = stack.enter_context(_local_ray(jobs))
+        else:
+            address = stack.enter_context(contextlib.closing(_local_cluster(jobs)))
+            address = address.scheduler_address
+        with connected(address) as on:
+            items = [(i, i) for i in range(n)]
+            list(on.in_order(_nothing, items[: 4 * jobs]))  # workers up, function shipped
+            tree0 = _tree_cpu()
+            t0 = time.perf_counter()
+            got = [x for _, x in on.in_order(_nothing, items)]
+            wall = time.perf_counter() - t0
+            tree = _tree_cpu()
+    assert got == list(range(n))
+    return {"engine": engine, "n": n, "wall": wall / n,
+            "cpu": (tree - tree0) / n if tree0 is not None else None}
 
 
 # ----------------------------------------------------------------------------- sizes, cold
@@ -305,18 +400,58 @@ def _fmt(med, lo, hi):
     return f"{med:,.0f} ({lo:,.0f}-{hi:,.0f})" if hi > lo else f"{med:,.0f}"
 
 
+def _cluster_cells(res: dict, every) -> str:
+    """The table's cells of the cluster routes: samples/s, against every core; for Ray also
+    the CPU per sample of the whole tree (driver, raylet, workers) beside one process's."""
+    on = _rate(res["cluster"]) if res.get("cluster") else None
+    tail = (f"  {_fmt(*on):>20}  {on[0] / every[0]:>13.2f}" if on else
+            f"  {'(no cluster extra)':>20}  {'':>13}")
+    if not res.get("ray"):
+        return tail + f"  {'(no ray extra)':>20}"
+    ray_rate = _rate(res["ray"])
+    cpu = [r["cpu"] / r["n"] for r in res["ray"] if r.get("cpu") is not None]
+    driver = statistics.median(r["driver"] / r["n"] for r in res["ray"])
+    one_cpu = statistics.median(r["cpu"] / r["n"] for r in res["one"])
+    return tail + (f"  {_fmt(*ray_rate):>20}  {ray_rate[0] / every[0]:>9.2f}  "
+                   f"{(statistics.median(cpu) * 1e3 if cpu else float('nan')):>11.2f} ms  "
+                   f"{driver * 1e3:>6.2f} ms  {one_cpu * 1e3:>14.2f} ms")
+
+
+def _print_overheads(engines, jobs: int) -> int:
+    """The cost of one task on each engine (:func:`task_overhead`, each in a fresh process)."""
+    print(f"\none task on a local cluster of {jobs} slots (400 tasks that return their "
+          "argument, through leash_eval.cluster's in-order window; warm workers): wall and "
+          "CPU (the whole process tree) per task")
+    for engine in engines:
+        proc = subprocess.run([sys.executable, __file__, "--_overhead", engine, str(jobs)],
+                              capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode:
+            sys.stderr.write(proc.stderr)
+            return 1
+        o = json.loads(proc.stdout.strip().splitlines()[-1])
+        cpu = f"{o['cpu'] * 1e3:.2f} ms" if o["cpu"] is not None else "n/a (no psutil)"
+        print(f"  {engine:<5} wall {o['wall'] * 1e3:7.2f} ms   CPU {cpu}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", "--small", action="store_true",
                     help="one repetition, 40 long responses")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 3; 1 quick)")
+    ap.add_argument("--routes", default=None, help="comma-separated routes to run: raw, one, "
+                    "all, cluster, ray (default: every one whose extra is installed)")
     ap.add_argument("--_route", nargs=4, help=argparse.SUPPRESS)  # ROUTE FILE JOBS BATCH
+    ap.add_argument("--_overhead", nargs=2, help=argparse.SUPPRESS)  # ENGINE JOBS
     ap.add_argument("--sizes-only", action="store_true",
                     help="only the cold runs of leash rescore at 800, 2,400 and 24,000")
     args = ap.parse_args(argv)
     if args._route:
         route, path, jobs, batch = args._route
         print(json.dumps(run_route(route, Path(path), int(jobs), int(batch))))
+        return 0
+    if args._overhead:
+        print(json.dumps(task_overhead(args._overhead[0], int(args._overhead[1]))))
         return 0
     try:
         import math_verify  # noqa: F401
@@ -341,8 +476,13 @@ def main(argv=None) -> int:
     all_jobs = default_jobs()
     import importlib.util
 
-    routes = [("raw", "raw", 1), ("one", "leash", 1), ("all", "leash", all_jobs)] + (
-        [("cluster", "cluster", all_jobs)] if importlib.util.find_spec("distributed") else [])
+    have = {"cluster": importlib.util.find_spec("distributed") is not None,
+            "ray": importlib.util.find_spec("ray") is not None}
+    routes = [("raw", "raw", 1), ("one", "leash", 1), ("all", "leash", all_jobs)] + [
+        (k, k, all_jobs) for k in ("cluster", "ray") if have[k]]
+    if args.routes:
+        wanted = set(args.routes.split(","))
+        routes = [r for r in routes if r[0] in wanted or r[0] in ("raw", "one", "all")]
     print(f"responses: {source}")
     if args.sizes_only:
         run_sizes(rows, all_jobs, args.quick)
@@ -354,7 +494,9 @@ def main(argv=None) -> int:
     header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
               f"{'per core':>8}  {'1 core / raw':>12}  {'(CPU)':>6}  {'all / 1 core':>12}  "
-              f"{'local cluster':>20}  {'cluster / all':>13}")
+              f"{'local cluster':>20}  {'cluster / all':>13}  {'local Ray':>20}  "
+              f"{'Ray / all':>9}  {'Ray CPU/sample':>14}  {'(driver)':>9}  "
+              f"{'1 core CPU/sample':>17}")
     print(header)
     print("-" * len(header))
     summary = {}
@@ -378,22 +520,28 @@ def main(argv=None) -> int:
             return 1
         raw, one, every = _rate(res["raw"]), _rate(res["one"]), _rate(res["all"])
         chars = statistics.median(len(r) for _, _, r in items)
-        on = _rate(res["cluster"]) if res.get("cluster") else None
-        tail = (f"  {_fmt(*on):>20}  {on[0] / every[0]:>13.2f}" if on else
-                f"  {'(no cluster extra)':>20}")
+        tail = _cluster_cells(res, every)
         print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
               f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {one[0] / raw[0]:>12.2f}  "
               f"{_rate(res['one'], 'cpu')[0] / _rate(res['raw'], 'cpu')[0]:>6.2f}  "
               f"{every[0] / one[0]:>12.2f}{tail}")
         summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
-    run_sizes(rows, all_jobs, args.quick)
+    engines = [e for e, k in (("Dask", "cluster"), ("Ray", "ray")) if have[k] and (
+        not args.routes or k in args.routes.split(","))]
+    if engines and _print_overheads(engines, all_jobs):
+        return 1
+    if not args.routes:
+        run_sizes(rows, all_jobs, args.quick)
     print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
           "grade, count, write) against math-verify alone, in samples per wall second and "
           "(CPU) per CPU second (user + system of the process and its ended workers); "
           "'all / 1 core' the speed-up of "
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
           "eats first; 'cluster / all' the local Dask cluster against the local processes "
-          "(its scheduler and transfers cost; a real cluster adds machines).")
+          "(its scheduler and transfers cost; a real cluster adds machines); 'Ray / all' the "
+          "same for a local Ray, whose CPU per sample (driver, raylet and workers; the "
+          "driver's alone in brackets: reading, sending, writing) stands beside one "
+          "process's.")
     if hasattr(os, "getloadavg"):
         print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     return 0

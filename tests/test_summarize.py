@@ -382,3 +382,34 @@ def test_truncation_is_finish_reason_length_in_any_case(tmp_path):
     assert summarize(p).n_truncated.tolist() == [3]
     out = summarize(p, na="truncated")
     assert out[["n_truncated", "n_answer_missing"]].values.tolist() == [[3, 3]]
+
+
+def test_partitions_on_a_dask_cluster_are_summarized_as_in_one_process(tmp_path):
+    """The one --cluster interface on its other engine: a folder of Parquet partitions, each
+    read by a Dask worker (threads of this process), merged as one process merges them; a
+    question's samples split over two partitions, its later samples in the earlier one."""
+    import logging
+
+    import pyarrow as pa
+
+    distributed = pytest.importorskip("distributed", reason="the cluster extra (dask.distributed)")
+    from leash_eval.formats import partitions
+
+    folder = tmp_path / "rollouts"
+    folder.mkdir()
+    for name, idx, correct in (("part-1.parquet", [4, 5, 6, 7], [False, True, False, True]),
+                               ("part-2.parquet", [0, 1, 2, 3], [False] * 4)):
+        pq.write_table(pa.table({"model": ["m"] * 4, "benchmark": ["b"] * 4,
+                                 "question_id": ["q"] * 4, "sample_idx": idx,
+                                 "correct": correct, "answer": ["1", "2", "1", "2"]}),
+                       folder / name)
+    files = partitions(folder)
+    one = summarize(files)
+    with distributed.LocalCluster(processes=False, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, \
+            warnings.catch_warnings():
+        warnings.simplefilter("error")  # read on the cluster, not in this process after all
+        on = summarize(files, cluster=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(on, one)
+    assert on.attrs == one.attrs
+    assert on[["n", "c", "first_correct"]].values.tolist() == [[8, 2, 5]]

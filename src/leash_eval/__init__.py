@@ -12,7 +12,7 @@ import-linter contracts of ``pyproject.toml`` check them):
   :mod:`.formats` (detection, the one rule set, DuckDB), :mod:`.validate`, :mod:`.summarize`;
   answers: :mod:`.answers`;
 * data: :mod:`.manifest` (the data manifest and fetching);
-* grading: :mod:`.cluster` (a Dask cluster), :mod:`.rescore` (math-verify, Reasoning Gym);
+* grading: :mod:`.cluster` (a Dask or Ray cluster), :mod:`.rescore` (math-verify, Reasoning Gym);
 * generation: :mod:`.generate` (sampling and trace scoring on llama.cpp or vLLM);
 * :mod:`.studies` (what ``leash``'s study files call), :mod:`.demo` (writing the SIMULATED
   demo), and :mod:`.cli`, the ``leash`` command.

@@ -136,12 +136,14 @@ _HELP = {
     "summarize": (
         "per-question summary (n, c, answers, tokens)",
         "Summarize generation files per question (samples n, correct c, index of the first "
-        "correct sample, answer counts, tokens, truncation), streaming in bounded memory. "
+        "correct sample, answer counts, tokens, truncation), streaming in bounded memory, "
+        "here or (--cluster) on the workers of a Dask or Ray cluster, one task per file. "
         "Reads each FILE; prints one overview row per model, benchmark and step to stdout "
         "and, with --out, writes the per-question summary as Parquet, which passk and "
         "support read.",
         ["leash summarize my_samples.jsonl --out summary.parquet",
          "leash summarize gsm8k-probe-sft gsm8k-probe-rl-final --json",
+         "leash summarize rollouts/ --cluster ray --out summary.parquet",
          "leash summarize eval.jsonl --fmt evaluator --model m --benchmark math "
          "--on-error skip"]),
     "fetch": (
@@ -157,13 +159,16 @@ _HELP = {
         "recompute correctness from response texts",
         "Recompute each sample's correctness from its response text: math-verify against the "
         "gold answers (the file's own gold field, a benchmark of the manifest, or a JSONL "
-        "question file), or a Reasoning Gym task's scorer. Reads each FILE's responses; "
+        "question file), or a Reasoning Gym task's scorer, in local processes or (--cluster) "
+        "on the workers of a Dask or Ray cluster. Reads each FILE's responses; "
         "prints per model, benchmark and step the accuracy before and after and how many "
         "verdicts changed; with --out, writes the rescored samples (canonical samples "
         "format), which the other commands read.",
         ["leash rescore gsm8k-probe-sft gsm8k-probe-rl-final",
          "leash rescore eval.jsonl --model m --benchmark math500 --gold math500 "
          "--out rescored.jsonl",
+         "leash rescore gens.parquet --gold math500 --out rescored.parquet "
+         "--cluster ray://head:10001",
          "leash rescore gym.jsonl --scorer reasoning-gym --gold entries.jsonl --task "
          "basic_arithmetic"]),
     "generate": (
@@ -269,9 +274,14 @@ def _metric_list(text: str) -> list[str]:
 # for a group of options shown under that title.
 _FILES = ("files", dict(
     nargs="+", metavar="FILE", help="generation files (samples, counts or evaluator output: "
-    "JSONL, JSONL.gz, Parquet, CSV; see data/README.md), per-question summaries written by "
+    "JSONL, JSONL.gz, Parquet, CSV; see data/README.md), folders of Parquet partitions (their "
+    "files in path order) or a verl validation folder, per-question summaries written by "
     "`leash summarize --out`, or dataset/group names of data/manifest.yaml (`leash fetch "
     "--list`), fetched and labelled by the manifest"))
+# --cluster ADDRESS: one option, every engine (leash_eval.cluster chooses by the address)
+_CLUSTER_HELP = ("Dask scheduler at tcp://HOST:8786 (the cluster extra), or on Ray: "
+                 "ray://HOST:10001 (Ray Client), or `ray` (the cluster at RAY_ADDRESS, or one "
+                 "`ray start` began on this machine, else a new local Ray; the ray extra)")
 # summarize and rescore read generations, not summaries (a summary is summarized already)
 _GENERATIONS = ("files", {**_FILES[1], "help": _FILES[1]["help"].replace(
     ", per-question summaries written by `leash summarize --out`,", ",")})
@@ -338,6 +348,10 @@ _OPTIONS = {
                       "count as NA for answer entropy: class (the default: those without an "
                       "extracted answer) or truncated (also those with finish_reason length: "
                       "the paper's rule, which Table 5 uses)")),
+        ("--cluster", dict(metavar="ADDRESS", help="read each file (a partition of a folder, "
+                           "say) on the workers of a cluster, its partial counts merged here "
+                           "exactly: the same summary (default: here). The " + _CLUSTER_HELP +
+                           "; the workers read the files at the same paths")),
         _ON_ERROR, _ON_TIMEOUT, _READER, _DATA, _JSON],
     "fetch": [
         ("names", dict(nargs="*", metavar="NAME", help="dataset or group names of "
@@ -372,9 +386,10 @@ _OPTIONS = {
         ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: one, "
                         "then every usable core's once grading took longer than starting them; "
                         "never slower than 1); the output does not depend on it")),
-        ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of the Dask scheduler "
-                           "at ADDRESS (tcp://host:8786; the cluster extra) instead of local "
-                           "processes; the output does not depend on it (default: local)")),
+        ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of a cluster instead "
+                           "of local processes: the " + _CLUSTER_HELP + "; the same batches, "
+                           "at most two per worker slot in flight, written in order: the "
+                           "output does not depend on it (default: local)")),
         ("--batch-size", dict(type=positive_int, default=1000, metavar="N", help="samples per "
                               "batch; memory grows with batch size x jobs")),
         _READER, _DATA, _JSON],
@@ -411,10 +426,10 @@ _OPTIONS = {
                                    "%(default)s)")),
             ("--limit", dict(type=positive_int, metavar="N", help="generate at most N new "
                              "samples, then stop (rerun to continue; default: all)")),
-            ("--cluster", dict(metavar="ADDRESS", help="generate on the workers of the Dask "
-                               "scheduler at ADDRESS (the cluster extra), --flush-every "
-                               "samples per task; the file is the local run's (default: "
-                               "here)"))]),
+            ("--cluster", dict(metavar="ADDRESS", help="generate on the workers of a cluster: "
+                               "the " + _CLUSTER_HELP + "; --flush-every samples per task, the "
+                               "model file at the same path on every worker; the file is the "
+                               "local run's (default: here)"))]),
         _JSON],
     "score-traces": [
         ("model_path", dict(metavar="MODEL", help="as for generate")),
@@ -662,10 +677,13 @@ def _inputs(args, ctx: _Context):
                                 if getattr(args, k, None)} or None}
     given = {k: v for k, v in given.items() if v is not None}
     out = []
+    from leash_eval.formats import partitions
     from leash_eval.harness_logs import verl_folder
 
-    # a verl validation_data_dir stands for its <step>.jsonl files, in step order
-    names = [f for name in args.files for f in (verl_folder(name) or [name])]
+    # a verl validation_data_dir stands for its <step>.jsonl files, in step order; a folder of
+    # Parquet partitions for its files, in path order
+    names = [f for name in args.files for f in (verl_folder(name) or partitions(name)
+                                                or [name])]
     for name in names:
         for path, ds in mf.resolve(name, mirror=args.mirror, dest=args.dest,
                                    progress=not ctx.quiet):
@@ -765,7 +783,7 @@ def _cmd_summarize(args, ctx: _Context) -> int:
         raise ValueError(f"--out must end in .parquet (a summary is written as Parquet, with "
                          f"its provenance). Got {args.out!r}.")
     table = _load_table(args, ctx, na=args.na, on_error=args.on_error,
-                        on_timeout=args.on_timeout)
+                        on_timeout=args.on_timeout, cluster=args.cluster)
     if args.out:
         write_summary(table, args.out)
         ctx.note(f"wrote {table.num_rows} question rows to {args.out}")

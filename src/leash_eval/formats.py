@@ -28,7 +28,7 @@ from leash_eval import readers as R
 
 __all__ = ["SAMPLES_REQUIRED", "SAMPLES_OPTIONAL", "COUNTS_REQUIRED",
            "COUNTS_OPTIONAL", "NestedMapping", "MAPPINGS", "get_mapping", "detect_format",
-           "check_regular_file", "response_batches", "InputFileError"]
+           "check_regular_file", "partitions", "response_batches", "InputFileError"]
 
 SAMPLES_REQUIRED = ("model", "benchmark", "question_id", "sample_idx", "correct")
 SAMPLES_OPTIONAL = ("answer", "n_tokens", "token_entropy", "finish_reason", "response", "step")
@@ -238,6 +238,30 @@ def _yaml_mapping(path: Path) -> NestedMapping:
 # --------------------------------------------------------------------------------------------
 # Files: regular files only, errors of unreadable ones, detection
 # --------------------------------------------------------------------------------------------
+def partitions(path) -> list[Path] | None:
+    """The Parquet files of a folder of partitions: every ``*.parquet`` / ``*.pq`` file below
+    it, in path order with numbers compared as numbers (``part-2`` before ``part-10``), as
+    verl, vLLM and Ray Data batch jobs (or Spark) write a dataset; hidden or bookkeeping files
+    and folders (a name starting with ``.`` or ``_``: ``_SUCCESS``, ``.part-0.crc``) are left
+    out. None when ``path`` is not a folder holding any. Values that exist only in folder
+    names (Hive's ``step=100/``) are not read: each file must carry its columns.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        return None
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "_"))]
+        found += [Path(dirpath, f) for f in filenames if not f.startswith((".", "_"))
+                  and f.lower().endswith((".parquet", ".pq"))]
+
+    def order(p: Path):
+        parts = re.split(r"(\d+)", p.relative_to(root).as_posix())
+        return [(0, int(x), "") if x.isdigit() else (1, 0, x) for x in parts]
+
+    return sorted(found, key=order) or None
+
+
 def check_regular_file(path) -> os.stat_result:
     """Raise unless ``path`` is an existing regular file (or a link to one); return its stat
     (a FIFO, socket or device would block or never end, a directory is no input).
@@ -835,9 +859,9 @@ def vouched(src) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 # Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
-def connect():
+def connect(temp_dir=None):
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit).
+    to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder, removed at exit.
     """
     import atexit
     import shutil
@@ -845,7 +869,7 @@ def connect():
 
     import duckdb
 
-    tmp = os.environ.get("LEASH_TEMP_DIR")
+    tmp = temp_dir or os.environ.get("LEASH_TEMP_DIR")
     if not tmp:
         tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
         atexit.register(shutil.rmtree, tmp, True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from leash.errors import Api, Call, LeashValueError, LeashWarning, Param
 from leash.summary import (
@@ -95,20 +96,16 @@ def _partial(na: str):
                    f"NULL::UBIGINT AS h{x}, {common} FROM (SELECT *, coalesce(step, -1) AS "
                    f"stepk FROM chk{no}) x {keep} GROUP BY ALL")
         con.execute(f"CREATE OR REPLACE TEMP TABLE part{no} AS {sql}")
-        con.execute(f"CREATE OR REPLACE TEMP VIEW pk{no} AS SELECT {V.KEYS}, sum(n) AS n, "
-                    "min(lo) AS lo, max(hi) AS hi, bit_xor(h) AS h, min(wk) AS wk FROM "
-                    f"part{no} GROUP BY ALL")
+        _pk_view(con, no)
         unknown = "count_if(c > 0 AND fc IS NULL)" if src.kind == "counts" else "0"
         nbad, rows, unknown = con.execute(
             f"SELECT sum(nbad), sum(nrows), {unknown} FROM part{no}").fetchall()[0]
         src.fc_unknown = int(unknown or 0)
         if exact:
             return rows
-        overlap = "p.lo <= s.hi AND s.lo <= p.hi" if src.kind == "samples" else "true"
-        clash = nbad or con.execute(
-            f"SELECT (SELECT count(*) FROM pk{no} p JOIN seen s USING ({V.KEYS}) WHERE {overlap}"
-            f") + (SELECT count(*) FROM pk{no} WHERE "
-            f"{'hi - lo + 1 <> n' if src.kind == 'samples' else 'n > 1'})").fetchall()[0][0]
+        clash = nbad or _overlaps(con, no, src.kind) or con.execute(
+            f"SELECT count(*) FROM pk{no} WHERE "
+            f"{'hi - lo + 1 <> n' if src.kind == 'samples' else 'n > 1'}").fetchall()[0][0]
         if src.kind == "samples" and not clash:
             clash = con.execute(f"SELECT count(*) FROM pk{no} p, LATERAL (SELECT bit_xor(hash(v)) "
                                 "AS ref FROM range(p.lo, p.hi + 1) t(v)) WHERE ref <> p.h"
@@ -118,11 +115,36 @@ def _partial(na: str):
     return partial
 
 
-def _run(paths, *, na, finish=True, **kw):
-    """Read every input (:func:`leash_eval.validate.run`), then merge the per-file aggregates."""
+def _pk_view(con, no: int) -> None:
+    """View ``pk<no>``: per question of input ``no``, its samples, index range and hash, and
+    where it was first read.
+    """
+    con.execute(f"CREATE OR REPLACE TEMP VIEW pk{no} AS SELECT {V.KEYS}, sum(n) AS n, "
+                "min(lo) AS lo, max(hi) AS hi, bit_xor(h) AS h, min(wk) AS wk FROM "
+                f"part{no} GROUP BY ALL")
+
+
+def _overlaps(con, no: int, kind: str) -> int:
+    """Questions of input ``no`` that an earlier input gave too: with samples whose index
+    ranges meet (samples), at all (counts).
+    """
+    overlap = "p.lo <= s.hi AND s.lo <= p.hi" if kind == "samples" else "true"
+    return con.execute(f"SELECT count(*) FROM pk{no} p JOIN seen s USING ({V.KEYS}) WHERE "
+                       f"{overlap}").fetchall()[0][0]
+
+
+def _run(paths, *, na, finish=True, cluster=None, **kw):
+    """Read every input (:func:`leash_eval.validate.run`, or each on the cluster at ``cluster``
+    when it can vouch for them: :func:`_cluster_read`), then merge the per-file aggregates.
+    """
     if na not in NA_MODES:
         raise LeashValueError(param="na", value=na, constraint=f"one of {NA_MODES}")
-    files, sink, sources = V.run(paths, partial=_partial(na), **kw)
+    got = _cluster_read(paths, cluster, na=na, **kw) if cluster is not None else None
+    if got is not None:
+        files, sink, sources, con = got
+    else:
+        files, sink, sources = V.run(paths, partial=_partial(na), **kw)
+        con = sources[0].con
     from leash._version import version
 
     for f, src in zip(files, sources):
@@ -136,7 +158,7 @@ def _run(paths, *, na, finish=True, **kw):
             "labels": {k: kw[k] for k in ("model", "benchmark", "step") if kw[k] is not None}}
     if not finish:
         return None, prov
-    con, keys, parts = sources[0].con, V.KEYS, []
+    keys, parts = V.KEYS, []
     samples = " UNION ALL BY NAME ".join(f"SELECT {s.no} AS no, * FROM part{s.no}" for s in sources
                                  if s.kind == "samples")
     if samples:  # merged over answers and inputs (Chan et al.'s merge of the variances)
@@ -192,8 +214,7 @@ def _first_ranks(con, samples: str, sources) -> str:
     samples before it, counted here over the kept rows (table ``qrank``; "0" when no question
     has gaps, which the merge then never reads).
     """
-    gap = (f"SELECT {V.KEYS}, min(first) AS first FROM ({samples}) GROUP BY ALL HAVING "
-           "max(hi) - min(lo) + 1 <> sum(n) AND min(first) IS NOT NULL")
+    gap = _gaps(samples)
     if not con.execute(f"SELECT count(*) FROM ({gap})").fetchall()[0][0]:
         return "0"
     kept = " UNION ALL ".join(
@@ -202,6 +223,138 @@ def _first_ranks(con, samples: str, sources) -> str:
     con.execute(f"CREATE OR REPLACE TEMP TABLE qrank AS SELECT {V.KEYS}, count_if(x.idx < "
                 f"g.first) AS rank FROM ({gap}) g JOIN ({kept}) x USING ({V.KEYS}) GROUP BY ALL")
     return "rank"
+
+
+def _gaps(samples: str) -> str:
+    """SQL of the questions with a correct sample whose indices (over every input) have gaps."""
+    return (f"SELECT {V.KEYS}, min(first) AS first FROM ({samples}) GROUP BY ALL HAVING "
+            "max(hi) - min(lo) + 1 <> sum(n) AND min(first) IS NOT NULL")
+
+
+# ------------------------------------------------------------------------- on a cluster
+
+
+class _Read(NamedTuple):
+    """What a cluster worker read of one input (:func:`_read_alone`): the per-question partial
+    aggregates (table ``part<no>`` with its DuckDB column types) and the facts the merge needs.
+    """
+
+    no: int
+    kind: str
+    fmt: str
+    fname: str
+    meta: object
+    relative: bool
+    record: dict
+    part: object  # pyarrow.Table
+    types: list
+
+
+def _read_alone(na: str, kw: dict, item) -> _Read | None:
+    """Input ``item = (no, path)`` read on its own, as :func:`leash_eval.validate.run` reads it
+    (the rules, the fast ``partial``): its :class:`_Read`, or None when the fast path cannot
+    vouch for it (a row the rules reject, a duplicate, a gap in a question's sample indices),
+    which only the exact path, with every earlier input at hand, can tell apart. Runs on a
+    cluster worker.
+    """
+    import shutil
+    import tempfile
+
+    no, path = item
+    tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
+    con = F.connect(temp_dir=tmp)
+    try:
+        V.start(con)
+        src = V.open_input(con, path, no, fmt=kw["fmt"], mapping=kw["mapping"],
+                           reader_options=kw["reader_options"], allow_summary=kw["allow_summary"],
+                           labels={k: kw[k] for k in ("model", "benchmark", "step")})
+        rows = V.build_input(src, kw["chunk_size"], _partial(na))
+        if rows is None:
+            return None
+        if not rows:
+            raise F.no_rows_error(path, {"table": "parquet", "nested": "jsonl"}.get(src.form,
+                                                                                    src.form))
+        types = [tuple(r[:2]) for r in con.execute(f"DESCRIBE part{no}").fetchall()]
+        rel = con.sql(f"SELECT * FROM part{no}")
+        part = (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
+        return _Read(no, src.kind, src.fmt, src.fname, src.meta, src.relative,
+                     V.file_record(src, rows, 0, 0, {}), part, types)
+    finally:
+        con.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cluster_read(paths, address: str, *, na: str, **kw):
+    """``(files, sink, sources)`` as :func:`leash_eval.validate.run` returns them, each input
+    read by a worker of the cluster at ``address`` (:func:`_read_alone`, at most two per slot
+    in flight) and the partial aggregates merged here, in input order, with the checks across
+    inputs :func:`leash_eval.validate.run` makes: the same summary as one process. None (with a
+    warning naming the input) when an input is not vouched for on its own, or the inputs
+    overlap (a question's samples in two of them with indices that meet, samples of a
+    question a counts input gave) or leave gaps in a question's sample indices: those the
+    exact path of one process reads, which then runs instead.
+    """
+    import warnings
+
+    from leash_eval.cluster import connected
+
+    V.check_arguments(kw["chunk_size"], kw["step"])
+    plist = V.input_paths(paths)
+    opts = {k: kw.get(k) for k in ("fmt", "mapping", "reader_options", "model", "benchmark",
+                                   "step", "chunk_size")}
+    opts["allow_summary"] = kw.get("allow_summary", False)
+    con = F.connect()
+    V.start(con)
+    files, sources, why, why_file = [], [], None, None
+    with connected(address) as on:
+        items = (((no, str(p)), (no, str(p))) for no, p in enumerate(plist))
+        for (_, p), got in on.in_order(_read_alone, items, na, opts,
+                                        name=lambda item: str(item[1])):
+            why = _merge_read(con, got)
+            if why:
+                why, why_file = f"{p}: {why}", p
+                break
+            files.append(got.record)
+            sources.append(got)
+    samples = " UNION ALL BY NAME ".join(f"SELECT * FROM part{s.no}" for s in sources
+                                         if s.kind == "samples")
+    if not why and samples and con.execute(
+            f"SELECT count(*) FROM ({_gaps(samples)})").fetchall()[0][0]:
+        why = ("the inputs leave gaps in a question's sample indices, which only the exact "
+               "path counts")
+    if why:
+        warnings.warn(LeashWarning(f"{why}; every input is summarized in this process instead "
+                                   "(the same summary), not on the cluster.", file=why_file),
+                      stacklevel=5)
+        return None
+    return files, V.Sink(kw["on_error"]), sources, con
+
+
+def _merge_read(con, got: _Read | None) -> str | None:
+    """Input ``got.no`` into the tables of the call on ``con``, as
+    :func:`leash_eval.validate.run` would have it; why not (a reason), or None.
+    """
+    if got is None:
+        return ("rows the rules reject, duplicates or gaps in a question's sample indices, "
+                "which only the exact path reads")
+    no = got.no
+    con.register("read_in", got.part)
+    cols = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in got.types)
+    con.execute(f"CREATE TEMP TABLE part{no} AS SELECT {cols} FROM read_in")
+    con.unregister("read_in")
+    if got.relative:  # a list position: after the samples earlier inputs gave the question
+        keys = V.KEYS.split(", ")
+        con.execute(f'UPDATE part{no} SET "first" = "first" + o.off, lo = lo + o.off, hi = '
+                    f"hi + o.off FROM (SELECT {V.KEYS}, hi + 1 AS off FROM seen) o WHERE "
+                    f"({', '.join(f'part{no}.{k}' for k in keys)}) = "
+                    f"({', '.join(f'o.{k}' for k in keys)})")
+    _pk_view(con, no)
+    if _overlaps(con, no, got.kind):
+        return "a question of it is in an earlier input too, which only the exact path reads"
+    if got.kind == "samples" and V.counts_clash(con, no):
+        return "it has samples of a question a counts input gave"
+    V.admit(con, no, got.kind)
+    return None
 
 
 ON_TIMEOUT = ("error", "false", "skip")
@@ -222,6 +375,14 @@ def _checked_table(paths, *, on_error, on_timeout="error", **kw):
         raise LeashValueError(param="on_timeout", value=on_timeout,
                               constraint=f"one of {ON_TIMEOUT}")
     with _settled_timeouts(V.as_paths(paths), on_timeout) as (paths, renamed, settled):
+        if renamed and kw.get("cluster") is not None:
+            first = next(iter(renamed.values()))
+            warnings.warn(LeashWarning(
+                f"{first}: its samples without a verdict are settled (",
+                Param("on_timeout", value=on_timeout), ") in a copy in a temporary folder of "
+                "this machine; every input is summarized in this process, not on the cluster.",
+                file=first), stacklevel=4)
+            kw["cluster"] = None
         table, prov = _run(paths, on_error=on_error, **kw)
     if renamed:
         prov = json.loads(_renamed(json.dumps(prov), renamed))
@@ -351,7 +512,7 @@ def summary_table(paths, *, summaries=False, **kw):
     summaries : bool, default False
         Also accept summary files, as :func:`load_counts` does.
     **kw
-        The keyword arguments of :func:`summarize` except ``out``.
+        The keyword arguments of :func:`summarize` except ``out`` (``cluster`` too).
 
     Returns
     -------
@@ -362,7 +523,7 @@ def summary_table(paths, *, summaries=False, **kw):
     kw.setdefault("on_error", "raise")
     kw.setdefault("na", "class")
     kw.setdefault("chunk_size", 250_000)
-    for name in ("fmt", "model", "benchmark", "step", "mapping", "reader_options"):
+    for name in ("fmt", "model", "benchmark", "step", "mapping", "reader_options", "cluster"):
         kw.setdefault(name, None)
     return _with_provenance(*_checked_table(paths, allow_summary=summaries, **kw))
 
@@ -511,7 +672,7 @@ def read_summary(path):
 
 def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping=None,
               chunk_size=250_000, out=None, na="class", on_error="raise", reader_options=None,
-              on_timeout="error"):
+              on_timeout="error", cluster=None):
     """Summarize generation files into the per-question summary frame.
 
     Parameters
@@ -549,6 +710,15 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
         Samples of a rescored file without a verdict (math-verify timed out twice,
         :mod:`leash_eval.rescore`): an error with their count, counted as wrong, or left out
         (the provenance's ``timeouts`` says which and how many).
+    cluster : str, optional
+        The address of a cluster (:mod:`leash_eval.cluster`: ``"ray"``, ``"ray://HOST:10001"``
+        or a Dask scheduler's): each file (a partition of a folder of them, say) is read by a
+        worker, which sends back its per-question partial counts (n, c, the first correct
+        sample index, answer counts, token sums), merged here exactly, in input order: the
+        summary of one process, byte for byte. The workers read the files at the same paths
+        (a shared filesystem). When a file is not vouched for on its own (a row the rules
+        reject, a duplicate) or the files overlap or leave gaps in a question's sample
+        indices, every file is read in this process instead, with a warning saying why.
 
     Returns
     -------
@@ -559,7 +729,8 @@ def summarize(paths, *, fmt=None, model=None, benchmark=None, step=None, mapping
     """
     frame = _checked_frame(paths, fmt=fmt, model=model, benchmark=benchmark, step=step,
                            mapping=mapping, chunk_size=chunk_size, on_error=on_error, na=na,
-                           reader_options=reader_options, on_timeout=on_timeout)
+                           reader_options=reader_options, on_timeout=on_timeout,
+                           cluster=cluster)
     if out is not None:
         write_summary(frame, out)
     return frame

@@ -299,37 +299,18 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
     then the exact views are built, :func:`check` reports the problems and ``partial`` runs
     again over the rows left. Returns (per-file provenance, sink, sources).
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise LeashValueError(param="chunk_size", value=chunk_size, constraint="an int >= 1")
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
-        raise LeashValueError(param="step", value=step, constraint="an int >= 0 or None")
-    sink, plist = Sink(on_error), as_paths(paths)
-    if contents is None:
-        stat_results = [F.check_regular_file(p) for p in plist]  # a FIFO would block below
-        for p, st in zip(plist, stat_results):
-            if st.st_size == 0:
-                raise F.no_rows_error(p, "empty")
-        _check_distinct(plist, stat_results)
+    check_arguments(chunk_size, step)
+    sink, plist = Sink(on_error), input_paths(paths, contents)
     con = F.connect()
-    con.execute("CREATE TEMP TABLE seen (model VARCHAR, benchmark VARCHAR, question_id VARCHAR, "
-                "stepk BIGINT, kind VARCHAR, w_no INTEGER, wk HUGEINT, lo BIGINT, hi BIGINT)")
+    start(con)
     files, sources = [], []
     for no, p in enumerate(plist):
-        src = F.open_source(con, p, no, fmt=fmt, mapping=mapping, options=reader_options,
-                            labels={"model": model, "benchmark": benchmark, "step": step},
-                            contents=contents)
-        if src.fmt == "summary" and not allow_summary:
-            raise LeashValueError(f"{p} is already a per-question summary;", file=p, hint=(
-                "use ", Call("leash_eval.summarize.load_counts"), " to combine summaries with "
-                "other inputs."))
+        src = open_input(con, p, no, fmt=fmt, mapping=mapping, reader_options=reader_options,
+                         labels={"model": model, "benchmark": benchmark, "step": step},
+                         contents=contents, allow_summary=allow_summary)
         sources.append(src)
-        src.batch, before, reasons = chunk_size, sink.n_problems, dict(sink.by_reason)
-        if src.relative:
-            con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
-        con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
-        F.guarded(src, src.build)
-        rows = None if src.utf8_error or src.ambiguous else F.guarded(
-            src, lambda src=src: partial(src, False))
+        before, reasons = sink.n_problems, dict(sink.by_reason)
+        rows = build_input(src, chunk_size, partial)
         rejected = 0
         if rows is None:
             def exact(src=src, no=no):
@@ -342,30 +323,106 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
         if not rows:
             raise F.no_rows_error(p, {"table": "parquet", "nested": "jsonl"}.get(src.form,
                                                                                  src.form))
-        hit = src.kind == "samples" and con.execute(
-            f"SELECT p.wk, s.w_no, s.wk, {', '.join('p.' + k for k in KEYS.split(', '))} FROM "
-            f"pk{no} p JOIN seen s USING ({KEYS}) WHERE s.kind = 'counts' ORDER BY p.wk LIMIT 1"
-        ).fetchall()
+        hit = src.kind == "samples" and counts_clash(con, no)
         if hit:
-            wk, fno, fwk, *key = hit[0]
+            wk, fno, fwk, *key = hit
             raise ValueError(
                 f"{src.fname}: {src.where(*_loc(wk))}: samples for a question that a counts "
                 f"input already gave at {sources[fno].fname}: {sources[fno].where(*_loc(fwk))} "
                 f"({describe(key)}); pass each question once.")
-        con.execute(f"INSERT INTO seen SELECT {KEYS}, '{src.kind}', {no}, wk, lo, hi FROM pk{no} "
-                    f"p ANTI JOIN seen s USING ({KEYS})")
-        con.execute(f"UPDATE seen SET hi = greatest(seen.hi, p.hi), lo = least(seen.lo, p.lo) "
-                    f"FROM pk{no} p WHERE ({', '.join('seen.' + k for k in KEYS.split(', '))}) "
-                    f"= ({', '.join('p.' + k for k in KEYS.split(', '))})")
-        files.append({
-            "path": str(p), "format": src.fmt, "mapping": getattr(src.mapping, "name", None),
-            "reader": src.reader, "rows_read": int(rows), "rows_used": int(rows) - rejected,
-            "rows_rejected": rejected, "problems": sink.n_problems - before,
-            "rejected_by_reason": {r: k - reasons.get(r, 0) for r, k in sink.by_reason.items()
-                                   if k > reasons.get(r, 0)},
-            "notes": src.notes + notes(src),
-            "first_correct_unknown": getattr(src, "fc_unknown", 0)})
+        admit(con, no, src.kind)
+        files.append(file_record(src, rows, rejected, sink.n_problems - before, {
+            r: k - reasons.get(r, 0) for r, k in sink.by_reason.items()
+            if k > reasons.get(r, 0)}))
     return files, sink, sources
+
+
+# The steps of run(), each input's own (open_input, build_input, file_record: what a cluster
+# worker runs for one input, leash_eval.summarize) and the call's (the rest).
+
+
+def check_arguments(chunk_size, step) -> None:
+    """The arguments of :func:`run` that no input is needed to check."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise LeashValueError(param="chunk_size", value=chunk_size, constraint="an int >= 1")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
+        raise LeashValueError(param="step", value=step, constraint="an int >= 0 or None")
+
+
+def input_paths(paths, contents=None) -> list:
+    """The inputs of a call: regular files, none empty, none given twice."""
+    plist = as_paths(paths)
+    if contents is None:
+        stat_results = [F.check_regular_file(p) for p in plist]  # a FIFO would block below
+        for p, st in zip(plist, stat_results):
+            if st.st_size == 0:
+                raise F.no_rows_error(p, "empty")
+        _check_distinct(plist, stat_results)
+    return plist
+
+
+def start(con) -> None:
+    """The table of the questions a call has read (``seen``), empty."""
+    con.execute("CREATE TEMP TABLE seen (model VARCHAR, benchmark VARCHAR, question_id VARCHAR, "
+                "stepk BIGINT, kind VARCHAR, w_no INTEGER, wk HUGEINT, lo BIGINT, hi BIGINT)")
+
+
+def open_input(con, p, no: int, *, fmt, mapping, reader_options, labels, contents=None,
+               allow_summary=False):
+    """The :class:`leash_eval.formats.Source` of input number ``no`` (views not built)."""
+    src = F.open_source(con, p, no, fmt=fmt, mapping=mapping, options=reader_options,
+                        labels=labels, contents=contents)
+    if src.fmt == "summary" and not allow_summary:
+        raise LeashValueError(f"{p} is already a per-question summary;", file=p, hint=(
+            "use ", Call("leash_eval.summarize.load_counts"), " to combine summaries with "
+            "other inputs."))
+    return src
+
+
+def build_input(src, chunk_size: int, partial):
+    """Build the views of a source and run the fast ``partial`` (:func:`run`): the rows read,
+    or None when the fast path cannot vouch for the file.
+    """
+    con, no = src.con, src.no
+    src.batch = chunk_size
+    if src.relative:
+        con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
+    con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
+    F.guarded(src, src.build)
+    return None if src.utf8_error or src.ambiguous else F.guarded(
+        src, lambda: partial(src, False))
+
+
+def counts_clash(con, no: int):
+    """The first question of samples input ``no`` that a counts input gave already (``wk,
+    w_no, seen wk, keys``), or None.
+    """
+    hit = con.execute(
+        f"SELECT p.wk, s.w_no, s.wk, {', '.join('p.' + k for k in KEYS.split(', '))} FROM "
+        f"pk{no} p JOIN seen s USING ({KEYS}) WHERE s.kind = 'counts' ORDER BY p.wk LIMIT 1"
+    ).fetchall()
+    return hit[0] if hit else None
+
+
+def admit(con, no: int, kind: str) -> None:
+    """The questions of input ``no`` (view ``pk<no>``) into ``seen``: where each was first
+    read, and the range of its sample indices so far.
+    """
+    con.execute(f"INSERT INTO seen SELECT {KEYS}, '{kind}', {no}, wk, lo, hi FROM pk{no} "
+                f"p ANTI JOIN seen s USING ({KEYS})")
+    con.execute(f"UPDATE seen SET hi = greatest(seen.hi, p.hi), lo = least(seen.lo, p.lo) "
+                f"FROM pk{no} p WHERE ({', '.join('seen.' + k for k in KEYS.split(', '))}) "
+                f"= ({', '.join('p.' + k for k in KEYS.split(', '))})")
+
+
+def file_record(src, rows, rejected: int, problems: int, by_reason: dict) -> dict:
+    """The provenance of one input."""
+    return {
+        "path": str(src.fname), "format": src.fmt,
+        "mapping": getattr(src.mapping, "name", None), "reader": src.reader,
+        "rows_read": int(rows), "rows_used": int(rows) - rejected, "rows_rejected": rejected,
+        "problems": problems, "rejected_by_reason": by_reason, "notes": src.notes + notes(src),
+        "first_correct_unknown": getattr(src, "fc_unknown", 0)}
 
 
 def _loc(wk: int) -> tuple[int, int]:

@@ -56,7 +56,7 @@ ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field, else the 0-base
 The package, each module importing only those after it: :mod:`~leash_eval.rescore.stream`
 (:func:`rescore`, :func:`rescore_file`, :func:`rescored_path`: frames and files in, rescored
 samples out), :mod:`~leash_eval.rescore.execution` (where batches are graded: here, worker
-processes, a Dask cluster), :mod:`~leash_eval.rescore.graders` (one batch, math-verify or
+processes, a Dask or Ray cluster), :mod:`~leash_eval.rescore.graders` (one batch, math-verify or
 Reasoning Gym) and :mod:`~leash_eval.rescore.gold` (question files and gold answers).
 """
 

@@ -1,6 +1,6 @@
 """Running the grading of :mod:`leash_eval.rescore`: batches graded here, in worker processes
-started from a fork server (stopped at once on Ctrl-C or an error), or on a Dask cluster,
-results in input order (:func:`graded`); the number of jobs and the progress bar.
+started from a fork server (stopped at once on Ctrl-C or an error), or on a cluster (Dask or
+Ray), results in input order (:func:`graded`); the number of jobs and the progress bar.
 """
 
 from __future__ import annotations
@@ -76,11 +76,13 @@ def progress_bar(progress: bool, desc: str, total: int | None = None):
                 disable=None if progress else True, leave=False)
 
 
-def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bool = False):
+def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bool = False,
+           name=None):
     """Yield ``(meta, Graded)`` for each ``(meta, args)`` of ``tasks``, in input order: here
     with ``jobs == 1`` or one batch (in the main thread), else by ``jobs`` worker processes
     (a :class:`pebble.ProcessPool`) with at most ``2 * jobs`` batches in flight (see
-    :mod:`leash_eval.rescore`), or on the Dask cluster at ``cluster``.
+    :mod:`leash_eval.rescore`), or on the cluster at ``cluster`` (Dask or Ray,
+    :mod:`leash_eval.cluster`), where ``name(meta)`` names a batch whose worker died.
 
     ``auto`` (the default ``jobs`` of ``leash rescore``): batches are graded here; once that
     took :data:`START_AFTER` seconds, workers start in the background while grading goes on
@@ -89,7 +91,7 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
     """
     state = prepare(spec)  # here first: a missing package or bad task fails before any worker
     if cluster is not None:
-        yield from _cluster_graded(tasks, spec, cluster)
+        yield from _cluster_graded(tasks, spec, cluster, name)
         return
     it = iter(tasks)
     head = list(itertools.islice(it, 2))
@@ -228,16 +230,24 @@ _CLUSTER_STATE: dict = {}
 _CLUSTER_LOCK = threading.Lock()
 
 
+_HERE: list = [None, None]  # a Ray worker's prepared spec: (spec, prepare(spec))
+
+
 def _cluster_grade(spec: Spec, args) -> Graded:
-    """One batch on a worker of a Dask cluster. Dask runs tasks in threads, and math-verify's
-    timeouts need the main thread (``signal.alarm``), so the worker grades in its own pool of
-    processes (one per worker thread, started for the first batch of a spec, which arrives once
-    per worker, scattered) as :func:`graded` does outside the main thread.
+    """One batch on a worker of a cluster (:mod:`leash_eval.cluster`). math-verify's timeouts
+    need the main thread (``signal.alarm``): a Ray task runs in its worker process's main
+    thread and grades there; Dask runs tasks in threads, so a Dask worker grades in its own
+    pool of processes (one per worker thread, started for the first batch of a spec, which
+    arrives once per worker, shared) as :func:`graded` does outside the main thread.
     """
     import multiprocessing
 
-    from distributed import get_worker
+    from leash_eval.cluster import task_threads
 
+    if threading.current_thread() is threading.main_thread():
+        if _HERE[0] is not spec:
+            _HERE[:] = [spec, prepare(spec)]
+        return grade_rows(_HERE[1], *args)
     if multiprocessing.current_process().daemon:
         raise LeashValueError(
             Param("cluster"), " names a Dask cluster whose workers are daemonic processes, "
@@ -251,14 +261,14 @@ def _cluster_grade(spec: Spec, args) -> Graded:
             for _, pool in _CLUSTER_STATE.values():
                 pool.stop()
             _CLUSTER_STATE.clear()
-            pool = _Pool(spec, get_worker().state.nthreads, background=False)
+            pool = _Pool(spec, task_threads(), background=False)
             entry = _CLUSTER_STATE[id(spec)] = (spec, pool)
     return entry[1].submit(args).result()
 
 
 def _cluster_close() -> None:
-    """End the grading processes of a cluster worker (run on every worker after a call): a
-    pool left behind would outlive the worker, its processes waiting for work forever.
+    """End the grading processes of a Dask worker (run on every worker after a call): a pool
+    left behind would outlive the worker, its processes waiting for work forever.
     """
     with _CLUSTER_LOCK:
         for _, pool in _CLUSTER_STATE.values():
@@ -266,17 +276,16 @@ def _cluster_close() -> None:
         _CLUSTER_STATE.clear()
 
 
-def _cluster_graded(tasks, spec: Spec, address: str):
-    """:func:`graded` on the Dask cluster at ``address`` (``dask.distributed``): at most two
-    batches per worker thread in flight, results in input order; a batch that fails raises
-    its own error here.
+def _cluster_graded(tasks, spec: Spec, address: str, name=None):
+    """:func:`graded` on the cluster at ``address`` (Dask or Ray, :mod:`leash_eval.cluster`):
+    at most two batches per slot in flight, results in input order; a batch that fails raises
+    its own error here, one whose worker died is named by ``name(meta)``.
     """
-    from leash_eval.cluster import connected, in_order
+    from leash_eval.cluster import connected
 
-    with connected(address) as client:
+    with connected(address) as cluster:
         try:
-            spec_f = client.scatter(spec, broadcast=True)
-            yield from in_order(client, _cluster_grade, tasks, spec_f)
+            shared = cluster.share(spec)
+            yield from cluster.in_order(_cluster_grade, tasks, shared, name=name)
         finally:
-            client.run(_cluster_close)
-
+            cluster.close_on_workers(_cluster_close)

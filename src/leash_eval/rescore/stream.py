@@ -269,11 +269,15 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     check = GoldCheck(gold_map, func) if gold_map is not None and \
         spec.scorer == "math-verify" else None
 
+    in_file: dict = {}  # samples read so far of each input: where a batch starts in its file
+
     def tasks():
         for path, batch in batches:
             qids = _column(batch, "question_id", path).cast(pa.string()).to_pylist()
             offset = counts["rows"]
             counts["rows"] += len(qids)
+            start = in_file.get(path, 0)
+            in_file[path] = start + len(qids)
             if gold_map is not None:
                 missing = sorted(set(qids) - gold_map.keys())
                 if missing:
@@ -295,15 +299,16 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
                                            "benchmark.", file=path)
                 counts["gold_seen"] = True
             responses = _column(batch, "response", path).to_pylist()
-            yield (path, batch, qids), (responses, golds, qids, offset)
+            yield (path, batch, qids, start), (responses, golds, qids, offset)
         if check is not None:
             check.done()
 
     n = n_changed = n_no_answer = n_timeouts = n_unresolved = 0
     try:
         with progress_bar(progress, "rescore") as bar, \
-                closing(graded(tasks(), spec, jobs, cluster, auto=auto)) as gr:
-            for (path, batch, qids), g in gr:
+                closing(graded(tasks(), spec, jobs, cluster, auto=auto,
+                               name=_batch_name)) as gr:
+            for (path, batch, qids, _), g in gr:
                 before = (_column(batch, "correct", path).to_pandas().astype("boolean")
                           if "correct" in batch.schema.names
                           else pd.Series(pd.NA, index=range(len(g.correct)), dtype="boolean"))
@@ -381,10 +386,12 @@ def rescore_file(
     jobs : int or None, default None
         Worker processes; None: every usable core (:func:`default_jobs`).
     cluster : str, optional
-        The address of a Dask scheduler (``tcp://host:8786``; ``pip install leash[cluster]``):
-        the batches are graded by its workers instead of ``jobs`` local processes, at most two
-        per worker thread in flight, and written in input order, so the output is the local
-        run's.
+        The address of a cluster (:mod:`leash_eval.cluster`): ``"ray"`` or ``"ray://HOST:10001"``
+        (Ray; ``pip install leash[ray]``), else a Dask scheduler (``tcp://host:8786``; ``pip
+        install leash[cluster]``): the batches are graded by its workers instead of ``jobs``
+        local processes, at most two per slot (Dask worker thread, Ray CPU) in flight, and
+        written in input order, so the output is the local run's. A batch whose worker died
+        more often than the engine retries it is an OSError naming its file and samples.
 
     Returns
     -------
@@ -488,6 +495,12 @@ class _Tally:
         cols = ["model", "benchmark", "step", "samples", "questions", "accuracy_before",
                 "accuracy_after", "changed", "agreement", "no_answer"]
         return pd.DataFrame(out, columns=cols).astype({"step": "Int64", "changed": "Int64"})
+
+
+def _batch_name(meta) -> str:
+    """A batch of :func:`rescore_inputs` in a message: its file and samples."""
+    path, _, qids, start = meta
+    return f"{path}: the batch of samples {start}-{start + len(qids) - 1} (from 0, in file order)"
 
 
 def _matched_gold(batches, gold_map):
