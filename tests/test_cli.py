@@ -447,3 +447,18 @@ def test_budget_lists_and_thresholds_that_cannot_mean_anything(tmp_path, capsys)
     code, _, err = _run(capsys, "-q", "support", str(f), "--base", "base", "--rl", "rl",
                         "--min-count", "5")
     assert code == 2 and "--min-count 5 exceeds every question's budget (at most 4" in err
+
+
+@pytest.mark.parametrize("command", [["-m", "leash_eval.cli", "reproduce", "--list"],
+                                     ["-m", "leash_eval.run.reproduce", "--list"]])
+def test_a_reader_that_stops_reading_ends_the_command_quietly(command):
+    """`leash reproduce --list | head -1` printed a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.readline()  # the reader takes one line and goes
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() in (0, 141) and "Traceback" not in err and "BrokenPipe" not in err, err

@@ -32,7 +32,7 @@ from leash._version import version
 from leash.errors import Call, LeashValueError, Param, Words
 from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
-from leash_eval.processes import Terminated, raise_terminated
+from leash_eval.processes import Terminated, exit_status, raise_terminated
 
 __all__ = ["main", "build_parser", "main_simulate", "main_study"]
 
@@ -1644,7 +1644,7 @@ def console() -> None:
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, raise_terminated)
-    code = main()
+    code = exit_status(main)
     if code in (130, 143):
         import os
 

@@ -17,7 +17,7 @@ import time
 
 from leash.writing import alive
 
-__all__ = ["Terminated", "die_with", "forkserver_context", "raise_terminated",
+__all__ = ["Terminated", "die_with", "exit_status", "forkserver_context", "raise_terminated",
            "sigterm_raises", "signals_held", "signals_ignored", "stop_forkserver"]
 
 
@@ -169,3 +169,22 @@ def _watch(parent: int) -> None:
         while alive(parent):
             time.sleep(1.0)
     os._exit(1)
+
+
+def exit_status(main) -> int:
+    """``main()``'s exit status, where a reader that stopped reading (``leash reproduce --list |
+    head``) ends the command quietly, as ``cat`` does, instead of a BrokenPipeError traceback:
+    stdout is pointed at the null device, so the flush at exit cannot fail again, and the
+    status is 141 (128 + SIGPIPE), what a shell reports for a command a pipe ended. Python's
+    own recipe (the ``signal`` module's notes on SIGPIPE), which no library wraps.
+    """
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
+    return code
+

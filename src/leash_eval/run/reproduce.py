@@ -848,6 +848,7 @@ def _main(args) -> int:
 
 
 if __name__ == "__main__":  # python -m: the module by its name, which the workers import
+    from leash_eval.processes import exit_status
     from leash_eval.run.reproduce import main as _named_main
 
-    sys.exit(_named_main())
+    sys.exit(exit_status(_named_main))

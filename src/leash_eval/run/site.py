@@ -533,4 +533,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from leash_eval.processes import exit_status
+
+    sys.exit(exit_status(main))
