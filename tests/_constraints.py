@@ -19,6 +19,7 @@ from leash.core._validation import (
     Callables,
     Constraint,
     Counts,
+    Distributions,
     Floats,
     Generator,
     InstancesOf,
@@ -26,7 +27,9 @@ from leash.core._validation import (
     Iterables,
     ModelSide,
     Options,
+    Paths,
     SequenceOf,
+    StrMatching,
     StrOptions,
     StrSequence,
     Violation,
@@ -112,7 +115,10 @@ def _(c: StrOptions):
 
 @invalid_values.register
 def _(c: Options):
-    return [("bogus", "'bogus'")]
+    out = [("bogus", "'bogus'")]
+    if c.type is bool:
+        out += [(not c.options[0], repr(not c.options[0])), (0, "0")]
+    return out
 
 
 @valid_value.register
@@ -127,7 +133,7 @@ def _(c: Boolean):
 
 @valid_value.register
 def _(c: InstancesOf):
-    return c.example() if c.example else c.type()
+    return c.example() if c.example else c.classes()()
 
 
 @invalid_values.register
@@ -177,6 +183,43 @@ def _(c: StrSequence):
 
 
 @valid_value.register
+def _(c: StrMatching):
+    return c.example
+
+
+@invalid_values.register
+def _(c: StrMatching):
+    out = [(1, "1"), (None, "None")]
+    return out + [(v, shown(v)) for v in ("", " ", "a/b.", "x\n") if not is_satisfied_by(c, v)][:2]
+
+
+@valid_value.register
+def _(c: Paths):
+    return "x"
+
+
+@invalid_values.register
+def _(c: Paths):
+    return [(3, "3"), (None, "None"), (b"x", "b'x'")] + ([("", "''")] if c.nonempty else [])
+
+
+@valid_value.register
+def _(c: Distributions):
+    return np.full((1, c.min_classes), 1 / c.min_classes)
+
+
+@invalid_values.register
+def _(c: Distributions):
+    m = c.min_classes
+    return [(True, "True"), ("q", "'q'"), (None, "None"),
+            ([0.5, 0.5], "an array of shape (2,)"),
+            ([[1.0] * (m - 1)], f"an array of shape (1, {m - 1})"),
+            ([[1.0] + [0.0] * (m - 2) + [np.nan]], f"nan at row 0, class {m - 1}"),
+            ([[1.0] * m, [-0.5] + [1.5 / (m - 1)] * (m - 1)], "-0.5 at row 1, class 0"),
+            ([[0.25] * m], f"row 0 summing to {shown(0.25 * m)}")]
+
+
+@valid_value.register
 def _(c: ModelSide):
     return "m"
 
@@ -214,6 +257,8 @@ def _(c: Counts):
 
 @valid_value.register
 def _(c: Floats):
+    if c.size is not None:
+        return np.full(c.size, valid_value(c.range))
     return np.full((1,) * (1 if c.ndim in ((1,), "1+") else 0), valid_value(c.range))
 
 
@@ -231,6 +276,8 @@ def _(c: Floats):
         out.append(([r.right + 1.0], f"{r.right + 1.0} at index 0"))
     if c.ndim in ((0, 1), (1,)):
         out.append(([[valid_value(r)]], "an array of shape (1, 1)"))
+    if c.size is not None:
+        out.append(([valid_value(r)] * (c.size + 1), f"an array of length {c.size + 1}"))
     if c.ndim in ((1,), "1+"):
         out.append((valid_value(r), shown(valid_value(r))))
     if c.nonempty:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from leash.analysis.tables import passk_table, support_table
+from leash.core._validation import InstancesOf, Paths, validate_params
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
 from leash.errors import LeashValueError, Param
 from leash.paths import shown, slug
@@ -35,7 +36,7 @@ from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
 __all__ = [
-    "PAPER", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
+    "PAPER", "STUDY", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
     "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
     "estimator_note", "budget_text", "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "passk_curves",
@@ -390,6 +391,13 @@ def _categories(paired: pd.DataFrame) -> np.ndarray:
     return np.asarray(CATEGORIES)[category_codes(*found)]
 
 
+#: The declared kinds of a ``study`` parameter, which :func:`open_study` resolves.
+STUDY = [Paths(nonempty=True, note=f"{PAPER!r}, a shipped study's name or a study file"),
+         InstancesOf((Study, PaperSource, StudySource), "a Study or an ArtifactSource",
+                     PaperSource)]
+
+
+@validate_params({"study": STUDY})
 def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
     """Resolve a notebook's ``study`` parameter into its source.
 
@@ -411,9 +419,11 @@ def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
     if study == PAPER:
         return PaperSource()
     if study == "embedded":
-        raise ValueError("study='embedded' is gone: a notebook runs on one source, 'paper' (the "
-                         "paper's printed numbers), 'demo' (the simulated study) or a study "
-                         "file; `make reproduce` runs both 'paper' and 'demo'.")
+        raise LeashValueError(Param("study", value="embedded"), " is gone: a notebook runs on "
+                              "one source, 'paper' (the paper's printed numbers), 'demo' (the "
+                              "simulated study) or a study file; `make reproduce` runs both "
+                              "'paper' and 'demo'.", func="open_study", param="study",
+                              value=study)
     return StudySource(load_study(study))
 
 
