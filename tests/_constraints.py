@@ -174,12 +174,17 @@ def _(c):
 
 @valid_value.register
 def _(c: StrSequence):
-    return ()
+    return ("a",) * c.min_len
 
 
 @invalid_values.register
 def _(c: StrSequence):
-    return [("step", "'step'"), ([1], "[1]")]
+    out = [("step", "'step'"), ([1], "[1]")]
+    if c.min_len:
+        out.append((["a"] * (c.min_len - 1), shown(["a"] * (c.min_len - 1))))
+    if c.max_len is not None:
+        out.append((["a"] * (c.max_len + 1), shown(["a"] * (c.max_len + 1))))
+    return out
 
 
 @valid_value.register

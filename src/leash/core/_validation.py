@@ -335,14 +335,25 @@ class Iterables(Constraint):
 
 class StrSequence(Constraint):
     """A list or tuple of str (column names); a str alone is refused (it is not a list of its
-    characters). Given as a list.
+    characters). Given as a list. ``min_len`` and ``max_len`` bound its length.
     """
 
-    text = "a list or tuple of str"
     normalise = staticmethod(list)
 
-    def accepts(self, value):
-        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    def __init__(self, *, min_len: int = 0, max_len: int | None = None):
+        self.min_len, self.max_len = min_len, max_len
+        if max_len is not None:
+            self.text = f"a list or tuple of {min_len} to {max_len} str"
+        else:
+            self.text = "a " + ("non-empty " if min_len == 1 else "") + "list or tuple of str" + (
+                f" (at least {min_len})" if min_len > 1 else "")
+
+    def check(self, value):
+        if not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            self._refuse(value)
+        if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
+            self._refuse(value, typed=True)
+        return list(value)
 
 
 class StrMatching(Constraint):
