@@ -264,27 +264,41 @@ def _(c: Counts):
 def _(c: Floats):
     if c.size is not None:
         return np.full(c.size, valid_value(c.range))
-    return np.full((1,) * (1 if c.ndim in ((1,), "1+") else 0), valid_value(c.range))
+    return np.full((1,) * _lowest_ndim(c), valid_value(c.range))
+
+
+def _lowest_ndim(c: Floats) -> int:
+    return 1 if c.ndim == "1+" else min(c.ndim) if isinstance(c.ndim, tuple) else 0
 
 
 @invalid_values.register
 def _(c: Floats):
     r = c.range
+    d = max(_lowest_ndim(c), 1)  # bad elements in an array of an allowed dimension
+
+    def one(x):
+        return np.reshape([x], (1,) * d).tolist()
+
+    where = "index 0" if d == 1 else "flat index 0"
     out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"), ([True, True], "[True, True]"),
            (np.array([True, False]), "array([ True, False])"), (["1"], "['1']"),
-           ([np.inf], "inf at index 0")]
+           (one(np.inf), f"inf at {where}")]
     if not c.nan:
-        out.append(([np.nan], "nan at index 0"))
+        out.append((one(np.nan), f"nan at {where}"))
     if r.left is not None:
-        out.append(([r.left - 1.0], f"{r.left - 1.0} at index 0"))
+        out.append((one(r.left - 1.0), f"{r.left - 1.0} at {where}"))
     if r.right is not None:
-        out.append(([r.right + 1.0], f"{r.right + 1.0} at index 0"))
+        out.append((one(r.right + 1.0), f"{r.right + 1.0} at {where}"))
     if c.ndim in ((0, 1), (1,)):
         out.append(([[valid_value(r)]], "an array of shape (1, 1)"))
     if c.size is not None:
         out.append(([valid_value(r)] * (c.size + 1), f"an array of length {c.size + 1}"))
     if c.ndim in ((1,), "1+"):
         out.append((valid_value(r), shown(valid_value(r))))
+    if isinstance(c.ndim, tuple) and 0 not in c.ndim and c.ndim != (1,):
+        out.append((valid_value(r), shown(valid_value(r))))
+        out.append((np.full((1,) * (max(c.ndim) + 1), valid_value(r)),
+                    f"an array of shape {(1,) * (max(c.ndim) + 1)}"))
     if c.nonempty:
         out.append(([], "an empty array"))
     return out

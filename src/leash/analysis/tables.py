@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from leash.core._validation import (
+    DATAFRAME,
     Boolean,
     Generator,
     InstancesOf,
@@ -79,7 +80,7 @@ POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
 CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
 
 # The declared kinds of the parameters (leash.core._validation).
-FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
+FRAME = [DATAFRAME]
 BY = [StrSequence()]
 DOMAINS = [InstancesOf(Mapping, "a mapping of benchmark to domain", dict), None]
 POOL = [Boolean()]

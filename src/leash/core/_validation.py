@@ -51,7 +51,7 @@ __all__ = [
     "invalid", "shown", "Constraint", "Violation",
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
-    "StrMatching", "Paths", "Distributions",
+    "StrMatching", "Paths", "Distributions", "DATAFRAME",
     "as_count_array", "check_positive_int", "check_probability",
     "same_length", "check_pairs", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
 ]
@@ -299,6 +299,11 @@ class InstancesOf(Constraint):
         return isinstance(value, self.classes())
 
 
+#: A pandas DataFrame (named: the core does not import pandas).
+DATAFRAME = InstancesOf("pandas.DataFrame", "a pandas DataFrame",
+                        lambda: sys.modules["pandas"].DataFrame())
+
+
 class Generator(InstancesOf):
     """A ``numpy.random.Generator``: randomness comes only from the caller's generator."""
 
@@ -342,7 +347,9 @@ class StrSequence(Constraint):
 
     def __init__(self, *, min_len: int = 0, max_len: int | None = None):
         self.min_len, self.max_len = min_len, max_len
-        if max_len is not None:
+        if max_len == min_len:
+            self.text = f"a list or tuple of {min_len} str"
+        elif max_len is not None:
             self.text = f"a list or tuple of {min_len} to {max_len} str"
         else:
             self.text = "a " + ("non-empty " if min_len == 1 else "") + "list or tuple of str" + (
@@ -491,6 +498,8 @@ class Floats(Constraint):
             text = ("a non-empty " if self.nonempty else "a ") + f"1-D array of {many}"
         elif self.ndim == "1+":
             text = f"an array (1-D or more) of {many}"
+        elif isinstance(self.ndim, tuple) and 0 not in self.ndim:
+            text = f"a {' or '.join(f'{d}-D' for d in self.ndim)} array of {many}"
         else:
             text = f"{one} or an array of such floats"
         return text + (f" ({self.note})" if self.note else "")

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from leash.core._validation import (
+    DATAFRAME,
     ArrayLike,
     Boolean,
     Counts,
@@ -64,7 +65,7 @@ PAGE_WIDTH = 7.5
 _SPARE = "leash: spare panel"
 
 # The declared kinds of the parameters (leash.core._validation).
-FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
+FRAME = [DATAFRAME]
 AXES = InstancesOf("matplotlib.axes.Axes", "a matplotlib Axes",
                    lambda: __import__("matplotlib.figure").figure.Figure().add_subplot())
 AX = [AXES, None]

@@ -25,6 +25,7 @@ import pandas as pd
 from leash.analysis.compare import csv_differences
 from leash.artifacts import STUDY
 from leash.core._validation import (
+    DATAFRAME,
     Boolean,
     InstancesOf,
     Interval,
@@ -68,7 +69,6 @@ _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 NAME = StrMatching(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(?<![.-])", "a file stem of letters, digits, "
                    "'_', '-' and '.' (no folder, no suffix such as .pdf)", "table1")
 OUTDIR = Paths(note='"": the scratch folder build/figures/')
-FRAME = InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)
 FIGURE = InstancesOf("matplotlib.figure.Figure", "a matplotlib Figure (ax.figure for an Axes)",
                      lambda: __import__("matplotlib.figure").figure.Figure())
 FLOAT_FORMAT = [StrMatching(r"(?s).*[{%].*", "a format string such as '{:.3f}' or '%.3f'",
@@ -208,7 +208,7 @@ def _latex(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
-@validate_params({"df": [FRAME, InstancesOf(TableView, "a TableView", lambda: TableView(
+@validate_params({"df": [DATAFRAME, InstancesOf(TableView, "a TableView", lambda: TableView(
     pd.DataFrame(), pd.DataFrame()))], "name": [NAME], "outdir": [OUTDIR], "caption": [str, None],
     "float_format": FLOAT_FORMAT, "index": [Boolean()]})
 def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
@@ -280,7 +280,7 @@ def _save_table(df, name, outdir, *, caption, float_format, index, func):
 
 
 @validate_params({"fig": [FIGURE], "name": [NAME], "outdir": [OUTDIR],
-                  "data": [FRAME, Options(bool, False), None],
+                  "data": [DATAFRAME, Options(bool, False), None],
                   "dpi": [Interval(Integral, 10, None, closed="left")]})
 def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
     """Write a figure as ``<name>.pdf`` and ``<name>.png``, its numbers as ``<name>.csv``.
@@ -494,9 +494,9 @@ class Publisher:
 
         return artifact_name(stem, self.source)
 
-    @validate_params({"obj": [FRAME, InstancesOf(TableView, "a TableView"), FIGURE],
+    @validate_params({"obj": [DATAFRAME, InstancesOf(TableView, "a TableView"), FIGURE],
                       "name": [NAME], "description": [DESCRIPTION], "inputs": [*INPUTS, None],
-                      "data": [FRAME, Options(bool, False), None], "caption": [str, None],
+                      "data": [DATAFRAME, Options(bool, False), None], "caption": [str, None],
                       "float_format": FLOAT_FORMAT, "index": [Boolean()]}, name="Publisher")
     def __call__(self, obj, name, *, description, inputs=None, data=None, caption=None,
                  float_format=None, index=False):
