@@ -19,13 +19,13 @@ from leash.analysis import flips, pairing, planning, sensitivity, tables
 from leash.core import _validation, entropy, passk, stats, support
 from leash.core._validation import InvalidParameterError
 from leash.output import plots, report
-from leash.sources import simulate
+from leash.sources import demo, paper, simulate
 
 # Modules whose every public function is declared (but EXEMPT), and modules of which only the
 # declared ones are walked (their other functions take a study, which open_study validates).
 MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing, flips, planning,
            report, plots, simulate)
-PARTLY = (artifacts,)
+PARTLY = (artifacts, paper, demo)
 # Public functions without a declaration, and why.
 EXEMPT = {
     "portable": "takes any value: it refuses one it cannot record in an index, naming it",
