@@ -342,7 +342,7 @@ class Study:
                 break
         return line
 
-    def _error(self, message: str, *keys, value=None) -> LeashValueError:
+    def error(self, message: str, *keys, value=None) -> LeashValueError:
         """An error about the study file: ``message`` with the file, and the line and key of
         the key path ``keys`` (``"sections", "support", "pairs", 0`` is
         ``sections.support.pairs[0]``).
@@ -366,7 +366,7 @@ class Study:
             rescore = {}
             if s.get("rescore") is not None:
                 if kind == "demo":
-                    raise self._error(f"Section {name!r} of the {self._where}: a demo source is "
+                    raise self.error(f"Section {name!r} of the {self._where}: a demo source is "
                                       "already summarized; `rescore` applies to path: and "
                                       "dataset: sources.", "sections", name, "sources", i,
                                       "rescore", value=s["rescore"])
@@ -392,7 +392,7 @@ class Study:
         """The declared budget of a benchmark (a pair's per-domain budget first; None if none)."""
         row = self.benchmarks[self.benchmarks["benchmark"] == benchmark]
         if row.empty:
-            raise self._error(f"Benchmark {benchmark!r} is not declared in the {self._where}.",
+            raise self.error(f"Benchmark {benchmark!r} is not declared in the {self._where}.",
                               "benchmarks", value=benchmark)
         if pair is not None and row["domain"].iat[0] in pair.budgets:
             return int(pair.budgets[row["domain"].iat[0]])
@@ -428,7 +428,7 @@ class Study:
                 keys = (("sections", name, "pairs", self.section(name).pairs.index(p), "budgets",
                          self.domains[bench]) if self.domains[bench] in p.budgets
                         else ("benchmarks", bench, "budget"))
-                raise self._error(
+                raise self.error(
                     f"Section {name!r} of the {self._where}: benchmark {bench!r} has the budget "
                     f"{k} ({where}: the samples per question the tables use), but pair "
                     f"{p.label!r} has only n = {int(n)} samples on some of its questions; set "
@@ -439,7 +439,7 @@ class Study:
     def section(self, name: str) -> Section:
         """The named section; ValueError listing the available ones otherwise."""
         if name not in self.sections:
-            raise self._error(
+            raise self.error(
                 f"The {self._where} has no section {name!r}; sections: {sorted(self.sections)}.",
                 "sections", value=name)
         return self.sections[name]
@@ -513,7 +513,7 @@ class Study:
             return self._cache[(name, na)]
         sec = self.section(name)
         if not sec.sources:
-            raise self._error(
+            raise self.error(
                 f"Section {name!r} of the {self._where} lists no sources: add the paths of your "
                 "generations (see data/README.md) under 'sources'.", "sections", name)
         parts, read, files = [], True, []
@@ -697,7 +697,7 @@ class Study:
             from leash.sources.demo import DEMO_FILES, read_demo
 
             if src.value not in DEMO_FILES:
-                raise self._error(
+                raise self.error(
                     f"Unknown demo part {src.value!r} in the {self._where}; parts: {DEMO_FILES}.",
                     value=src.value)
             yield read_demo()[src.value], {}
