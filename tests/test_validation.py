@@ -18,14 +18,14 @@ from leash import artifacts
 from leash.analysis import flips, pairing, planning, sensitivity, tables
 from leash.core import _validation, entropy, passk, stats, support
 from leash.core._validation import InvalidParameterError
-from leash.output import plots, report
+from leash.output import plots, printed, report
 from leash.sources import demo, paper, simulate
 
 # Modules whose every public function is declared (but EXEMPT), and modules of which only the
 # declared ones are walked (their other functions take a study, which open_study validates).
 MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing, flips, planning,
            report, plots, simulate)
-PARTLY = (artifacts, paper, demo)
+PARTLY = (artifacts, paper, demo, printed)
 # Public functions without a declaration, and why.
 EXEMPT = {
     "portable": "takes any value: it refuses one it cannot record in an index, naming it",
