@@ -19,6 +19,7 @@ from leash.core._validation import (
     Callables,
     Constraint,
     Counts,
+    Distributions,
     Floats,
     Generator,
     InstancesOf,
@@ -26,7 +27,9 @@ from leash.core._validation import (
     Iterables,
     ModelSide,
     Options,
+    Paths,
     SequenceOf,
+    StrMatching,
     StrOptions,
     StrSequence,
     Violation,
@@ -112,7 +115,10 @@ def _(c: StrOptions):
 
 @invalid_values.register
 def _(c: Options):
-    return [("bogus", "'bogus'")]
+    out = [("bogus", "'bogus'")]
+    if c.type is bool:
+        out += [(not c.options[0], repr(not c.options[0])), (0, "0")]
+    return out
 
 
 @valid_value.register
@@ -127,7 +133,7 @@ def _(c: Boolean):
 
 @valid_value.register
 def _(c: InstancesOf):
-    return c.example() if c.example else c.type()
+    return c.example() if c.example else c.classes()()
 
 
 @invalid_values.register
@@ -168,12 +174,54 @@ def _(c):
 
 @valid_value.register
 def _(c: StrSequence):
-    return ()
+    return ("a",) * c.min_len
 
 
 @invalid_values.register
 def _(c: StrSequence):
-    return [("step", "'step'"), ([1], "[1]")]
+    out = [("step", "'step'"), ([1], "[1]")]
+    if c.min_len:
+        out.append((["a"] * (c.min_len - 1), shown(["a"] * (c.min_len - 1))))
+    if c.max_len is not None:
+        out.append((["a"] * (c.max_len + 1), shown(["a"] * (c.max_len + 1))))
+    return out
+
+
+@valid_value.register
+def _(c: StrMatching):
+    return c.example
+
+
+@invalid_values.register
+def _(c: StrMatching):
+    out = [(1, "1"), (None, "None")]
+    return out + [(v, shown(v)) for v in ("", " ", "a/b.", "x\n") if not is_satisfied_by(c, v)][:2]
+
+
+@valid_value.register
+def _(c: Paths):
+    return "x"
+
+
+@invalid_values.register
+def _(c: Paths):
+    return [(3, "3"), (None, "None"), (b"x", "b'x'")] + ([("", "''")] if c.nonempty else [])
+
+
+@valid_value.register
+def _(c: Distributions):
+    return np.full((1, c.min_classes), 1 / c.min_classes)
+
+
+@invalid_values.register
+def _(c: Distributions):
+    m = c.min_classes
+    return [(True, "True"), ("q", "'q'"), (None, "None"),
+            ([0.5, 0.5], "an array of shape (2,)"),
+            ([[1.0] * (m - 1)], f"an array of shape (1, {m - 1})"),
+            ([[1.0] + [0.0] * (m - 2) + [np.nan]], f"nan at row 0, class {m - 1}"),
+            ([[1.0] * m, [-0.5] + [1.5 / (m - 1)] * (m - 1)], "-0.5 at row 1, class 0"),
+            ([[0.25] * m], f"row 0 summing to {shown(0.25 * m)}")]
 
 
 @valid_value.register
@@ -214,25 +262,43 @@ def _(c: Counts):
 
 @valid_value.register
 def _(c: Floats):
-    return np.full((1,) * (1 if c.ndim in ((1,), "1+") else 0), valid_value(c.range))
+    if c.size is not None:
+        return np.full(c.size, valid_value(c.range))
+    return np.full((1,) * _lowest_ndim(c), valid_value(c.range))
+
+
+def _lowest_ndim(c: Floats) -> int:
+    return 1 if c.ndim == "1+" else min(c.ndim) if isinstance(c.ndim, tuple) else 0
 
 
 @invalid_values.register
 def _(c: Floats):
     r = c.range
+    d = max(_lowest_ndim(c), 1)  # bad elements in an array of an allowed dimension
+
+    def one(x):
+        return np.reshape([x], (1,) * d).tolist()
+
+    where = "index 0" if d == 1 else "flat index 0"
     out = [(True, "True"), ("0.5", "'0.5'"), (None, "None"), ([True, True], "[True, True]"),
            (np.array([True, False]), "array([ True, False])"), (["1"], "['1']"),
-           ([np.inf], "inf at index 0")]
+           (one(np.inf), f"inf at {where}")]
     if not c.nan:
-        out.append(([np.nan], "nan at index 0"))
+        out.append((one(np.nan), f"nan at {where}"))
     if r.left is not None:
-        out.append(([r.left - 1.0], f"{r.left - 1.0} at index 0"))
+        out.append((one(r.left - 1.0), f"{r.left - 1.0} at {where}"))
     if r.right is not None:
-        out.append(([r.right + 1.0], f"{r.right + 1.0} at index 0"))
+        out.append((one(r.right + 1.0), f"{r.right + 1.0} at {where}"))
     if c.ndim in ((0, 1), (1,)):
         out.append(([[valid_value(r)]], "an array of shape (1, 1)"))
+    if c.size is not None:
+        out.append(([valid_value(r)] * (c.size + 1), f"an array of length {c.size + 1}"))
     if c.ndim in ((1,), "1+"):
         out.append((valid_value(r), shown(valid_value(r))))
+    if isinstance(c.ndim, tuple) and 0 not in c.ndim and c.ndim != (1,):
+        out.append((valid_value(r), shown(valid_value(r))))
+        out.append((np.full((1,) * (max(c.ndim) + 1), valid_value(r)),
+                    f"an array of shape {(1,) * (max(c.ndim) + 1)}"))
     if c.nonempty:
         out.append(([], "an empty array"))
     return out

@@ -111,7 +111,7 @@ def test_a_raw_file_source_without_the_toolkit_says_so_in_one_line(no_toolkit, t
 
 def test_the_study_choices_are_the_toolkits():
     from leash.sources import choices
-    from leash_eval import formats, readers, rescore
+    from leash_eval import formats, readers, rescore, scorers
 
     assert tuple(formats.MAPPINGS) == choices.MAPPINGS
     assert tuple(f.name for f in dataclasses.fields(formats.NestedMapping)) == \
@@ -120,7 +120,20 @@ def test_the_study_choices_are_the_toolkits():
     # the study schema's fmt: names are the registry's (a format added to the toolkit must be
     # named in leash.sources.choices for a study to use it, and nowhere else)
     assert tuple(readers.input_formats()) == choices.INPUT_FORMATS
-    assert set(choices.RESCORERS) <= set(choices.SCORERS)
+    # and the scorers and extractors are the registries' (leash_eval.scorers): every scorer of
+    # `leash rescore`, those a study source may ask for (rescore:), their extractors (extract:),
+    # then the extractor of the scorer a study cannot use
+    registered = scorers.scorers()
+    assert tuple(registered) == choices.SCORERS
+    assert tuple(n for n, s in registered.items() if s.study) == choices.RESCORERS
+    assert tuple(e for s in choices.RESCORERS for e in registered[s].extractors) == \
+        choices.EXTRACTORS
+    assert tuple(scorers.extractors()) == (*choices.EXTRACTORS, choices.GYM_EXTRACT)
+    assert choices.GYM_EXTRACT in registered["reasoning-gym"].extractors
+    # each scorer's grader is there, and each extractor is an option of a registered scorer
+    for s in registered.values():
+        assert isinstance(scorers.grader(s), scorers.Grader)
+    assert {e.scorer for e in scorers.EXTRACTORS} <= set(registered)
 
 
 @pytest.mark.parametrize("name", ["load_counts", "read_summary", "fetch", "locate",

@@ -128,7 +128,7 @@ def test_round_half_up_arrays_and_nan():
     ("x", "decimals", "exc", "match"),
     [
         (0.5, -1, ValueError, "'decimals'.*range \\[0, inf\\). Got -1"),
-        (0.5, 1.5, TypeError, "'decimals'.*must be an int. Got 1.5"),
+        (0.5, 1.5, TypeError, "'decimals'.*must be an int.* Got 1.5"),
         (0.5, True, TypeError, "'decimals'"),
         ("0.5", 1, TypeError, "'x'"),
         ([0.5, "a"], 1, TypeError, "'x'"),

@@ -86,5 +86,5 @@ def test_found_probability_and_detection_tables():
     assert (d["budget (fisher)"] >= d["budget (found)"]).all()
     only = detection_table([0.1], [16], rules=["found"])
     assert list(only.columns) == ["p_base", "p_rl", "budget (found)"]
-    with pytest.raises(ValueError, match="unknown rule"):
+    with pytest.raises(ValueError, match="'rules' parameter of detection_table .* Got 'bayes'"):
         detection_table([0.1], [16], rules=["bayes"])

@@ -209,7 +209,7 @@ def test_pass_at_k_curves_hue_order_and_palette():
     rl, base = ax.lines
     assert to_hex(rl.get_color()) == "#000000" and to_hex(base.get_color()) == BASE_COLOR.lower()
     np.testing.assert_array_equal(rl.get_ydata(), [0.4, 0.5, 0.6])
-    with pytest.raises(ValueError, match=r"'hue_order' .* Missing: \['Base'\]"):
+    with pytest.raises(ValueError, match=r"'hue_order' .*\(missing: \['Base'\]"):
         plot_pass_at_k_curves(_curves(), hue_order=["ProRL"])
     with pytest.raises(ValueError, match=r"not in the frame: \['SFT'\]"):
         plot_pass_at_k_curves(_curves(), hue_order=["ProRL", "Base", "SFT"])
@@ -374,7 +374,8 @@ def test_metric_trajectory_subset_on_given_axes():
 def test_metric_trajectory_validation():
     with pytest.raises(ValueError, match="no column 'SDS'"):
         plot_metric_trajectory(_trajectory(), metrics=("SRR", "SDS"))
-    with pytest.raises(ValueError, match="must name 1 to 4 columns"):
+    with pytest.raises(ValueError, match="'metrics' parameter of plot_metric_trajectory must "
+                                         "be a list or tuple of 1 to 4 str"):
         plot_metric_trajectory(_trajectory(), metrics=())
     with pytest.raises(ValueError, match="share the same"):
         plot_metric_trajectory(_trajectory().assign(step=0))
@@ -502,12 +503,14 @@ def test_epsilon_one_line_per_zeta_with_the_core_values():
     assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
 
 
-def test_epsilon_validation_comes_from_the_core():
-    with pytest.raises(ValueError, match="'zeta' parameter of epsilon"):
+def test_epsilon_validation_names_the_parameters_of_plot_epsilon():
+    # the core's epsilon named its own 'zeta' and 'k', which the caller did not pass
+    with pytest.raises(ValueError, match=r"'zetas' parameter of plot_epsilon .* Got 1\.5 at "
+                                         r"index 0 instead"):
         plot_epsilon([1, 2], [1.5])
-    with pytest.raises(ValueError, match="'k' parameter of epsilon"):
+    with pytest.raises(ValueError, match=r"'ks' parameter of plot_epsilon .* Got 0 at index 0"):
         plot_epsilon([0, 2], [0.05])
-    with pytest.raises(ValueError, match="non-empty"):
+    with pytest.raises(ValueError, match="'ks' parameter of plot_epsilon must be .*non-empty"):
         plot_epsilon([], [0.05])
 
 
@@ -529,8 +532,11 @@ def test_support_diagram_has_four_regions_and_two_thresholds():
 
 
 def test_support_diagram_validation():
-    with pytest.raises(ValueError, match="0 < lim\\[0\\] < eps < lim\\[1\\] <= 1"):
+    with pytest.raises(ValueError, match=r"'eps' parameter of plot_support_diagram .* Got 2\.0"):
         plot_support_diagram(eps=2.0)
+    with pytest.raises(ValueError, match="0 < lim\\[0\\] < eps < lim\\[1\\] <= 1") as info:
+        plot_support_diagram(eps=0.5, lim=(1e-6, 0.1))
+    assert info.value.param == "eps" and info.value.value == 0.5
     with pytest.raises(ValueError, match="'lim' parameter"):
         plot_support_diagram(lim=None)
 

@@ -314,8 +314,12 @@ def test_artifact_record_rejects_bad_input(tmp_path):
         artifact_record("t", [], **ok)
     with pytest.raises(ValueError, match="'description' parameter"):
         artifact_record("t", files, **{**ok, "description": "  "})
-    with pytest.raises(TypeError, match="Cannot record a value of type object"):
+    with pytest.raises(TypeError, match=r"'inputs' parameter of artifact_record .* Got "
+                                        r"<object object at .*> \(item 0\) instead"):
         artifact_record("t", files, **{**ok, "inputs": [object()]})
+    with pytest.raises(TypeError, match="Cannot record a value of type object") as info:
+        report.portable({"a": [object()]})
+    assert info.value.value.__class__ is object
     other = _saved(tmp_path / "other", "u")
     with pytest.raises(ValueError, match="lie in several folders"):
         artifact_record("t", [files["csv"], other["csv"]], **ok)
@@ -410,9 +414,11 @@ def test_publisher_saves_tables_and_figures(tmp_path):
     assert not (tmp_path / ".artifacts").exists()  # records are the runner's job
     with pytest.raises(ValueError, match="pass data=<DataFrame>"):
         pub(_figure(), "g", description="d")
-    with pytest.raises(ValueError, match="caption apply to tables only"):
+    with pytest.raises(ValueError, match="'caption' parameter of Publisher applies to tables "
+                                         "only") as info:
         pub(_figure(), "g", data=data, caption="c", description="d")
-    with pytest.raises(ValueError, match="'data' is for figures"):
+    assert info.value.param == "caption"
+    with pytest.raises(ValueError, match="'data' parameter of Publisher is for figures"):
         pub(pd.DataFrame({"x": [1]}), "g", data=data, description="d")
     assert not list(tmp_path.glob("g.*"))  # nothing of a refused call is written
 
@@ -455,10 +461,12 @@ def test_publisher_refuses_bad_input_naming_the_parameter(tmp_path):
                                          r"Got the file .*f\.txt"):
         report.Publisher(a_file, "paper")
     with pytest.raises(TypeError, match=r"'outdir' parameter of Publisher must be a str or "
-                                        r"path.*Got 3 of type int"):
+                                        r"path.*Got 3 instead"):
         report.Publisher(3, "paper")
-    with pytest.raises(ValueError, match=r"Publisher needs the run's 'source' .* or its 'inputs'"):
+    with pytest.raises(ValueError, match=r"'source' and 'inputs' parameters of Publisher are "
+                                         r"both None") as info:
         report.Publisher(tmp_path)
+    assert info.value.func == "Publisher"
     for bad in ([], "", [3], {"a": 1}):
         with pytest.raises(TypeError, match=r"'inputs' parameter of Publisher"):
             report.Publisher(tmp_path, inputs=bad)
@@ -466,15 +474,18 @@ def test_publisher_refuses_bad_input_naming_the_parameter(tmp_path):
     for name in ("sub/table1", "table1.pdf.", "", "-x"):
         with pytest.raises(ValueError, match=r"'name' parameter of Publisher must be a file stem"):
             pub(pd.DataFrame({"x": [1]}), name, description="d")
-    with pytest.raises(TypeError, match=r"'name' parameter of Publisher must be a str"):
+    with pytest.raises(TypeError, match=r"'name' parameter of Publisher must be a file stem.*"
+                                        r"Got None instead"):
         pub(pd.DataFrame({"x": [1]}), None, description="d")
-    with pytest.raises(ValueError, match=r"'description' parameter of Publisher\('t'\)"):
+    with pytest.raises(ValueError, match=r"'description' parameter of Publisher must be a "
+                                         r"non-empty str.*Got ' ' instead"):
         pub(pd.DataFrame({"x": [1]}), "t", description=" ")
     with pytest.raises(TypeError, match=r"'inputs' parameter of Publisher"):
         pub(pd.DataFrame({"x": [1]}), "t", inputs=[None], description="d")
     with pytest.raises(TypeError, match=r"'float_format' parameter of Publisher"):
         pub(pd.DataFrame({"x": [1.5]}), "t", float_format=3, description="d")
-    with pytest.raises(TypeError, match=r"'fig' parameter of Publisher must be a matplotlib"):
+    with pytest.raises(TypeError, match=r"'obj' parameter of Publisher must be a pandas "
+                                        r"DataFrame, a TableView or a matplotlib Figure"):
         pub([1, 2], "t", data=pd.DataFrame({"x": [1]}), description="d")
     assert not [p for p in tmp_path.iterdir() if p != a_file]  # nothing written
     # the outdir is created at the first save, not before

@@ -168,7 +168,8 @@ def test_at_fraction_interpolates_from_base_to_model():
 def test_validation_messages():
     with pytest.raises(ValueError, match="'beta' parameter of tilt"):
         S.tilt(np.array([[0.5, 0.5]]), -1.0)
-    with pytest.raises(ValueError, match="rows of 'q' in tilt must sum to 1. Row 0"):
+    with pytest.raises(ValueError, match=r"'q' parameter of tilt must be .* each row summing "
+                                         r"to 1\)\. Got row 0 summing to 1\.1 instead"):
         S.tilt(np.array([[0.5, 0.6]]), 1.0)
     with pytest.raises(ValueError, match="'sharpen' parameter"):
         S.tilt(np.array([[0.5, 0.5]]), 1.0, sharpen=0.5)

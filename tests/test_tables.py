@@ -92,7 +92,8 @@ def test_support_table_errors():
         support_table(bad)
     with pytest.raises(ValueError, match=r"no domain for the benchmark\(s\) \['B'\]"):
         support_table(df, domains={"A": "math"})
-    with pytest.raises(TypeError, match="needs rng"):
+    with pytest.raises(TypeError, match="'rng' parameter of support_table must be a numpy"
+                                        r"\.random\.Generator when n_boot > 0"):
         support_table(df, n_boot=10)
     with pytest.raises(ValueError, match="exceeds the 8 samples of question index 0"):
         support_table(df, k=9)

@@ -14,13 +14,21 @@ import numpy as np
 import pytest
 
 from _constraints import invalid_values, is_satisfied_by, valid_value
+from leash import artifacts
 from leash.analysis import flips, pairing, planning, sensitivity, tables
 from leash.core import _validation, entropy, passk, stats, support
 from leash.core._validation import InvalidParameterError
+from leash.output import plots, printed, report
+from leash.sources import demo, paper, simulate
 
-MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing, flips, planning)
+# Modules whose every public function is declared (but EXEMPT), and modules of which only the
+# declared ones are walked (their other functions take a study, which open_study validates).
+MODULES = (passk, support, entropy, stats, tables, sensitivity, pairing, flips, planning,
+           report, plots, simulate)
+PARTLY = (artifacts, paper, demo, printed)
 # Public functions without a declaration, and why.
 EXEMPT = {
+    "portable": "takes any value: it refuses one it cannot record in an index, naming it",
     "is_missing_answer": "takes any value: it is the test of what counts as a missing answer",
     "require_columns": "a check helper: its messages name its caller ('where')",
     "found_at_budget": "a helper of the tables, whose messages name their caller ('where')",
@@ -30,14 +38,27 @@ EXEMPT = {
 
 
 def public_functions():
-    for module in MODULES:
+    """The public functions of MODULES, and the declared methods of their public classes
+    (``Publisher.__init__``), by the name their messages give them.
+    """
+    for module in MODULES + PARTLY:
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isfunction(obj) and obj.__module__ == module.__name__:
+            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and (
+                    module in MODULES or hasattr(obj, "_parameter_constraints")):
                 yield name, obj
+            elif inspect.isclass(obj) and obj.__module__ == module.__name__:
+                for member in vars(obj).values():
+                    if inspect.isfunction(member) and hasattr(member, "_parameter_constraints"):
+                        yield member._validated_name, member
 
 
 DECLARED = [(name, f) for name, f in public_functions() if name not in EXEMPT]
+
+
+def parameters(func):
+    """The parameters of ``func`` but a method's ``self``."""
+    return [p for p in inspect.signature(func).parameters.values() if p.name != "self"]
 
 
 def test_the_walk_finds_the_public_functions():
@@ -52,13 +73,16 @@ def test_the_walk_finds_the_public_functions():
 def test_every_parameter_is_declared(name, func):
     declared = getattr(func, "_parameter_constraints", None)
     assert declared is not None, f"{name} has no @validate_params declaration"
-    assert list(declared) == list(inspect.signature(func).parameters), name
+    assert list(declared) == [p.name for p in parameters(func)], name
+    assert func._validated_name == name
 
 
 def valid_arguments(func):
-    """Every parameter without a default, given a valid value of its first constraint."""
-    return {p.name: valid_value(func._parameter_constraints[p.name][0])
-            for p in inspect.signature(func).parameters.values() if p.default is p.empty}
+    """Every parameter without a default, given a valid value of its first constraint (a
+    method's ``self`` None: the refused value stops the call before the body)."""
+    args = {p.name: valid_value(func._parameter_constraints[p.name][0])
+            for p in parameters(func) if p.default is p.empty}
+    return {"self": None, **args} if "self" in inspect.signature(func).parameters else args
 
 
 def invalid_cases():
@@ -87,7 +111,7 @@ def test_each_invalid_value_gets_the_template_message(name, func, param, constra
     assert not is_satisfied_by(constraint, value)  # the generator's own value is invalid
     args = valid_arguments(func)
     for p, v in args.items():  # each valid alone (together they may fail a check between them)
-        assert is_satisfied_by(func._parameter_constraints[p][0], v)
+        assert p == "self" or is_satisfied_by(func._parameter_constraints[p][0], v)
     args[param] = value
     with pytest.raises(InvalidParameterError) as info:
         func(**args)

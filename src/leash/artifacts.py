@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from leash.analysis.tables import passk_table, support_table
+from leash.core._validation import InstancesOf, Paths, StrOptions, check_param, validate_params
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
 from leash.errors import LeashValueError, Param
 from leash.paths import shown, slug
@@ -35,7 +36,7 @@ from leash.sources.paper import PAPER, PaperSource
 from leash.sources.study import Study, load_study
 
 __all__ = [
-    "PAPER", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
+    "PAPER", "STUDY", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
     "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
     "estimator_note", "budget_text", "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "passk_curves",
@@ -191,8 +192,8 @@ class StudySource:
         """The given NA rule, else the ``entropy`` section's, else the paper's."""
         from leash.core.entropy import NA_RULES, PAPER_NA
 
-        if given and given not in NA_RULES:
-            raise ValueError(f"The 'na' parameter must be one of {NA_RULES}. Got {given!r}.")
+        if given:
+            check_param(given, [StrOptions(*NA_RULES)], "na", "na_rule")
         return self._option("entropy", "na", given, (PAPER_NA, "the paper's rule (the default)"))
 
     def _support(self, section, *, by=(), pool=True, min_count=1, k=None, n_boot=0, seed=0,
@@ -200,17 +201,20 @@ class StudySource:
         rng = np.random.default_rng(seed)
         frames, listed = [], self.section(section).pairs
         _check_pairs(pairs, [p.label for p in listed])
-        for p in (p for p in listed if not pairs or p.label in pairs):  # only those asked for
+        for i, p in enumerate(listed):
+            if pairs and p.label not in pairs:  # only those asked for
+                continue
             paired = self.paired(section, p)
             steps = sorted(paired["step"].dropna().unique().tolist())
             if "step" not in by and len(steps) > 1:  # else each question counts once a step
-                raise ValueError(
+                raise self.study.error(
                     f"{self.study.source or self.study.name}: section {section!r}, pair "
                     f"{p.label!r}: the RLVR model "
                     f"{p.rl!r} has rows at {len(steps)} steps ({', '.join(map(str, steps[:5]))}"
                     f"{', ...' if len(steps) > 5 else ''}), and these tables compare one model"
                     " per side: list the checkpoints in the 'checkpoints' section, and here "
-                    "only the files of the final model.")
+                    "only the files of the final model.", "sections", section, "pairs", i, "rl",
+                    value=p.rl)
             f = support_table(paired, by=list(by), k=k, min_count=min_count,
                               domains=self.domains, pool=pool, n_boot=n_boot,
                               rng=rng if n_boot else None, level=level, fdr=fdr)
@@ -243,8 +247,10 @@ class StudySource:
             for bench, g in rows.groupby(rows["benchmark"].astype(str), sort=True):
                 top = budgets.get(bench)
                 if ks and top is not None and max(ks) > top:
-                    raise ValueError(f"sft_passk: k = {max(ks)} exceeds the study's budget {top} "
-                                     f"of benchmark {bench!r} for model {model!r}.")
+                    raise LeashValueError(f"k = {max(ks)} exceeds the study's budget {top} of "
+                                          f"benchmark {bench!r} for model {model!r}.",
+                                          func="sft_passk", param="ks", value=max(ks),
+                                          file=self.study.source)
                 kk = ks or default_ks(top if top is not None else int(g["n"].min()))
                 frames.append(passk_table(g, kk, estimator=estimator))
         t = pd.concat(frames, ignore_index=True).sort_values(["model", "benchmark"],
@@ -302,14 +308,17 @@ class StudySource:
         listed = self.section(section).pairs
         _check_pairs(pairs, [p.label for p in listed])
         frames = []
-        for p in (p for p in listed if not pairs or p.label in pairs):
+        for i, p in enumerate(listed):
+            if pairs and p.label not in pairs:
+                continue
             budgets = self.budgets(section, p)
             paired = self.paired(section, p, at_budgets=False)  # every sample; k stops at the
             steps = paired["step"].dropna().unique()            # budget
             if len(steps) > 1:
-                raise ValueError(f"{self.study.source or self.name}: section {section!r}, pair "
-                                 f"{p.label!r}: the RLVR model {p.rl!r} has rows at "
-                                 f"{len(steps)} steps, and a pass@k curve is one model's.")
+                raise self.study.error(
+                    f"{self.study.source or self.name}: section {section!r}, pair {p.label!r}: "
+                    f"the RLVR model {p.rl!r} has rows at {len(steps)} steps, and a pass@k "
+                    "curve is one model's.", "sections", section, "pairs", i, "rl", value=p.rl)
             for bench, g in paired.groupby(paired["benchmark"].astype(str), sort=False):
                 top = budgets.get(bench, int(min(g["n_base"].min(), g["n_rl"].min())))
                 ks = default_ks(top)
@@ -367,9 +376,10 @@ class StudySource:
         elif sec.options.get("simulated"):
             traces = simulate_traces(cats, rng=np.random.default_rng(seed), models=(p.base, p.rl))
         else:
-            raise ValueError(
+            raise self.study.error(
                 f"Study {self.name!r} has no 'perplexity' section with trace log-probabilities "
-                "(columns benchmark, question_id, reference, model, n_tokens, sum_logprob).")
+                "(columns benchmark, question_id, reference, model, n_tokens, sum_logprob).",
+                "sections", "perplexity")
         t = perplexity_table(traces, cats, how=how)
         t.insert(2, "role", np.where(t["model"] == p.base, "base", "rlvr"))
         return t[t["category"] != "preservation"].reset_index(drop=True)
@@ -390,6 +400,13 @@ def _categories(paired: pd.DataFrame) -> np.ndarray:
     return np.asarray(CATEGORIES)[category_codes(*found)]
 
 
+#: The declared kinds of a ``study`` parameter, which :func:`open_study` resolves.
+STUDY = [Paths(nonempty=True, note=f"{PAPER!r}, a shipped study's name or a study file"),
+         InstancesOf((Study, PaperSource, StudySource), "a Study or an ArtifactSource",
+                     PaperSource)]
+
+
+@validate_params({"study": STUDY})
 def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
     """Resolve a notebook's ``study`` parameter into its source.
 
@@ -411,9 +428,11 @@ def open_study(study: str | Study | ArtifactSource = PAPER) -> ArtifactSource:
     if study == PAPER:
         return PaperSource()
     if study == "embedded":
-        raise ValueError("study='embedded' is gone: a notebook runs on one source, 'paper' (the "
-                         "paper's printed numbers), 'demo' (the simulated study) or a study "
-                         "file; `make reproduce` runs both 'paper' and 'demo'.")
+        raise LeashValueError(Param("study", value="embedded"), " is gone: a notebook runs on "
+                              "one source, 'paper' (the paper's printed numbers), 'demo' (the "
+                              "simulated study) or a study file; `make reproduce` runs both "
+                              "'paper' and 'demo'.", func="open_study", param="study",
+                              value=study)
     return StudySource(load_study(study))
 
 
@@ -516,10 +535,11 @@ def support_long(study=PAPER, *, section="support", pairs=None, min_count=1, k=N
     return t
 
 
-def _check_pairs(pairs, known: list) -> None:
-    """Refuse pair labels that are not among ``known`` (the ``pairs`` parameter)."""
+def _check_pairs(pairs, known: list, name: str = "pairs") -> None:
+    """Refuse pair labels that are not among ``known`` (the parameter ``name``)."""
     if pairs and (unknown := sorted(set(pairs) - set(known))):
-        raise ValueError(f"Unknown pair(s) {unknown}; available: {known}.")
+        raise LeashValueError(f"Unknown pair(s) {unknown}; available: {known}.", param=name,
+                              value=unknown[0])
 
 
 def table1(long: pd.DataFrame) -> pd.DataFrame:
@@ -599,7 +619,9 @@ def appendix_table(long: pd.DataFrame, pair: str, *, zeta=None) -> pd.DataFrame:
     """
     t = _without_lone_overall(long[long["pair"] == pair])
     if t.empty:
-        raise ValueError(f"No rows for pair {pair!r}; pairs: {list(dict.fromkeys(long.pair))}.")
+        raise LeashValueError(f"No rows for pair {pair!r}; pairs: "
+                              f"{list(dict.fromkeys(long.pair))}.", func="appendix_table",
+                              param="pair", value=pair)
     ds = np.where(t["scope"] == "benchmark", t["benchmark"], "Agg " + t["benchmark"])
     out = pd.DataFrame({"Dataset": ds, **{c: t[c].array for c in ("k", "k_min", "k_max")},
                         "pass@k Base (%)": 100 * t["pass@k base"].to_numpy(),
@@ -732,8 +754,10 @@ def passk_curves(study=PAPER, *, section="support", estimator=None, pairs=None):
     """
     src = open_study(study)
     if src.is_paper:
-        raise ValueError("passk_curves needs per-question data (study='demo' or a study file): "
-                         "the paper prints pass@k at the largest budget only (Figure 1).")
+        raise LeashValueError("passk_curves needs per-question data (",
+                              Param("study", value="demo"), " or a study file): the paper prints "
+                              "pass@k at the largest budget only (Figure 1).", param="study",
+                              value=PAPER)
     return src.passk_curves(section, estimator=estimator, pairs=pairs)
 
 
@@ -804,8 +828,9 @@ def table14_wide(long: pd.DataFrame) -> pd.DataFrame:
     twice = long.duplicated(["benchmark", "model", "k"])
     if twice.any():
         b, m, k = long.loc[twice, ["benchmark", "model", "k"]].iloc[0].tolist()
-        raise ValueError(f"table14_wide: benchmark {b!r}, model {m!r}, k = {k} has more than one "
-                         f"row; the table takes one pass@k per benchmark, model and k.")
+        raise LeashValueError(f"benchmark {b!r}, model {m!r}, k = {k} has more than one row; the "
+                              "table takes one pass@k per benchmark, model and k.",
+                              func="table14_wide", key="k", value=k)
     wide = long.pivot_table(index=["benchmark", "model"], columns="k", values="pass_at_k",
                             sort=False).mul(100).reset_index()
     wide.columns = [c if isinstance(c, str) else f"@{c}" for c in wide.columns]
@@ -888,8 +913,9 @@ def table13(study=PAPER) -> pd.DataFrame:
     from leash.sources.paper import load
 
     if not open_study(study).is_paper:
-        raise ValueError("table13: Table 13 lists the paper's models; it exists for "
-                         "study='paper' only.")
+        raise LeashValueError("Table 13 lists the paper's models; it exists for ",
+                              Param("study", value=PAPER), " only.", func="table13",
+                              param="study", value=study)
     t = load("table13_models")
     return pd.DataFrame({"Name": t["model"], "Full name": t["full_name"], "Type": t["type"],
                          "Params": t["params"]})
@@ -1017,9 +1043,10 @@ def sensitivity_long(study, *, section="support", ks=None, zetas=(0.01, 0.05, 0.
 
     src = open_study(study)
     if src.is_paper:
-        raise ValueError("sensitivity_long needs per-question data (study='demo' or a study "
-                         "file): the paper prints its counts at one threshold (min_count 1) and "
-                         "the full budget only.")
+        raise LeashValueError("sensitivity_long needs per-question data (",
+                              Param("study", value="demo"), " or a study file): the paper prints "
+                              "its counts at one threshold (min_count 1) and the full budget "
+                              "only.", param="study", value=PAPER)
     frames = [sensitivity_sweep(src.paired(section, p), ks=ks, zetas=zetas,
                                 min_counts=min_counts, domains=src.domains).assign(pair=p.label)
               for p in src.section(section).pairs]
@@ -1075,11 +1102,12 @@ def sensitivity_figure_data(sweep: pd.DataFrame, pair: str | None = None) -> pd.
     rows = sensitivity_summary(sweep)
     labels = list(dict.fromkeys(rows["pair"]))
     pair = labels[0] if pair is None and labels else pair
-    _check_pairs([pair], labels)
+    _check_pairs([pair], labels, "pair")
     data = rows[(rows["pair"] == pair) & (rows["rule"] == "count")]
     if data.empty:
-        raise ValueError(f"sensitivity_figure_data: the sweep has no row of the count rule for "
-                         f"pair {pair!r} (were min_counts empty?).")
+        raise LeashValueError(f"the sweep has no row of the count rule for pair {pair!r} (were "
+                              "min_counts empty?).", func="sensitivity_figure_data",
+                              param="pair", value=pair)
     data = data[data["k_max"] == data.groupby("benchmark")["k_max"].transform("max")]
     hue = "benchmark" if (data["scope"] == "benchmark").all() else "domain"
     return (data[["pair", "benchmark", "min_count", "k_min", "k_max", "SRR", "NDR", "NSCR"]]
@@ -1156,8 +1184,9 @@ def _per_question(study, what: str):
     """
     src = open_study(study)
     if src.is_paper:
-        raise ValueError(f"{what} needs per-question data (study='demo' or a study file): the "
-                         "paper prints counts per benchmark only.")
+        raise LeashValueError(f"{what} needs per-question data (", Param("study", value="demo"),
+                              " or a study file): the paper prints counts per benchmark only.",
+                              param="study", value=PAPER)
     return src
 
 

@@ -34,8 +34,9 @@ import yaml
 
 from leash.errors import LeashValueError, closest
 
-__all__ = ["ConfigError", "Either", "Fields", "ListOf", "MapOf", "MAX_BYTES", "MAX_NODES",
-           "Value", "check", "load_yaml", "load_yaml_text", "one_line_yaml_error", "show"]
+__all__ = ["ConfigError", "NotYamlError", "Either", "Fields", "ListOf", "MapOf", "MAX_BYTES",
+           "MAX_NODES", "Value", "check", "load_yaml", "load_yaml_text", "one_line_yaml_error",
+           "show"]
 
 #: Bytes of a YAML file read at most (the largest shipped one, the manifest, has some 13,000).
 MAX_BYTES = 1 << 20
@@ -47,6 +48,13 @@ class ConfigError(LeashValueError):
     """A configuration file is unreadable or breaks its schema (the message is one line); a
     ValueError with the attributes of :mod:`leash.errors`: ``line``, and where the schema is
     broken ``key`` (the key path, ``benchmarks.A.budget``) and ``value``.
+    """
+
+
+class NotYamlError(ConfigError):
+    """The text is not YAML at all (a syntax error), rather than YAML this loader refuses (an
+    anchor, a duplicate key, too large): a caller that also takes plain text (the runner's
+    ``-p NAME VALUE``) catches this one.
     """
 
 
@@ -184,8 +192,8 @@ def load_yaml_text(text: str, where: str, kind: str = "configuration file", *, f
     except yaml.YAMLError as exc:
         line, reason = one_line_yaml_error(exc)
         at = f", line {line}" if line else ""
-        raise ConfigError(f"{where}{at}: not valid YAML: {reason}.", file=path,
-                          line=line) from None
+        raise NotYamlError(f"{where}{at}: not valid YAML: {reason}.", file=path,
+                           line=line) from None
     finally:
         loader.dispose()
     return data, loader.lines

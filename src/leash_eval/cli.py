@@ -31,6 +31,7 @@ from pathlib import Path
 from leash._version import version
 from leash.errors import Call, LeashValueError, Param, Words
 from leash.sources.choices import GOLD_FILE_RULES
+from leash_eval import scorers as _scorers
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
 from leash_eval.processes import Terminated, exit_status, raise_terminated
 
@@ -371,14 +372,16 @@ _OPTIONS = {
                         "--scorer reasoning-gym: a JSONL file of Reasoning Gym entries")),
         ("--gold-rule", dict(choices=GOLD_FILE_RULES,
                              default="answer", help="where the gold is in a --gold JSONL file")),
-        ("--scorer", dict(choices=("math-verify", "reasoning-gym"), default="math-verify",
-                          help="how a response is graded")),
-        ("--extract", dict(choices=("math-verify", "leash", "reasoning-gym"),
-                           default="math-verify",
-                           help="answer extraction: for --scorer math-verify, math-verify's own "
-                           "(the default) or leash_eval.answers; for --scorer reasoning-gym, "
-                           "'reasoning-gym' adds the paper's task-specific answer rewrites "
-                           "(App. B.3), otherwise the answer is graded as extracted")),
+        ("--scorer", dict(choices=tuple(_scorers.scorers()), default=_scorers.SCORERS[0].name,
+                          help="how a response is graded: " + "; ".join(
+                              f"{s.name} ({s.help})" for s in _scorers.SCORERS))),
+        ("--extract", dict(choices=tuple(_scorers.extractors()),
+                           default=_scorers.EXTRACTORS[0].name,
+                           help="answer extraction: " + "; ".join(
+                               f"for --scorer {s.name}, " + " or ".join(
+                                   f"{e} ({_scorers.extractors()[e].help})"
+                                   for e in s.extractors)
+                               for s in _scorers.SCORERS if s.extractors))),
         ("--task", dict(help="Reasoning Gym task name (required with --scorer reasoning-gym; "
                         "default: none)")),
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
@@ -826,12 +829,14 @@ def _gold_for(args):
     """The --gold answers by question id, or None: each file's own gold field."""
     from leash_eval import rescore as rs
 
+    entries = _scorers.scorers()[args.scorer].golds == "entries"
     if args.gold is None:
-        if args.scorer == "reasoning-gym":
-            raise ValueError("--scorer reasoning-gym needs --gold FILE (Reasoning Gym entries).")
+        if entries:
+            raise ValueError(f"--scorer {args.scorer} needs --gold FILE (a JSONL file of its "
+                             "entries, one per question).")
         return None
     gpath = Path(args.gold)
-    if args.scorer == "reasoning-gym":
+    if entries:
         if not gpath.is_file():
             raise FileNotFoundError(f"The --gold file {gpath} does not exist.")
         entries = {}
@@ -855,8 +860,9 @@ def _cmd_rescore(args, ctx: _Context) -> int:
 
     if args.out is not None and not args.out.lower().endswith((".jsonl", ".parquet", ".pq")):
         raise ValueError(f"--out must end in .jsonl or .parquet. Got {args.out!r}.")
-    if args.task is not None and args.scorer != "reasoning-gym":
-        raise ValueError("--task applies to --scorer reasoning-gym only.")
+    if args.task is not None and not _scorers.scorers()[args.scorer].task:
+        raise ValueError("--task applies to " + " or ".join(
+            f"--scorer {n}" for n, s in _scorers.scorers().items() if s.task) + " only.")
     inputs = _inputs(args, ctx)
     gold = _gold_for(args)
     jobs = args.jobs  # None: here while up to every core's workers start (never slower)
@@ -866,10 +872,8 @@ def _cmd_rescore(args, ctx: _Context) -> int:
              f"{args.batch_size} samples per batch")
     try:
         report = rs.rescore_inputs(
-            inputs, args.out, gold, scorer=args.scorer,
-            extract=args.extract if args.scorer == "math-verify" or args.extract ==
-            "reasoning-gym" else "math-verify",
-            task=args.task, jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,
+            inputs, args.out, gold, scorer=args.scorer, extract=args.extract, task=args.task,
+            jobs=jobs, batch_size=args.batch_size, progress=not ctx.quiet,
             cluster=args.cluster)
     except rs.MissingGoldError as exc:
         if gold is None:

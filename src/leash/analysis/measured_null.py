@@ -55,6 +55,7 @@ from leash.core.support import (
     found_probability,
     support_metrics_kernel,
 )
+from leash.errors import LeashValueError
 
 __all__ = ["METHODS", "STATISTICS", "NULL_COLUMNS", "replicate_null", "halves_null",
            "measured_null", "null_table"]
@@ -145,7 +146,7 @@ def _codes_of(paired: pd.DataFrame, min_count: int) -> np.ndarray:
     return category_codes(fb, fr)
 
 
-@validate_params({"summary": FRAME, "runs": [StrSequence()],
+@validate_params({"summary": FRAME, "runs": [StrSequence(min_len=2)],
                   "budget": [Interval(Integral, 1, None, closed="left"),
                              InstancesOf(Mapping, "a mapping of benchmark to budget", dict), None],
                   "min_count": [MIN_COUNT], "domains": DOMAINS, "pool": POOL})
@@ -173,8 +174,6 @@ def replicate_null(summary: pd.DataFrame, runs, *, budget=None, min_count=1, dom
     """
     from leash.analysis.pairing import pair_counts
 
-    if len(runs) < 2:
-        raise ValueError(f"replicate_null needs two runs or more; got {list(runs)}.")
     values, scopes, k, done = {}, None, None, []
     for a, b in itertools.combinations(runs, 2):
         paired = pair_counts(summary, base=a, rl=b, budget=budget)
@@ -215,8 +214,10 @@ def halves_null(n, c, *, rng, n_splits=200, min_count=1):
     n, c = n.astype(np.int64), c.astype(np.int64)
     if (n < 2).any() or (c < 0).any() or (c > n).any():
         i = int(np.flatnonzero((n < 2) | (c < 0) | (c > n))[0])
-        raise ValueError(f"halves_null: question index {i} has n = {n[i]}, c = {c[i]}; a split "
-                         "into halves needs n >= 2 and 0 <= c <= n.")
+        raise LeashValueError(f"question index {i} has n = {n[i]}, c = {c[i]}; a split into "
+                              "halves needs n >= 2 and 0 <= c <= n.", func="halves_null",
+                              param="n" if n[i] < 2 else "c", value=int(n[i] if n[i] < 2
+                                                                       else c[i]))
     h = n // 2
     size = (int(n_splits), n.size)
     first = rng.hypergeometric(np.broadcast_to(c, size), np.broadcast_to(n - c, size),

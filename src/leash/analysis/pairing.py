@@ -38,7 +38,14 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from leash.core._validation import Boolean, InstancesOf, Interval, ModelSide, validate_params
+from leash.core._validation import (
+    DATAFRAME,
+    Boolean,
+    InstancesOf,
+    Interval,
+    ModelSide,
+    validate_params,
+)
 from leash.core.passk import found_within
 from leash.errors import LeashValueError, LeashWarning, Param
 
@@ -97,7 +104,7 @@ def _at_budget(n, c, first, b, side):
 
 
 @validate_params({
-    "summary": [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)],
+    "summary": [DATAFRAME],
     "base": [ModelSide()], "rl": [ModelSide()], "restrict_to_shared": [Boolean()],
     "budget": [Interval(Integral, 1, None, closed="left"),
                InstancesOf(Mapping, "a mapping of benchmark to budget", dict), None]})

@@ -21,7 +21,14 @@ import numpy as np
 import pandas as pd
 
 from leash.analysis.tables import BY, FRAME, groups_of, require_columns
-from leash.core._validation import Counts, Floats, Interval, StrSequence, validate_params
+from leash.core._validation import (
+    Counts,
+    Floats,
+    Interval,
+    SequenceOf,
+    StrOptions,
+    validate_params,
+)
 from leash.core.stats import ALPHA, DETECTION_RULES, INCREASING_GRID, detection_budget
 from leash.core.support import (
     ZETA,
@@ -29,6 +36,7 @@ from leash.core.support import (
     misclassification_probability,
     population_pass_at_k,
 )
+from leash.errors import LeashValueError
 
 __all__ = ["PLAN_COLUMNS", "pilot_rates", "budget_plan", "found_probability_table",
            "detection_table", "default_plan_ks"]
@@ -60,9 +68,10 @@ def pilot_rates(paired: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         bad = n.isna() | c.isna() | ~(n >= 1) | ~(c <= n) | ~(c >= 0)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(f"pilot_rates: question at row {i} has n_{side} = {n.iat[i]}, "
-                             f"c_{side} = {c.iat[i]}; a rate needs n >= 1 and 0 <= c <= n known "
-                             "(pair the pilot at a common budget).")
+            raise LeashValueError(f"question at row {i} has n_{side} = {n.iat[i]}, c_{side} = "
+                                  f"{c.iat[i]}; a rate needs n >= 1 and 0 <= c <= n known (pair "
+                                  "the pilot at a common budget).", func="pilot_rates",
+                                  key=f"c_{side}", value=c.iat[i])
         out.append(c.to_numpy(dtype=np.float64) / n.to_numpy(dtype=np.float64))
     return out[0], out[1]
 
@@ -168,7 +177,8 @@ def found_probability_table(ps, ks):
 @validate_params({"p_rl": [RATES], "ks": [INCREASING_GRID],
                   "p_base": [Interval(Real, 0, 1, closed="both")],
                   "power": [Interval(Real, 0, 1, closed="neither")], "alpha": [ALPHA],
-                  "rules": [StrSequence()]})
+                  "rules": [SequenceOf(StrOptions(*DETECTION_RULES), "detection rules ("
+                                       + ", ".join(map(repr, DETECTION_RULES)) + ")", "item")]})
 def detection_table(p_rl, ks, *, p_base=0.0, power=0.8, alpha=0.05,
                     rules=DETECTION_RULES):
     """The budget at which an expansion of each size is detected with probability ``power``.
@@ -195,9 +205,6 @@ def detection_table(p_rl, ks, *, p_base=0.0, power=0.8, alpha=0.05,
         ``p_base, p_rl`` and ``budget (<rule>)`` per rule: the smallest budget of ``ks`` with
         at least ``power``, NaN where none is.
     """
-    bad = [r for r in rules if r not in DETECTION_RULES]
-    if bad:
-        raise ValueError(f"detection_table: unknown rule {bad[0]!r}; rules: {DETECTION_RULES}.")
     out = pd.DataFrame({"p_base": float(p_base), "p_rl": p_rl})
     for rule in rules:
         out[f"budget ({rule})"] = detection_budget(p_base, p_rl, ks, power=power, alpha=alpha,

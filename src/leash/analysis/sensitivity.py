@@ -39,6 +39,7 @@ from leash.analysis.tables import (
 from leash.core._validation import Counts, Floats, Interval, validate_params
 from leash.core.stats import holm
 from leash.core.support import ZETA, epsilon_kernel
+from leash.errors import LeashValueError
 
 __all__ = ["RULES", "rate_rule_min_count", "sensitivity_sweep", "significance_table"]
 
@@ -125,9 +126,10 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
         for z in zetas:
             ms = {rate_rule_min_count(b, z) for b in (full_n if k is None else [k])}
             if len(ms) > 1:  # not with the paper's epsilon, whose k * epsilon is -ln(zeta)
-                raise ValueError(f"sensitivity_sweep: the rate rule at zeta = {z} needs "
-                                 f"{sorted(ms)} correct samples at the budgets {full_n}; pass "
-                                 "ks to sweep one budget.")
+                raise LeashValueError(f"the rate rule at zeta = {z} needs {sorted(ms)} correct "
+                                      f"samples at the budgets {full_n}; pass ks to sweep one "
+                                      "budget.", func="sensitivity_sweep", param="zetas",
+                                      value=float(z))
             rate.append(("rate", float(z), ms.pop()))
         exact = k is None or k == n_min == n_max
         for rule, zeta, m in settings + rate:
@@ -152,8 +154,8 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
             frames.append(pd.concat([pd.DataFrame(head, index=t.index), t], axis=1))
     if impossible:
         if not frames:
-            raise ValueError(f"sensitivity_sweep: no setting can be computed: "
-                             f"{', '.join(impossible)} need more correct samples than k.")
+            raise LeashValueError(f"no setting can be computed: {', '.join(impossible)} need "
+                                  "more correct samples than k.", func="sensitivity_sweep")
         warnings.warn(f"sensitivity_sweep: left out {', '.join(impossible)}: they need more "
                       "correct samples than the budget has, so every question would be out of "
                       "support.", stacklevel=3)
@@ -162,7 +164,8 @@ def sensitivity_sweep(paired: pd.DataFrame, *, ks=None, zetas=(0.01, 0.05, 0.1, 
                "the samples on hand (a summary keeps the first correct sample, not the count "
                "among the first k)")
         if not frames:
-            raise ValueError(f"sensitivity_sweep: no setting can be computed: {why}.")
+            raise LeashValueError(f"no setting can be computed: {why}.",
+                                  func="sensitivity_sweep")
         warnings.warn(f"sensitivity_sweep: left out {', '.join(skipped)}: {why}; only "
                       "min_count 1 at the full budget is exact there.", stacklevel=3)
     return pd.concat(frames, ignore_index=True)

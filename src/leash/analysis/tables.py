@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from leash.core._validation import (
+    DATAFRAME,
     Boolean,
     Generator,
     InstancesOf,
@@ -29,6 +30,7 @@ from leash.core._validation import (
     Options,
     StrOptions,
     StrSequence,
+    invalid,
     validate_params,
 )
 from leash.core.entropy import BASE, CORRECTION, NA_RULES, answer_entropy_from_histograms
@@ -52,7 +54,7 @@ from leash.core.support import (
     expected_support_counts,
     support_metrics,
 )
-from leash.errors import LeashValueError, Param
+from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.summary import summary_na
 
 __all__ = [
@@ -79,7 +81,7 @@ POOLED_NAMES = {"math": "Math", "non-math": "Non-Math"}
 CATEGORY_DTYPE = pd.CategoricalDtype(list(CATEGORIES), ordered=True)
 
 # The declared kinds of the parameters (leash.core._validation).
-FRAME = [InstancesOf(pd.DataFrame, "a pandas DataFrame", pd.DataFrame)]
+FRAME = [DATAFRAME]
 BY = [StrSequence()]
 DOMAINS = [InstancesOf(Mapping, "a mapping of benchmark to domain", dict), None]
 POOL = [Boolean()]
@@ -88,14 +90,17 @@ FDR = Interval(Real, 0, 1, closed="neither")
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], where: str) -> None:
-    """Raise ValueError naming every column of ``columns`` missing from ``df``."""
+    """Raise ValueError naming every column of ``columns`` missing from ``df`` (``where``: the
+    function whose input it is, named first).
+    """
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{where} needs a pandas DataFrame. Got {type(df).__name__} instead.")
+        raise LeashTypeError(f"{where} needs a pandas DataFrame. Got {type(df).__name__} "
+                             "instead.", value=df)
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(
-            f"{where} needs the column(s) {missing}; the frame has {list(df.columns)}."
-        )
+        raise LeashValueError(
+            f"{where} needs the column(s) {missing}; the frame has {list(df.columns)}.",
+            key=missing[0])
 
 
 @validate_params({"n_max": [Interval(Integral, 1, None, closed="left")]})
@@ -204,10 +209,9 @@ def _scope_groups(df: pd.DataFrame, domains: Mapping[str, str] | None, pool: boo
         dom = df["benchmark"].map(lambda b: domains.get(str(b), ""))
         unknown = sorted(set(df.loc[dom == "", "benchmark"].astype(str)))
         if unknown:
-            raise ValueError(
+            raise LeashValueError(
                 f"The 'domains' mapping has no domain for the benchmark(s) {unknown}; known: "
-                f"{sorted(domains)}."
-            )
+                f"{sorted(domains)}.", param="domains", key=unknown[0])
         for d in sorted(dom.unique(), key=lambda x: (x != "math", x)):
             yield "domain", POOLED_NAMES.get(d, d), d, df[dom == d]
     if df["benchmark"].nunique() > 1 or not domains:
@@ -269,20 +273,18 @@ def support_table(paired: pd.DataFrame, *, k=None, min_count=1, domains=None, by
     where = "support_table"
     by = list(by)
     require_columns(paired, ["benchmark", "n_base", "c_base", "n_rl", "c_rl", *by], where)
-    if n_boot and not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{where} needs rng=numpy.random.default_rng(seed) when n_boot > 0. "
-            f"Got {type(rng).__name__}."
-        )
+    if n_boot and rng is None:
+        raise invalid("rng", where, "a numpy.random.Generator when n_boot > 0 (for example "
+                      "numpy.random.default_rng(seed))", "None")
     if k is None:
         diff = paired["n_base"].to_numpy() != paired["n_rl"].to_numpy()
         if diff.any():
             i = int(np.flatnonzero(diff)[0])
-            raise ValueError(
-                f"{where}: the two models have different sample counts (first at row {i}: "
+            raise LeashValueError(
+                f"the two models have different sample counts (first at row {i}: "
                 f"n_base={paired['n_base'].iat[i]}, n_rl={paired['n_rl'].iat[i]}); pass a common "
-                "budget k (leash.analysis.pairing reports one)."
-            )
+                "budget k (leash.analysis.pairing reports one).", func=where, key="n_rl",
+                value=paired["n_rl"].iat[i])
 
     expected = k is not None and budget_rule == "expected"
     work = paired
@@ -357,10 +359,9 @@ def _found_column(df: pd.DataFrame, col: str, where: str) -> np.ndarray:
     v = df[col]
     if v.isna().any():
         i = int(np.flatnonzero(v.isna().to_numpy())[0])
-        raise ValueError(
-            f"{where}: column {col!r} is missing at row {i} (found-ness unknown at the common "
-            "budget); pair with per-sample data or counts at equal n."
-        )
+        raise LeashValueError(
+            f"column {col!r} is missing at row {i} (found-ness unknown at the common budget); "
+            "pair with per-sample data or counts at equal n.", func=where, key=col)
     return v.to_numpy(dtype=bool)
 
 
@@ -683,11 +684,11 @@ def perplexity_table(traces: pd.DataFrame, categories: pd.DataFrame, *, how="tra
     bad = ~(n >= 1) | ~np.isfinite(lp) | (lp > 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{where}: trace row {i} has n_tokens={n[i].item():g}, "
-            f"sum_logprob={lp[i].item():g}; need "
-            "n_tokens >= 1 and a finite log-probability <= 0."
-        )
+        raise LeashValueError(
+            f"trace row {i} has n_tokens={n[i].item():g}, sum_logprob={lp[i].item():g}; need "
+            "n_tokens >= 1 and a finite log-probability <= 0.", func=where,
+            key="n_tokens" if not n[i] >= 1 else "sum_logprob",
+            value=n[i].item() if not n[i] >= 1 else lp[i].item())
     key = ["benchmark", "question_id"]
     cat = categories[[*key, "category"]].astype({"benchmark": str, "question_id": str})
     t = traces.astype({"benchmark": str, "question_id": str}).merge(cat, on=key, how="inner")

@@ -33,7 +33,10 @@ import functools
 import inspect
 import math
 import numbers
+import os
+import re
 import reprlib
+import sys
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -48,6 +51,7 @@ __all__ = [
     "invalid", "shown", "Constraint", "Violation",
     "Interval", "StrOptions", "Options", "Boolean", "InstancesOf", "Callables", "ArrayLike",
     "Iterables", "Counts", "Floats", "SequenceOf", "StrSequence", "ModelSide", "Generator",
+    "StrMatching", "Paths", "Distributions", "DATAFRAME",
     "as_count_array", "check_positive_int", "check_probability",
     "same_length", "check_pairs", "check_c_le_n", "check_k_in_range", "check_ks_in_range",
 ]
@@ -243,16 +247,24 @@ class StrOptions(Constraint):
 
 
 class Options(Constraint):
-    """One of a few values of a type (scikit-learn's ``Options``), e.g. ``Options(int, 0)``."""
+    """One of a few values of a type (scikit-learn's ``Options``), e.g. ``Options(int, 0)``;
+    ``Options(bool, False)`` is the bool False alone (a figure's ``data=False``).
+    """
 
     def __init__(self, type, *options):
         self.type, self.options = type, tuple(options)
         kind = {int: "an int", numbers.Integral: "an int", float: "a float",
                 str: "a str"}.get(self.type, "a value")
-        self.text = f"{kind} among {{{', '.join(map(repr, self.options))}}}"
+        self.text = (" or ".join(map(repr, self.options)) if type is bool
+                     else f"{kind} among {{{', '.join(map(repr, self.options))}}}")
 
     def accepts(self, value):
+        if self.type is bool:
+            return _is_bool(value) and bool(value) in self.options
         return not _is_bool(value) and isinstance(value, self.type) and value in self.options
+
+    def normalise(self, value):
+        return bool(value) if self.type is bool else value
 
 
 class Boolean(Constraint):
@@ -266,13 +278,30 @@ class Boolean(Constraint):
 class InstancesOf(Constraint):
     """An instance of ``type`` (scikit-learn's ``_InstancesOf``); ``name`` is how a message
     calls it ("a pandas DataFrame") and ``example`` makes a valid one for the generic test.
+
+    ``type`` is a class, a tuple of classes, or the dotted name of a class
+    (``"matplotlib.axes.Axes"``), looked up among the modules already imported and never
+    imported here: a value whose class's module is not loaded is no instance of it, so a
+    declaration needs no heavy import (and the core names a class of a layer it may not import).
     """
 
     def __init__(self, type, name: str, example=None):
         self.type, self.text, self.example = type, name, example
 
+    def classes(self):
+        """The class (or tuple of classes) that ``type`` names; ``()`` when not loaded."""
+        if not isinstance(self.type, str):
+            return self.type
+        module, _, name = self.type.rpartition(".")
+        return getattr(sys.modules.get(module), name, ())
+
     def accepts(self, value):
-        return isinstance(value, self.type)
+        return isinstance(value, self.classes())
+
+
+#: A pandas DataFrame (named: the core does not import pandas).
+DATAFRAME = InstancesOf("pandas.DataFrame", "a pandas DataFrame",
+                        lambda: sys.modules["pandas"].DataFrame())
 
 
 class Generator(InstancesOf):
@@ -311,14 +340,58 @@ class Iterables(Constraint):
 
 class StrSequence(Constraint):
     """A list or tuple of str (column names); a str alone is refused (it is not a list of its
-    characters). Given as a list.
+    characters). Given as a list. ``min_len`` and ``max_len`` bound its length.
     """
 
-    text = "a list or tuple of str"
     normalise = staticmethod(list)
 
-    def accepts(self, value):
-        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    def __init__(self, *, min_len: int = 0, max_len: int | None = None):
+        self.min_len, self.max_len = min_len, max_len
+        if max_len == min_len:
+            self.text = f"a list or tuple of {min_len} str"
+        elif max_len is not None:
+            self.text = f"a list or tuple of {min_len} to {max_len} str"
+        else:
+            self.text = "a " + ("non-empty " if min_len == 1 else "") + "list or tuple of str" + (
+                f" (at least {min_len})" if min_len > 1 else "")
+
+    def check(self, value):
+        if not (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            self._refuse(value)
+        if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
+            self._refuse(value, typed=True)
+        return list(value)
+
+
+class StrMatching(Constraint):
+    """A str that the regular expression ``pattern`` matches whole (a file stem, a non-blank
+    text); ``text`` says what it is in a message and ``example`` is one (for the generic test).
+    """
+
+    def __init__(self, pattern: str, text: str, example: str):
+        self.regex, self.text, self.example = re.compile(pattern), text, example
+
+    def check(self, value):
+        if not isinstance(value, str) or self.regex.fullmatch(value) is None:
+            self._refuse(value, typed=isinstance(value, str))
+        return value
+
+
+class Paths(Constraint):
+    """A path: a str or an ``os.PathLike`` (not converted); ``nonempty`` refuses the str "",
+    ``note`` says what a value means (``"": the scratch folder``).
+    """
+
+    def __init__(self, *, nonempty: bool = False, note: str = ""):
+        self.nonempty = nonempty
+        self.text = (("a non-empty str or path" if nonempty else "a str or path")
+                     + (f" ({note})" if note else ""))
+
+    def check(self, value):
+        if not (isinstance(value, os.PathLike)
+                or (isinstance(value, str) and (value or not self.nonempty))):
+            self._refuse(value, typed=isinstance(value, str))
+        return value
 
 
 class ModelSide(Constraint):
@@ -398,15 +471,17 @@ class Floats(Constraint):
     """Floats in an interval, as a float64 array (0-d for a scalar).
 
     ``ndim`` is the tuple of allowed dimensions (None: any; "1+": one or more); ``nan=True``
-    lets NaN through (a missing value), ``nonempty`` refuses an empty array; ``note`` says
-    what they are ("NaN for no test"). Every other non-finite value, and any value outside
-    ``[low, high]`` (``closed`` as for :class:`Interval`), is refused, naming its index.
+    lets NaN through (a missing value), ``nonempty`` refuses an empty array, ``size`` (with
+    ``ndim=(1,)``) any other length; ``note`` says what they are ("NaN for no test"). Every
+    other non-finite value, and any value outside ``[low, high]`` (``closed`` as for
+    :class:`Interval`), is refused, naming its index.
     """
 
     def __init__(self, low=None, high=None, *, closed="both", ndim=(0, 1), nan=False,
-                 nonempty=False, note=""):
+                 nonempty=False, size=None, note=""):
         self.range = Interval(numbers.Real, low, high, closed=closed)
         self.ndim, self.nan, self.nonempty, self.note = ndim, nan, nonempty, note
+        self.size = size
 
     def __str__(self):
         r = self.range
@@ -417,10 +492,14 @@ class Floats(Constraint):
             one, many = f"a float {cond}", f"floats {cond}"
         if self.ndim == (0, 1):
             text = f"{one} or a 1-D array of such floats"
+        elif self.ndim == (1,) and self.size is not None:
+            text = f"a 1-D array of {self.size} {many}"
         elif self.ndim == (1,):
             text = ("a non-empty " if self.nonempty else "a ") + f"1-D array of {many}"
         elif self.ndim == "1+":
             text = f"an array (1-D or more) of {many}"
+        elif isinstance(self.ndim, tuple) and 0 not in self.ndim:
+            text = f"a {' or '.join(f'{d}-D' for d in self.ndim)} array of {many}"
         else:
             text = f"{one} or an array of such floats"
         return text + (f" ({self.note})" if self.note else "")
@@ -448,6 +527,8 @@ class Floats(Constraint):
             ok |= np.isnan(arr)
         if not ok.all():
             raise Violation(str(self), _at(arr, _first(~ok), flat=arr.ndim > 1))
+        if self.size is not None and arr.size != self.size:
+            raise Violation(str(self), f"an array of length {arr.size}")
         return arr
 
 
@@ -476,6 +557,36 @@ class SequenceOf(Constraint):
         if self.nonempty and not items:
             raise Violation(str(self), "an empty sequence")
         return items
+
+
+class Distributions(Constraint):
+    """Probability distributions, one per row: a 2-D array of shape (rows, classes) with at
+    least ``min_classes`` classes, finite non-negative entries and rows summing to 1 (within
+    ``atol``), given as float64. A message names the first bad row (and class).
+    """
+
+    def __init__(self, min_classes: int = 2, *, atol: float = 1e-9):
+        self.min_classes, self.atol = min_classes, atol
+
+    def __str__(self):
+        return (f"a 2-D array of probability distributions, one per row (shape (n_questions, "
+                f"n_classes) with n_classes >= {self.min_classes}, finite entries >= 0, each row "
+                f"summing to 1)")
+
+    def check(self, value):
+        q = _as_numeric_array(value, self).astype(np.float64)
+        if q.ndim != 2 or q.shape[1] < self.min_classes:
+            raise Violation(str(self), f"an array of shape {q.shape}")
+        bad = ~np.isfinite(q) | (q < 0)
+        if bad.any():
+            i, j = (int(x) for x in np.argwhere(bad)[0])
+            raise Violation(str(self), f"{shown(q[i, j])} at row {i}, class {j}")
+        total = q.sum(axis=1)
+        off = np.abs(total - 1.0) > self.atol
+        if off.any():
+            i = _first(off)
+            raise Violation(str(self), f"row {i} summing to {shown(total[i])}")
+        return q
 
 
 def _make(constraint) -> Constraint:
@@ -539,7 +650,7 @@ def check_probability(x, name: str, func: str, *, open_interval: bool = True) ->
     return check_param(x, [Interval(numbers.Real, 0, 1, closed=closed)], name, func)
 
 
-def validate_params(parameter_constraints: dict):
+def validate_params(parameter_constraints: dict, *, name: str | None = None):
     """Decorator: validate (and normalise) the parameters of a function before its body runs.
 
     Parameters
@@ -548,20 +659,26 @@ def validate_params(parameter_constraints: dict):
         ``{name: [constraint, ...]}``; a parameter is valid when it satisfies one of its
         constraints: a :class:`Constraint` object, None (the value None), "boolean",
         "array-like", ``callable`` or a type (an instance of it). Every parameter of the
-        function should be declared (``tests/test_validation.py`` checks it).
+        function should be declared (``tests/test_validation.py`` checks it), but a method's
+        ``self``.
+    name : str, optional
+        How messages name the function; default its ``__name__``. A method passes the name
+        its caller knows (``"Publisher"`` for ``Publisher.__init__``,
+        ``"RLVRModel.at_fraction"``).
 
     Returns
     -------
     callable
         The decorator. The decorated function has the declarations, as constraint objects,
-        in its attribute ``_parameter_constraints``; its body receives the normalised values.
+        in its attribute ``_parameter_constraints`` (and the name messages give it in
+        ``_validated_name``); its body receives the normalised values.
     """
     made = {k: [_make(c) for c in (v if isinstance(v, list) else [v])]
             for k, v in parameter_constraints.items()}
 
     def decorator(func):
         sig = inspect.signature(func)
-        name = func.__name__
+        shown_as = name or func.__name__
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -571,10 +688,10 @@ def validate_params(parameter_constraints: dict):
             for param, value in arguments.items():
                 constraints = made.get(param)
                 if constraints is not None:
-                    arguments[param] = _validate(constraints, value, param, name)
+                    arguments[param] = _validate(constraints, value, param, shown_as)
             return func(*bound.args, **bound.kwargs)
 
-        wrapper._parameter_constraints = made
+        wrapper._parameter_constraints, wrapper._validated_name = made, shown_as
         return wrapper
 
     return decorator

@@ -13,9 +13,28 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Mapping
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+
+from leash.core._validation import (
+    DATAFRAME,
+    ArrayLike,
+    Boolean,
+    Counts,
+    Floats,
+    InstancesOf,
+    Interval,
+    SequenceOf,
+    StrOptions,
+    StrSequence,
+    invalid,
+    shown,
+    validate_params,
+)
+from leash.errors import LeashValueError, Param
 
 __all__ = [
     "BASE_COLOR", "CATEGORY_COLORS", "CATEGORY_LABELS", "EXTRA_COLORS", "PAGE_WIDTH",
@@ -45,7 +64,17 @@ _METRIC_STYLES, _METRIC_MARKERS = ("-", "--", ":", "-."), ("o", "s", "^", "D")
 PAGE_WIDTH = 7.5
 _SPARE = "leash: spare panel"
 
+# The declared kinds of the parameters (leash.core._validation).
+FRAME = [DATAFRAME]
+AXES = InstancesOf("matplotlib.axes.Axes", "a matplotlib Axes",
+                   lambda: __import__("matplotlib.figure").figure.Figure().add_subplot())
+AX = [AXES, None]
+COUNT = Interval(Integral, 1, None, closed="left")
+SIZE = Interval(Real, 0, None, closed="neither")
+TITLE = [str, None]
 
+
+@validate_params({})
 def theme() -> dict:
     """The matplotlib settings every helper draws under.
 
@@ -86,15 +115,13 @@ def _themed(func):
 
 
 def _axes(ax, func: str):
-    """``ax`` (or a new 6 x 4 inch Axes), styled as :func:`theme` even if made outside it."""
+    """``ax`` (declared :data:`AX`; or a new 6 x 4 inch Axes), styled as :func:`theme` even if
+    made outside it.
+    """
     import matplotlib.pyplot as plt
-    from matplotlib.axes import Axes
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
-    elif not isinstance(ax, Axes):
-        raise TypeError(f"The 'ax' parameter of {func} must be a matplotlib Axes or None. "
-                        f"Got {type(ax).__name__} instead.")
     rc = theme()
     ax.set_facecolor(rc["axes.facecolor"])
     ax.set_axisbelow(True)
@@ -109,21 +136,22 @@ def _axes(ax, func: str):
 
 
 def _require(df, columns, func: str, unique=None) -> pd.DataFrame:
-    """``df``, checked: a DataFrame with ``columns``, not empty, one row per ``unique`` key."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"The 'df' parameter of {func} must be a pandas DataFrame. "
-                        f"Got {type(df).__name__} instead.")
+    """``df`` (a DataFrame, declared), checked: with ``columns``, not empty, one row per
+    ``unique`` key.
+    """
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"{func}: the DataFrame has no column {missing[0]!r} (needed: "
-                         f"{list(columns)}; it has: {list(df.columns)}).")
+        raise LeashValueError(f"the DataFrame has no column {missing[0]!r} (needed: "
+                              f"{list(columns)}; it has: {list(df.columns)}).", func=func,
+                              key=missing[0])
     if df.empty:
-        raise ValueError(f"{func}: the DataFrame is empty; nothing to plot.")
+        raise LeashValueError("the DataFrame is empty; nothing to plot.", func=func)
     dup = df.duplicated(subset=unique, keep=False) if unique else np.zeros(1, bool)
     if dup.any():
         first = df.loc[dup, unique].iloc[0].to_dict()
-        raise ValueError(f"{func}: {int(dup.sum())} rows share the same {unique} (e.g. {first}); "
-                         f"pass one row per plotted point (statistics are not aggregated here).")
+        raise LeashValueError(f"{int(dup.sum())} rows share the same {unique} (e.g. {first}); "
+                              "pass one row per plotted point (statistics are not aggregated "
+                              "here).", func=func, key=unique[0], value=first)
     return df
 
 
@@ -132,23 +160,19 @@ def _numeric(df: pd.DataFrame, column: str, func: str, *, allow_nan=False,
     try:
         values = pd.to_numeric(df[column], errors="raise").to_numpy(dtype=float, na_value=np.nan)
     except (ValueError, TypeError):
-        raise ValueError(f"{func}: column {column!r} must be numeric. Got dtype "
-                         f"{df[column].dtype}.") from None
+        raise LeashValueError(f"column {column!r} must be numeric. Got dtype "
+                              f"{df[column].dtype}.", func=func, key=column) from None
     bad = np.isinf(values) | (np.isnan(values) if not allow_nan else False)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{func}: column {column!r} must be finite. Got {values[i]} in row "
-                         f"{i} (index label {df.index[i]!r}).")
+        raise LeashValueError(f"column {column!r} must be finite. Got {values[i]} in row {i} "
+                              f"(index label {df.index[i]!r}).", func=func, key=column,
+                              value=values[i])
     if positive and (values <= 0).any():
-        raise ValueError(f"{func}: column {column!r} must be > 0 on a log axis. Got "
-                         f"{values[values <= 0][0]}.")
+        bad = values[values <= 0][0]
+        raise LeashValueError(f"column {column!r} must be > 0 on a log axis. Got {bad}.",
+                              func=func, key=column, value=bad)
     return values
-
-
-def _count(value, name: str, func: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"The '{name}' parameter of {func} must be an int >= 1. Got {value!r}.")
-    return int(value)
 
 
 def _points(ax) -> tuple[float, float]:
@@ -196,6 +220,8 @@ def _categories(ax, labels) -> None:
     ax.xaxis.grid(False)
 
 
+@validate_params({"labels": [ArrayLike()],
+                  "roles": [InstancesOf(Mapping, "a dict of label to role", dict), None]})
 def model_colors(labels, roles=None) -> dict:
     """The fixed colour of each model label.
 
@@ -220,8 +246,9 @@ def model_colors(labels, roles=None) -> dict:
             role = str(label).lower()
         if role is not None:
             if role not in ROLE_COLORS:
-                raise ValueError(f"model_colors: unknown role {role!r} for {label!r}; roles: "
-                                 f"{list(ROLE_COLORS)}.")
+                raise LeashValueError(f"unknown role {role!r} for {label!r}; roles: "
+                                      f"{list(ROLE_COLORS)}.", func="model_colors", key="role",
+                                      value=role)
             out[label] = ROLE_COLORS[role]
     pool = [c for c in (RLVR_COLOR, *EXTRA_COLORS) if c not in out.values()]
     for label in labels:
@@ -236,12 +263,13 @@ def _colors_of(df: pd.DataFrame, hue: str, levels, func: str) -> dict:
     if "role" in df.columns:
         per = df.groupby(hue, sort=False)["role"].nunique(dropna=False)
         if (per > 1).any():
-            raise ValueError(f"{func}: model {per[per > 1].index[0]!r} has several values in "
-                             f"column 'role'.")
+            raise LeashValueError(f"model {per[per > 1].index[0]!r} has several values in "
+                                  "column 'role'.", func=func, key="role")
         roles = dict(zip(df[hue], df["role"]))
     return model_colors(levels, roles)
 
 
+@validate_params({"n": [COUNT]})
 def sequential_colors(n: int) -> list:
     """``n`` colours of an ordered series (budgets, zetas), light to dark viridis.
 
@@ -258,11 +286,11 @@ def sequential_colors(n: int) -> list:
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
 
-    n = _count(n, "n", "sequential_colors")
     return [to_hex(colormaps["viridis"](v)) for v in (np.linspace(0.85, 0.05, n) if n > 1
                                                       else [0.45])]
 
 
+@validate_params({"color": [str, ArrayLike()], "n": [COUNT]})
 def shades(color, n: int) -> list:
     """``n`` shades of ``color``, light to full: one run's checkpoints, the last the final model.
 
@@ -279,13 +307,15 @@ def shades(color, n: int) -> list:
     """
     from matplotlib.colors import to_hex, to_rgb
 
-    n = _count(n, "n", "shades")
     rgb = np.array(to_rgb(color))
     white = [*np.linspace(0.7, 0.25, n - 1), 0.0] if n > 2 else [0.5, 0.0][2 - n:]
     return [to_hex(rgb + (1 - rgb) * w) for w in white]
 
 
 @_themed
+@validate_params({"n": [COUNT], "ncols": [COUNT], "panel_height": [SIZE], "width": [SIZE],
+                  "sharex": [Boolean(), StrOptions("none", "all", "row", "col")],
+                  "sharey": [Boolean(), StrOptions("none", "all", "row", "col")]})
 def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, sharey=False):
     """A page-wide figure (1500 px at 200 dpi) of ``n`` panels in at most ``ncols`` columns.
 
@@ -305,7 +335,6 @@ def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, 
     """
     import matplotlib.pyplot as plt
 
-    n, ncols = _count(n, "n", "panel_grid"), _count(ncols, "ncols", "panel_grid")
     cols = min(ncols, n)
     rows = -(-n // cols)
     fig, grid = plt.subplots(rows, cols, figsize=(width, panel_height * rows), squeeze=False,
@@ -317,6 +346,8 @@ def panel_grid(n, *, ncols=3, panel_height=2.3, width=PAGE_WIDTH, sharex=False, 
     return fig, cells[:n]
 
 
+@validate_params({"axes": [SequenceOf(AXES, "matplotlib Axes", "item", nonempty=True)],
+                  "title": TITLE, "fontsize": [SIZE, str], "ncols": [COUNT, None]})
 def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
     """One legend for several panels, each label once, instead of theirs.
 
@@ -334,9 +365,6 @@ def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
     -------
     matplotlib.legend.Legend
     """
-    axes = list(axes)
-    if not axes:
-        raise ValueError("shared_legend: 'axes' is empty.")
     entries: dict = {}
     for ax in axes:
         legend = ax.get_legend()
@@ -348,7 +376,8 @@ def shared_legend(axes, *, title=None, fontsize=9, ncols=None):
         for h, lab in zip(hs, ls):
             entries.setdefault(lab, h)
     if not entries:
-        raise ValueError("shared_legend: the panels have no labelled artist to show.")
+        raise LeashValueError(Param("axes"), " have no labelled artist to show.",
+                              func="shared_legend")
     fig = axes[0].figure
     kw = {"frameon": False, "title": title, "fontsize": fontsize, "title_fontsize": fontsize}
     spare = [a for a in fig.axes if a.get_label() == _SPARE and not a.axison]
@@ -373,6 +402,9 @@ def _lines(ax, x, y, hue, levels, colors, markersize=4.0) -> list:
 
 
 @_themed
+@validate_params({"df": FRAME, "ax": AX, "x": [str], "y": [str], "hue": [str],
+                  "annotate": [Boolean()], "logx": [Boolean()], "hue_order": [ArrayLike(), None],
+                  "palette": [InstancesOf(Mapping, "a dict of model to colour", dict), None]})
 def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", annotate=False,
                           logx=True, hue_order=None, palette=None):
     """pass@k against k, one line per model (a panel of the paper's Figures 2-4).
@@ -404,8 +436,8 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
     _require(df, [x, y, hue], func, [hue, x])
     has_band = [c for c in ("low", "high") if c in df.columns]
     if len(has_band) == 1:
-        raise ValueError(f"{func}: bands need both columns 'low' and 'high'; got only "
-                         f"{has_band[0]!r}.")
+        raise LeashValueError(f"bands need both columns 'low' and 'high'; got only "
+                              f"{has_band[0]!r}.", func=func, key=has_band[0])
     xs, ys = _numeric(df, x, func, positive=logx), _numeric(df, y, func)
     band = [_numeric(df, c, func) for c in has_band]
     levels = list(pd.unique(df[hue]))
@@ -414,8 +446,9 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
         missing = [lv for lv in levels if lv not in wanted]
         extra = [lv for lv in wanted if lv not in levels]
         if missing or extra or len(set(wanted)) != len(wanted):
-            raise ValueError(f"The 'hue_order' parameter of {func} must list each {hue!r} of the "
-                             f"frame once. Missing: {missing}; not in the frame: {extra}.")
+            raise invalid("hue_order", func, f"a list of each {hue!r} of the frame, once",
+                          f"{shown(hue_order)} (missing: {missing}; not in the frame: {extra})",
+                          hue_order)
         levels = wanted
     colors = _colors_of(df, hue, levels, func)
     colors.update({k: v for k, v in dict(palette or {}).items() if k in colors})
@@ -448,6 +481,7 @@ def plot_pass_at_k_curves(df, *, ax=None, x="k", y="pass_at_k", hue="model", ann
 
 
 @_themed
+@validate_params({"df": FRAME, "ax": AX, "benchmark": [str], "hue": [str], "y": [str]})
 def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_at_k"):
     """Grouped bars (seaborn) of pass@k per benchmark, base vs RLVR (Figure 1's panel).
 
@@ -482,8 +516,8 @@ def plot_passk_bars(df, *, ax=None, benchmark="benchmark", hue="model", y="pass_
     if table.isna().any().any():
         b, m = next((b, m) for b in benches for m in models if pd.isna(table.loc[b, m]))
         at = f" at k = {int(kmax[b])}" if kmax is not None else ""
-        raise ValueError(f"{func}: no value for model {m!r} on benchmark {b!r}{at}; every model "
-                         f"needs one bar per benchmark.")
+        raise LeashValueError(f"no value for model {m!r} on benchmark {b!r}{at}; every model "
+                              "needs one bar per benchmark.", func=func, key=y)
     ax = _axes(ax, func)
     before = len(ax.containers)
     sns.barplot(long, x="b", y="v", hue="m", order=benches, hue_order=models,
@@ -504,6 +538,7 @@ def _category_label(col: str) -> str:
 
 
 @_themed
+@validate_params({"df": FRAME, "ax": AX, "by": [str], "normalize": [Boolean()]})
 def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
     """Stacked bars of the P/E/S/O counts per benchmark (or per model).
 
@@ -526,14 +561,16 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
     counts = np.column_stack([_numeric(df, c, func) for c in _COUNT_COLUMNS])
     if (counts < 0).any():
         i, j = np.argwhere(counts < 0)[0]
-        raise ValueError(f"{func}: column {list(_COUNT_COLUMNS)[j]!r} must be >= 0. Got "
-                         f"{counts[i, j]} in row {i}.")
+        col = list(_COUNT_COLUMNS)[j]
+        raise LeashValueError(f"column {col!r} must be >= 0. Got {counts[i, j]} in row {i}.",
+                              func=func, key=col, value=counts[i, j])
     if normalize:
         total = counts.sum(axis=1)
         if (total == 0).any():
             i = int(np.flatnonzero(total == 0)[0])
-            raise ValueError(f"{func}: row {i} ({df[by].iloc[i]!r}) has P+E+S+O = 0 and cannot "
-                             f"be normalized.")
+            raise LeashValueError(f"row {i} ({df[by].iloc[i]!r}) has P+E+S+O = 0 and cannot be "
+                                  "normalized.", func=func, hint=("Pass ", Param(
+                                      "normalize", value=False), " to plot the counts."))
         counts = counts / total[:, None]
     ax = _axes(ax, func)
     # seaborn draws no stacked bars of given heights: matplotlib's bar with bottoms
@@ -551,6 +588,9 @@ def plot_support_counts(df, *, ax=None, by="benchmark", normalize=False):
 
 
 @_themed
+@validate_params({"df": FRAME, "categories": [StrOptions(*_COUNT_COLUMNS), SequenceOf(
+    StrOptions(*_COUNT_COLUMNS), "count columns", "item", nonempty=True)], "ax": AX, "x": [str],
+                  "logx": [Boolean()]})
 def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", logx=True):
     """P/E/S/O counts against the budget k, one line per category in its colour.
 
@@ -569,10 +609,7 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
     matplotlib.axes.Axes
     """
     func = "plot_support_curves"
-    categories = [categories] if isinstance(categories, str) else list(categories)
-    if not categories or any(c not in _COUNT_COLUMNS for c in categories):
-        raise ValueError(f"The 'categories' parameter of {func} must name some of "
-                         f"{list(_COUNT_COLUMNS)}. Got {categories}.")
+    categories = [categories] if isinstance(categories, str) else categories
     _require(df, [x, *categories], func, [x])
     xs = _numeric(df, x, func, positive=logx)
     ax = _axes(ax, func)
@@ -589,6 +626,8 @@ def plot_support_curves(df, *, categories=("P", "E", "S", "O"), ax=None, x="k", 
 
 
 @_themed
+@validate_params({"df": FRAME, "metrics": [str, StrSequence(min_len=1, max_len=len(
+    _METRIC_STYLES))], "ax": AX, "x": [str], "hue": [str]})
 def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="step",
                            hue="benchmark"):
     """Support metrics against the training step, per benchmark (Table 4 as a figure).
@@ -611,10 +650,7 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     from matplotlib.lines import Line2D
 
     func = "plot_metric_trajectory"
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not 1 <= len(metrics) <= len(_METRIC_STYLES):
-        raise ValueError(f"The 'metrics' parameter of {func} must name 1 to "
-                         f"{len(_METRIC_STYLES)} columns. Got {metrics}.")
+    metrics = [metrics] if isinstance(metrics, str) else metrics
     _require(df, [x, hue, *metrics], func, [hue, x])
     xs = _numeric(df, x, func)
     values = {m: _numeric(df, m, func, allow_nan=True) for m in metrics}
@@ -642,6 +678,7 @@ def plot_metric_trajectory(df, *, metrics=("SRR", "NDR", "NSCR"), ax=None, x="st
     return ax
 
 
+@validate_params({"data": FRAME, "title": TITLE})
 def plot_sensitivity(data, *, title=None):
     """Notebook 10's figure: SRR, NDR and NSCR against the count threshold ``min_count``, one
     panel each, a line per domain (or benchmark), one legend.
@@ -661,9 +698,6 @@ def plot_sensitivity(data, *, title=None):
         kind.
     """
     func = "plot_sensitivity"
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"The 'data' parameter of {func} must be a pandas DataFrame. Got "
-                        f"{type(data).__name__} instead.")
     hue = "domain" if "domain" in data.columns else "benchmark"
     _require(data, [hue, "min_count", "SRR", "NDR", "NSCR"], func, [hue, "min_count"])
     fig, axes = panel_grid(3, ncols=3, panel_height=2.4)
@@ -678,6 +712,7 @@ def plot_sensitivity(data, *, title=None):
 
 
 @_themed
+@validate_params({"data": FRAME, "statistics": [StrSequence(min_len=1)], "title": TITLE})
 def plot_null(data, *, statistics=("E", "S"), title=None):
     """E and S of each pair beside their measured null: one panel per statistic, one row per
     pair, scope and null (the null's 95% range as a grey bar, its mean a grey dot, the pair's
@@ -707,7 +742,8 @@ def plot_null(data, *, statistics=("E", "S"), title=None):
     for ax, stat in zip(axes, statistics):
         d = data[data["statistic"] == stat]
         if d.empty:
-            raise ValueError(f"{func}: no row of statistic {stat!r}.")
+            raise LeashValueError(f"no row of statistic {stat!r}.", func=func, key="statistic",
+                                  value=stat)
         ys = d["row"].map(where).to_numpy(dtype=float)
         values = {c: _numeric(d, c, func, allow_nan=True) for c in ("pair", "null_mean",
                                                                     "null_low", "null_high")}
@@ -728,6 +764,8 @@ def plot_null(data, *, statistics=("E", "S"), title=None):
 
 
 @_themed
+@validate_params({"df": FRAME, "ax": AX, "x": [str], "y": [str], "base": [str],
+                  "labels": [Boolean()]})
 def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
                          base="base_model", labels=True):
     """Token- vs answer-level entropy per model, an arrow from each base to its trained models.
@@ -757,17 +795,17 @@ def plot_entropy_scatter(df, *, ax=None, x="token_entropy", y="answer_entropy",
     roles = df["role"].astype(str).to_numpy()
     unknown = sorted(set(roles) - set(ROLE_COLORS))
     if unknown:
-        raise ValueError(f"{func}: column 'role' has unknown value(s) {unknown}; roles: "
-                         f"{list(ROLE_COLORS)}.")
+        raise LeashValueError(f"column 'role' has unknown value(s) {unknown}; roles: "
+                              f"{list(ROLE_COLORS)}.", func=func, key="role", value=unknown[0])
     models = df["model"].to_numpy()
     where = {m: i for i, m in enumerate(models)}
     pairs = []
     for i in np.flatnonzero(roles != "base"):
         b = df[base].iloc[i]
         if pd.isna(b) or b not in where or roles[where[b]] != "base":
-            raise ValueError(f"{func}: model {models[i]!r} (role {roles[i]!r}) names base "
-                             f"{b!r} in column {base!r}, which is not a model with role "
-                             f"'base' in the frame.")
+            raise LeashValueError(f"model {models[i]!r} (role {roles[i]!r}) names base {b!r} "
+                                  f"in column {base!r}, which is not a model with role 'base' "
+                                  "in the frame.", func=func, key=base, value=b)
         pairs.append((where[b], i))
     ax = _axes(ax, func)
     for role in [r for r in ROLE_COLORS if r in set(roles)]:
@@ -844,6 +882,9 @@ def _overlap(a, b) -> bool:
 
 
 @_themed
+@validate_params({"ks": [Counts(minimum=1, nonempty=True)],
+                  "zetas": [Floats(0, 1, closed="neither", nonempty=True)], "ax": AX,
+                  "exact": [Boolean()]})
 def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     """The support threshold epsilon against the budget k, one line per zeta.
 
@@ -864,10 +905,7 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
     from leash.core.support import epsilon
     from leash.errors import LeashWarning
 
-    ks = np.sort(np.unique(np.atleast_1d(np.asarray(ks))))
-    zetas = list(np.atleast_1d(np.asarray(zetas, dtype=float)))
-    if ks.size == 0 or not zetas:
-        raise ValueError("plot_epsilon: 'ks' and 'zetas' must be non-empty.")
+    ks, zetas = np.unique(np.atleast_1d(ks)), list(np.atleast_1d(zetas))
     with warnings.catch_warnings():  # a curve of epsilon over k may pass 1: it is drawn, not
         warnings.filterwarnings("ignore", "epsilon", LeashWarning)  # used as a threshold
         curves = [np.atleast_1d(epsilon(ks, float(z), exact=exact)) for z in zetas]  # validates
@@ -882,6 +920,8 @@ def plot_epsilon(ks, zetas, *, ax=None, exact=False):
 
 
 @_themed
+@validate_params({"ax": AX, "eps": [Interval(Real, 0, 1, closed="neither")],
+                  "lim": [Floats(0, 1, closed="right", ndim=(1,), size=2)]})
 def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
     """The four-region diagram of Figure 1 on log-log axes.
 
@@ -902,14 +942,10 @@ def plot_support_diagram(ax=None, *, eps=1e-3, lim=(1e-6, 1.0)):
     from matplotlib.patches import Rectangle
 
     func = "plot_support_diagram"
-    try:
-        lo, hi = (float(v) for v in lim)
-    except (TypeError, ValueError):
-        raise ValueError(f"The 'lim' parameter of {func} must be two floats. Got {lim!r}.") \
-            from None
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < lo < eps < hi <= 1:
-        raise ValueError(f"{func} needs 0 < lim[0] < eps < lim[1] <= 1. Got eps={eps!r}, "
-                         f"lim={lim!r}.")
+    lo, hi = (float(v) for v in lim)
+    if not lo < eps < hi:
+        raise invalid("eps", func, "between lim[0] and lim[1] (0 < lim[0] < eps < lim[1] <= 1)",
+                      f"eps={eps!r} with lim=({lo!r}, {hi!r})", eps)
     ax = _axes(ax, func)
     ax.grid(False)
     ax.set(xscale="log", yscale="log")

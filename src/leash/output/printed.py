@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from leash.artifacts import open_study
+from leash.artifacts import STUDY, open_study
+from leash.core._validation import DATAFRAME, StrOptions, validate_params
 from leash.core.support import COUNT_NAMES, METRIC_NAMES
 from leash.output.report import TableView
 from leash.sources.paper import load, round_half_up
@@ -104,6 +105,11 @@ class _Cells:
         return shown + MARK
 
 
+ARTIFACTS = ("table1", "appendix", "table3", "table4", "table5")
+
+
+@validate_params({"table": [DATAFRAME], "artifact": [StrOptions(*ARTIFACTS)], "src": STUDY,
+                  "pair": [str, None], "metric": [str, None]})
 def printed(table: pd.DataFrame, artifact: str, src, *, pair: str | None = None,
             metric: str | None = None):
     """``table`` in the paper's printed form when ``src`` is the paper's numbers.
@@ -133,8 +139,6 @@ def printed(table: pd.DataFrame, artifact: str, src, *, pair: str | None = None,
         return table
     build = {"table1": _table1, "appendix": lambda t: _appendix(t, pair),
              "table3": _table3, "table4": _table4, "table5": lambda t: _table5(t, metric)}
-    if artifact not in build:
-        raise ValueError(f"printed: unknown artifact {artifact!r}; one of {sorted(build)}.")
     return build[artifact](table)
 
 

@@ -14,15 +14,30 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from leash.analysis.compare import csv_differences
+from leash.artifacts import STUDY
+from leash.core._validation import (
+    DATAFRAME,
+    Boolean,
+    InstancesOf,
+    Interval,
+    Options,
+    Paths,
+    SequenceOf,
+    StrMatching,
+    invalid,
+    validate_params,
+)
+from leash.core._validation import shown as shown_value
+from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.paths import DATA, MIRROR_ENV, NOTEBOOKS, REPO, SCRATCH, shown
 from leash.writing import write_bytes
 
@@ -42,7 +57,6 @@ _SAVE_RC = {"svg.hashsalt": "leash", "pdf.compression": 6, "pdf.fonttype": 42,
             "ps.fonttype": 42, "savefig.dpi": DPI}
 _METADATA = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": "leash (matplotlib)"},
              "png": {"Software": None}}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # LaTeX's special characters, for the caption (pandas escapes cells, not a caption string)
 _NUMBER_CELL = r"(-?[\d.]+(e[-+]?\d+)?%?|--)\W?"
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -50,27 +64,33 @@ _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "^": r"\textasciicircum{}"}
 
 
-def _check_name(name, func: str) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"The 'name' parameter of {func} must be a str. Got {name!r} of type "
-                        f"{type(name).__name__} instead.")
-    if not _NAME_RE.match(name) or name.endswith((".", "-")):
-        raise ValueError(f"The 'name' parameter of {func} must be a file stem of letters, "
-                         f"digits, '_', '-' and '.' (no folder, no suffix such as .pdf). Got "
-                         f"{name!r} instead.")
-    return name
+# The declared kinds of the parameters (leash.core._validation).
+#: An artifact's name: a file stem.
+NAME = StrMatching(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(?<![.-])", "a file stem of letters, digits, "
+                   "'_', '-' and '.' (no folder, no suffix such as .pdf)", "table1")
+OUTDIR = Paths(note='"": the scratch folder build/figures/')
+FIGURE = InstancesOf("matplotlib.figure.Figure", "a matplotlib Figure (ax.figure for an Axes)",
+                     lambda: __import__("matplotlib.figure").figure.Figure())
+FLOAT_FORMAT = [StrMatching(r"(?s).*[{%].*", "a format string such as '{:.3f}' or '%.3f'",
+                            "{:.3f}"), callable,
+                InstancesOf(Mapping, "a dict of those keyed by column", dict), None]
+_INPUT = Paths(nonempty=True)
+INPUTS = [_INPUT, SequenceOf(_INPUT, 'non-empty strs or paths ("none" for hand-made numbers)',
+                             "item", nonempty=True)]
+DESCRIPTION = StrMatching(r"(?s).*\S.*", "a non-empty str (one line for the artifact index)",
+                          "d")
 
 
-def _check_frame(df, name: str, func: str) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"The '{name}' parameter of {func} must be a pandas DataFrame. Got "
-                        f"{type(df).__name__} instead.")
+def _check_columns(df: pd.DataFrame, name: str, func: str) -> pd.DataFrame:
+    """``df`` (the parameter ``name``), refused if a column name is there twice."""
     if df.columns.has_duplicates:
         dup = df.columns[df.columns.duplicated()].unique().tolist()
-        raise ValueError(f"The '{name}' DataFrame of {func} has duplicated columns: {dup}.")
+        raise LeashValueError(Param(name), f" has duplicated columns: {dup}.", func=func,
+                              key=str(dup[0]))
     return df
 
 
+@validate_params({"outdir": [OUTDIR]})
 def resolve_outdir(outdir) -> Path:
     """An output folder as a path.
 
@@ -91,13 +111,16 @@ def resolve_outdir(outdir) -> Path:
     return out if out.is_absolute() else REPO / out
 
 
-def _outdir(outdir, func: str) -> Path:
-    if not isinstance(outdir, (str, os.PathLike)):
-        raise TypeError(f"The 'outdir' parameter of {func} must be a str or path. Got "
-                        f"{outdir!r} of type {type(outdir).__name__} instead.")
+def _folder(outdir, func: str) -> Path:
+    """The resolved ``outdir`` (declared :data:`OUTDIR`), refused if it is a file."""
     out = resolve_outdir(outdir)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file {out}.")
+        raise invalid("outdir", func, "a folder", f"the file {shown(out)}", outdir)
+    return out
+
+
+def _outdir(outdir, func: str) -> Path:
+    out = _folder(outdir, func)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -134,9 +157,9 @@ def _formatter(spec, column, func: str):
         return spec
     if isinstance(spec, str) and ("{" in spec or "%" in spec):
         return spec.format if "{" in spec else (lambda v: spec % v)
-    raise TypeError(f"The 'float_format' parameter of {func} must be a format string such as "
-                    f"'{{:.3f}}' or '%.3f', a callable, or a dict of those keyed by column. Got "
-                    f"{spec!r} for column {column!r} instead.")
+    raise invalid("float_format", func, "a format string such as '{:.3f}' or '%.3f' or a "
+                  "callable, for each column of its dict", f"{shown_value(spec)} for column "
+                  f"{column!r}", spec)
 
 
 def _cells(df: pd.DataFrame, float_format, func: str) -> pd.DataFrame:
@@ -144,8 +167,9 @@ def _cells(df: pd.DataFrame, float_format, func: str) -> pd.DataFrame:
     per_column = isinstance(float_format, Mapping)
     unknown = [c for c in float_format if c not in df.columns] if per_column else []
     if unknown:
-        raise ValueError(f"The 'float_format' dict of {func} names columns that the table does "
-                         f"not have: {unknown}. Columns: {list(df.columns)}.")
+        raise LeashValueError(Param("float_format"), f" names columns that the table does not "
+                              f"have: {unknown}. Columns: {list(df.columns)}.", func=func,
+                              key=str(unknown[0]), value=float_format)
     out = {}
     for col in df.columns:
         spec = float_format.get(col) if per_column else float_format
@@ -184,6 +208,9 @@ def _latex(text: str) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
+@validate_params({"df": [DATAFRAME, InstancesOf(TableView, "a TableView", lambda: TableView(
+    pd.DataFrame(), pd.DataFrame()))], "name": [NAME], "outdir": [OUTDIR], "caption": [str, None],
+    "float_format": FLOAT_FORMAT, "index": [Boolean()]})
 def save_table(df, name, outdir="", *, caption=None, float_format=None, index=False):
     r"""Write a table as ``<name>.csv``, ``<name>.md`` and ``<name>.tex``.
 
@@ -216,15 +243,11 @@ def save_table(df, name, outdir="", *, caption=None, float_format=None, index=Fa
 
 
 def _save_table(df, name, outdir, *, caption, float_format, index, func):
+    """:func:`save_table` on parameters its caller (``func``) has validated."""
     view = df if isinstance(df, TableView) else None
     if view is not None:
         df = view.frame
-    df, name = _check_frame(df, "df", func), _check_name(name, func)
-    if caption is not None and not isinstance(caption, str):
-        raise TypeError(f"The 'caption' parameter of {func} must be a str or None. "
-                        f"Got {type(caption).__name__} instead.")
-    if not isinstance(index, bool):
-        raise TypeError(f"The 'index' parameter of {func} must be a bool. Got {index!r} instead.")
+    df = _check_columns(df, "df", func)
     out = _outdir(outdir, func)
     table = df.reset_index() if index else df
     if view is not None:  # right-aligned: columns of numbers (a marker after one allowed)
@@ -256,6 +279,9 @@ def _save_table(df, name, outdir, *, caption, float_format, index, func):
             "tex": _write_text(out / f"{name}.tex", tex)}
 
 
+@validate_params({"fig": [FIGURE], "name": [NAME], "outdir": [OUTDIR],
+                  "data": [DATAFRAME, Options(bool, False), None],
+                  "dpi": [Interval(Integral, 10, None, closed="left")]})
 def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
     """Write a figure as ``<name>.pdf`` and ``<name>.png``, its numbers as ``<name>.csv``.
 
@@ -282,22 +308,17 @@ def save_figure(fig, name, outdir="", *, data=None, dpi=DPI):
 
 
 def _save_figure(fig, name, outdir, *, data, dpi, func):
+    """:func:`save_figure` on parameters its caller (``func``) has validated."""
     import matplotlib
-    from matplotlib.figure import Figure
 
-    if not isinstance(fig, Figure):
-        raise TypeError(f"The 'fig' parameter of {func} must be a matplotlib Figure (use "
-                        f"ax.figure for an Axes). Got {type(fig).__name__} instead.")
-    name = _check_name(name, func)
     if data is None:
-        raise ValueError(f"{func}({name!r}) needs the plotted numbers: pass data=<DataFrame> "
-                         f"with exactly the values drawn (written to {name}.csv), or data=False "
-                         f"for a pure diagram.")
-    if data is not False and _check_frame(data, "data", func).empty:
-        raise ValueError(f"The 'data' DataFrame of {func}({name!r}) is empty; a figure's data "
-                         f"must hold the plotted numbers.")
-    if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or dpi < 10:
-        raise ValueError(f"The 'dpi' parameter of {func} must be an int >= 10. Got {dpi!r}.")
+        raise LeashValueError(
+            f"{name!r} needs the plotted numbers: pass data=<DataFrame> with exactly the values "
+            f"drawn (written to {name}.csv), or ", Param("data", value=False), " for a pure "
+            "diagram.", func=func, param="data", value=None)
+    if data is not False and _check_columns(data, "data", func).empty:
+        raise LeashValueError(Param("data"), f" of {name!r} is an empty DataFrame; a figure's "
+                              "data must hold the plotted numbers.", func=func)
     out = _outdir(outdir, func)
     paths = {}
     for fmt in FIGURE_FORMATS:
@@ -341,10 +362,15 @@ def portable(value):
         return value.item()
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    raise TypeError(f"Cannot record a value of type {type(value).__name__} ({value!r}) in the "
-                    f"artifact index; use str, numbers, bools, lists or dicts.")
+    raise LeashTypeError(f"Cannot record a value of type {type(value).__name__} ({value!r}) in "
+                         "the artifact index; use str, numbers, bools, lists or dicts.",
+                         value=value)
 
 
+@validate_params({"name": [NAME], "files": [InstancesOf(Mapping, "a dict of str to path", dict),
+                                              SequenceOf(Paths(nonempty=True), "paths", "item")],
+                  "inputs": [Paths(), SequenceOf(Paths(), "strs or paths", "item")],
+                  "description": [DESCRIPTION]})
 def artifact_record(name, files, *, inputs, description) -> dict:
     """The record of one artifact: name, files, input data and a one-line description.
 
@@ -367,33 +393,24 @@ def artifact_record(name, files, *, inputs, description) -> dict:
 
 
 def _record(name, files, inputs, description, func: str) -> dict:
-    name = _check_name(name, func)
-    paths = [Path(f) for f in (files.values() if isinstance(files, Mapping) else
-                               [files] if isinstance(files, (str, os.PathLike)) else files)]
+    """:func:`artifact_record` on parameters its caller (``func``) has validated."""
+    paths = [Path(f) for f in (files.values() if isinstance(files, Mapping) else files)]
     if not paths:
-        raise ValueError(f"The 'files' parameter of {func}({name!r}) is empty.")
+        raise LeashValueError(Param("files"), f" of {name!r} is empty.", func=func)
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise ValueError(f"The 'files' of {func}({name!r}) do not exist: {missing}.")
+        raise LeashValueError(Param("files"), f" of {name!r} do not exist: {missing}.",
+                              func=func, file=missing[0])
     if len({Path(os.path.abspath(p.parent)) for p in paths}) != 1:
-        raise ValueError(f"The 'files' of {func}({name!r}) lie in several folders; an "
-                         f"artifact's files share the output folder.")
-    if not isinstance(description, str) or not description.strip():
-        raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a non-empty "
-                         f"str. Got {description!r} instead.")
-    inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
-    return {"name": name, "files": sorted(p.name for p in paths), "inputs": portable(inputs),
-            "description": " ".join(description.split())}
+        raise LeashValueError(Param("files"), f" of {name!r} lie in several folders; an "
+                              "artifact's files share the output folder.", func=func)
+    return {"name": name, "files": sorted(p.name for p in paths),
+            "inputs": portable(_inputs(inputs)), "description": " ".join(description.split())}
 
 
-def _check_inputs(inputs, func: str) -> list:
-    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs
-    if (not isinstance(items, (list, tuple)) or not items
-            or not all(isinstance(i, (str, os.PathLike)) and str(i) for i in items)):
-        raise TypeError(f"The 'inputs' parameter of {func} must be a non-empty str or path, or "
-                        f"a non-empty list of them (\"none\" for hand-made numbers). Got "
-                        f"{inputs!r} instead.")
-    return list(items)
+def _inputs(inputs) -> list:
+    """The declared :data:`INPUTS` as a list."""
+    return [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
 
 
 class Publisher:
@@ -437,31 +454,28 @@ class Publisher:
         ``outdir`` names a file, or neither ``source`` nor ``inputs`` is given.
     """
 
+    @validate_params({"outdir": [OUTDIR], "source": [*STUDY, None], "inputs": [*INPUTS, None]},
+                     name="Publisher")
     def __init__(self, outdir, source=None, *, inputs=None):
         func = "Publisher"
-        if not isinstance(outdir, (str, os.PathLike)):
-            raise TypeError(f"The 'outdir' parameter of {func} must be a str or path (\"\": the "
-                            f"scratch folder build/figures/). Got {outdir!r} of type "
-                            f"{type(outdir).__name__} instead.")
-        out = resolve_outdir(outdir)
-        if out.exists() and not out.is_dir():
-            raise ValueError(f"The 'outdir' parameter of {func} must be a folder. Got the file "
-                             f"{shown(out)}.")
+        out = _folder(outdir, func)
         if source is None and inputs is None:
-            raise ValueError(f"{func} needs the run's 'source' (leash.run.notebook.source(study)) "
-                             f"or its 'inputs' (\"none\" for hand-made numbers): every artifact "
-                             f"records its input data.")
+            raise LeashValueError(
+                Param("source", "inputs"), " are both None, and every artifact records its "
+                "input data: pass the run's source (leash.run.notebook.source(study)) or its "
+                'inputs ("none" for hand-made numbers).', func=func)
         if source is not None:
             from leash.artifacts import open_study
 
             source = open_study(source)
         self.outdir, self.source = out, source
-        self.inputs = _check_inputs(source.inputs() if inputs is None else inputs, func)
+        self.inputs = _inputs(source.inputs() if inputs is None else inputs)
 
     def __repr__(self) -> str:
         src = f", source={self.source.name!r}" if self.source is not None else ""
         return f"Publisher({shown(self.outdir)!r}{src}, inputs={self.inputs!r})"
 
+    @validate_params({"stem": [NAME]}, name="Publisher.name")
     def name(self, stem) -> str:
         """The file stem an artifact called ``stem`` is saved under (the source's suffix added).
 
@@ -474,13 +488,16 @@ class Publisher:
         -------
         str
         """
-        stem = _check_name(stem, "Publisher")
         if self.source is None:
             return stem
         from leash.artifacts import artifact_name
 
         return artifact_name(stem, self.source)
 
+    @validate_params({"obj": [DATAFRAME, InstancesOf(TableView, "a TableView"), FIGURE],
+                      "name": [NAME], "description": [DESCRIPTION], "inputs": [*INPUTS, None],
+                      "data": [DATAFRAME, Options(bool, False), None], "caption": [str, None],
+                      "float_format": FLOAT_FORMAT, "index": [Boolean()]}, name="Publisher")
     def __call__(self, obj, name, *, description, inputs=None, data=None, caption=None,
                  float_format=None, index=False):
         """Save a table or a figure into the bound folder and record it.
@@ -510,22 +527,21 @@ class Publisher:
         """
         func = "Publisher"
         stem = self.name(name)
-        if not isinstance(description, str) or not description.strip():
-            raise ValueError(f"The 'description' parameter of {func}({name!r}) must be a "
-                             f"non-empty str. Got {description!r} instead.")
-        inputs = self.inputs if inputs is None else _check_inputs(inputs, func)
+        inputs = self.inputs if inputs is None else _inputs(inputs)
         if isinstance(obj, (pd.DataFrame, TableView)):
             if data is not None:
-                raise ValueError(f"{func}({name!r}): 'data' is for figures; a table is its own "
-                                 f"data (its CSV).")
+                raise LeashValueError(Param("data"), f" is for figures; a table ({name!r}) is "
+                                      "its own data (its CSV).", func=func)
             files = _save_table(obj, stem, self.outdir, caption=caption,
                                 float_format=float_format, index=index, func=func)
         else:
             unused = [k for k, v in (("caption", caption), ("float_format", float_format),
                                      ("index", index or None)) if v is not None]
             if unused:
-                raise ValueError(f"{func}({name!r}): {', '.join(unused)} apply to tables only; "
-                                 f"a figure's title and labels are set on its Axes.")
+                verb = " applies" if len(unused) == 1 else " apply"
+                raise LeashValueError(Param(*unused), f"{verb} to tables only; a figure ("
+                                      f"{name!r}) has its title and labels set on its Axes.",
+                                      func=func)
             files = _save_figure(obj, stem, self.outdir, data=data, dpi=DPI, func=func)
         record = _record(stem, files, inputs, description, func)
         _show_note(record, self.outdir)

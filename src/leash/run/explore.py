@@ -48,7 +48,7 @@ from leash.core.support import (
     found_probability,
     support_metrics,
 )
-from leash.errors import LeashWarning
+from leash.errors import LeashValueError, LeashWarning
 
 __all__ = ["Setting", "View", "ExplorerModel", "explore", "ZETAS", "RULES", "ESTIMATORS",
            "flips_html"]
@@ -298,10 +298,11 @@ class ExplorerModel:
         sc = self.scope(s.pair, s.scope)
         a = sc.arrays
         if s.k is not None and s.rule not in self.rules(s.pair, s.scope):
-            raise ValueError(f"explore: the {s.rule} rule below the full budget needs "
-                             + ("first-correct indices" if s.rule == "first-k" else
-                                "the correct counts") + ", which these data lack; rules: "
-                             f"{', '.join(self.rules(s.pair, s.scope)) or 'none'}.")
+            raise LeashValueError(f"the {s.rule} rule below the full budget needs "
+                                  + ("first-correct indices" if s.rule == "first-k" else
+                                     "the correct counts") + ", which these data lack; rules: "
+                                  f"{', '.join(self.rules(s.pair, s.scope)) or 'none'}.",
+                                  func="explore", key="rule", value=s.rule)
         if s.k is not None and s.rule == "expected":
             fb = found_probability(a["n_base"], a["c_base"], s.k, min_count=s.min_count)
             fr = found_probability(a["n_rl"], a["c_rl"], s.k, min_count=s.min_count)
@@ -705,12 +706,13 @@ def explore(study="paper", *, pair=None, benchmark=None, section="support", n_bo
     m = model or ExplorerModel(study, section=section, n_boot=n_boot, seed=seed, level=level)
     pair = pair or m.pairs[0]
     if pair not in m.pairs:
-        raise ValueError(f"explore: no pair {pair!r}; pairs: {m.pairs}")
+        raise LeashValueError(f"no pair {pair!r}; pairs: {m.pairs}", func="explore",
+                              param="pair", value=pair)
     scopes = m.scopes(pair)
     benchmark = benchmark or scopes[0]
     if benchmark not in scopes:
-        raise ValueError(f"explore: no benchmark {benchmark!r} for pair {pair!r}; "
-                         f"available: {scopes}")
+        raise LeashValueError(f"no benchmark {benchmark!r} for pair {pair!r}; available: "
+                              f"{scopes}", func="explore", param="benchmark", value=benchmark)
     return _Controller(m, pair, benchmark).app
 
 

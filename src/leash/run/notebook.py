@@ -25,7 +25,7 @@ import ast
 import os
 from pathlib import Path
 
-from leash.errors import SkipNotebook
+from leash.errors import LeashTypeError, LeashValueError, SkipNotebook
 from leash.run.parameters import (
     NotebookParameter,
     ParameterError,
@@ -148,8 +148,10 @@ def require_data(path_or_name):
     from leash.sources.seam import toolkit
 
     if not isinstance(path_or_name, (str, os.PathLike)) or not str(path_or_name):
-        raise TypeError(f"The 'path_or_name' parameter of require_data must be a non-empty str "
-                        f"or path. Got {path_or_name!r} instead.")
+        # the template of parameter errors, through leash.errors: the first cell of a notebook
+        # loads no numpy, which the declared validation (leash.core._validation) needs
+        raise LeashTypeError(param="path_or_name", func="require_data", value=path_or_name,
+                             constraint="a non-empty str or path")
     p = Path(path_or_name)
     if p.exists():
         return p
@@ -160,8 +162,9 @@ def require_data(path_or_name):
     except ValueError as exc:
         if isinstance(path_or_name, os.PathLike) or "/" in name or os.sep in name or p.suffix:
             raise SkipNotebook(f"input file {name} not found") from None
-        raise ValueError(f"require_data: {name!r} is neither an existing file nor a dataset or "
-                         f"group of the manifest. {exc}") from None
+        raise LeashValueError(f"{name!r} is neither an existing file nor a dataset or group of "
+                              "the manifest. ", exc, func="require_data", param="path_or_name",
+                              value=name) from None
     absent = [n for n, path in found.items() if path is None]
     if absent:
         raise SkipNotebook(

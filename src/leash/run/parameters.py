@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leash.errors import LeashValueError, closest
+from leash.errors import LeashTypeError, LeashValueError, closest
 from leash.limits import INT64_MAX
 from leash.paths import REPO, shown
 from leash.sources.choices import PAPER
@@ -35,8 +35,11 @@ __all__ = ["PARAMETER_RULES", "NotebookParameter", "ParameterError", "Rule",
 
 
 
-class ParameterError(ValueError):
-    """A notebook parameter is unknown, of the wrong type, or out of range.
+class ParameterError(LeashValueError):
+    """A notebook parameter is unknown, of the wrong type, or out of range: a
+    :class:`leash.errors.LeashValueError` whose ``key`` is the parameter's name, ``value`` its
+    value, ``constraint`` what it must be (a rule's description, an annotation) and ``file``
+    the notebook, where the check has them.
 
     Inside a notebook, IPython shows it as its one-line message, without a traceback.
     """
@@ -174,10 +177,10 @@ def notebook_parameters(path) -> dict[str, NotebookParameter]:
     try:
         nb = notebook_files.read(path)
     except LeashValueError as exc:  # its message names the file, the line and the byte
-        raise ParameterError(str(exc)) from None
+        raise ParameterError(exc) from None
     except Exception as exc:
         raise ParameterError(f"Cannot read notebook {shown(path)}: {type(exc).__name__}: "
-                             f"{exc}") from None
+                             f"{exc}", file=shown(path)) from None
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None:
         return {}
@@ -230,7 +233,7 @@ def did_you_mean(name: str, known) -> str:
     return f" Did you mean {match!r}?" if match else ""
 
 
-def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
+def _check(who: str, p: NotebookParameter, value, where: str, rules, file=None) -> None:
     """One value against the annotation of ``p`` (or the type of its literal default) and the
     rule of its name; None is "not given" where the annotation allows it.
     """
@@ -243,13 +246,17 @@ def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
         tp = shown = _UNKNOWN
     if value is None and (p.value is None if tp is _UNKNOWN else _fits(None, tp)):
         return
+    parts = {"key": p.name, "value": value, "file": file}
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) \
             and not _is_int(value):
         raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} is beyond the "
-                             "64-bit integer range.")
+                             "64-bit integer range.",
+                             constraint="an int within the 64-bit integer range", **parts)
     if tp is not _UNKNOWN and not _fits(value, tp):
         raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} has type "
-                             f"{type(value).__name__}; its annotation asks for {shown}.")
+                             f"{type(value).__name__}; its annotation asks for {shown}.",
+                             constraint=f"of type {shown}" + (" (its annotation)" if
+                                                              p.type_name else ""), **parts)
     rule = rules.get(p.name)
     try:
         ok = rule is None or bool(rule.check(value))
@@ -257,7 +264,8 @@ def _check(who: str, p: NotebookParameter, value, where: str, rules) -> None:
         ok = False
     if not ok:
         raise ParameterError(f"{who}: parameter {p.name!r} = {value!r}{where} breaks the rule "
-                             f"for {p.name!r}: it must be {rule.description}.")
+                             f"for {p.name!r}: it must be {rule.description}.",
+                             constraint=rule.description, **parts)
 
 
 def validate_parameters(path, parameters=None, *, declared=None, rules=None, label=None):
@@ -284,18 +292,22 @@ def validate_parameters(path, parameters=None, *, declared=None, rules=None, lab
         the closest known one), a wrong type, or a value (or default) that breaks its rule.
     """
     who = label or f"Notebook {Path(path).stem}"
+    file = None if label else shown(path)  # for the errors (``start``'s notebook has none)
     declared = notebook_parameters(path) if declared is None else declared
     parameters = {k: list(v) if isinstance(v, tuple) else v for k, v in (parameters or {}).items()}
     if not all(isinstance(k, str) for k in parameters):
-        raise TypeError(f"Parameter names of {who} must be str. Got {list(parameters)}.")
+        raise LeashTypeError(f"Parameter names of {who} must be str. Got {list(parameters)}.",
+                             value=next(k for k in parameters if not isinstance(k, str)))
     for name in sorted(set(parameters) - set(declared)):
         known = ", ".join(declared) or "(none: the notebook has no cell tagged 'parameters')"
         raise ParameterError(f"{who}: unknown parameter {name!r}.{did_you_mean(name, declared)} "
-                             f"Parameters of this notebook: {known}.")
+                             f"Parameters of this notebook: {known}.", key=name,
+                             value=parameters[name], file=file)
     effective = {n: p.value for n, p in declared.items() if p.has_literal_default} | parameters
     for name, value in effective.items():
         where = "" if name in parameters else " (the default in its parameters cell)"
-        _check(who, declared[name], value, where, PARAMETER_RULES if rules is None else rules)
+        _check(who, declared[name], value, where, PARAMETER_RULES if rules is None else rules,
+               file)
     return effective
 
 

@@ -4,7 +4,10 @@ A study source may name an input format (``fmt:``), a built-in field mapping (``
 scorer (``rescore:``), an answer extractor (``extract:``) and a benchmark whose question file
 holds the gold answers (``gold:``). The toolkit (``leash_eval``) implements each; the names live
 here, as plain data, so that checking a study file (:mod:`leash.sources.study`) imports nothing
-from the toolkit, and the toolkit takes its names from here (one home for each).
+from the toolkit. Where the toolkit has a registry of a family (input formats:
+``leash_eval.readers``; scorers and extractors: ``leash_eval.scorers``), the names here are its
+names, checked by one test (``tests/test_boundary.py``); elsewhere the toolkit takes its names
+from here.
 """
 
 from __future__ import annotations
@@ -29,11 +32,14 @@ MAPPING_FIELDS = ("name", "correct", "question_id", "samples", "answer", "respon
                   "n_tokens", "token_entropy", "finish_reason", "model", "benchmark", "step",
                   "gold", "constants")
 #: Scorers a study source can ask for (``rescore:``); Reasoning Gym needs entries per question,
-#: which a study file does not name.
+#: which a study file does not name. These names and the three below are those of the toolkit's
+#: registries of scorers and extractors (``leash_eval.scorers``, in their order; a test keeps
+#: them one).
 RESCORERS = ("math-verify",)
 #: Every scorer of ``leash rescore``.
 SCORERS = ("math-verify", "reasoning-gym")
-#: How the answer is taken from a response before it is graded (``extract:``).
+#: How the answer is taken from a response before it is graded (``extract:``): the extractors of
+#: the scorers a study can ask for.
 EXTRACTORS = ("math-verify", "leash")
 #: The extraction of the ``reasoning-gym`` scorer that adds the paper's task-specific answer
 #: rewrites (arXiv 2507.14843v4, App. B.3; ``leash_eval.gym_answers``).

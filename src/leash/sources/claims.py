@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from leash.core.support import COUNT_NAMES
+from leash.errors import LeashValueError
 from leash.sources.paper import load, rebuild_table1, round_half_up
 
 __all__ = ["SCOPE_RULE", "PRECISION_RULE", "VERDICTS", "Scope", "claims"]
@@ -764,8 +765,9 @@ def claims(data_dir=None) -> pd.DataFrame:
     c = load("claims", data_dir)
     unknown = sorted(set(c["claim"]) ^ set(_CHECKS))
     if unknown:
-        raise ValueError(f"claims.csv and the claim checks differ in {unknown}: every claim "
-                         "needs one check and every check one row.")
+        raise LeashValueError(f"claims.csv and the claim checks differ in {unknown}: every claim "
+                              "needs one check and every check one row.", file="claims.csv",
+                              key="claim", value=unknown[0])
     printed = _Printed(data_dir)
     rows = []
     for i, r in enumerate(c.itertuples()):
@@ -773,8 +775,9 @@ def claims(data_dir=None) -> pd.DataFrame:
         text, verdict = check(printed, scope)
         explained = isinstance(r.explanation, str)
         if verdict == HOLDS and explained:
-            raise ValueError(f"claims.csv, line {i + 2}: claim {r.claim!r} holds, yet has an "
-                             "explanation; remove it (it is stale).")
+            raise LeashValueError(f"claims.csv, line {i + 2}: claim {r.claim!r} holds, yet has an "
+                                  "explanation; remove it (it is stale).", file="claims.csv",
+                                  line=i + 2, key="explanation", value=r.explanation)
         rows.append({"claim": r.claim, "where": r.where, "quote": r.quote,
                      "scope": scope.stated, "recomputed": text, "verdict": verdict,
                      "explanation": None if verdict == HOLDS else

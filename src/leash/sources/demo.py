@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from leash.core._validation import Paths, validate_params
 from leash.core.support import CATEGORIES, epsilon
+from leash.errors import LeashValueError
 from leash.paths import DATA
 
 __all__ = ["simulated_label", "SOURCE", "DEMO_SEED", "DEMO_FILES", "SUMMARY_COLUMNS",
@@ -182,6 +184,7 @@ def frame_from_table(table, name: str) -> pd.DataFrame:
     return _restore_dtypes(table.to_pandas(), cols)[list(cols)]
 
 
+@validate_params({"directory": [Paths(), None]})
 def read_demo(directory=None):
     """Read the demo frames written by ``leash simulate`` (:func:`leash_eval.demo.write_demo`),
     with the schema dtypes restored.
@@ -208,13 +211,14 @@ def read_demo(directory=None):
     for name in DEMO_FILES:
         path = d / f"{name}.parquet"
         if not path.is_file():
-            raise ValueError(f"read_demo: missing demo file {path.name} in {d}.")
+            raise LeashValueError(f"missing demo file {path.name} in {d}.", func="read_demo",
+                                  file=str(path))
         table = pq.read_table(path)
         meta = table.schema.metadata or {}
         if meta.get(b"source") != SOURCE.encode():
-            raise ValueError(
-                f"read_demo: {path.name} is not labelled source=simulated in its metadata."
-            )
+            raise LeashValueError(f"{path.name} is not labelled source=simulated in its "
+                                  "metadata.", func="read_demo", file=str(path), key="source",
+                                  value=meta.get(b"source"))
         out[name] = frame_from_table(table, name)
     return out
 
@@ -222,6 +226,7 @@ def read_demo(directory=None):
 _SIMULATED_RE = re.compile(r"\bsimulated\b", re.IGNORECASE)
 
 
+@validate_params({"text": [str]})
 def simulated_label(text=""):
     """``text`` with the word "simulated" (appended as " (simulated)" if missing, any case).
 
@@ -240,9 +245,6 @@ def simulated_label(text=""):
     >>> simulated_label("Simulated pass@k")
     'Simulated pass@k'
     """
-    if not isinstance(text, str):
-        raise TypeError(f"The 'text' parameter of simulated_label must be a str. Got "
-                        f"{type(text).__name__} instead.")
     if _SIMULATED_RE.search(text):
         return text
     return f"{text.rstrip()} (simulated)" if text.strip() else "simulated"

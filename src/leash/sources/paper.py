@@ -35,8 +35,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from leash.core._validation import (
+    DATAFRAME,
+    ArrayLike,
+    InstancesOf,
+    Interval,
+    Paths,
+    StrOptions,
+    invalid,
+    shown,
+    validate_params,
+)
 from leash.core.support import COUNT_NAMES, METRIC_NAMES, support_metrics
-from leash.errors import LeashValueError
+from leash.errors import LeashValueError, Param
 from leash.paths import DATA
 from leash.sources.choices import PAPER
 
@@ -72,10 +83,7 @@ def _round_one(v, decimals: int) -> float:
         d = v
     else:
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(
-                "The 'x' parameter of round_half_up must be a real number or an array of them. "
-                f"Got {v!r} of type {type(v).__name__} instead."
-            )
+            raise invalid("x", "round_half_up", _REAL, shown(v), v)
         f = float(v)
         if not np.isfinite(f):
             return f
@@ -85,6 +93,12 @@ def _round_one(v, decimals: int) -> float:
     return float(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 
 
+_REAL = "a real number (int, float, Fraction, Decimal) or an array of them"
+
+
+@validate_params({"x": [InstancesOf(numbers.Number, _REAL, float), ArrayLike(), None,
+                        InstancesOf(type(pd.NA), "pandas.NA")],
+                  "decimals": [Interval(numbers.Integral, 0, None, closed="left")]})
 def round_half_up(x, decimals):
     """Round half away from zero at ``decimals`` places, as printed tables do.
 
@@ -119,23 +133,8 @@ def round_half_up(x, decimals):
     >>> round_half_up(-0.0045, 3)  # ties go away from zero
     -0.005
     """
-    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
-        raise TypeError(
-            "The 'decimals' parameter of round_half_up must be an int. "
-            f"Got {decimals!r} of type {type(decimals).__name__} instead."
-        )
-    decimals = int(decimals)
-    if decimals < 0:
-        raise ValueError(
-            "The 'decimals' parameter of round_half_up must be an int in the range [0, inf). "
-            f"Got {decimals} instead."
-        )
-    if isinstance(x, (Fraction, Decimal, numbers.Number)) and not isinstance(x, np.ndarray):
+    if isinstance(x, numbers.Number) and not isinstance(x, np.ndarray):
         return _round_one(x, decimals)
-    if isinstance(x, (str, bytes)):
-        raise TypeError(
-            f"The 'x' parameter of round_half_up must be numeric. Got {x!r} instead."
-        )
     arr = np.asarray(x, dtype=object)
     out = np.array([_round_one(v, decimals) for v in arr.ravel()], dtype=np.float64)
     return out.reshape(arr.shape)
@@ -189,9 +188,11 @@ def _columns(spec: str):
 def _fail(name: str, bad, s: pd.Series, what: str):
     """Raise the error of the first bad cell: file, line (the header is line 1), column, value."""
     i = int(np.flatnonzero(np.asarray(bad))[0])
-    raise ValueError(f"{name}, line {i + 2}: {what.format(value=s.iloc[i])}")
+    raise LeashValueError(f"{name}, line {i + 2}: {what.format(value=s.iloc[i])}", file=name,
+                          line=i + 2, key=s.name, value=s.iloc[i])
 
 
+@validate_params({"table": [StrOptions(*SCHEMAS)], "data_dir": [Paths(), None]})
 def load(table: str, data_dir=None) -> pd.DataFrame:
     """Read one of the paper's reference CSVs with its fixed dtypes, validated at the boundary.
 
@@ -225,9 +226,6 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
     >>> int(load("benchmarks").set_index("benchmark").loc["AIME2024", "N"])
     30
     """
-    if table not in SCHEMAS:
-        raise LeashValueError(param="table", func="load", value=table,
-                              constraint=f"one of {sorted(SCHEMAS)}")
     name = f"{table}.csv"
     path = Path(data_dir if data_dir is not None else DATA_DIR) / name
     if not path.is_file():
@@ -237,8 +235,9 @@ def load(table: str, data_dir=None) -> pd.DataFrame:
     missing = [c for c, *_ in columns if c not in raw.columns]
     extra = [c for c in raw.columns if c not in {c for c, *_ in columns}]
     if missing or extra:
-        raise ValueError(
-            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}.")
+        raise LeashValueError(
+            f"{name}: columns do not match the schema. Missing {missing}, unexpected {extra}.",
+            file=name, line=1, key=(missing or extra)[0])
     out = {}
     for col, kind, nullable, non_negative in columns:
         s = raw[col].str.strip()
@@ -286,8 +285,9 @@ def known_explanations(data_dir=None) -> dict[tuple[str, str, str], str]:
     keys = list(zip(d["table"], d["row"], d["quantity"]))
     if len(set(keys)) != len(keys):
         dup = next(k for i, k in enumerate(keys) if k in keys[:i])
-        raise ValueError(f"discrepancies.csv, line {keys.index(dup, keys.index(dup) + 1) + 2}: "
-                         f"(table, row, quantity) {dup} is listed twice.")
+        line = keys.index(dup, keys.index(dup) + 1) + 2
+        raise LeashValueError(f"discrepancies.csv, line {line}: (table, row, quantity) {dup} is "
+                              "listed twice.", file="discrepancies.csv", line=line, value=dup)
     return dict(zip(keys, d["explanation"]))
 
 
@@ -360,10 +360,10 @@ def rebuild_table1(data_dir=None) -> pd.DataFrame:
         else:
             rows = counts[counts["table"] == table]
             if rows.empty:
-                raise ValueError(
+                raise LeashValueError(
                     f"table1.csv: model {model!r} names appendix table {table!r}, which has no "
-                    "rows in support_counts.csv."
-                )
+                    "rows in support_counts.csv.", file="table1.csv", key="appendix_table",
+                    value=table)
             part = _pool(rows.assign(model=model), ["model"])
             part["source"] = f"Table {table} pooled per-benchmark counts"
         part["appendix_table"] = table
@@ -436,7 +436,8 @@ def _check_per_benchmark(sc: pd.DataFrame, bench: pd.DataFrame, step0: pd.DataFr
     n_size = sc["benchmark"].map(bench.set_index("benchmark")["N"])
     if n_size.isna().any():
         b = sc.loc[n_size.isna(), "benchmark"].iloc[0]
-        raise ValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.")
+        raise LeashValueError(f"support_counts.csv: benchmark {b!r} is not in benchmarks.csv.",
+                              file="support_counts.csv", key="benchmark", value=b)
     out.append(_frame(ids, "N", n_row.astype(float), n_size.astype(float),
                       "N = P+E+S+O equals the benchmark size of benchmarks.csv"))
     for col, found in (("pass_base_percent", sc["P"] + sc["S"]),
@@ -469,8 +470,10 @@ def _check_aggregates(sc: pd.DataFrame, ag: pd.DataFrame) -> list[pd.DataFrame]:
                  validate="one_to_one")
     if m["P_pooled"].isna().any():
         r = m[m["P_pooled"].isna()].iloc[0]
-        raise ValueError(f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table "
-                         f"{r['table']} has no per-benchmark rows to pool.")
+        raise LeashValueError(f"support_aggregates.csv: aggregate {r['aggregate']!r} of Table "
+                              f"{r['table']} has no per-benchmark rows to pool.",
+                              file="support_aggregates.csv", key="aggregate",
+                              value=r["aggregate"])
     ids = _ids(m, m["table"], m["pair"] + " | " + m["aggregate"])
     out = [_frame(ids, c, m[c].astype(float), m[c + "_pooled"].astype(float),
                   "aggregate count = sum of the per-benchmark counts") for c in COUNT_NAMES]
@@ -530,7 +533,8 @@ def _check_table5(t5: pd.DataFrame) -> pd.DataFrame:
     body = t5[~is_avg].groupby(["metric", "model"], sort=False)
     avg = t5[is_avg].set_index(["metric", "model"])
     if len(avg) != body.ngroups or (body.size() != 5).any():
-        raise ValueError("table5_entropy.csv: every (metric, model) needs 5 benchmarks and Avg.")
+        raise LeashValueError("table5_entropy.csv: every (metric, model) needs 5 benchmarks and "
+                              "Avg.", file="table5_entropy.csv")
     mean = body["value"].mean().reindex(avg.index).to_numpy()
     # The printed Avg is rounded (half a unit) and so are its 5 inputs (their mean is off by at
     # most half a unit of their last digit): both bounds add up.
@@ -622,6 +626,7 @@ def audit(data_dir=None) -> pd.DataFrame:
     return out
 
 
+@validate_params({"audit_frame": [DATAFRAME, None], "data_dir": [Paths(), None]})
 def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.DataFrame:
     """Rows of :func:`audit` where the printed value disagrees with the recomputed one.
 
@@ -640,11 +645,10 @@ def discrepancies(audit_frame: pd.DataFrame | None = None, data_dir=None) -> pd.
     """
     if audit_frame is None:
         audit_frame = audit(data_dir)
-    elif not isinstance(audit_frame, pd.DataFrame) or "agrees" not in audit_frame.columns:
-        raise TypeError(
-            "The 'audit_frame' parameter of discrepancies must be the DataFrame returned by "
-            f"audit(). Got {type(audit_frame).__name__} instead."
-        )
+    elif "agrees" not in audit_frame.columns:
+        raise invalid("audit_frame", "discrepancies", "the DataFrame returned by audit() (with "
+                      "its column 'agrees')", f"a DataFrame of the columns "
+                      f"{shown(list(audit_frame.columns))}", audit_frame)
     return audit_frame[~audit_frame["agrees"]].reset_index(drop=True)
 
 
@@ -723,8 +727,9 @@ class PaperSource:
 
     def section(self, name: str):
         """The paper has no study sections: per-question data are not printed."""
-        raise ValueError(f"The paper's printed numbers have no per-question data (section "
-                         f"{name!r}); use study='demo' or a study file.")
+        raise LeashValueError(f"The paper's printed numbers have no per-question data (section "
+                              f"{name!r}); use ", Param("study", value="demo"), " or a study "
+                              "file.", param="study", value=PAPER, key=name)
 
     def _counts(self, tables, *, by=("pair",), pool=True) -> pd.DataFrame:
         from leash.analysis.tables import support_from_counts
@@ -772,8 +777,9 @@ class PaperSource:
             printed = sorted(set(t["k"].astype(int)))
             missing = sorted(set(int(k) for k in ks) - set(printed))
             if missing:
-                raise ValueError(f"sft_passk: the paper prints Table 14 at k = {printed}; "
-                                 f"no values for k = {missing}.")
+                raise LeashValueError(f"the paper prints Table 14 at k = {printed}; no values "
+                                      f"for k = {missing}.", func="sft_passk", param="ks",
+                                      value=missing[0])
             t = t[t["k"].isin([int(k) for k in ks])]
         return pd.DataFrame({"benchmark": t["benchmark"], "model": t["model"], "k": t["k"],
                              "pass_at_k": t["pass_at_k_percent"] / 100.0,
@@ -789,8 +795,9 @@ class PaperSource:
 
     def passk_curves(self, section: str = "support", **_) -> pd.DataFrame:
         """The paper prints pass@k at the largest budget only (Figure 1): no curve."""
-        raise ValueError("The paper prints pass@k at the largest budget only (Figure 1), no "
-                         "pass@k against k; use study='demo' or a study file.")
+        raise LeashValueError("The paper prints pass@k at the largest budget only (Figure 1), no "
+                              "pass@k against k; use ", Param("study", value="demo"), " or a "
+                              "study file.", param="study", value=PAPER)
 
     def entropy(self, **_) -> pd.DataFrame:
         """Table 5 per model and benchmark (without its Avg column), wide per metric."""

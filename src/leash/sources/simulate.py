@@ -29,13 +29,30 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
-from leash.core._validation import as_count_array, check_c_le_n, check_positive_int
+from leash.core._validation import (
+    DATAFRAME,
+    ArrayLike,
+    Counts,
+    Distributions,
+    Floats,
+    Generator,
+    InstancesOf,
+    Interval,
+    StrSequence,
+    check_c_le_n,
+    invalid,
+    same_length,
+    shown,
+    validate_params,
+)
 from leash.core.support import CATEGORIES
+from leash.errors import LeashValueError, Param
 from leash.sources import demo
 from leash.sources.demo import SOURCE
 
@@ -106,15 +123,13 @@ class RLVRModel:
     delta_low: float = 1e-3
     delta_high: float = 2e-2
 
+    @validate_params({"f": [Interval(Real, 0, 1, closed="both")]}, name="RLVRModel.at_fraction")
     def at_fraction(self, f: float) -> RLVRModel:
         """The model at training fraction ``f`` in [0, 1] (checkpoints).
 
         beta, p_prune, p_expand and ``sharpen - 1`` scale linearly with f (f = 0 is the base
         model, f = 1 this model); tau and the delta range are unchanged.
         """
-        if not 0.0 <= f <= 1.0:
-            raise ValueError(f"The 'f' parameter of RLVRModel.at_fraction must be in [0, 1]. "
-                             f"Got {f!r}.")
         return dataclasses.replace(
             self,
             beta=self.beta * f,
@@ -154,28 +169,15 @@ class TokenModel:
 # --------------------------------------------------------------------------------------------
 
 
-def _check_probs(probs, name, func):
-    q = np.asarray(probs, dtype=np.float64)
-    if q.ndim != 2 or q.shape[1] < 2:
-        raise ValueError(
-            f"The '{name}' parameter of {func} must be a 2-D array of shape (n_questions, "
-            f"n_classes) with n_classes >= 2. Got shape {q.shape} instead."
-        )
-    bad = ~np.isfinite(q) | (q < 0)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"The '{name}' parameter of {func} must hold finite non-negative probabilities. "
-            f"Got {q[i, j]!r} at row {i}, class {j} instead."
-        )
-    s = q.sum(axis=1)
-    bad = np.abs(s - 1.0) > 1e-9
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"The rows of '{name}' in {func} must sum to 1. Row {i} sums to {s[i]!r}.")
-    return q
+# The declared kinds of the parameters (leash.core._validation).
+PROBABILITIES = Floats(0, 1)
+UNIFORMS = Floats(0, 1, ndim=(1,))
+MODELS = StrSequence(min_len=2, max_len=2)
 
 
+@validate_params({"p_correct": [PROBABILITIES],
+                  "prior": [InstancesOf(BasePrior, "a BasePrior", lambda: BasePrior(0.0, 1.0))],
+                  "n_wrong": [Interval(Integral, 1, None, closed="left")], "rng": [Generator()]})
 def draw_answer_distribution(p_correct, prior, n_wrong, *, rng):
     """Base answer distributions q(y|x) given the success probabilities.
 
@@ -194,14 +196,7 @@ def draw_answer_distribution(p_correct, prior, n_wrong, *, rng):
     ndarray of float, shape (n_questions, n_wrong + 2)
         Column 0 correct, columns ``1..n_wrong`` wrong answers, last column NA; rows sum to 1.
     """
-    func = "draw_answer_distribution"
-    p = np.atleast_1d(np.asarray(p_correct, dtype=np.float64))
-    if p.ndim != 1 or (~np.isfinite(p) | (p < 0) | (p > 1)).any():
-        raise ValueError(
-            f"The 'p_correct' parameter of {func} must be a 1-D array of probabilities in "
-            f"[0, 1]. Got {p!r} instead."
-        )
-    n_wrong = check_positive_int(n_wrong, "n_wrong", func)
+    p = np.atleast_1d(p_correct)
     a = prior.na_mean * prior.na_concentration
     b = (1.0 - prior.na_mean) * prior.na_concentration
     f_na = rng.beta(a, b, size=p.size)
@@ -214,6 +209,9 @@ def draw_answer_distribution(p_correct, prior, n_wrong, *, rng):
     return q / q.sum(axis=1, keepdims=True)
 
 
+@validate_params({"q": [Distributions()], "beta": [Floats(0, None, closed="left")],
+                  "sharpen": [Interval(Real, 1, None, closed="left")],
+                  "reward": [Floats(0, 1, ndim=(1, 2)), None]})
 def tilt(q, beta, *, sharpen=1.0, reward=None):
     """The KL-tilted distribution of Prop. C.4: ``pi(y) ∝ q(y)**sharpen * exp(beta R(y))``.
 
@@ -233,18 +231,20 @@ def tilt(q, beta, *, sharpen=1.0, reward=None):
     ndarray of float, shape (n_questions, n_classes)
     """
     func = "tilt"
-    q = _check_probs(q, "q", func)
-    beta = np.asarray(beta, dtype=np.float64)
-    if (~np.isfinite(beta) | (beta < 0)).any():
-        raise ValueError(f"The 'beta' parameter of {func} must be finite and >= 0. Got {beta!r}.")
-    if not (np.isfinite(sharpen) and sharpen >= 1.0):
-        raise ValueError(f"The 'sharpen' parameter of {func} must be >= 1. Got {sharpen!r}.")
+    same_length(func, q=q, beta=beta)
     if reward is None:
         reward = np.zeros(q.shape[1])
         reward[0] = 1.0
-    reward = np.broadcast_to(np.asarray(reward, dtype=np.float64), q.shape)
-    if not np.isin(reward, (0.0, 1.0)).all():
-        raise ValueError(f"The 'reward' parameter of {func} must hold 0/1 values.")
+    try:
+        reward = np.broadcast_to(reward, q.shape)
+    except ValueError:
+        raise invalid("reward", func, f"broadcastable to the shape of 'q', {q.shape}",
+                      f"an array of shape {reward.shape}", reward) from None
+    not01 = ~np.isin(reward, (0.0, 1.0))
+    if not01.any():
+        i = int(np.flatnonzero(not01)[0])
+        raise invalid("reward", func, "an array of 0/1 rewards", f"{shown(reward.flat[i])} at "
+                      f"flat index {i}", reward)
     b = beta[:, None] if beta.ndim == 1 else beta
     # exp(beta (R - R_max)) with R_max the largest reward carrying base mass in the row: the
     # same distribution after normalization, no overflow for large beta, and q**1 stays exact.
@@ -253,6 +253,10 @@ def tilt(q, beta, *, sharpen=1.0, reward=None):
     return w / w.sum(axis=1, keepdims=True)
 
 
+@validate_params({"q": [Distributions()],
+                  "model": [InstancesOf(RLVRModel, "an RLVRModel", lambda: RLVRModel(1.0))],
+                  "u_prune": [Floats(0, 1, ndim=(2,))], "u_expand": [UNIFORMS],
+                  "u_delta": [UNIFORMS], "eps_expand": [Interval(Real, 0, None, closed="left")]})
 def rlvr_distribution(q, model, *, u_prune, u_expand, u_delta, eps_expand):
     """Apply the RLVR model (prune, expand, tilt) to base answer distributions.
 
@@ -266,7 +270,8 @@ def rlvr_distribution(q, model, *, u_prune, u_expand, u_delta, eps_expand):
         Base distributions; class 0 is correct.
     model : RLVRModel
     u_prune : array_like of float, shape (n_questions, n_classes)
-        Uniforms in [0, 1): class y is pruned iff ``q(y) < tau`` and ``u_prune < p_prune``.
+        In [0, 1] (uniforms; 1 never prunes): class y is pruned iff ``q(y) < tau`` and
+        ``u_prune < p_prune``.
     u_expand, u_delta : array_like of float, shape (n_questions,)
         Uniforms: a question is expanded iff ``q(correct) <= eps_expand`` and
         ``u_expand < p_expand``; its new mass is ``delta_low * (delta_high/delta_low)**u_delta``.
@@ -281,29 +286,23 @@ def rlvr_distribution(q, model, *, u_prune, u_expand, u_delta, eps_expand):
     expanded : ndarray of bool, shape (n_questions,)
     """
     func = "rlvr_distribution"
-    q = _check_probs(q, "q", func)
     n_q, n_cls = q.shape
     if model.tau * n_cls >= 1.0:
-        raise ValueError(
-            f"The RLVRModel.tau of {func} must be < 1/n_classes = {1 / n_cls:.4g} so that a "
-            f"class always survives pruning. Got tau={model.tau!r}."
-        )
+        raise invalid("model", func, f"an RLVRModel whose tau is < 1/n_classes = {1 / n_cls:.4g} "
+                      "(so that a class always survives pruning)", f"tau={model.tau!r}", model)
     for name, v in (("p_prune", model.p_prune), ("p_expand", model.p_expand)):
         if not 0.0 <= v <= 1.0:
-            raise ValueError(f"The RLVRModel.{name} of {func} must be in [0, 1]. Got {v!r}.")
+            raise invalid("model", func, f"an RLVRModel whose {name} is in [0, 1]",
+                          f"{name}={v!r}", model)
     if not 0.0 < model.delta_low <= model.delta_high < 1.0:
-        raise ValueError(
-            f"The RLVRModel delta range of {func} must satisfy 0 < delta_low <= delta_high < 1. "
-            f"Got ({model.delta_low!r}, {model.delta_high!r})."
-        )
-    u_prune = np.asarray(u_prune, dtype=np.float64)
-    u_expand = np.asarray(u_expand, dtype=np.float64)
-    u_delta = np.asarray(u_delta, dtype=np.float64)
-    if u_prune.shape != q.shape or u_expand.shape != (n_q,) or u_delta.shape != (n_q,):
-        raise ValueError(
-            f"The uniforms of {func} must have shapes {q.shape} (u_prune) and ({n_q},) "
-            f"(u_expand, u_delta). Got {u_prune.shape}, {u_expand.shape}, {u_delta.shape}."
-        )
+        raise invalid("model", func, "an RLVRModel with 0 < delta_low <= delta_high < 1",
+                      f"delta_low={model.delta_low!r}, delta_high={model.delta_high!r}", model)
+    for name, u, shape in (("u_prune", u_prune, q.shape), ("u_expand", u_expand, (n_q,)),
+                           ("u_delta", u_delta, (n_q,))):
+        if u.shape != shape:
+            of = "the shape of 'q'" if name == "u_prune" else "one per row of 'q'"
+            raise invalid(name, func, f"an array of shape {shape} ({of})",
+                          f"an array of shape {u.shape}", u)
     eps = model.eps_expand if model.eps_expand is not None else eps_expand
     prune = (q < model.tau) & (u_prune < model.p_prune)
     qt = np.where(prune, 0.0, q)
@@ -320,6 +319,7 @@ def rlvr_distribution(q, model, *, u_prune, u_expand, u_delta, eps_expand):
 # --------------------------------------------------------------------------------------------
 
 
+@validate_params({"probs": [Distributions()], "n": [Counts()], "rng": [Generator()]})
 def draw_counts(probs, n, *, rng):
     """Counts of each answer class among n i.i.d. samples, per question (exact multinomial).
 
@@ -335,8 +335,7 @@ def draw_counts(probs, n, *, rng):
     ndarray of int64, shape (n_questions, n_classes)
         Rows sum to n.
     """
-    probs = _check_probs(probs, "probs", "draw_counts")
-    n = as_count_array(n, "n", "draw_counts")
+    same_length("draw_counts", probs=probs, n=n)
     return rng.multinomial(n, probs).astype(np.int64)
 
 
@@ -350,6 +349,7 @@ def _log_first_sf(j, n, c):
     )
 
 
+@validate_params({"n": [Counts()], "c": [Counts()], "rng": [Generator()]})
 def draw_first_correct(n, c, *, rng):
     """Index of the first correct sample given c correct among n exchangeable samples.
 
@@ -374,8 +374,9 @@ def draw_first_correct(n, c, *, rng):
         -1 where ``c == 0``; otherwise in ``[0, n - c]``.
     """
     func = "draw_first_correct"
-    c = np.atleast_1d(as_count_array(c, "c", func))
-    n = np.broadcast_to(as_count_array(n, "n", func), c.shape).astype(np.int64)
+    same_length(func, n=n, c=c)
+    c = np.atleast_1d(c)
+    n = np.broadcast_to(n, c.shape).astype(np.int64)
     check_c_le_n(n, c, func)
     u = 1.0 - rng.random(c.shape)  # in (0, 1]
     log_u = np.log(u)
@@ -399,6 +400,9 @@ def draw_first_correct(n, c, *, rng):
 # --------------------------------------------------------------------------------------------
 
 
+@validate_params({"p_base": [PROBABILITIES], "p_rl": [PROBABILITIES],
+                  "n": [Counts(minimum=1)], "rng": [Generator()], "benchmark": [str],
+                  "models": [MODELS], "question_ids": [ArrayLike(), None]})
 def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base", "rlvr"),
                   question_ids=None):
     """Counts-only summary rows for two models with given true success probabilities.
@@ -428,35 +432,16 @@ def simulate_pair(p_base, p_rl, n, *, rng, benchmark="simulated", models=("base"
         ``n_truncated`` NA, token columns NaN.
     """
     func = "simulate_pair"
-    pb = np.atleast_1d(np.asarray(p_base, dtype=np.float64))
-    pr = np.atleast_1d(np.asarray(p_rl, dtype=np.float64))
-    for name, p in (("p_base", pb), ("p_rl", pr)):
-        if p.ndim != 1 or (~np.isfinite(p) | (p < 0) | (p > 1)).any():
-            bad = np.flatnonzero(~np.isfinite(p) | (p < 0) | (p > 1))
-            got = f"{float(p[bad[0]])!r} at index {bad[0]}" if bad.size else f"shape {p.shape}"
-            raise ValueError(
-                f"The '{name}' parameter of {func} must be a 1-D array of probabilities in "
-                f"[0, 1]. Got {got} instead."
-            )
-    if pb.shape != pr.shape:
-        raise ValueError(
-            f"The arrays passed to {func} must have the same length. Got p_base: {pb.size}, "
-            f"p_rl: {pr.size}."
-        )
-    n = np.broadcast_to(as_count_array(n, "n", func), pb.shape).astype(np.int64)
-    if (n < 1).any():
-        raise ValueError(f"The 'n' parameter of {func} must be >= 1. Got {n.min()} instead.")
-    if len(models) != 2 or not all(isinstance(m, str) for m in models):
-        raise ValueError(f"The 'models' parameter of {func} must be two strings. Got {models!r}.")
+    same_length(func, p_base=p_base, p_rl=p_rl, n=n)
+    pb, pr, n = np.broadcast_arrays(np.atleast_1d(p_base), p_rl, n)
+    n = n.astype(np.int64)
     if question_ids is None:
         qids = [f"q{i:05d}" for i in range(pb.size)]
     else:
         qids = [str(q) for q in question_ids]
         if len(qids) != pb.size:
-            raise ValueError(
-                f"The 'question_ids' parameter of {func} must have length {pb.size}. "
-                f"Got {len(qids)}."
-            )
+            raise invalid("question_ids", func, f"one id per question ({pb.size}, the length of "
+                          "the probabilities)", f"{len(qids)} ids", question_ids)
     frames = []
     for model, p in zip(models, (pb, pr), strict=True):
         c = rng.binomial(n, p).astype(np.int64)
@@ -493,6 +478,8 @@ class TraceModel:
     length_sigma: float = 0.4
 
 
+@validate_params({"categories": [DATAFRAME], "rng": [Generator()], "models": [MODELS],
+                  "model": [InstancesOf(TraceModel, "a TraceModel", TraceModel), None]})
 def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
     """SIMULATED token log-probabilities of reference traces, for the Table 2 demo.
 
@@ -512,14 +499,13 @@ def simulate_traces(categories, *, rng, models=("base", "rlvr"), model=None):
         One row per (question, reference, model): ``benchmark, question_id, reference, model,
         n_tokens, sum_logprob, source`` with ``source == "simulated"``.
     """
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("The 'rng' parameter of simulate_traces must be a "
-                        f"numpy.random.Generator. Got {type(rng).__name__} instead.")
     tm = TraceModel() if model is None else model
     cat = categories[["benchmark", "question_id", "category"]].reset_index(drop=True)
     unknown = sorted(set(cat["category"].astype(str)) - set(CATEGORIES))
     if unknown:
-        raise ValueError(f"simulate_traces: unknown categories {unknown}; expected {CATEGORIES}.")
+        raise LeashValueError(Param("categories"), f" has unknown categories {unknown}; "
+                              f"expected {CATEGORIES}.", func="simulate_traces", key="category",
+                              value=unknown[0])
     cf, rf = dict(tm.category_factor), dict(tm.rl_factor)
     frames = []
     for ref, ppl0 in tm.reference_ppl:

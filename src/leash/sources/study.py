@@ -289,14 +289,15 @@ class Section:
         """The pair with this label (default: the first)."""
         if label is None:
             if not self.pairs:
-                raise ValueError(f"Section {self.name!r} declares no pairs.")
+                raise LeashValueError(f"Section {self.name!r} declares no pairs.",
+                                      key=f"sections.{self.name}.pairs")
             return self.pairs[0]
         for p in self.pairs:
             if p.label == label:
                 return p
-        raise ValueError(
-            f"Section {self.name!r} has no pair {label!r}; pairs: {[p.label for p in self.pairs]}."
-        )
+        raise LeashValueError(
+            f"Section {self.name!r} has no pair {label!r}; pairs: {[p.label for p in self.pairs]}.",
+            key=f"sections.{self.name}.pairs", value=label)
 
 
 class Study:
@@ -316,12 +317,12 @@ class Study:
         self.simulated = bool(raw.get("simulated", False))
         self.description = str(raw.get("description") or "").strip()
         self._where = where
+        self._raw, self._lines = raw, lines or {}
         self.benchmarks = self._parse_benchmarks(raw.get("benchmarks") or {})
         sections = raw.get("sections") or {}
         self.sections = {str(k): self._parse_section(str(k), v) for k, v in sections.items()}
         self._cache: dict[tuple[str, str], pd.DataFrame] = {}
         self._files: dict[str, list] = {}  # section -> [(file, its models)] of the last read
-        self._raw, self._lines = raw, lines or {}
         #: Where the per-question summaries of the study's files are cached (keyed by each
         #: file's sha256 and reader options): ``build/<name>/.summaries/``, beside its artifacts.
         self.cache_dir: Path | None = study_folder(self.name) / ".summaries"
@@ -341,6 +342,15 @@ class Study:
                 break
         return line
 
+    def error(self, message: str, *keys, value=None) -> LeashValueError:
+        """An error about the study file: ``message`` with the file, and the line and key of
+        the key path ``keys`` (``"sections", "support", "pairs", 0`` is
+        ``sections.support.pairs[0]``).
+        """
+        key = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
+        return LeashValueError(message, file=self.source, line=self.line(*keys) if keys else None,
+                               key=key or None, value=value)
+
     # ---- parsing ---------------------------------------------------------------------------
     def _parse_benchmarks(self, raw) -> pd.DataFrame:
         rows = [{"benchmark": str(name), "domain": spec["domain"], "budget": spec.get("budget"),
@@ -350,15 +360,16 @@ class Study:
     def _parse_section(self, name, raw) -> Section:
         raw = raw or {}
         sources = []
-        for s in raw.get("sources") or []:
+        for i, s in enumerate(raw.get("sources") or []):
             kind = next(k for k in SOURCE_KINDS if s.get(k) is not None)
             reader = {k: s[k] for k in READER_KEYS if s.get(k) is not None}
             rescore = {}
             if s.get("rescore") is not None:
                 if kind == "demo":
-                    raise ValueError(f"Section {name!r} of the {self._where}: a demo source is "
-                                     "already summarized; `rescore` applies to path: and "
-                                     "dataset: sources.")
+                    raise self.error(f"Section {name!r} of the {self._where}: a demo source is "
+                                      "already summarized; `rescore` applies to path: and "
+                                      "dataset: sources.", "sections", name, "sources", i,
+                                      "rescore", value=s["rescore"])
                 rescore = {"scorer": s["rescore"], **{k: s[k] for k in (
                     "gold", "gold_rule", "extract") if s.get(k) is not None}}
             sources.append(Source(kind, str(s[kind]), reader, rescore))
@@ -381,7 +392,8 @@ class Study:
         """The declared budget of a benchmark (a pair's per-domain budget first; None if none)."""
         row = self.benchmarks[self.benchmarks["benchmark"] == benchmark]
         if row.empty:
-            raise ValueError(f"Benchmark {benchmark!r} is not declared in the {self._where}.")
+            raise self.error(f"Benchmark {benchmark!r} is not declared in the {self._where}.",
+                              "benchmarks", value=benchmark)
         if pair is not None and row["domain"].iat[0] in pair.budgets:
             return int(pair.budgets[row["domain"].iat[0]])
         b = row["budget"].iat[0]
@@ -413,20 +425,23 @@ class Study:
             if k > int(n):
                 where = (f"the `budgets` of pair {p.label!r}" if self.domains[bench] in p.budgets
                          else f"`benchmarks.{bench}.budget`")
-                raise ValueError(
+                keys = (("sections", name, "pairs", self.section(name).pairs.index(p), "budgets",
+                         self.domains[bench]) if self.domains[bench] in p.budgets
+                        else ("benchmarks", bench, "budget"))
+                raise self.error(
                     f"Section {name!r} of the {self._where}: benchmark {bench!r} has the budget "
                     f"{k} ({where}: the samples per question the tables use), but pair "
                     f"{p.label!r} has only n = {int(n)} samples on some of its questions; set "
-                    f"the budget to at most {int(n)}.")
+                    f"the budget to at most {int(n)}.", *keys, value=k)
             out[bench] = k
         return out
 
     def section(self, name: str) -> Section:
         """The named section; ValueError listing the available ones otherwise."""
         if name not in self.sections:
-            raise ValueError(
-                f"The {self._where} has no section {name!r}; sections: {sorted(self.sections)}."
-            )
+            raise self.error(
+                f"The {self._where} has no section {name!r}; sections: {sorted(self.sections)}.",
+                "sections", value=name)
         return self.sections[name]
 
     def datasets(self, sections=None) -> list[str]:
@@ -498,10 +513,9 @@ class Study:
             return self._cache[(name, na)]
         sec = self.section(name)
         if not sec.sources:
-            raise ValueError(
+            raise self.error(
                 f"Section {name!r} of the {self._where} lists no sources: add the paths of your "
-                "generations (see data/README.md) under 'sources'."
-            )
+                "generations (see data/README.md) under 'sources'.", "sections", name)
         parts, read, files = [], True, []
         for src in sec.sources:
             for path, kwargs in self.resolve(src):
@@ -683,9 +697,9 @@ class Study:
             from leash.sources.demo import DEMO_FILES, read_demo
 
             if src.value not in DEMO_FILES:
-                raise ValueError(
-                    f"Unknown demo part {src.value!r} in the {self._where}; parts: {DEMO_FILES}."
-                )
+                raise self.error(
+                    f"Unknown demo part {src.value!r} in the {self._where}; parts: {DEMO_FILES}.",
+                    value=src.value)
             yield read_demo()[src.value], {}
         elif src.kind == "dataset":
             for path, kw in toolkit("A `dataset:` source").resolve(src.value):

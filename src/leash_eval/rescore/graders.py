@@ -1,7 +1,10 @@
 """Grading one batch of responses, with math-verify or a Reasoning Gym scorer: the one grading
 function behind every path of :mod:`leash_eval.rescore` (:func:`grade_rows`), what it needs
 besides the rows (:class:`Spec`), and math-verify's timeouts, counted
-(:func:`counting_timeouts`).
+(:func:`counting_timeouts`). Each scorer is an entry of the registry
+(:mod:`leash_eval.scorers`) naming its :class:`~leash_eval.scorers.Grader` here
+(:data:`MATH_VERIFY`, :data:`REASONING_GYM`); :func:`make_spec`, :func:`prepare` and
+:func:`grade_rows` dispatch through it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import NamedTuple
 import numpy as np
 
 from leash.errors import LeashImportError, LeashTypeError, LeashValueError, Param
-from leash.sources.choices import EXTRACTORS, GYM_EXTRACT, SCORERS
 from leash_eval.answers import (
     REASONING_GYM_METHODS,
     extract_answer,
@@ -24,9 +26,10 @@ from leash_eval.answers import (
 )
 from leash_eval.gym_answers import rewrite
 from leash_eval.rescore.gold import gold_str, parsed_gold
+from leash_eval.scorers import Grader, extractors, grader, scorer_named, scorers
 
-__all__ = ["Graded", "Spec", "counting_timeouts", "grade_rows", "make_spec", "prepare",
-           "verify_response"]
+__all__ = ["MATH_VERIFY", "REASONING_GYM", "Graded", "Spec", "counting_timeouts", "grade_rows",
+           "make_spec", "prepare", "verify_response"]
 
 
 def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
@@ -46,9 +49,10 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     -------
     bool
     """
-    if extract not in EXTRACTORS:
+    own = scorers()["math-verify"].extractors
+    if extract not in own:
         raise LeashValueError(param="extract", func="verify_response", value=extract,
-                              constraint=f"one of {EXTRACTORS}")
+                              constraint=f"one of {own}")
     require_math_verify("scorer")
     g = gold_str(gold, where="verify_response")
     if response is None or (isinstance(response, float) and response != response):
@@ -91,41 +95,17 @@ def make_spec(func: str, scorer, extract, task, gold_map) -> Spec:
     """The :class:`Spec` of a call of ``func``, its arguments checked (gold answers as strings
     for math-verify; Reasoning Gym needs a task and entries by question id).
     """
-    if scorer not in SCORERS:
-        raise LeashValueError(param="scorer", func=func, value=scorer,
-                              constraint=f"one of {SCORERS}")
-    if scorer == "math-verify":
-        if task is not None:
-            raise LeashValueError(Param("task", func=func), " applies to ",
-                                  Param("scorer", value="reasoning-gym"), " only.", value=task)
-        if extract not in EXTRACTORS:
-            raise LeashValueError(param="extract", func=func, value=extract,
-                                  constraint=f"one of {EXTRACTORS} ({GYM_EXTRACT!r}: with "
-                                  "scorer='reasoning-gym' only)")
-        if gold_map is not None:
-            gold_map = {q: gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
-    else:
-        if task is None:
-            raise LeashValueError(Param("task", func=func), " is required with ",
-                                  Param("scorer", value="reasoning-gym"), ".")
-        if extract == GYM_EXTRACT and not isinstance(task, str):
-            raise LeashValueError(Param("extract", func=func, value=GYM_EXTRACT), " rewrites "
-                                  "answers by the task's name (App. B.3): give ",
-                                  Param("task", func=func), " as a name.", param="task",
-                                  value=task)
-        if gold_map is None:
-            raise LeashValueError(Param("scorer", value="reasoning-gym"), " needs ",
-                                  Param("gold", func=func), " (Reasoning Gym entries by question "
-                                  "id).", param="gold")
+    entry = scorer_named(scorer, func)
+    gold_map = grader(entry).check(entry, func, extract, task, gold_map)
     return Spec(scorer, extract, task, gold_map)
 
 
 def prepare(spec: Spec):
-    """The scorer of a spec, ready to grade (checks the optional package is there)."""
-    if spec.scorer == "math-verify":
-        require_math_verify("scorer")
-        return spec, None
-    return spec, _gym_dataset(spec.task)
+    """The scorer of a spec, ready to grade (checks the optional package is there): the state
+    :func:`grade_rows` takes, made once per process.
+    """
+    g = grader(scorers()[spec.scorer])
+    return spec, g, g.prepare(spec)
 
 
 def grade_rows(state, responses: list, golds: list | None, qids: list,
@@ -134,7 +114,7 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
     streaming, in this process or in a worker). ``golds`` is None when ``spec.gold`` maps
     question ids to gold answers; ``offset`` is the batch's first row number, for messages.
     """
-    spec, gym = state
+    spec, scorer, prepared = state
     n = len(responses)
     correct = np.zeros(n, dtype=bool)
     found = np.zeros(n, dtype=bool)
@@ -150,21 +130,10 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
                 raise TypeError(f"The response of sample row {offset + i} (question {qid}) must "
                                 f"be a str or missing. Got {type(resp).__name__}.")
             gold = spec.gold[qid] if golds is None else golds[i]
-            if gym is None:
-                if golds is not None:
-                    gold = gold_str(gold, where=f"sample row {offset + i} (question {qid})")
-                seen = timeouts.n
-                correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract)
-                if timeouts.n > seen and not correct[i]:  # no verdict yet: once more, longer
-                    retried += 1
-                    seen = timeouts.n
-                    correct[i], answers[i], found[i] = _mv_grade(resp, gold, spec.extract,
-                                                                 RETRY_LIMIT)
-                    timed_out[i] = timeouts.n > seen and not correct[i]
-            else:
-                correct[i], answers[i], found[i] = _gym_grade(
-                    gym, resp, gold, where=f"sample row {offset + i} (question {qid})",
-                    rewrite_as=spec.task if spec.extract == GYM_EXTRACT else None)
+            correct[i], answers[i], found[i], again, timed_out[i] = scorer.grade(
+                prepared, spec, resp, gold, own_gold=golds is not None,
+                where=f"sample row {offset + i} (question {qid})", timeouts=timeouts)
+            retried += again
     return Graded(correct, answers, ~found & ~timed_out, retried, timed_out)
 
 
@@ -224,6 +193,81 @@ def _mv_grade(response: str | None, gold: str, extract: str,
     return correct, answer, True
 
 
+def _mv_check(scorer, func: str, extract, task, gold_map):
+    """math-verify's arguments: no task, one of its extractors, gold answers as strings."""
+    if task is not None:
+        raise LeashValueError(Param("task", func=func), " applies to ", *_with_task(), " only.",
+                              value=task)
+    own = scorer.extractors
+    if extract not in own:
+        others = "; ".join(f"{e.name!r}: with scorer={e.scorer!r} only"
+                           for e in extractors().values() if e.name not in own)
+        raise LeashValueError(param="extract", func=func, value=extract,
+                              constraint=f"one of {own}" + (f" ({others})" if others else ""))
+    if gold_map is not None:
+        gold_map = {q: gold_str(g, where=f"question {q}") for q, g in gold_map.items()}
+    return gold_map
+
+
+def _with_task() -> list:
+    """The scorers that take a task, as parts of a message (``scorer='reasoning-gym'``)."""
+    names = [Param("scorer", value=n) for n, s in scorers().items() if s.task]
+    return [p for i, n in enumerate(names) for p in ((" or ", n) if i else (n,))]
+
+
+def _mv_prepare(spec: Spec):
+    require_math_verify("scorer")
+
+
+def _mv_row(state, spec: Spec, response, gold, *, own_gold: bool, where: str, timeouts):
+    """One response graded with math-verify: once more with :data:`RETRY_LIMIT` when it timed
+    out without a verdict.
+    """
+    if own_gold:
+        gold = gold_str(gold, where=where)
+    seen = timeouts.n
+    correct, answer, found = _mv_grade(response, gold, spec.extract)
+    retried = timed_out = False
+    if timeouts.n > seen and not correct:  # no verdict yet: once more, longer
+        retried = True
+        seen = timeouts.n
+        correct, answer, found = _mv_grade(response, gold, spec.extract, RETRY_LIMIT)
+        timed_out = timeouts.n > seen and not correct
+    return correct, answer, found, retried, timed_out
+
+
+def _gym_check(scorer, func: str, extract, task, gold_map):
+    """Reasoning Gym's arguments: a task (a name, for its answer rewrites), entries; any other
+    extractor than its own grades the answer as extracted.
+    """
+    if task is None:
+        raise LeashValueError(Param("task", func=func), " is required with ",
+                              Param("scorer", value=scorer.name), ".")
+    if extract in scorer.extractors and not isinstance(task, str):
+        raise LeashValueError(Param("extract", func=func, value=extract), " rewrites "
+                              "answers by the task's name (App. B.3): give ",
+                              Param("task", func=func), " as a name.", param="task",
+                              value=task)
+    if gold_map is None:
+        raise LeashValueError(Param("scorer", value=scorer.name), " needs ",
+                              Param("gold", func=func), " (Reasoning Gym entries by question "
+                              "id).", param="gold")
+    return gold_map
+
+
+def _gym_prepare(spec: Spec):
+    """The task's dataset, and whether answers are rewritten (its own extractor, App. B.3)."""
+    return _gym_dataset(spec.task), spec.extract in scorers()[spec.scorer].extractors
+
+
+def _gym_row(state, spec: Spec, response, entry, *, own_gold: bool, where: str, timeouts):
+    """One response graded by the task's own scorer (App. B.3's rewrites with its extractor)."""
+    dataset, rewrites = state
+    correct, answer, found = _gym_grade(dataset, response, entry, where=where,
+                                        rewrite_as=spec.task if rewrites else None)
+    return correct, answer, found, False, False
+
+
 def _gym_dataset(task):
     if hasattr(task, "score_answer"):
         return task
@@ -268,3 +312,7 @@ def _gym_grade(dataset, response, entry, *, where: str,
     # full credit only: partial credit (e.g. 0.01) is a wrong answer
     return score == 1.0, normalize_answer(answer), answer is not None
 
+
+#: The graders of the registry's scorers (:data:`leash_eval.scorers.SCORERS` names them).
+MATH_VERIFY = Grader(_mv_check, _mv_prepare, _mv_row)
+REASONING_GYM = Grader(_gym_check, _gym_prepare, _gym_row)

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.paths import BUILD
-from leash.sources.choices import EXTRACTORS, SCORERS, is_gold_file
+from leash.sources.choices import is_gold_file
 from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar
 from leash_eval.rescore.gold import (
@@ -35,6 +35,7 @@ from leash_eval.rescore.gold import (
     read_benchmark,
 )
 from leash_eval.rescore.graders import Graded, make_spec
+from leash_eval.scorers import scorer_named, scorers
 
 __all__ = ["CACHE_DIR", "OUTPUT_SCHEMA", "RescoreReport", "RescoreResult", "read_responses",
            "rescore", "rescore_file", "rescore_inputs", "rescored_path"]
@@ -139,9 +140,7 @@ def rescore(
         answer, None when there is none) recomputed.
     """
     func = "rescore"
-    if scorer not in SCORERS:
-        raise LeashValueError(param="scorer", func=func, value=scorer,
-                              constraint=f"one of {SCORERS}")
+    scorer_named(scorer, func)
     if not isinstance(samples, pd.DataFrame):
         raise LeashTypeError(param="samples", func=func, value=samples,
                              got=type(samples).__name__, constraint="a pandas DataFrame")
@@ -267,7 +266,7 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
     counts = {"rows": 0, "gold_seen": False}
     extras: list[str] | None = None
     check = GoldCheck(gold_map, func) if gold_map is not None and \
-        spec.scorer == "math-verify" else None
+        scorers()[spec.scorer].golds == "answers" else None
 
     in_file: dict = {}  # samples read so far of each input: where a batch starts in its file
 
@@ -623,12 +622,13 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
 
     from leash_eval import manifest as mf
 
-    if scorer != "math-verify":
+    for_studies = [n for n, s in scorers().items() if s.study]
+    if scorer not in for_studies:
         raise LeashValueError(param="scorer", func="rescored_path", value=scorer,
-                              constraint="'math-verify'")
-    if extract not in EXTRACTORS:
+                              constraint=" or ".join(map(repr, for_studies)))
+    if extract not in scorers()[scorer].extractors:
         raise LeashValueError(param="extract", func="rescored_path", value=extract,
-                              constraint=f"one of {EXTRACTORS}")
+                              constraint=f"one of {scorers()[scorer].extractors}")
     require_math_verify("scorer")
     p = Path(path)
     reader = dict(reader or {})

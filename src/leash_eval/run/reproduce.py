@@ -730,7 +730,7 @@ def _parser() -> OneLineParser:
 
 def _given_parameters(args) -> dict:
     """``-f FILE`` then ``-p NAME VALUE`` (later wins), values read as YAML."""
-    from leash.config import ConfigError, load_yaml, load_yaml_text
+    from leash.config import ConfigError, NotYamlError, load_yaml, load_yaml_text
 
     given = {}
     if args.parameters_file:
@@ -740,16 +740,16 @@ def _given_parameters(args) -> dict:
         except OSError as exc:
             raise ParameterError(f"-f {p}: {exc.strerror or exc}.") from None
         except ConfigError as exc:
-            raise ParameterError(str(exc)) from None
+            raise ParameterError(exc) from None
         if not isinstance(given, dict) or not all(isinstance(k, str) for k in given):
             raise ParameterError(f"-f {p}: must be a mapping of parameter names to values.")
     for name, text in args.parameter:
         try:
             given[name] = load_yaml_text(text, f"-p {name}", "parameter value")[0]
-        except ConfigError as exc:
-            if "not valid YAML" not in str(exc):  # an anchor, a duplicate key, too large
-                raise ParameterError(str(exc)) from None
+        except NotYamlError:
             given[name] = text  # not YAML: the text itself
+        except ConfigError as exc:  # YAML refused: an anchor, a duplicate key, too large
+            raise ParameterError(exc) from None
     return given
 
 
@@ -779,8 +779,9 @@ def _verdict(run: Run, p) -> str:
         validate_parameters(notebook_files.find(run.notebook, NOTEBOOKS),
                             {p.name: run.parameters[p.name]})
     except ParameterError as exc:
-        why = str(exc).split(f"{p.name!r} = ", 1)[-1]
-        return f" (set; refused: {' '.join(why.split())})"
+        why = (f"{exc.got} must be {exc.constraint}" if exc.constraint is not None
+               else " ".join(str(exc).split()))
+        return f" (set; refused: {why})"
     return " (set)"
 
 
