@@ -328,7 +328,7 @@ def run(paths, *, fmt, model, benchmark, step, mapping, chunk_size, on_error, re
             con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
         con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
         F.guarded(src, src.build)
-        rows = None if src.utf8_error or src.ambiguous else F.guarded(
+        rows = None if src.utf8_error or src.needs_exact else F.guarded(
             src, lambda src=src: partial(src, False))
         rejected = 0
         if rows is None:
