@@ -291,14 +291,14 @@ def _timeout_source(path) -> str | None:
     """
     import stat
 
-    import pyarrow.parquet as pq
-
     p = Path(path)
     name = p.name.lower()
     try:
         if not stat.S_ISREG(p.stat().st_mode):  # a FIFO would block: the reader refuses it
             return None
         if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
             if "timeout" not in pq.read_schema(p).names:
                 return None
             return f"read_parquet({F.sql_str(p)})"
