@@ -790,7 +790,8 @@ def vouched(src) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 def connect():
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit).
+    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit), printing no
+    progress bar of its own (on stdout, into a command's output, for a query of seconds).
     """
     import atexit
     import shutil
@@ -802,8 +803,10 @@ def connect():
     if not tmp:
         tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
         atexit.register(shutil.rmtree, tmp, True)
-    return duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
-                                  "temp_directory": tmp})
+    con = duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
+                                 "temp_directory": tmp})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def sql_str(text) -> str:
@@ -1405,7 +1408,12 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         where the file has none), and ``n_tokens, token_entropy, finish_reason`` when it has
         any, in file order, through the rules (a ValueError naming file, line and field).
     """
-    src = open_source(connect(), path, 0, fmt=fmt, mapping=mapping, checked=False,
+    con = connect()
+    # One thread reads far faster than the responses are graded (more only hold more buffers),
+    # and the memory DuckDB frees goes back at once instead of up to 512 MiB kept for reuse.
+    con.execute("SET threads = 1; SET allocator_bulk_deallocation_flush_threshold = '4MB'; "
+                "SET allocator_flush_threshold = '4MB'")
+    src = open_source(con, path, 0, fmt=fmt, mapping=mapping, checked=False,
                       labels={"model": model, "benchmark": benchmark, "step": step},
                       options=reader_options)
     if src.kind == "counts":
@@ -1428,8 +1436,24 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         found = src.con.execute(scan).fetchall()[0]
     text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
             for x in ("response", "gold")}
-    rel = src.con.sql(f"SELECT model, benchmark, question_id, step, sample_idx, "
+    # The readers of samples files and nested layouts keep the file's order on one thread: a
+    # scan through projections, filters, UNION ALL and unnest, no join or aggregate (the exact
+    # JSON reader joins its repairs; the evaluators' readers group). Their rows are streamed
+    # as read, in memory bounded by the batch, and checked in order; the others are sorted
+    # (DuckDB spills beyond its memory limit).
+    ordered = src.form == "csv" or (src.form in ("parquet", "jsonl", "nested") and not src.exact)
+    rel = src.con.sql(f"SELECT ord, sub, model, benchmark, question_id, step, sample_idx, "
                       f"{text['response']} AS response, correct, {text['gold']} AS gold"
                       + "".join(f", {c}" for c, n in zip(carried, found[1:]) if n)
-                      + " FROM chk0 ORDER BY ord, sub")
-    yield from (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size)
+                      + " FROM chk0" + ("" if ordered else " ORDER BY ord, sub"))
+    import numpy as np
+
+    last = (-1, -2)
+    for batch in (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size):
+        if ordered and batch.num_rows:  # (ord, sub) increasing: a bug otherwise, never data
+            o = np.concatenate([[last[0]], batch.column("ord").to_numpy()])
+            s = np.concatenate([[last[1]], batch.column("sub").to_numpy()])
+            if not ((o[1:] > o[:-1]) | ((o[1:] == o[:-1]) & (s[1:] > s[:-1]))).all():
+                raise RuntimeError(f"{path}: DuckDB returned rows out of the file's order.")
+            last = (o[-1], s[-1])
+        yield batch.drop_columns(["ord", "sub"])
