@@ -104,7 +104,8 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
             yield meta, grade_rows(state, *args)
         return
     # auto: here until the work done here took longer than starting workers does, then workers
-    # start in the background while this process goes on grading (never slower than one)
+    # on the idle cores start in the background while this process goes on grading (never
+    # slower than one)
     auto = auto and main_thread
     pool = None if auto else _Pool(spec, jobs, background=False)
     spent = cpu = 0.0
