@@ -70,8 +70,10 @@ def _partial(na: str):
             # and, where the fields allow it, the others once per group (F.vouch)
             rows, ok = F.vouched(src) or (f"SELECT * FROM chk{no}", None)
             nbad = f"CASE WHEN {ok} THEN 0 ELSE count(*) END" if ok else "count_if(badr)"
+            # a truncated sample's answer is set apart only under na="truncated"
+            tr = TRUNCATED if na == "truncated" else "false"
             con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, "
-                        f"{TRUNCATED} AS tr, {aggs('sample_idx')}, "
+                        f"{tr} AS tr, {aggs('sample_idx')}, "
                         f"{wk} AS wk, {nbad} AS nbad, sum(nrows) AS nrows FROM ({rows}) "
                         "GROUP BY ALL")
             types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
