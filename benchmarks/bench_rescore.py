@@ -415,7 +415,8 @@ def main(argv=None) -> int:
           "medians (target: <= 1.15)")
     header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
-              f"{'per core':>8}  {'leash/raw CPU':>13}  {'(wall)':>6}  {'all / 1 core':>12}  "
+              f"{'per core':>8}  {'per CPU s':>9}  {'leash/raw CPU':>13}  {'(wall)':>6}  "
+              f"{'all / 1 core':>12}  "
               f"{'local cluster':>20}  {'cluster / all':>13}")
     print(header)
     print("-" * len(header))
@@ -449,7 +450,8 @@ def main(argv=None) -> int:
         tail = (f"  {_fmt(*on):>20}  {on[0] / every[0]:>13.2f}" if on else
                 f"  {'(no cluster extra)':>20}")
         print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
-              f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {cpu:>13.2f}  {wall:>6.2f}  "
+              f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  "
+              f"{_rate(res['one'], 'cpu')[0]:>9,.0f}  {cpu:>13.2f}  {wall:>6.2f}  "
               f"{every[0] / one[0]:>12.2f}{tail}", flush=True)
     mem = run_memory(rows)
     sizes = run_sizes(rows, all_jobs, args.quick)
@@ -466,7 +468,8 @@ def main(argv=None) -> int:
     print("\nratios: 'leash/raw CPU' is leash's whole pipeline (read, extract the answer column, "
           "grade, count, write) against math-verify alone, in CPU seconds (user + system of the "
           "process and its ended workers), '(wall)' the same in wall seconds; "
-          "'all / 1 core' the speed-up of "
+          "'per CPU s' leash's samples per CPU second on one core (what the load of a shared "
+          "machine changes least); 'all / 1 core' the speed-up of "
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
           "eats first; 'cluster / all' the local Dask cluster against the local processes "
           "(its scheduler and transfers cost; a real cluster adds machines).")
