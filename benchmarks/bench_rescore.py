@@ -30,8 +30,14 @@ so the final answer stays); the long bucket, per question, its responses one aft
 until 29,000 characters, ending with one whole response. Without the mirror the responses are
 synthetic (arithmetic steps and a final ``\boxed{}``), which the output says.
 
-Then ``leash rescore`` as a user runs it, cold (start-up included), with ``--jobs 1``, every
-core and the default ``--jobs``, on 800, 2,400 and 24,000 median responses: wall and CPU time.
+Each route first runs once untimed and the routes' verdicts are compared sample by sample (the
+benchmark stops if any differs); then the repetitions, interleaved; medians are reported.
+
+Then the peak RSS of grading the 800 median responses and ten times as many (leash, and
+math-verify's loop alone), and ``leash rescore`` as a user runs it, cold (start-up included),
+with ``--jobs 1``, every core and the default ``--jobs``, on 800, 2,400 and 24,000 median
+responses: wall and CPU time (the default must cost no more CPU than one process unless it
+gains time). The lines starting with RATIO are gathered by ``benchmarks/run.py``.
 
 Usage::
 
@@ -48,6 +54,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -244,12 +251,13 @@ def _timed_route(route: str, path: Path, jobs: int, batch_size: int, address) ->
         t = pq.read_table(path, columns=["response", "gold"]).to_pydict()
         pairs = list(zip(t["gold"], t["response"]))
         t0, c0 = time.perf_counter(), _cpu()
-        right = 0
+        verdicts = []
         for g, r in pairs:
             gold = g if ("$" in g or "\\boxed" in g) else f"${g}$"
-            right += bool(mv.verify(mv.parse(gold), mv.parse(r)))
+            verdicts.append(bool(mv.verify(mv.parse(gold), mv.parse(r))))
         seconds = time.perf_counter() - t0
-        return {"n": len(pairs), "seconds": seconds, "cpu": _cpu() - c0, "right": right}
+        return {"n": len(pairs), "seconds": seconds, "cpu": _cpu() - c0,
+                "verdicts": _packed(verdicts), "peak": _peak_mb()}
     out = BUILD / f"out-{os.getpid()}.parquet"
     import resource
 
@@ -262,10 +270,10 @@ def _timed_route(route: str, path: Path, jobs: int, batch_size: int, address) ->
     driver = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - self0
     if tree0 is not None:  # the workers are alive: their CPU is read, not reaped
         cpu = _tree_cpu() - tree0
-    right = int(pq.read_table(out, columns=["correct"]).column("correct").to_numpy().sum())
+    verdicts = pq.read_table(out, columns=["correct"]).column("correct").to_pylist()
     out.unlink()
     return {"n": rep.n_samples, "seconds": seconds, "cpu": cpu, "driver": driver,
-            "right": right}
+            "verdicts": _packed(bool(v) for v in verdicts), "peak": _peak_mb()}
 
 
 def _nothing(x):
@@ -299,12 +307,57 @@ def task_overhead(engine: str, jobs: int, n: int = 400) -> dict:
             "cpu": (tree - tree0) / n if tree0 is not None else None}
 
 
+def _peak_mb() -> float:
+    """This process's peak resident set in MB (VmHWM; ru_maxrss would count the peak of the
+    process that started it: Linux keeps it across exec), NaN where there is no /proc."""
+    try:
+        with open("/proc/self/status") as fh:
+            return int(re.search(r"VmHWM:\s+(\d+)", fh.read()).group(1)) / 1024
+    except OSError:
+        return float("nan")
+
+
+def _packed(verdicts) -> str:
+    """Per-sample verdicts in order as a string of 0 and 1 (compared between routes)."""
+    return "".join("1" if v else "0" for v in verdicts)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def run_memory(rows) -> dict:
+    """Peak RSS of grading the 800 median responses and ten times as many (the same texts under
+    other question ids), one process each (jobs 1), leash against math-verify's loop alone:
+    memory bounded by the batch, not by the file. Returns ``{route: (1x MB, 10x MB)}``."""
+    median = buckets(rows, 0)["median"]
+    out = {}
+    for route in ("raw", "leash"):
+        peaks = []
+        for times in (1, 10):
+            items = [median[i % len(median)] for i in range(times * len(median))]
+            path = BUILD / f"memory-{times}x.parquet"
+            write_bucket(path, items)
+            proc = subprocess.run([sys.executable, __file__, "--_route", route, str(path), "1",
+                                   "100"], capture_output=True, text=True, cwd=ROOT)
+            if proc.returncode:
+                sys.stderr.write(proc.stderr)
+                raise SystemExit(1)
+            peaks.append(json.loads(proc.stdout.strip().splitlines()[-1])["peak"])
+            path.unlink()
+        out[route] = tuple(peaks)
+    print(f"\npeak RSS grading {len(median):,} and {10 * len(median):,} median responses "
+          f"(one process, batches of 100): leash {out['leash'][0]:.0f} -> "
+          f"{out['leash'][1]:.0f} MB, math-verify's loop alone {out['raw'][0]:.0f} -> "
+          f"{out['raw'][1]:.0f} MB")
+    return out
+
+
 # ----------------------------------------------------------------------------- sizes, cold
 
 SIZES = (800, 2_400, 24_000)
 
 
-def run_sizes(rows, all_jobs: int, quick: bool) -> None:
+def run_sizes(rows, all_jobs: int, quick: bool) -> dict:
     """``leash rescore FILE --out OUT`` as a user runs it, cold (a fresh process: imports, the
     fork server and the workers' start-up are in the time), with ``--jobs 1``, ``--jobs`` every
     core and the default, on 800, 2,400 and 24,000 responses (the 800 median responses, repeated
@@ -322,9 +375,10 @@ def run_sizes(rows, all_jobs: int, quick: bool) -> None:
           f"(CPU: the command and its workers); default = no --jobs (one process, and "
           f"{all_jobs} workers once grading took longer than starting them)")
     header = (f"{'n':>6}  {'--jobs 1':>15}  {'--jobs ' + str(all_jobs):>15}  {'default':>15}  "
-              f"{'all / 1 (wall)':>14}  {'default / 1 (wall)':>18}")
+              f"{'all / 1 CPU (wall)':>18}  {'default / 1 CPU (wall)':>22}")
     print(header)
     print("-" * len(header))
+    ratios = {}
     for n in sizes:
         items = [median[i % len(median)] for i in range(n)]
         path = BUILD / f"size-{n}.parquet"
@@ -351,8 +405,13 @@ def run_sizes(rows, all_jobs: int, quick: bool) -> None:
         out.unlink()
         path.unlink()
         cell = {k: f"{w:.1f} / {c:.1f}" for k, (w, c, _) in got.items()}
+        ratio = {k: (got[k][1] / got["one"][1], got[k][0] / got["one"][0])
+                 for k in ("all", "default")}
+        ratios[n] = ratio["default"]
         print(f"{n:>6,}  {cell['one']:>15}  {cell['all']:>15}  {cell['default']:>15}  "
-              f"{got['all'][0] / got['one'][0]:>14.2f}  {got['default'][0] / got['one'][0]:>18.2f}")
+              f"{ratio['all'][0]:>11.2f} ({ratio['all'][1]:.2f})  "
+              f"{ratio['default'][0]:>15.2f} ({ratio['default'][1]:.2f})", flush=True)
+    return ratios
 
 
 def _adopt_orphans() -> None:
@@ -417,12 +476,20 @@ def _cluster_cells(res: dict, every) -> str:
                    f"{driver * 1e3:>6.2f} ms  {one_cpu * 1e3:>14.2f} ms")
 
 
+def _engines(have: dict, routes) -> list:
+    """The cluster engines installed (and asked for by ``--routes``, when given)."""
+    return [e for e, k in (("Dask", "cluster"), ("Ray", "ray")) if have[k] and (
+        not routes or k in routes.split(","))]
+
+
 def _print_overheads(engines, jobs: int) -> int:
     """The cost of one task on each engine (:func:`task_overhead`, each in a fresh process)."""
+    if not engines:
+        return 0
     print(f"\none task on a local cluster of {jobs} slots (400 tasks that return their "
           "argument, through leash_eval.cluster's in-order window; warm workers): wall and "
           "CPU (the whole process tree) per task")
-    for engine in engines:
+    for engine in engines:  # none: nothing printed but the heading
         proc = subprocess.run([sys.executable, __file__, "--_overhead", engine, str(jobs)],
                               capture_output=True, text=True, cwd=ROOT)
         if proc.returncode:
@@ -432,6 +499,33 @@ def _print_overheads(engines, jobs: int) -> int:
         cpu = f"{o['cpu'] * 1e3:.2f} ms" if o["cpu"] is not None else "n/a (no psutil)"
         print(f"  {engine:<5} wall {o['wall'] * 1e3:7.2f} ms   CPU {cpu}")
     return 0
+
+
+def _print_ratio_lines(ratios: dict, mem: dict, sizes: dict) -> None:
+    """The RATIO lines benchmarks/run.py gathers: grading against bare math-verify, memory of a
+    10x file against the 1x file, the default --jobs against --jobs 1."""
+    for name, (cpu, wall) in ratios.items():
+        print(f"RATIO grading ({name} responses, 1 core) / bare math-verify parse+verify: "
+              f"{cpu:.2f} CPU, {wall:.2f} wall")
+    grow = mem["leash"][1] / mem["leash"][0]
+    print(f"RATIO grading peak RSS, a 10x file / the 1x file: {grow:.2f}"
+          f" ({mem['leash'][0]:.0f} -> {mem['leash'][1]:.0f} MB; math-verify alone "
+          f"{mem['raw'][0]:.0f} -> {mem['raw'][1]:.0f} MB)")
+    for n, (cpu, wall) in sizes.items():
+        print(f"RATIO leash rescore default --jobs / --jobs 1 at {n:,} responses: {cpu:.2f} "
+              f"CPU, {wall:.2f} wall")
+
+
+def _rows_and_source():
+    """The responses graded (real ones from the data mirror, else synthetic) and their story."""
+    rows = _real_rows()
+    if rows is None:
+        return _synthetic_rows(), (
+            "synthetic responses (arithmetic steps and a final \\boxed{}): no data mirror; "
+            f"set LEASH_DATA_MIRROR for the real {DATASET}")
+    return rows, (f"real MATH chain-of-thought responses ({DATASET}, 100 problems x 8, "
+                  "Qwen2.5-Math instruct, from the data mirror); short = their last ~300 "
+                  "characters, long = responses of one question joined to ~29k characters")
 
 
 def main(argv=None) -> int:
@@ -464,15 +558,7 @@ def main(argv=None) -> int:
     reps = args.reps or (1 if args.quick else 3)
     n_long = 40 if args.quick else 120
     BUILD.mkdir(parents=True, exist_ok=True)
-    rows = _real_rows()
-    if rows is None:
-        source = ("synthetic responses (arithmetic steps and a final \\boxed{}): no data mirror; "
-                  f"set LEASH_DATA_MIRROR for the real {DATASET}")
-        rows = _synthetic_rows()
-    else:
-        source = (f"real MATH chain-of-thought responses ({DATASET}, 100 problems x 8, "
-                  "Qwen2.5-Math instruct, from the data mirror); short = their last ~300 "
-                  "characters, long = responses of one question joined to ~29k characters")
+    rows, source = _rows_and_source()
     all_jobs = default_jobs()
     import importlib.util
 
@@ -489,23 +575,26 @@ def main(argv=None) -> int:
         return 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"cores: {all_jobs} usable (os.sched_getaffinity), load average {load:.2f} at the "
-          f"start; {reps} repetition(s), each route in a fresh process; samples/s as median "
-          "(min-max)")
+          f"start; each route in a fresh process, a first run of each whose verdicts are "
+          f"compared sample by sample (and not timed), then {reps} interleaved; samples/s as "
+          "median (min-max); CPU ratio: leash's CPU seconds per sample over math-verify's, "
+          "medians (target: <= 1.15)")
     header = (f"{'bucket':<7} {'chars':>7} {'n':>5}  {'raw math-verify':>20}  "
               f"{'leash, 1 core':>20}  {'leash, ' + str(all_jobs) + ' cores':>20}  "
-              f"{'per core':>8}  {'1 core / raw':>12}  {'(CPU)':>6}  {'all / 1 core':>12}  "
+              f"{'per core':>8}  {'per CPU s':>9}  {'leash/raw CPU':>13}  {'(wall)':>6}  "
+              f"{'all / 1 core':>12}  "
               f"{'local cluster':>20}  {'cluster / all':>13}  {'local Ray':>20}  "
               f"{'Ray / all':>9}  {'Ray CPU/sample':>14}  {'(driver)':>9}  "
               f"{'1 core CPU/sample':>17}")
     print(header)
     print("-" * len(header))
-    summary = {}
+    ratios = {}
     for name, items in buckets(rows, n_long).items():
         path = BUILD / f"{name}.parquet"
         write_bucket(path, items)
         batch = max(1, len(items) // (8 * all_jobs))
         res = {key: [] for key, _, _ in routes}
-        for _ in range(reps):
+        for rep in range(reps + 1):
             for key, route, jobs in routes:
                 proc = subprocess.run(
                     [sys.executable, __file__, "--_route", route, str(path), str(jobs),
@@ -514,28 +603,34 @@ def main(argv=None) -> int:
                     sys.stderr.write(proc.stderr)
                     return 1
                 res[key].append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        rights = {k: {r["right"] for r in v} for k, v in res.items()}
-        if len(set().union(*rights.values())) != 1:
-            print(f"bench_rescore: the routes disagree on {name}: {rights}", file=sys.stderr)
-            return 1
+            if rep == 0:  # the check run: the same verdict for every sample, or stop
+                verdicts = {k: v.pop()["verdicts"] for k, v in res.items()}
+                if len(set(verdicts.values())) != 1:
+                    print(f"bench_rescore: the routes disagree on {name}", file=sys.stderr)
+                    return 1
         raw, one, every = _rate(res["raw"]), _rate(res["one"]), _rate(res["all"])
+        cpu = (statistics.median(r["cpu"] for r in res["one"]) /
+               statistics.median(r["cpu"] for r in res["raw"]))
+        wall = raw[0] / one[0]
+        ratios[name] = (cpu, wall)
         chars = statistics.median(len(r) for _, _, r in items)
         tail = _cluster_cells(res, every)
         print(f"{name:<7} {chars:>7,.0f} {len(items):>5}  {_fmt(*raw):>20}  {_fmt(*one):>20}  "
-              f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  {one[0] / raw[0]:>12.2f}  "
-              f"{_rate(res['one'], 'cpu')[0] / _rate(res['raw'], 'cpu')[0]:>6.2f}  "
-              f"{every[0] / one[0]:>12.2f}{tail}")
-        summary[name] = {"raw": raw[0], "one": one[0], "all": every[0]}
-    engines = [e for e, k in (("Dask", "cluster"), ("Ray", "ray")) if have[k] and (
-        not args.routes or k in args.routes.split(","))]
-    if engines and _print_overheads(engines, all_jobs):
+              f"{_fmt(*every):>20}  {every[0] / all_jobs:>8,.0f}  "
+              f"{_rate(res['one'], 'cpu')[0]:>9,.0f}  {cpu:>13.2f}  {wall:>6.2f}  "
+              f"{every[0] / one[0]:>12.2f}{tail}", flush=True)
+    if _print_overheads(_engines(have, args.routes), all_jobs):
         return 1
-    if not args.routes:
-        run_sizes(rows, all_jobs, args.quick)
-    print("\nratios: '1 core / raw' is leash's whole pipeline (read, extract the answer column, "
-          "grade, count, write) against math-verify alone, in samples per wall second and "
-          "(CPU) per CPU second (user + system of the process and its ended workers); "
-          "'all / 1 core' the speed-up of "
+    if args.routes:
+        return 0
+    mem = run_memory(rows)
+    sizes = run_sizes(rows, all_jobs, args.quick)
+    _print_ratio_lines(ratios, mem, sizes)
+    print("\nratios: 'leash/raw CPU' is leash's whole pipeline (read, extract the answer column, "
+          "grade, count, write) against math-verify alone, in CPU seconds (user + system of the "
+          "process and its ended workers), '(wall)' the same in wall seconds; "
+          "'per CPU s' leash's samples per CPU second on one core (what the load of a shared "
+          "machine changes least); 'all / 1 core' the speed-up of "
           f"{all_jobs} worker processes (start-up included), which other load on the machine "
           "eats first; 'cluster / all' the local Dask cluster against the local processes "
           "(its scheduler and transfers cost; a real cluster adds machines); 'Ray / all' the "

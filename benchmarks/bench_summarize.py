@@ -1,39 +1,40 @@
-"""Benchmark: leash summarize against DuckDB's own query on the same files, in the same run.
+"""Benchmark: leash summarize against DuckDB's own query with the same output, in the same run.
 
 Generates canonical samples files without response text (model, benchmark, question_id,
-sample_idx, correct, answer, n_tokens, token_entropy) under build/bench/: a Parquet file of
-1547 questions x 8192 samples x 2 models = 25.3M samples and one of 1/8 of it, a JSONL file of
-2.5M lines and one of 0.6M lines (``--quick``: tiny files, a smoke test). Every measurement runs
-in a fresh process under ``/usr/bin/time -v`` (peak RSS of that process alone; a child forked
-from this parent would inherit its peak), three times, and the best time counts:
+sample_idx, correct, answer, n_tokens, token_entropy, finish_reason) under build/bench/: a
+Parquet file of 1547 questions x 8192 samples x 2 models = 25.3M samples and one of 1/8 of it,
+a JSONL file of 2.5M lines and one of 0.6M lines (``--quick``: tiny files, a smoke test). Two
+routes, each in a fresh process under ``/usr/bin/time -v`` (peak RSS of that process alone; a
+child forked from this parent would inherit its peak):
 
-* leash     : ``leash_eval.summarize.summarize(path)`` (the scan, the rules of every row, the
-              duplicate check and the whole 16-column summary), imports not timed;
-* duckdb    : DuckDB's query doing the aggregation of the issue (n, c, first correct index,
-              mean tokens per question), imports not timed;
-* duckdb-16 : DuckDB's query computing the same 16 columns as leash (answer histogram, token
-              and entropy statistics), without any validity rule: what the engine costs alone;
-* duckdb-same: that query with the rows in order of first appearance, as leash gives them
-              (``file_row_number`` of Parquet, ``WITH ORDINALITY`` of JSON lines, the only
-              row number DuckDB's JSON reader has): the same output as leash;
-* start-up  : whole processes on a tiny file, ``leash summarize FILE`` against
-              ``python -c "import duckdb; ..."`` doing the issue's query (start-up counts), each
-              run once first so that Python's bytecode caches exist, as on a user's second run
-              (``PYTHONDONTWRITEBYTECODE`` is removed from their environment).
+* leash : ``leash_eval.summarize.summarize(path)`` (the scan, the rules of every row, the
+          duplicate checks and the whole 16-column summary), imports not timed;
+* duckdb: DuckDB's query computing the same 16 columns (n, c, first correct index, missing
+          answers, the answer histogram, token and entropy statistics, truncations) with the
+          rows in order of first appearance (``file_row_number`` of Parquet, ``WITH
+          ORDINALITY`` of JSON lines), without any validity rule: what the engine costs alone.
 
-Ratios are DuckDB's seconds over leash's (>= 1: leash at least as fast), of wall time and of
-CPU time (user + system of every thread, ``time.process_time``; on a shared machine wall
-ratios move with the load while CPU ratios hold). Peak RSS of leash at two file sizes shows
-that memory does not grow with the file.
-Usage: python benchmarks/bench_summarize.py [--quick]
+First each route runs once and writes its output, and the two outputs are compared (every row,
+every column: the same summary, or the benchmark stops); then the routes run ``REPEAT`` times
+each, interleaved so that both see the same load of this shared machine, and the medians count.
+Ratios are leash's seconds over DuckDB's (<= 1: leash at least as fast), of CPU time (user +
+system of every thread) beside wall time; on a shared machine wall ratios move with the load
+while CPU ratios hold. Peak RSS at two file sizes shows that memory does not grow with the file.
+
+``--options`` measures, on the larger JSONL file, what each way of checking JSON lines for a
+key given twice or a record of too many keys costs alone (the options tried for the JSONL
+reader; see :func:`measure`), beside the fast reader's own scan.
+Usage: python benchmarks/bench_summarize.py [--quick] [--options]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -45,7 +46,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "bench"
-REPEAT = 3
+REPEAT = 5
 
 
 def _chunk(rng, model, q0, q1, n_samples):
@@ -58,6 +59,8 @@ def _chunk(rng, model, q0, q1, n_samples):
     n = len(qid)
     answer = pa.DictionaryArray.from_arrays(
         pa.array(ans.astype(np.int32), mask=ans == 11), pa.array([str(i) for i in range(12)]))
+    reason = pa.DictionaryArray.from_arrays(
+        pa.array((rng.random(n) < 0.05).astype(np.int32)), pa.array(["stop", "length"]))
     return pa.table({
         "model": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
                                                 pa.array([model])),
@@ -69,6 +72,7 @@ def _chunk(rng, model, q0, q1, n_samples):
         "answer": answer,
         "n_tokens": pa.array(rng.integers(50, 4096, size=n)),
         "token_entropy": pa.array(rng.gamma(2.0, 0.2, size=n)),
+        "finish_reason": reason,
     })
 
 
@@ -101,36 +105,69 @@ def make_file(path: Path, n_questions, n_samples):
 
 
 def _source(path: str) -> str:
-    return (f"read_parquet('{path}')" if path.endswith(".parquet") else
-            f"read_json('{path}', format='newline_delimited')")
-
-
-ISSUE_QUERY = ("SELECT model, benchmark, question_id, count(*), count_if(correct), "
-               "min(sample_idx) FILTER (WHERE correct), avg(n_tokens) FROM {src} GROUP BY ALL")
-FULL_QUERY = (
-    "SELECT model, benchmark, question_id, count(*), count_if(correct), min(sample_idx) FILTER "
-    "(WHERE correct), count_if(answer IS NULL), histogram(answer), avg(n_tokens), min(n_tokens),"
-    " max(n_tokens), avg(token_entropy), stddev_samp(token_entropy), min(sample_idx), "
-    "max(sample_idx) FROM {src} GROUP BY ALL")
+    return (f"read_parquet('{path}', file_row_number=true)" if path.endswith(".parquet") else
+            f"read_json('{path}', format='newline_delimited') WITH ORDINALITY")
 
 
 def same_query(path: str) -> str:
-    """:data:`FULL_QUERY` in order of first appearance (the order of leash's rows)."""
-    if path.endswith(".parquet"):
-        src, row = f"read_parquet('{path}', file_row_number=true)", "file_row_number"
-    else:
-        src, row = f"{_source(path)} WITH ORDINALITY", "ordinality"
-    return (FULL_QUERY.format(src=src).replace(" FROM ", f", min({row}) AS first_row FROM ", 1)
-            + " ORDER BY first_row")
+    """DuckDB's query of leash's summary: the 16 columns, in order of first appearance."""
+    row = "file_row_number" if path.endswith(".parquet") else "ordinality"
+    return (
+        "SELECT model, benchmark, question_id, NULL::BIGINT AS step, count(*) AS n, "
+        "count_if(correct) AS c, coalesce(min(sample_idx) FILTER (WHERE correct) - "
+        "min(sample_idx), -1) AS first_correct, count_if(answer IS NULL) AS n_answer_missing, "
+        "histogram(answer) AS answers, avg(n_tokens) AS n_tokens_mean, min(n_tokens) AS "
+        "n_tokens_min, max(n_tokens) AS n_tokens_max, avg(token_entropy) AS "
+        "token_entropy_mean, stddev_samp(token_entropy) AS token_entropy_std, "
+        "count_if(lower(finish_reason) = 'length') AS n_truncated, "
+        f"min({row}) AS first_row FROM {_source(path)} GROUP BY ALL ORDER BY first_row")
 
 
-def measure(route: str, path: str) -> dict:
-    """One measurement (run in a fresh process): seconds and the rows aggregated."""
+def measure(route: str, path: str, out: str | None = None) -> dict:
+    """One measurement (run in a fresh process): seconds, CPU seconds, the samples counted;
+    with ``out``, the output is written there (Parquet) after the clock stops.
+
+    Besides the two routes, the options for the JSONL reader's duplicate-key and wide-record
+    checks, each alone (``--options``):
+
+    * ``keys-scan``: every line's keys (``json_keys`` + ``list_distinct``), the first pass the
+      reader had: duplicate keys and records over 10,000 keys in one scan;
+    * ``strlen-scan``: the keys of only the lines long enough to hold 10,000 keys (the check
+      of a file whose lines are not all proved short);
+    * ``block-test``: the byte-level proof that no line is that long
+      (``leash_eval.formats._long_line_possible``, what a file of short lines costs now);
+    * ``read-lenient`` / ``read-strict``: the fast reader's scan of the read fields as JSON,
+      errors ignored (a duplicate read field silently its first value) or stopping at one (a
+      read field given twice, now the check of duplicates, in the same pass);
+    * ``map-read``: every line as a ``MAP(VARCHAR, JSON)``, which refuses any duplicate key
+      and counts the keys in the same pass.
+    """
+    import duckdb
+
+    fields = ("model", "benchmark", "question_id", "step", "sample_idx", "correct", "answer",
+              "n_tokens", "token_entropy", "finish_reason")
+    lines = f"read_ndjson_objects('{path}', ignore_errors=true)"
+    cols = ", ".join(f"'{f}': 'JSON'" for f in fields)
+    options = {
+        "keys-scan": f"SELECT min(ordinality) FILTER (WHERE len(k) > 10000), coalesce(bool_or("
+                     f"len(k) <> len(list_distinct(k))), false) FROM (SELECT ordinality, "
+                     f"json_keys(json) AS k FROM {lines} WITH ORDINALITY)",
+        "strlen-scan": f"SELECT min(ordinality) FROM {lines} WITH ORDINALITY WHERE strlen(json) "
+                       ">= 50006 AND len(json_keys(json)) > 10000",
+        "read-lenient": f"SELECT count(*), count(model), count(sample_idx), count(answer) FROM "
+                        f"read_json('{path}', format='newline_delimited', columns={{{cols}}}, "
+                        "ignore_errors=true) WITH ORDINALITY",
+        "read-strict": f"SELECT count(*), count(model), count(sample_idx), count(answer) FROM "
+                       f"read_json('{path}', format='newline_delimited', columns={{{cols}}}, "
+                       "ignore_errors=false) WITH ORDINALITY",
+        "map-read": f"SELECT count(*), max(cardinality(json)) FROM read_json('{path}', format="
+                    "'newline_delimited', records=false, columns={'json': "
+                    "'MAP(VARCHAR, JSON)'})",
+    }
     if route == "leash":
         import warnings
 
-        import duckdb  # imports are not timed, as for DuckDB below
-        import pandas  # noqa: F401  (the frame summarize returns)
+        import pandas  # noqa: F401  (imports are not timed, as for DuckDB below)
         import pyarrow  # noqa: F401
 
         from leash_eval.summarize import summarize
@@ -138,15 +175,53 @@ def measure(route: str, path: str) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rows = int(summarize(path)["n"].sum())
-    else:
-        import duckdb
+            df = summarize(path)
+        result = {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "rows": int(df["n"].sum())}
+        if out:
+            df.to_parquet(out)
+        return result
+    if route == "block-test":
+        from leash_eval.formats import _long_line_possible
 
-        query = (same_query(path) if route == "duckdb-same" else
-                 (ISSUE_QUERY if route == "duckdb" else FULL_QUERY).format(src=_source(path)))
         t0, c0 = time.perf_counter(), time.process_time()
-        rows = int(sum(r[3] for r in duckdb.connect().execute(query).fetchall()))
-    return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, "rows": rows}
+        found = _long_line_possible(Path(path), 25_003)
+        return {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                "rows": int(found)}
+    query = same_query(path) if route == "duckdb" else options[route]
+    t0, c0 = time.perf_counter(), time.process_time()
+    rel = duckdb.connect().execute(query)
+    table = (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
+    result = {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+              "rows": int(sum(table.column("n").to_pylist())) if route == "duckdb"
+              else table.num_rows}
+    if out:
+        pq.write_table(table, out)
+    return result
+
+
+def same_output(leash_path: Path, duck_path: Path, name: str) -> None:
+    """Stop unless leash's summary and DuckDB's table are the same, row by row."""
+    ours = pq.read_table(leash_path).to_pydict()
+    theirs = pq.read_table(duck_path).to_pydict()
+    if len(ours["n"]) != len(theirs["n"]):
+        raise SystemExit(f"{name}: {len(ours['n'])} questions from leash, "
+                         f"{len(theirs['n'])} from DuckDB")
+    exact = ("model", "benchmark", "question_id", "step", "n", "c", "first_correct",
+             "n_answer_missing", "n_tokens_min", "n_tokens_max", "n_truncated")
+    close = ("n_tokens_mean", "token_entropy_mean", "token_entropy_std")
+    for col in exact:
+        if [None if v is None else float(v) if isinstance(v, int | float) else v
+                for v in ours[col]] != [
+                None if v is None else float(v) if isinstance(v, int | float) else v
+                for v in theirs[col]]:
+            raise SystemExit(f"{name}: column {col} differs between leash and DuckDB")
+    for col in close:
+        if not all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(ours[col], theirs[col])):
+            raise SystemExit(f"{name}: column {col} differs between leash and DuckDB")
+    hist = [dict(zip(v, c)) for v, c in zip(ours["answer_values"], ours["answer_counts"])]
+    if hist != [dict(h) for h in theirs["answers"]]:
+        raise SystemExit(f"{name}: the answer histograms differ between leash and DuckDB")
 
 
 def timed(argv: list[str], env=None) -> tuple[float, float, str, float]:
@@ -163,22 +238,29 @@ def timed(argv: list[str], env=None) -> tuple[float, float, str, float]:
     return wall, rss / 1024, out.stdout, cpu
 
 
-def run_route(route: str, path: Path) -> dict:
-    """The best wall time and the best CPU time of REPEAT fresh processes (each on its own:
-    the run with the least wall time is not always the one with the least CPU time).
-    """
-    runs = []
+def run_once(route: str, path: Path, out: Path | None = None) -> dict:
+    argv = [sys.executable, __file__, "--_measure", route, str(path)] + (
+        [str(out)] if out else [])
+    _, rss, stdout, _ = timed(argv)
+    return json.loads(stdout.strip().splitlines()[-1]) | {"rss": rss}
+
+
+def run_routes(routes, path: Path) -> dict:
+    """Medians of ``REPEAT`` fresh processes of each route, interleaved."""
+    runs = {r: [] for r in routes}
     for _ in range(REPEAT):
-        _, rss, out, _ = timed([sys.executable, __file__, "--_measure", route, str(path)])
-        runs.append(json.loads(out.strip().splitlines()[-1]) | {"rss": rss})
-    return {"seconds": min(r["seconds"] for r in runs), "cpu": min(r["cpu"] for r in runs),
-            "rows": runs[0]["rows"], "rss": max(r["rss"] for r in runs)}
+        for r in routes:
+            runs[r].append(run_once(r, path))
+    return {r: {k: statistics.median(x[k] for x in v) for k in ("seconds", "cpu", "rss")}
+            | {"rows": v[0]["rows"]} for r, v in runs.items()}
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", "--small", action="store_true", help="tiny files (smoke test)")
-    ap.add_argument("--_measure", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--options", action="store_true",
+                    help="also time each option of the JSONL reader's checks alone")
+    ap.add_argument("--_measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._measure:
         print(json.dumps(measure(*args._measure)))
@@ -189,42 +271,63 @@ def main(argv=None):
     else:
         sizes = [("parquet", 1547, 8192), ("parquet", 1547, 1024), ("jsonl", 1547, 808),
                  ("jsonl", 1547, 194)]   # 25.3M and 3.2M samples; 2.5M and 0.6M lines
-    files = [make_file(BUILD / f"samples_{nq}x{ns}x2.{ext}", nq, ns) for ext, nq, ns in sizes]
-    routes = ("leash", "duckdb", "duckdb-16", "duckdb-same")
-    print("wall and CPU seconds (best of each), ratio = DuckDB / leash, wall | CPU")
-    print(f"{'file':30} {'samples':>11} " + " ".join(f"{r + ' s':>17}" for r in routes)
-          + "  " + " ".join(f"{r + ' ratio':>17}" for r in routes[1:])
-          + f" {'leash RSS MB':>12} {'duckdb RSS MB':>13}")
+    files = [make_file(BUILD / f"samples-fr_{nq}x{ns}x2.{ext}", nq, ns) for ext, nq, ns in sizes]
+    print(f"leash summarize vs DuckDB's query of the same 16 columns in the same order: outputs "
+          f"compared first, then medians of {REPEAT} interleaved fresh processes each; ratio = "
+          "leash / DuckDB (<= 1: leash at least as fast), CPU (wall)")
+    print(f"{'file':34} {'samples':>11} {'leash s':>8} {'CPU':>6} {'duckdb s':>8} {'CPU':>6}  "
+          f"{'ratio CPU (wall)':>16}  {'leash RSS MB':>12} {'duckdb RSS MB':>13}")
+    ratios = {}
     for p in files:
-        ours, *theirs = (run_route(r, p) for r in routes)
-        if any(t["rows"] != ours["rows"] for t in theirs):
-            raise SystemExit(f"row counts differ on {p.name}: {ours} {theirs}")
-        secs = " ".join(f"{t['seconds']:7.2f} | {t['cpu']:7.2f}" for t in (ours, *theirs))
-        ratios = " ".join(f"{t['seconds'] / ours['seconds']:6.2f}x | {t['cpu'] / ours['cpu']:5.2f}x"
-                          for t in theirs)
-        print(f"{p.name:30} {ours['rows']:11,d} {secs}  {ratios} {ours['rss']:12.0f} "
-              f"{theirs[0]['rss']:13.0f}", flush=True)
+        outs = {r: BUILD / f"out-{r}-{p.stem}.parquet" for r in ("leash", "duckdb")}
+        counted = {r: run_once(r, p, outs[r])["rows"] for r in outs}
+        if counted["leash"] != counted["duckdb"]:
+            raise SystemExit(f"{p.name}: leash counted {counted['leash']} samples, DuckDB "
+                             f"{counted['duckdb']}")
+        same_output(outs["leash"], outs["duckdb"], p.name)
+        for o in outs.values():
+            o.unlink()
+        m = run_routes(("leash", "duckdb"), p)
+        ours, theirs = m["leash"], m["duckdb"]
+        cpu, wall = ours["cpu"] / theirs["cpu"], ours["seconds"] / theirs["seconds"]
+        ratios.setdefault(p.suffix, []).append((p.name, ours["rows"], cpu, wall, ours["rss"],
+                                                theirs["rss"]))
+        print(f"{p.name:34} {ours['rows']:11,d} {ours['seconds']:8.2f} {ours['cpu']:6.2f} "
+              f"{theirs['seconds']:8.2f} {theirs['cpu']:6.2f}  {cpu:9.2f} ({wall:.2f})  "
+              f"{ours['rss']:12.0f} {theirs['rss']:13.0f}", flush=True)
+    for suffix, rows in ratios.items():
+        name, n, cpu, wall, rss, drss = rows[0]  # the larger file of each format
+        print(f"RATIO summary of {n:,} samples ({suffix[1:]}) / DuckDB same output: {cpu:.2f} "
+              f"CPU, {wall:.2f} wall; peak RSS {rss:.0f} MB vs {drss:.0f} MB "
+              f"({rss / drss:.2f}x; {rows[-1][4]:.0f} MB at {rows[-1][1]:,} samples)")
+    if args.options:
+        big = files[2]
+        print(f"\nthe JSONL checks alone on {big.name} (medians of {REPEAT} fresh processes): "
+              "CPU and wall seconds, peak RSS")
+        m = run_routes(("keys-scan", "strlen-scan", "block-test", "read-lenient",
+                        "read-strict", "map-read"), big)
+        for r, v in m.items():
+            print(f"  {r:14} {v['cpu']:6.2f} CPU {v['seconds']:6.2f} wall {v['rss']:6.0f} MB")
     # whole processes on a tiny file: start-up counts
     tiny = BUILD / "tiny.jsonl"
-    tiny.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": str(q),
-                                        "sample_idx": i, "correct": (q + i) % 3 == 0,
-                                        "n_tokens": 10 + i}) + "\n"
-                            for q in range(5) for i in range(4)))
+    tiny.write_text("".join(json.dumps({
+        "model": "m", "benchmark": "b", "question_id": str(q), "sample_idx": i,
+        "correct": (q + i) % 3 == 0, "answer": str(i % 2), "n_tokens": 10 + i,
+        "token_entropy": 0.1 * i, "finish_reason": "stop"}) + "\n"
+        for q in range(5) for i in range(4)))
     leash_cli = [sys.executable, "-m", "leash_eval.cli", "-q", "summarize", str(tiny)]
     duck_cli = [sys.executable, "-c", "import duckdb; print(duckdb.connect().execute("
-                f"{ISSUE_QUERY.format(src=_source(str(tiny)))!r}).fetchall())"]
+                f"{same_query(str(tiny))!r}).fetchall())"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    runs = {name: [timed(cmd, env) for _ in range(REPEAT + 1)]  # the first writes .pyc
+    runs = {name: [timed(cmd, env) for _ in range(REPEAT + 1)][1:]  # the first writes .pyc
             for name, cmd in (("leash", leash_cli), ("duckdb", duck_cli))}
-    walls = {name: min(r[0] for r in rs) for name, rs in runs.items()}
-    cpus = {name: min(r[3] for r in rs) for name, rs in runs.items()}
+    walls = {name: statistics.median(r[0] for r in rs) for name, rs in runs.items()}
+    cpus = {name: statistics.median(r[3] for r in rs) for name, rs in runs.items()}
     print(f"\nwhole process on a 20-line file: leash summarize {walls['leash']:.2f} s "
           f"({cpus['leash']:.2f} s CPU), python -c duckdb {walls['duckdb']:.2f} s "
-          f"({cpus['duckdb']:.2f} s CPU), ratio {walls['duckdb'] / walls['leash']:.2f}x wall, "
-          f"{cpus['duckdb'] / cpus['leash']:.2f}x CPU")
-    print("ratio = DuckDB seconds / leash seconds (>= 1: leash at least as fast); best of "
-          f"{REPEAT} fresh processes each; RSS = peak resident set of that process "
-          "(/usr/bin/time -v).")
+          f"({cpus['duckdb']:.2f} s CPU): leash / DuckDB {cpus['leash'] / cpus['duckdb']:.2f} "
+          f"CPU, {walls['leash'] / walls['duckdb']:.2f} wall (start-up counts)")
+    print("RSS = peak resident set of that process (/usr/bin/time -v).")
 
 
 if __name__ == "__main__":

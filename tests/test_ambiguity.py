@@ -33,6 +33,28 @@ def test_a_key_twice_in_a_json_line_is_a_bad_row_named_by_line_and_key(tmp_path)
         assert summarize(f, on_error="skip").n.tolist() == [3]
 
 
+def test_a_read_field_twice_is_found_on_any_line_and_an_unread_key_twice_is_no_problem(
+        tmp_path):
+    """DuckDB's reader stops at a field leash reads given twice, on any line (not only the
+    lines it samples); a key leash never reads, given twice, chooses no value: the file is read
+    alike whether the fast reader or the exact one (here sent to it by a bad row) reads it."""
+    lines = [ROW % i for i in range(25_000)]
+    lines[24_000] = lines[24_000].replace('"model": "m"', '"model": "m", "model": "m"')
+    f = tmp_path / "late.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    with raises_with(file=str(f), line="line 24001", key="model", text="appears twice"):
+        summarize(f)
+    g = tmp_path / "prompt.jsonl"
+    unread = ROW[:-1] + ', "prompt": "a", "prompt": "b"}'
+    g.write_text("\n".join([ROW % 0, unread % 1]) + "\n")
+    assert validate(g).problems == []
+    assert summarize(g).n.tolist() == [2]
+    g.write_text("\n".join([ROW % 0, unread % 1, ROW % -1]) + "\n")  # -1: out of range
+    assert [(p.location, p.reason) for p in validate(g).problems] == [("line 3", "out_of_range")]
+    with pytest.warns(UserWarning, match="1 of 3 rows rejected"):
+        assert summarize(g, on_error="skip").n.tolist() == [2]
+
+
 def test_a_column_twice_in_parquet_or_a_csv_header_is_refused(tmp_path):
     p = tmp_path / "g.parquet"
     pq.write_table(pa.Table.from_arrays(

@@ -885,3 +885,48 @@ def test_a_record_of_too_many_keys_is_refused_by_its_line(tmp_path, monkeypatch,
     assert str(path) in line and "line 2" in line
     monkeypatch.setattr(formats, "_MAX_KEYS", len(wide))  # a record of exactly the cap is read
     assert summarize(path)["n"].sum() == 3
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
+def test_a_wide_record_is_found_beyond_blank_lines_and_long_lines(tmp_path, monkeypatch, suffix):
+    """Only lines long enough to hold more keys than the cap are read for their keys: a long
+    line of few keys (a response) is read, a wide record further down is still refused, and
+    its line counts the blank lines before it."""
+    import gzip
+
+    from leash_eval import formats
+
+    monkeypatch.setattr(formats, "_MAX_KEYS", 50)
+    long = json.dumps({**rec("q1", 0, True), "response": "x" * 5000})
+    wide = json.dumps({**rec("q3", 0, True), **{f"k{i}": i for i in range(60)}})
+    text = "\n".join([long, json.dumps(rec("q2", 0, True)), "", "", wide]) + "\n"
+    path = tmp_path / f"s{suffix}"
+    path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    with raises_with(file=path, line=5, text="more than 50 keys"):
+        summarize(path)
+    text = text.replace(wide, long)
+    path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    with pytest.raises(ValueError, match="duplicate"):  # q1 twice: read, not refused as wide
+        summarize(path)
+
+
+def test_long_line_possible_never_misses_a_long_line(tmp_path):
+    """formats._long_line_possible is False only when every line is shorter than twice the
+    block, and True only when some line is at least a block long (a block without a newline).
+    """
+    import random
+
+    from leash_eval.formats import _long_line_possible
+
+    rng = random.Random(3)
+    path = tmp_path / "lines.jsonl"
+    for _ in range(300):
+        lengths = [rng.choice([0, 1, 5, 40, 63, 64, 65, 127, 128, 129, 300])
+                   for _ in range(rng.randint(1, 30))]
+        data = b"".join(b"x" * n + b"\n" for n in lengths)[: None if rng.random() < .8 else -1]
+        path.write_bytes(data)
+        longest = max(map(len, data.split(b"\n")))
+        for block in (16, 64, 100):
+            possible = _long_line_possible(path, block)
+            assert possible or longest < 2 * block, (lengths, block)
+            assert not possible or longest >= block, (lengths, block)

@@ -230,3 +230,36 @@ def test_dense_curve_does_not_depend_on_the_tile_size(monkeypatch):
     monkeypatch.setattr(passk, "_CHUNK_TERMS", 97)  # tiles of 97 columns, one row each
     np.testing.assert_array_equal(pass_at_k_curve(n, c, ks), whole)
     np.testing.assert_array_equal(pass_at_k_curve(n, c, ks[::-7]), whole[:, ks[::-7] - 1])
+    # many questions of few pairs: tiles of every pair over 70 budgets, gathered by question
+    monkeypatch.setattr(passk, "_CHUNK_TERMS", 280)
+    rep = np.tile(np.arange(4), 50)[::-1]
+    np.testing.assert_array_equal(pass_at_k_curve(n[rep], c[rep], ks), whole[rep])
+    np.testing.assert_array_equal(pass_at_k_curve(n[rep], c[rep], ks[::-7]),
+                                  whole[rep][:, ks[::-7] - 1])
+
+
+@pytest.mark.parametrize("questions, n", [(1547, 8192), (25_000, 512), (100_000, 512)])
+def test_curve_at_the_benchmark_shapes_against_exact_reference(questions, n):
+    """Every k of many questions (few distinct (n, c) for many questions at n = 512: the tiles
+    are gathered by question; at n = 8192 about one question per pair), on a subsample of
+    questions and budgets against math.comb, and within the result's memory plus one tile's
+    working set (about five temporaries of the tile's terms)."""
+    import tracemalloc
+
+    import leash.core.passk as passk
+
+    rng = np.random.default_rng(questions)
+    c = rng.binomial(n, rng.beta(0.3, 0.3, questions))
+    c[:4] = [0, 1, n - 1, n]
+    nn = np.full(questions, n)
+    tracemalloc.start()
+    m = pass_at_k_curve(nn, c)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert m.shape == (questions, n)
+    assert peak - m.nbytes <= 6 * 8 * passk._CHUNK_TERMS, (peak, m.nbytes)
+    rows = np.concatenate([np.arange(4), rng.choice(questions, 16, replace=False)])
+    ks = np.concatenate([[1, 2, n // 2, n - 1, n], rng.choice(np.arange(1, n + 1), 5)])
+    for i in rows:
+        for k in ks:
+            assert rel_err(m[i, k - 1], exact(n, int(c[i]), int(k))) < 1e-12, (i, k)

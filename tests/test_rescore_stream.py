@@ -163,6 +163,7 @@ def test_the_default_jobs_writes_what_one_process_writes(tmp_path, monkeypatch, 
     from leash_eval.rescore import execution
 
     monkeypatch.setattr(execution, "START_AFTER", start_after)
+    monkeypatch.setattr(execution, "_idle_workers", lambda jobs, share: jobs)  # whatever the load
     records = [dict(r, idx=r["idx"] + 3 * k) for k in range(10) for r in RECORDS]
     f = _evaluator_file(tmp_path / "eval.jsonl", records)
     kw = dict(fmt="evaluator", model="m", benchmark="b", batch_size=3)
@@ -170,6 +171,69 @@ def test_the_default_jobs_writes_what_one_process_writes(tmp_path, monkeypatch, 
     auto = rs.rescore_file(f, tmp_path / "auto.jsonl", jobs=None, **kw)
     assert (tmp_path / "auto.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
     assert auto.n_samples == one.n_samples == 120
+
+
+@pytest.mark.parametrize("cores, load, share, jobs, workers", [
+    (2, 0.1, 0.97, 2, 2),   # an idle machine: a worker per core
+    (2, 1.0, 0.97, 2, 0),   # another process keeps the other core busy
+    (2, 0.1, 0.5, 2, 0),    # this process got half a core: the cores are shared already
+    (8, 3.2, 0.95, 8, 5),   # five cores idle, this one's among them
+    (8, 0.0, 0.95, 4, 4),   # at most jobs
+    (1, 0.0, 1.0, 1, 0)])   # one core: nothing to gain
+def test_the_default_jobs_starts_workers_only_on_idle_cores(monkeypatch, cores, load, share,
+                                                            jobs, workers):
+    """Workers that could only share busy cores spend CPU on their start-up and caches for no
+    gain in time: the default starts as many as the load average leaves cores idle."""
+    from leash_eval.rescore import execution
+
+    monkeypatch.setattr(execution, "default_jobs", lambda: cores)
+    monkeypatch.setattr(execution.os, "getloadavg", lambda: (load, load, load))
+    assert execution._idle_workers(jobs, share) == workers
+
+
+# A rescore of one file with a stand-in grader, in a fresh process: its peak RSS in MiB, from
+# VmHWM (ru_maxrss would count the peak of the process it was started from: Linux keeps it
+# across exec).
+_PEAK = textwrap.dedent("""
+    import re, sys
+    from leash_eval.rescore import graders, rescore_file
+    graders._mv_grade = lambda response, gold, extract, limit=None: (
+        response.endswith("{" + gold + "}$"), gold, True)
+    rep = rescore_file(sys.argv[1], sys.argv[2], fmt="samples", jobs=1, batch_size=500)
+    with open("/proc/self/status") as fh:
+        print(rep.n_samples, int(re.search(r"VmHWM:\\s+(\\d+)", fh.read()).group(1)) // 1024)
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_memory_of_a_rescore_does_not_grow_with_the_file(tmp_path, suffix):
+    """Memory is bounded by the batch, not by the file: a file ten times longer (176 MB more
+    response text) is rescored at the peak of the shorter one, within a fraction of that text.
+    Before, the rows were sorted (every response held) and held batches kept theirs alive.
+    The grader is a stand-in (math-verify's own memory is math-verify's): what is measured is
+    leash's reading, batching, counting and writing."""
+    words = [f"w{i}" for i in range(500)]
+    peaks = {}
+    for n in (4_000, 40_000):
+        src = tmp_path / f"r{n}{suffix}"
+        text = [" ".join(words[(i * 7 + k * k) % 500] for k in range(1000)) +
+                f" so $\\boxed{{{i % 97}}}$" for i in range(n)]  # about 4.4 kB, distinct
+        rows = {"model": ["m"] * n, "benchmark": ["b"] * n, "question_id": list(map(str, range(n))),
+                "sample_idx": [0] * n, "response": text, "gold": [str(i % 97) for i in range(n)]}
+        if suffix == ".parquet":
+            pq.write_table(pa.table(rows), src, row_group_size=500)
+        else:
+            src.write_text("".join(json.dumps(dict(zip(rows, r))) + "\n"
+                                   for r in zip(*rows.values())))
+        del rows, text
+        proc = subprocess.run([sys.executable, "-c", _PEAK, str(src), str(tmp_path / "o.parquet")],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        got, peaks[n] = map(int, proc.stdout.split())
+        assert got == n
+        src.unlink()
+    assert peaks[40_000] - peaks[4_000] < 60, peaks
 
 
 def test_rescore_outside_the_main_thread_uses_a_worker(tmp_path):

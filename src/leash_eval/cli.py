@@ -387,8 +387,9 @@ _OPTIONS = {
         ("--out", dict(help="write the rescored samples (canonical samples format, .jsonl or "
                        ".parquet; default: not written)")),
         ("--jobs", dict(type=positive_int, metavar="N", help="worker processes (default: one, "
-                        "then every usable core's once grading took longer than starting them; "
-                        "never slower than 1); the output does not depend on it")),
+                        "then one per idle core once grading took longer than starting them, "
+                        "none on a busy machine; never slower than 1); the output does not "
+                        "depend on it")),
         ("--cluster", dict(metavar="ADDRESS", help="grade on the workers of a cluster instead "
                            "of local processes: the " + _CLUSTER_HELP + "; the same batches, "
                            "at most two per worker slot in flight, written in order: the "

@@ -52,6 +52,7 @@ UTF8_MESSAGE = "must be valid UTF-8 text"
 TOO_LARGE = "too large (beyond the 64-bit integer range)"
 _BAD = "__leash_invalid_utf8__"  # marker object of text that is not UTF-8 (exact readers)
 _MAX_OBJECT = 1 << 26  # bytes of one JSON line DuckDB reads (a long list of responses)
+_OBJECT = 1 << 24  # DuckDB's default cap: buffers a quarter the size, for files of shorter lines
 _MAX_KEYS = 10_000  # keys of one JSON record (a record has tens; DuckDB's schema inference
 #                     over a first record of 10^6 keys runs for many minutes)
 
@@ -861,7 +862,9 @@ def vouched(src) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 def connect(temp_dir=None):
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder, removed at exit.
+    to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder, removed at exit,
+    printing no progress bar of its own (on stdout, into a command's output, for a query of
+    seconds).
     """
     import atexit
     import shutil
@@ -873,8 +876,10 @@ def connect(temp_dir=None):
     if not tmp:
         tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
         atexit.register(shutil.rmtree, tmp, True)
-    return duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
-                                  "temp_directory": tmp})
+    con = duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
+                                 "temp_directory": tmp})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def sql_str(text) -> str:
@@ -887,9 +892,29 @@ def _jp(field: str, of: str = "j") -> str:
     return f"json_extract({of}, {sql_str(path)})"
 
 
-# a key twice in a JSON object (top level), and the first such key
-_TWICE = "len(json_keys(j)) <> len(list_distinct(json_keys(j)))"
-_TWICE_KEY = "list_filter(json_keys(j), lambda k, i: list_position(json_keys(j), k) < i)[1]"
+def _twice(keys: str = "json_keys(j)") -> tuple[str, str]:
+    """(SQL: a key of ``keys``, a list of the record's keys, is there twice; the first such)."""
+    return (f"len({keys}) <> len(list_distinct({keys}))",
+            f"list_filter({keys}, lambda k, i: list_position({keys}, k) < i)[1]")
+
+
+def _long_line_possible(path: Path, block: int) -> bool:
+    """False when no line of an uncompressed file holds ``2 * block`` bytes or more: every
+    aligned block of ``block`` bytes has a newline (a line of ``2 * block`` bytes would hold a
+    whole one). A block's first newline is a line's length in, so a file of short lines is
+    proved so reading a few hundred bytes per block. True for a ``.gz`` file. Hand-written: no
+    reader bounds the lines of a file without reading all of its bytes.
+    """
+    if path.name.lower().endswith(".gz"):
+        return True
+    head = min(block, 1024)
+    with open(path, "rb", buffering=0) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        for start in range(0, size - block + 1, block):
+            fh.seek(start)
+            if b"\n" not in fh.read(head) and b"\n" not in fh.read(block - head):
+                return True
+    return False
 
 
 class Source:
@@ -910,7 +935,8 @@ class Source:
                      else "table" if contents is not None else container(path))
         self.relative = mapping is not None and mapping.index is None
         self.fields, self.notes, self.names = READ[self.kind], [], {}
-        self.exact = self.utf8_error = self._fixed = self.ambiguous = False
+        self.exact = self.utf8_error = self._fixed = self.needs_exact = False
+        self._wide_checked, self._object_size = False, None
         self.optional, self.extra, self.batch = (), (), 250_000
         self._shift = self._rg = self._peek = None
         self.reader = {"jsonl": "duckdb read_json", "csv": "python csv", "parquet":
@@ -985,7 +1011,7 @@ class Source:
         exact pass repaired it) and the exact pass's message of a malformed line.
         """
         src = (f"SELECT ordinality AS ord, json FROM read_ndjson_objects({sql_str(self.path)}, "
-               f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
+               f"ignore_errors=true, maximum_object_size={self.object_size()}) WITH ORDINALITY")
         if not self.exact:
             return f"SELECT ord, json AS j, NULL AS m_rec, NULL AS v_rec FROM ({src})"
         self._lines(src)
@@ -993,49 +1019,75 @@ class Source:
                 f"x.msg AS m_rec, x.val AS v_rec FROM ({src}) o LEFT JOIN fix{self.no} x "
                 "USING (ord)")
 
-    def _record(self) -> str:
+    def _record(self, keys: str = "json_keys(j)") -> str:
         return _case(("j IS NULL", MALFORMED_CODE), ("json_type(j) <> 'OBJECT'", code(
-            WRONG_TYPE, "record must be a JSON object")), (_TWICE, code(
+            WRONG_TYPE, "record must be a JSON object")), (_twice(keys)[0], code(
                 DUPLICATE_KEY, "appears twice in the record (which value is meant is ambiguous)")))
+
+    def object_size(self) -> int:
+        """DuckDB's ``maximum_object_size`` for this file: :data:`_OBJECT` when no line is as
+        long (DuckDB's buffers are then a quarter the size), else :data:`_MAX_OBJECT`.
+        """
+        if self._object_size is None:
+            small = min(_OBJECT, _MAX_OBJECT)
+            self._object_size = (_MAX_OBJECT if _long_line_possible(self.path, small // 2)
+                                 else small)
+        return self._object_size
+
+    def _refuse_wide(self) -> None:
+        """Refuse a record of more than :data:`_MAX_KEYS` keys, naming its line (DuckDB's
+        schema inference over a first record of 10^6 keys runs for minutes). A record of n keys
+        takes at least 5n + 1 bytes (``{"":0,...}``): only lines that long are read for their
+        keys, and only when :func:`_long_line_possible` cannot rule them out.
+        """
+        if self._wide_checked:
+            return
+        least = 5 * _MAX_KEYS + 6  # bytes of a record of _MAX_KEYS + 1 keys
+        if _long_line_possible(self.path, least // 2):
+            wide = self.con.execute(
+                f"SELECT min(ordinality) FROM read_ndjson_objects({sql_str(self.path)}, "
+                f"ignore_errors=true, maximum_object_size={self.object_size()}) WITH "
+                "ORDINALITY WHERE "
+                f"strlen(json) >= {least} AND len(json_keys(json)) > {_MAX_KEYS}").fetchone()[0]
+            if wide is not None:
+                line = self.line(wide)
+                raise InputFileError(
+                    f"{self.path}, line {line}: a record of more than {_MAX_KEYS:,} keys; a "
+                    "record holds one sample or question (its fields), not a table.",
+                    file=self.path, line=line)
+        self._wide_checked = True
 
     def _jsonl(self) -> str:
         have = (*self.fields, *self.extra)
-        # one scan of each line's keys, before any schema inference: a record of too many keys
-        # is refused, naming its line; DuckDB reads the first of a key given twice, Python's
-        # json the last: such a line goes to the exact reader, which names it
-        wide, twice = self.con.execute(
-            f"SELECT min(ordinality) FILTER (WHERE len(k) > {_MAX_KEYS}), "
-            "coalesce(bool_or(len(k) <> len(list_distinct(k))), false) FROM (SELECT "
-            f"ordinality, json_keys(json) AS k FROM read_ndjson_objects({sql_str(self.path)}, "
-            f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY)"
-        ).fetchone()
-        if wide is not None:
-            raise InputFileError(
-                f"{self.path}, line {wide}: a record of more than {_MAX_KEYS:,} keys; a record "
-                "holds one sample or question (its fields), not a table.", file=self.path,
-                line=int(wide))
-        if not self.exact:  # the fast reader: each read field as JSON, one parse per line
+        self._refuse_wide()
+        if not self.exact:
+            # the fast reader: each read field as JSON, one parse per line. DuckDB stops at a
+            # line it cannot read so (malformed, not an object, a read field twice: DuckDB
+            # would take the first, Python's json the last); guarded() then sends the file to
+            # the exact reader, which names the line. A key the reader does not read may be
+            # there twice: no value of it is chosen.
             cols = ", ".join(f"{sql_str(f)}: 'JSON'" for f in have)
             sql = (f"SELECT ordinality AS ord, -1 AS sub, 1 AS nrows, "
                    f"{self._cols(have, _quoted)} FROM read_json({sql_str(self.path)}, format="
-                   f"'newline_delimited', columns={{{cols}}}, ignore_errors=true, "
-                   f"maximum_object_size={_MAX_OBJECT}) WITH ORDINALITY")
+                   f"'newline_delimited', columns={{{cols}}}, ignore_errors=false, "
+                   f"maximum_object_size={self.object_size()}) WITH ORDINALITY")
             inferred = {"BOOLEAN": "bool", "BIGINT": "int", "UBIGINT": "int", "DOUBLE": "float",
                         "VARCHAR": "str"}
             self.hints = {f"r_{n}": "JSON:" + inferred[t] for n, t, *_ in self.con.execute(
                 f"DESCRIBE SELECT * FROM read_json({sql_str(self.path)}, format="
-                f"'newline_delimited', ignore_errors=true, maximum_object_size={_MAX_OBJECT})"
+                f"'newline_delimited', ignore_errors=true, maximum_object_size="
+                f"{self.object_size()})"
             ).fetchall() if t in inferred and n in have}
-            self.ambiguous = bool(twice)
             return sql
         base = self._objects()
         present = self.con.execute("SELECT " + ", ".join(f"count({_jp(f)})" for f in have) +
                                    f" FROM ({base})").fetchall()[0]
+        read = f"list_filter(json_keys(j), lambda k: k IN ({', '.join(map(sql_str, have))}))"
         have = {f for f, n in zip(have, present) if n} | (self.keys & set(have))
-        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {self._record()} AS p_rec, CASE WHEN "
-                f"json_type(j) = 'OBJECT' AND {_TWICE} THEN {_TWICE_KEY} ELSE '-' END AS f_rec, "
-                f"m_rec, coalesce(v_rec, j::VARCHAR) AS v_rec, {self._cols(have, _jp)} FROM "
-                f"({base})")
+        return (f"SELECT ord, -1 AS sub, 1 AS nrows, {self._record(read)} AS p_rec, CASE WHEN "
+                f"json_type(j) = 'OBJECT' AND {_twice(read)[0]} THEN {_twice(read)[1]} ELSE '-' "
+                f"END AS f_rec, m_rec, coalesce(v_rec, j::VARCHAR) AS v_rec, "
+                f"{self._cols(have, _jp)} FROM ({base})")
 
     def _nested(self) -> str:
         m, base, top = self.mapping, self._objects(), self.peek()[0]
@@ -1152,7 +1204,8 @@ class Source:
                 else "NULL"
             rows = self.con.execute(
                 f"SELECT json_keys(json), {lst} FROM read_ndjson_objects({sql_str(self.path)}, "
-                f"ignore_errors=true, maximum_object_size={_MAX_OBJECT}) WHERE json_type(json) "
+                f"ignore_errors=true, maximum_object_size={self.object_size()}) WHERE "
+                "json_type(json) "
                 f"= 'OBJECT' LIMIT {n}").fetchall()
             sub = {k for _, s in rows for e in json.loads(s or "null") or ()
                    if isinstance(e, dict) for k in e}
@@ -1302,11 +1355,15 @@ class Source:
             return (f"record {ord_}" if R.plugin(self.fmt).unit == "record" else
                     f"{'line' if container(self.path) == 'jsonl' else 'row'} {ord_}")
         if self.form == "jsonl" or self.form == "nested":
-            if self._shift is None:
-                self._lines()
-            starts, shifts = self._shift
-            ord_ += shifts[bisect.bisect_right(starts, ord_) - 1]
+            ord_ = self.line(ord_)
         return f"line {ord_}" + (f", sample {sub}" if sub >= 0 else "")
+
+    def line(self, ord_: int) -> int:
+        """The line of the ``ord_``-th record of a JSON lines file (blank lines are none)."""
+        if self._shift is None:
+            self._lines()
+        starts, shifts = self._shift
+        return ord_ + shifts[bisect.bisect_right(starts, ord_) - 1]
 
     def show(self, raw: str) -> str:
         """The value of a problem (JSON text) as the file holds it (``repr``, shortened)."""
@@ -1377,6 +1434,9 @@ def guarded(src: Source, run):
         if src.form == "parquet" and not src.exact and "UTF8" in str(exc).replace("-", ""):
             src.utf8_error = True
             return None
+        if src.form == "jsonl" and not src.exact and isinstance(exc, duckdb.InvalidInputException):
+            src.needs_exact = True  # a line the fast reader stops at: the exact one names it
+            return None
         if src.form == "evaluator_file":  # the reader's own one-line message, line and field
             raise InputFileError(str(E.translate_error(exc, src.path)), file=src.path) from None
         raise unreadable(src.path, exc) from None
@@ -1433,7 +1493,12 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         where the file has none), and ``n_tokens, token_entropy, finish_reason`` when it has
         any, in file order, through the rules (a ValueError naming file, line and field).
     """
-    src = open_source(connect(), path, 0, fmt=fmt, mapping=mapping, checked=False,
+    con = connect()
+    # One thread reads far faster than the responses are graded (more only hold more buffers),
+    # and the memory DuckDB frees goes back at once instead of up to 512 MiB kept for reuse.
+    con.execute("SET threads = 1; SET allocator_bulk_deallocation_flush_threshold = '4MB'; "
+                "SET allocator_flush_threshold = '4MB'")
+    src = open_source(con, path, 0, fmt=fmt, mapping=mapping, checked=False,
                       labels={"model": model, "benchmark": benchmark, "step": step},
                       options=reader_options)
     if src.kind == "counts":
@@ -1457,8 +1522,24 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         found = src.con.execute(scan).fetchall()[0]
     text = {x: f"(x_{x}->>'$')" if src.types.get(f"x_{x}") == "JSON" else f"x_{x}::VARCHAR"
             for x in ("response", "gold")}
-    rel = src.con.sql(f"SELECT model, benchmark, question_id, step, sample_idx, "
+    # The readers of samples files and nested layouts keep the file's order on one thread: a
+    # scan through projections, filters, UNION ALL and unnest, no join or aggregate (the exact
+    # JSON reader joins its repairs; the evaluators' readers group). Their rows are streamed
+    # as read, in memory bounded by the batch, and checked in order; the others are sorted
+    # (DuckDB spills beyond its memory limit).
+    ordered = src.form == "csv" or (src.form in ("parquet", "jsonl", "nested") and not src.exact)
+    rel = src.con.sql(f"SELECT ord, sub, model, benchmark, question_id, step, sample_idx, "
                       f"{text['response']} AS response, correct, {text['gold']} AS gold"
                       + "".join(f", {c}" for c, n in zip(carried, found[1:]) if n)
-                      + " FROM chk0 ORDER BY ord, sub")
-    yield from (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size)
+                      + " FROM chk0" + ("" if ordered else " ORDER BY ord, sub"))
+    import numpy as np
+
+    last = (-1, -2)
+    for batch in (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_size):
+        if ordered and batch.num_rows:  # (ord, sub) increasing: a bug otherwise, never data
+            o = np.concatenate([[last[0]], batch.column("ord").to_numpy()])
+            s = np.concatenate([[last[1]], batch.column("sub").to_numpy()])
+            if not ((o[1:] > o[:-1]) | ((o[1:] == o[:-1]) & (s[1:] > s[:-1]))).all():
+                raise RuntimeError(f"{path}: DuckDB returned rows out of the file's order.")
+            last = (o[-1], s[-1])
+        yield batch.drop_columns(["ord", "sub"])

@@ -71,8 +71,10 @@ def _partial(na: str):
             # and, where the fields allow it, the others once per group (F.vouch)
             rows, ok = F.vouched(src) or (f"SELECT * FROM chk{no}", None)
             nbad = f"CASE WHEN {ok} THEN 0 ELSE count(*) END" if ok else "count_if(badr)"
+            # a truncated sample's answer is set apart only under na="truncated"
+            tr = TRUNCATED if na == "truncated" else "false"
             con.execute(f"CREATE OR REPLACE TEMP TABLE rp{no} AS SELECT {RAWKEYS}, "
-                        f"{TRUNCATED} AS tr, {aggs('sample_idx')}, "
+                        f"{tr} AS tr, {aggs('sample_idx')}, "
                         f"{wk} AS wk, {nbad} AS nbad, sum(nrows) AS nrows FROM ({rows}) "
                         "GROUP BY ALL")
             types = {k: v for k, v in {**src.types, **src.hints}.items() if k in RAWKEYS}
@@ -452,14 +454,14 @@ def _timeout_source(path) -> str | None:
     """
     import stat
 
-    import pyarrow.parquet as pq
-
     p = Path(path)
     name = p.name.lower()
     try:
         if not stat.S_ISREG(p.stat().st_mode):  # a FIFO would block: the reader refuses it
             return None
         if name.endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
             if "timeout" not in pq.read_schema(p).names:
                 return None
             return f"read_parquet({F.sql_str(p)})"

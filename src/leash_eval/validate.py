@@ -389,7 +389,7 @@ def build_input(src, chunk_size: int, partial):
         con.execute(f"CREATE TEMP TABLE off{no} AS SELECT {KEYS}, hi + 1 AS off FROM seen")
     con.execute(f"CREATE TEMP TABLE rej{no} (ord BIGINT, sub BIGINT)")
     F.guarded(src, src.build)
-    return None if src.utf8_error or src.ambiguous else F.guarded(
+    return None if src.utf8_error or src.needs_exact else F.guarded(
         src, lambda: partial(src, False))
 
 

@@ -312,9 +312,7 @@ def curve_kernel(n, c, ks, first_correct=None):
         return np.zeros((0, ks.size))
     if first_correct is not None:
         return found_within(first_correct[:, None], ks[None, :]).astype(np.float64)
-    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
-    inverse = np.ravel(inverse)
-    pn, pc = pairs[:, 0], pairs[:, 1]
+    pn, pc, inverse = _distinct_pairs(n, c)
     kmax = int(ks.max())
     # Sparse budgets: per-k sums of min(c, k) terms are cheaper than a cumulative product to
     # kmax. sum over ks of min(c, k) = sum of the ks below c + c * (number of ks >= c), per pair.
@@ -322,9 +320,22 @@ def curve_kernel(n, c, ks, first_correct=None):
     below = np.searchsorted(ks_sorted, pc, side="left")
     ks_csum = np.concatenate([[0], np.cumsum(ks_sorted)])
     per_k_cost = int((ks_csum[below] + pc * (ks.size - below)).sum())
-    if per_k_cost < pairs.shape[0] * kmax:
+    if per_k_cost < pn.size * kmax:
         return _curve_sparse(pn, pc, ks)[inverse]
     return _curve_dense(pn, pc, ks, inverse)
+
+
+def _distinct_pairs(n, c):
+    """(n, c of the distinct pairs in lexicographic order, each question's pair): numpy's
+    unique of one int64 key ``n * (max(c) + 1) + c`` where it fits (a sort of numbers, ten
+    times faster than ``np.unique(axis=0)`` of rows, which it equals), else of the rows.
+    """
+    width = int(c.max()) + 1
+    if int(n.max()) < (2**62) // width:
+        keys, inverse = np.unique(n * width + c, return_inverse=True)
+        return keys // width, keys % width, np.ravel(inverse)
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    return pairs[:, 0], pairs[:, 1], np.ravel(inverse)
 
 
 def _curve_sparse(pn, pc, ks):
@@ -341,7 +352,77 @@ def _curve_sparse(pn, pc, ks):
 
 def _curve_dense(pn, pc, ks, inverse):
     """pass@k of every question (pair ``inverse[i]`` of the sorted distinct (n, c) pairs
-    ``pn, pc``) at each budget, from cumulative products, written straight into the result.
+    ``pn, pc``) at each budget, from cumulative products (:class:`_Products`).
+
+    The (pairs x kmax) matrix is computed in tiles of at most ``_CHUNK_TERMS`` entries and
+    copied into the result as each is done, so memory is the result's plus one tile. With few
+    pairs for many questions (a benchmark of many questions at a small n has at most n + 1
+    pairs; four questions a pair or more here), a tile holds every pair over a block of
+    budgets and the questions read their rows from it in their own order (a gather: the
+    result written once, in order, as plain numpy's per-pair product indexed by the questions
+    writes it); else a tile holds a block of pairs over every budget (up to the tile's size)
+    and is written to the rows of their questions, a tile's worth at a time.
+    """
+    out = np.empty((inverse.size, ks.size))
+    kmax = int(ks.max())
+    every_k = ks.size == kmax and bool((ks == np.arange(1, kmax + 1)).all())
+    order = np.argsort(ks, kind="stable")
+    ks_sorted = ks[order]
+
+    def columns(j0, j1):
+        """(result columns, tile columns) of the budgets in (j0, j1]."""
+        if every_k:
+            return slice(j0, j1), slice(None)
+        lo, hi = np.searchsorted(ks_sorted, [j0 + 1, j1 + 1], side="left")
+        return order[lo:hi], ks_sorted[lo:hi] - 1 - j0
+
+    width = _CHUNK_TERMS // pn.size
+    if inverse.size >= 4 * pn.size and width >= min(kmax, 64):  # all pairs in a tile: gather
+        width = min(kmax, width)
+        rows = max(1, _CHUNK_TERMS // width)  # questions copied at a time
+        products = _Products(pn.size, width).start(pn, pc)
+        for j0 in range(0, kmax, width):
+            j1 = min(j0 + width, kmax)
+            to, of = columns(j0, j1)
+            tile = products.next(j0, j1)[:, of]
+            # np.take (mode "clip": every index is a pair's, none is checked) straight into
+            # the result when the tile is all of its columns, else a block of rows at a time
+            if every_k and width == kmax:
+                np.take(tile, inverse, axis=0, out=out, mode="clip")
+                continue
+            for q0 in range(0, inverse.size, rows):
+                out[q0:q0 + rows, to] = np.take(tile, inverse[q0:q0 + rows], axis=0,
+                                                mode="clip")
+        return out
+    by_pair = np.argsort(inverse, kind="stable")  # questions grouped by their pair
+    first_q = np.searchsorted(inverse[by_pair], np.arange(pn.size + 1))
+    # a quarter of the budget a tile here (1 MiB an array, kept in the cache: a quarter less
+    # time than whole-budget tiles at 1,547 x 8,192 and 3,000 x 4,000 on the development
+    # machine)
+    terms = max(1, _CHUNK_TERMS // 4)
+    width = min(kmax, terms)
+    rows = max(1, terms // width)
+    products = _Products(min(rows, pn.size), width)
+    for s in range(0, pn.size, rows):
+        e = min(s + rows, pn.size)
+        products.start(pn[s:e], pc[s:e])
+        questions = by_pair[first_q[s]: first_q[e]]
+        local = inverse[questions] - s
+        for j0 in range(0, kmax, width):
+            j1 = min(j0 + width, kmax)
+            to, of = columns(j0, j1)
+            tile = products.next(j0, j1)
+            for q0 in range(0, questions.size, rows):  # at most a tile copied at a time
+                q = slice(q0, q0 + rows)
+                if every_k:
+                    out[questions[q], to] = tile[local[q]]
+                else:
+                    out[np.ix_(questions[q], to)] = tile[np.ix_(local[q], of)]
+    return out
+
+
+class _Products:
+    """pass@k of some (n, c) pairs over consecutive blocks of budgets (:meth:`next`).
 
     r(k) = C(n-c, k) / C(n, k) is the cumulative product of the factors (n-c-j) / (n-j), each
     correctly rounded, so r keeps its relative precision (the cost is that of a plain numpy
@@ -351,63 +432,59 @@ def _curve_dense(pn, pc, ks, inverse):
     which keeps the relative precision of small values. Past j = n - c the product is exactly
     0, so pass@k is exactly 1 there and is filled in rather than computed; c = 0 gives 0.
 
-    The (pairs x kmax) matrix is processed in tiles of at most ``_CHUNK_TERMS`` entries: rows
-    of pairs, and along j in column blocks whose products and sums start from the previous
-    block's last values (the carries), in the order of one pass over the row, so the results
-    do not depend on the tile size, bit for bit.
+    Each block's products and sums start from the previous block's last values (the carries),
+    in the order of one pass over the row, so the results do not depend on the block sizes,
+    bit for bit.
     """
-    out = np.empty((inverse.size, ks.size))
-    kmax = int(ks.max())
-    every_k = ks.size == kmax and bool((ks == np.arange(1, kmax + 1)).all())
-    order = np.argsort(ks, kind="stable")
-    ks_sorted = ks[order]
-    by_pair = np.argsort(inverse, kind="stable")  # questions grouped by their pair
-    first_q = np.searchsorted(inverse[by_pair], np.arange(pn.size + 1))
-    width = min(kmax, _CHUNK_TERMS)
-    rows = max(1, _CHUNK_TERMS // width)
-    for s in range(0, pn.size, rows):
-        e = min(s + rows, pn.size)
-        questions = by_pair[first_q[s] : first_q[e]]
-        local = inverse[questions] - s
-        nn = pn[s:e, None].astype(np.float64)
-        cc = pc[s:e, None].astype(np.float64)
-        zero = pc[s:e] == 0
-        last = int((pn[s:e] - pc[s:e]).max())  # r(k) = 0 for every k > last
-        r_carry = np.ones((e - s, 1))
-        q_carry = np.zeros((e - s, 1))
-        for j0 in range(0, kmax, width):
-            j1 = min(j0 + width, kmax)
-            p = np.ones((e - s, j1 - j0))
-            w = max(0, min(j1, last) - j0)  # columns that are not exactly 1
-            if w:
-                den = nn - np.arange(j0, j0 + w, dtype=np.float64)
-                r = den - cc
-                np.divide(r, den, out=r)
-                np.maximum(r, 0.0, out=r)  # a factor past j = n - c is 0, not negative
-                r[:, :1] *= r_carry
-                np.cumprod(r, axis=1, out=r)  # r[:, i] = r(j0 + i + 1)
-                np.subtract(1.0, r, out=p[:, :w])
-                small = r > 0.5
-                small[zero] = False  # c = 0 is exactly 0 (set below)
-                span = int(small.sum(axis=1).max())  # r decreases along a row
-                if span:
-                    # entries past a row's own span may overflow or be NaN: never used
-                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                        q = cc / den[:, :span]
-                        q /= r[:, :span]
-                        q[:, :1] += q_carry
-                        np.cumsum(q, axis=1, out=q)
-                        q_carry = q[:, -1:].copy()
-                        q *= r[:, :span]
-                    np.copyto(p[:, :span], q, where=small[:, :span])
-                r_carry = r[:, -1:].copy()
-            p[zero] = 0.0
-            if every_k:
-                out[questions, j0:j1] = p[local]
-            else:
-                lo, hi = np.searchsorted(ks_sorted, [j0 + 1, j1 + 1], side="left")
-                out[np.ix_(questions, order[lo:hi])] = p[np.ix_(local, ks_sorted[lo:hi] - 1 - j0)]
-    return out
+
+    def __init__(self, rows: int, width: int):
+        # the working set, allocated once for every block of pairs: (rows, width) each
+        self._p, self._den, self._r, self._q = (np.empty((rows, width)) for _ in range(4))
+        self._small = np.empty((rows, width), dtype=bool)
+
+    def start(self, pn, pc) -> _Products:
+        """Begin the pairs ``pn, pc`` (at most ``rows``) at k = 1."""
+        self.m = m = pn.size
+        self.nn = pn[:, None].astype(np.float64)
+        self.cc = pc[:, None].astype(np.float64)
+        self.zero = pc == 0
+        self.last = int((pn - pc).max())  # r(k) = 0 for every k > last
+        self.r_carry = np.ones((m, 1))
+        self.q_carry = np.zeros((m, 1))
+        return self
+
+    def next(self, j0: int, j1: int):
+        """pass@k at k = j0 + 1 .. j1 of each pair (after the block ending at j0), a view
+        that the next block overwrites.
+        """
+        nn, cc, m = self.nn, self.cc, self.m
+        p = self._p[:m, : j1 - j0]
+        p.fill(1.0)
+        w = max(0, min(j1, self.last) - j0)  # columns that are not exactly 1
+        if w:
+            den = np.subtract(nn, np.arange(j0, j0 + w, dtype=np.float64), out=self._den[:m, :w])
+            r = np.subtract(den, cc, out=self._r[:m, :w])
+            np.divide(r, den, out=r)
+            np.maximum(r, 0.0, out=r)  # a factor past j = n - c is 0, not negative
+            r[:, :1] *= self.r_carry
+            np.cumprod(r, axis=1, out=r)  # r[:, i] = r(j0 + i + 1)
+            np.subtract(1.0, r, out=p[:, :w])
+            small = np.greater(r, 0.5, out=self._small[:m, :w])
+            small[self.zero] = False  # c = 0 is exactly 0 (set below)
+            span = int(small.sum(axis=1).max())  # r decreases along a row
+            if span:
+                # entries past a row's own span may overflow or be NaN: never used
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    q = np.divide(cc, den[:, :span], out=self._q[:m, :span])
+                    q /= r[:, :span]
+                    q[:, :1] += self.q_carry
+                    np.cumsum(q, axis=1, out=q)
+                    self.q_carry = q[:, -1:].copy()
+                    q *= r[:, :span]
+                np.copyto(p[:, :span], q, where=small[:, :span])
+            self.r_carry = r[:, -1:].copy()
+        p[self.zero] = 0.0
+        return p
 
 
 @validate_params({"n": [Counts(minimum=1)], "c": [COUNTS]})

@@ -47,7 +47,8 @@ imported math-verify once, ignore Ctrl-C (the parent stops them: ``leash rescore
 "interrupted", exit 130; SIGTERM "terminated", 143) and end with the parent, even a parent killed
 with SIGKILL. With the default ``jobs`` of ``leash rescore`` batches are graded here, and workers
 start (in the background, grading going on here) only once that took longer than starting them,
-so a small input never pays their start-up.
+so a small input never pays their start-up, and only on cores the machine leaves idle (none when
+this process got less than a whole core), so they never cost CPU without gaining time.
 :func:`rescored_path` caches a rescored file under ``build/rescored/`` for study files.
 
 Benchmark question files (:func:`load_benchmark`) come from the data manifest; their question

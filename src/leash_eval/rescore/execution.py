@@ -86,8 +86,10 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
 
     ``auto`` (the default ``jobs`` of ``leash rescore``): batches are graded here; once that
     took :data:`START_AFTER` seconds, workers start in the background while grading goes on
-    here, and batches go to them once they are ready: a small input never pays their start-up,
-    so the default is never slower than one process by more than the start-up's CPU.
+    here, and batches go to them once they are ready, but only as many as there are idle cores
+    (:func:`_idle_workers`; none on a busy machine): a small input never pays their start-up,
+    and workers that could only share busy cores, spending CPU on their start-up and caches
+    for no gain in time, never start.
     """
     state = prepare(spec)  # here first: a missing package or bad task fails before any worker
     if cluster is not None:
@@ -103,21 +105,25 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
             yield meta, grade_rows(state, *args)
         return
     # auto: here until the work done here took longer than starting workers does, then workers
-    # start in the background while this process goes on grading (never slower than one)
+    # on the idle cores start in the background while this process goes on grading (never
+    # slower than one)
     auto = auto and main_thread
     pool = None if auto else _Pool(spec, jobs, background=False)
-    spent = 0.0
+    spent = cpu = 0.0
+    decided = not auto
     try:
         pending: deque = deque()
         for meta, args in itertools.chain(head, it):
             if pool is not None and pool.ready():
                 pending.append((meta, pool.submit(args)))
             else:  # auto, no workers yet: here, in order after what is in flight
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 pending.append((meta, _Done(grade_rows(state, *args))))
                 spent += time.perf_counter() - t0
-                if pool is None and spent > START_AFTER:
-                    pool = _Pool(spec, jobs, background=True)
+                cpu += time.process_time() - c0
+                if not decided and spent > START_AFTER:
+                    decided, workers = True, _idle_workers(jobs, cpu / spent)
+                    pool = _Pool(spec, workers, background=True) if workers else None
             while pending and (len(pending) >= 2 * jobs or isinstance(pending[0][1], _Done)):
                 meta0, fut = pending.popleft()
                 yield meta0, _result(fut, jobs, head)
@@ -133,6 +139,24 @@ def graded(tasks, spec: Spec, jobs: int, cluster: str | None = None, *, auto: bo
 #: what starting them costs (a fork server importing math-verify, then the workers), so an
 #: input graded sooner never pays it.
 START_AFTER = 3.0
+
+
+def _idle_workers(jobs: int, share: float) -> int:
+    """Workers for the default ``jobs`` once grading here took :data:`START_AFTER` seconds, of
+    which this process ran a ``share`` (CPU over wall time): none when it did not get a whole
+    core (the cores are busy: workers would share them, their start-up and caches costing CPU
+    for no gain in time) or when the load average (over the last minute, in which this process
+    barely counts yet) leaves no core idle besides this one's; else one per core it leaves idle
+    and this one's (which then only hands batches out), at most ``jobs``.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
+        load = 0.0
+    cores = default_jobs()
+    if share < 0.8 or cores - 1 - load < 0.5:
+        return 0
+    return max(0, min(jobs, round(cores - load)))
 
 
 def _result(fut, jobs: int, head) -> Graded:

@@ -308,18 +308,16 @@ def rescore_inputs(inputs, out, gold, *, scorer, extract, task, jobs, batch_size
                 closing(graded(tasks(), spec, jobs, cluster, auto=auto,
                                name=_batch_name)) as gr:
             for (path, batch, qids, _), g in gr:
-                before = (_column(batch, "correct", path).to_pandas().astype("boolean")
-                          if "correct" in batch.schema.names
-                          else pd.Series(pd.NA, index=range(len(g.correct)), dtype="boolean"))
-                changed = before.fillna(False).to_numpy(dtype=bool) != g.correct
-                tally.add(pd.DataFrame({
-                    "model": _column(batch, "model", path).cast(pa.string()).to_pandas(),
-                    "benchmark": _column(batch, "benchmark", path).cast(pa.string()).to_pandas(),
-                    "step": _column(batch, "step", path).cast(pa.int64()).to_pandas(
-                        types_mapper={pa.int64(): pd.Int64Dtype()}.get),
-                    "question_id": qids,
-                    "before": before.array,
-                    "after": g.correct, "changed": changed, "no_answer": g.no_answer}))
+                if "correct" in batch.schema.names:
+                    col = _column(batch, "correct", path).cast(pa.bool_())
+                    known = col.is_valid().to_numpy(zero_copy_only=False)
+                    before = col.fill_null(False).to_numpy(zero_copy_only=False)
+                else:
+                    known = before = np.zeros(len(g.correct), dtype=bool)
+                changed = before != g.correct
+                keys = list(zip(*(_column(batch, c, path).cast(t).to_pylist() for c, t in (
+                    ("model", pa.string()), ("benchmark", pa.string()), ("step", pa.int64())))))
+                tally.add(keys, qids, known, before, g.correct, changed, g.no_answer)
                 n += len(g.correct)
                 n_changed += int(changed.sum())
                 n_no_answer += int(g.no_answer.sum())
@@ -426,21 +424,35 @@ class _Writer:
             raise FileNotFoundError(f"The folder of {out} does not exist.")
         self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
         self.schema = self._pq = self._fh = None
+        self._held: list = []
+
+    #: Rows of a Parquet row group: batches are held until there are as many (rows without
+    #: response texts, a few MB), not written as a row group each.
+    ROWS = 1 << 16
 
     def write(self, table: pa.Table) -> None:
-        import pyarrow.parquet as pq
-
         if self.parquet:
-            self._pq = self._pq or pq.ParquetWriter(self.tmp, table.schema)
-            self._pq.write_table(table)
+            self._held.append(table)
+            if sum(t.num_rows for t in self._held) >= self.ROWS:
+                self._flush()
         else:
             self._fh = self._fh or open(self.tmp, "w", encoding="utf-8")
             self._fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n"
                                    for r in table.to_pylist()))
 
+    def _flush(self) -> None:
+        import pyarrow.parquet as pq
+
+        if self._held:
+            table = pa.concat_tables(self._held)
+            self._pq = self._pq or pq.ParquetWriter(self.tmp, table.schema)
+            self._pq.write_table(table, row_group_size=self.ROWS)
+            self._held = []
+
     def close(self) -> None:
         import pyarrow.parquet as pq
 
+        self._flush()
         if self.parquet:  # no rows: still a valid (empty) file with the columns
             (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
         else:
@@ -456,26 +468,35 @@ class _Writer:
 
 
 class _Tally:
-    """Per (model, benchmark, step) counts of a stream, for the report table."""
+    """Per (model, benchmark, step) counts of a stream, for the report table: a few numpy sums
+    per batch (most batches are of one group).
+    """
+
+    COUNTS = ("samples", "known", "before", "after", "changed", "changed_known", "no_answer")
 
     def __init__(self):
         self.rows: dict = {}
 
-    def add(self, frame: pd.DataFrame) -> None:
-        for key, g in frame.groupby(["model", "benchmark", "step"], sort=False, dropna=False):
-            key = tuple(None if pd.isna(k) else k for k in key)
-            r = self.rows.setdefault(key, {"samples": 0, "questions": set(), "known": 0,
-                                           "before": 0, "after": 0, "changed": 0,
-                                           "changed_known": 0, "no_answer": 0})
-            known = g["before"].notna().to_numpy()
-            r["samples"] += len(g)
-            r["questions"].update(g["question_id"])
-            r["known"] += int(known.sum())
-            r["before"] += int(g["before"].to_numpy(dtype=bool, na_value=False).sum())
-            r["after"] += int(g["after"].sum())
-            r["changed"] += int(g["changed"].sum())
-            r["changed_known"] += int(g["changed"].to_numpy()[known].sum())
-            r["no_answer"] += int(g["no_answer"].sum())
+    def add(self, keys: list, qids: list, known, before, after, changed, no_answer) -> None:
+        """One batch: its rows' ``(model, benchmark, step)``, question ids, and boolean arrays
+        (a verdict before, it, the verdict after, changed, no answer).
+        """
+        groups = dict.fromkeys(keys)
+        if len(groups) == 1:
+            of = [slice(None)]
+        else:
+            index = {k: i for i, k in enumerate(groups)}
+            codes = np.fromiter((index[k] for k in keys), dtype=np.intp, count=len(keys))
+            of = [codes == i for i in range(len(groups))]
+        q = np.asarray(qids, dtype=object)
+        for key, sel in zip(groups, of):
+            r = self.rows.setdefault(key, dict.fromkeys(self.COUNTS, 0) | {"questions": set()})
+            r["questions"].update(q[sel].tolist())
+            for name, x in (("known", known), ("before", before & known), ("after", after),
+                            ("changed", changed), ("changed_known", changed & known),
+                            ("no_answer", no_answer)):
+                r[name] += int(np.count_nonzero(x[sel]))
+            r["samples"] += len(known[sel])
 
     def table(self) -> pd.DataFrame:
         out = []
@@ -567,7 +588,9 @@ def _output_table(batch: pa.RecordBatch, g: Graded, schema: pa.Schema, extras: l
             col = batch.column(field.name)
             if pa.types.is_dictionary(col.type):
                 col = col.dictionary_decode()
-            cols[field.name] = col.cast(field.type)
+            # a copy: a column of the batch keeps the whole batch alive (the Arrow C stream
+            # releases a batch at once), response texts and all, while the writer holds it
+            cols[field.name] = pa.concat_arrays([col.cast(field.type)])
         else:  # an extra column the first input had and this one lacks
             cols[field.name] = pa.nulls(n, type=field.type)
     return pa.Table.from_pydict(cols, schema=schema)
