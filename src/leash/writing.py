@@ -10,7 +10,10 @@ atomically), after every file was written.
 
 Temporary names are ``.NAME.PID.XXXX.tmp``: one left by a process killed with SIGKILL (which
 no code can clean up after) is removed by the next write of the same target, once no live
-process has that pid.
+process has that pid. They are created new (``tempfile``: ``O_EXCL``, a random part), so nothing
+planted under a name (a symlink to another file) is ever written through; each file then gets
+the mode ``open()`` gives under the umask (``mkstemp`` creates 0600). A lock file, whose name
+must be known in advance, is opened by :func:`open_lock`, which refuses a symlink.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["alive", "folder_beside", "replacing", "replacing_folder", "write_bytes", "write_text"]
+__all__ = ["alive", "folder_beside", "open_lock", "replacing", "replacing_folder", "write_bytes",
+           "write_text"]
 
 _umask = os.umask(0)
 os.umask(_umask)
@@ -108,6 +112,29 @@ def replacing(path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def open_lock(path):
+    """The lock file ``path`` opened for reading and writing (created if missing, with the mode
+    ``open()`` gives), never through a symlink: a lock's name is known in advance, so a symlink
+    planted there would otherwise be followed (and the file it names truncated). An OSError
+    naming ``path`` when it is a symlink.
+
+    Returns
+    -------
+    io.TextIOWrapper
+        Text mode, UTF-8, positioned at the start.
+    """
+    path = Path(path)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if path.is_symlink():
+            raise OSError(f"{path} is a symlink; a lock file is never opened through one: "
+                          "remove it.") from None
+        raise exc
+    return os.fdopen(fd, "r+", encoding="utf-8")
 
 
 def write_bytes(path, data: bytes) -> Path:

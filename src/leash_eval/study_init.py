@@ -37,12 +37,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from leash.errors import LeashValueError, Param, closest
 from leash.paths import slug, study_folder
+from leash.writing import write_text
 
 __all__ = ["StudyDraft", "draft_study", "write_study", "RL_WORDS", "MATH_WORDS"]
 
@@ -343,15 +343,7 @@ def write_study(draft: StudyDraft, out, *, force: bool = False) -> Path:
         raise LeashValueError(Param("out"), f" {out} exists; it is left as it is (pass ",
                               Param("force", value=True), " to replace it).", param="out",
                               value=str(out), file=out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(draft.text)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_text(out, draft.text)  # whole or not at all, with the mode open() gives
     for path, kw, frame in draft.frames:
         store_counts(frame, path, cache_dir=study_folder(draft.name) / ".summaries", **kw)
     return out

@@ -21,6 +21,7 @@ import pyarrow as pa
 from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.paths import BUILD
 from leash.sources.choices import EXTRACTORS, SCORERS
+from leash.writing import replacing
 from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar
 from leash_eval.rescore.gold import (
@@ -404,8 +405,10 @@ def rescore_file(
 
 
 class _Writer:
-    """Rescored samples written batch by batch to a temporary file beside ``out``, moved into
-    place only when every batch is written (an interrupted run leaves no half file).
+    """Rescored samples written batch by batch to a temporary file beside ``out``
+    (:func:`leash.writing.replacing`: created new under a random name, so nothing planted there
+    is written through, and given the umask's mode), moved into place only when every batch is
+    written (an interrupted run leaves no half file).
     """
 
     def __init__(self, out: Path):
@@ -417,7 +420,8 @@ class _Writer:
         self.parquet = not name.endswith(".jsonl")
         if not out.parent.is_dir():
             raise FileNotFoundError(f"The folder of {out} does not exist.")
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        self._replacing = replacing(out)
+        self.tmp = self._replacing.__enter__()
         self.schema = self._pq = self._fh = None
 
     def write(self, table: pa.Table) -> None:
@@ -434,18 +438,23 @@ class _Writer:
     def close(self) -> None:
         import pyarrow.parquet as pq
 
-        if self.parquet:  # no rows: still a valid (empty) file with the columns
-            (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
-        else:
-            (self._fh or open(self.tmp, "w", encoding="utf-8")).close()
-        os.replace(self.tmp, self.out)
+        try:
+            if self.parquet:  # no rows: still a valid (empty) file with the columns
+                (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
+            elif self._fh is not None:
+                self._fh.close()
+        except BaseException as exc:
+            self.abort(exc)
+            raise
+        self._replacing.__exit__(None, None, None)  # moved onto out
 
-    def abort(self) -> None:
+    def abort(self, exc: BaseException | None = None) -> None:
         for h in (self._pq, self._fh):
             if h is not None:
                 with suppress(Exception):  # already failing; the file is removed anyway
                     h.close()
-        self.tmp.unlink(missing_ok=True)
+        with suppress(BaseException):  # removes the temporary file; the error is the caller's
+            self._replacing.__exit__(type(exc or OSError), exc or OSError(), None)
 
 
 class _Tally:

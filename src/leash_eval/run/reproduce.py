@@ -43,7 +43,7 @@ from leash.run.parameters import (
     validate_parameters,
 )
 from leash.sources.choices import PAPER
-from leash.writing import write_text
+from leash.writing import open_lock, write_text
 from leash_eval.argparsing import OneLineParser
 from leash_eval.processes import Terminated, die_with, signals_ignored, sigterm_raises
 
@@ -373,7 +373,7 @@ def _lock(outdir: Path):
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    with open(outdir / LOCK_NAME, "a+") as fh:
+    with open_lock(outdir / LOCK_NAME) as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
