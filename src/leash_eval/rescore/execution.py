@@ -248,7 +248,7 @@ _CLUSTER_LOCK = threading.Lock()
 
 def _cluster_grade(spec: Spec, args) -> Graded:
     """One batch on a worker of a Dask cluster. Dask runs tasks in threads, and math-verify's
-    timeouts need the main thread (``signal.alarm``), so the worker grades in its own pool of
+    timeouts need the main thread (a signal), so the worker grades in its own pool of
     processes (one per worker thread, started for the first batch of a spec, which arrives once
     per worker, scattered) as :func:`graded` does outside the main thread.
     """
@@ -259,8 +259,8 @@ def _cluster_grade(spec: Spec, args) -> Graded:
     if multiprocessing.current_process().daemon:
         raise LeashValueError(
             Param("cluster"), " names a Dask cluster whose workers are daemonic processes, "
-            "which cannot start the grading processes (math-verify times out with "
-            "signal.alarm, in a main thread only): start it with "
+            "which cannot start the grading processes (leash times math-verify out with "
+            "a signal, in a main thread only): start it with "
             "LocalCluster(processes=False), or its workers with "
             "DASK_DISTRIBUTED__WORKER__DAEMON=False in their environment.")
     with _CLUSTER_LOCK:

@@ -584,7 +584,9 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     """The rescored samples file of one generations file, made once and then reused: a Parquet
     file under ``cache_dir`` (default :data:`CACHE_DIR`) named by a sha256 over the input's bytes
     (hashed every time), the scorer, extractor, gold source, reader options and math-verify
-    version.
+    version. A file with rows whose grading timed out twice (no verdict) is not kept: it is
+    returned as ``NAME.unresolved.parquet`` (which the summary refuses) and graded again by the
+    next call.
 
     Parameters
     ----------
@@ -642,7 +644,14 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     folder.mkdir(parents=True, exist_ok=True)
     gold_map = (gold_from_frame(load_benchmark(gold, **fetch_kwargs)) if gold is not None
                 else None)
-    rescore_inputs([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
-                   jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
+    # rows without a verdict (math-verify timed out twice) are no result to keep: such a file
+    # goes under another name, which the summary refuses and the next call does not reuse
+    unresolved = target.with_name(f"{target.stem}.unresolved.parquet")
+    report = rescore_inputs([(p, reader)], unresolved, gold_map, scorer=scorer, extract=extract,
+                            task=None, jobs=jobs, batch_size=1000, progress=progress,
+                            func="rescored_path")
+    if report.n_unresolved:
+        return unresolved
+    os.replace(unresolved, target)
     return target
 
