@@ -137,8 +137,8 @@ GOLD_HALF = "$\\frac{1}{2}$"  # question 0's gold as math-verify is given it
 @pytest.fixture
 def slow_gold(monkeypatch):
     """math-verify's parse of question 0's gold (1/2) takes 1.3 s of CPU time for the first
-    ``calls["slow"]`` parses (all of them by default); no response is that string. The first limit is 1 s, the
-    retry's 3 s; the cache of gold parses starts empty.
+    ``calls["slow"]`` parses (all of them by default); no response is that string. The first
+    limit is 1 s, the retry's 3 s; the cache of gold parses starts empty.
     """
     from collections import OrderedDict
 
