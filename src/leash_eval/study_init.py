@@ -94,7 +94,7 @@ class StudyDraft:
 
 def _read(files, reader: dict, progress=None) -> list[_Input]:
     from leash_eval import manifest as mf
-    from leash_eval.summarize import load_counts
+    from leash_eval.studies import read_counts  # hashed as read: what the cache is named after
 
     out = []
     for name in files:
@@ -103,14 +103,14 @@ def _read(files, reader: dict, progress=None) -> list[_Input]:
             kw = dict(reader)
             if progress:
                 progress(f"reading {p}")
-            out.append(_Input(str(p), "path", dict(reader), [(p, kw, load_counts([p], **kw))]))
+            out.append(_Input(str(p), "path", dict(reader), [(p, kw, read_counts(p, **kw))]))
             continue
         got = []
         for path, ds in mf.resolve(name, progress=False):
             kw = {**(ds.reader_kwargs() if ds is not None else {}), **reader}
             if progress:
                 progress(f"reading {name}: {path.name}")
-            got.append((path, kw, load_counts([path], **kw)))
+            got.append((path, kw, read_counts(path, **kw)))
         out.append(_Input(str(name), "dataset", dict(reader), got))
     return out
 

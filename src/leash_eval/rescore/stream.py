@@ -633,25 +633,38 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
                 "a benchmark of the data manifest with a question file "
                 f"({sorted(GOLD_RULES)})"))
         gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
-    key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,
-                      "extract": extract, "gold": gold_id, "reader": reader,
-                      "math_verify": version("math-verify")}, sort_keys=True, default=str)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     folder = Path(cache_dir) if cache_dir is not None else CACHE_DIR
-    target = folder / f"{p.name.split('.')[0]}.{digest}.parquet"
+
+    def named(digest: str) -> Path:
+        key = json.dumps({"version": _CACHE_VERSION, "input": digest, "scorer": scorer,
+                          "extract": extract, "gold": gold_id, "reader": reader,
+                          "math_verify": version("math-verify")}, sort_keys=True, default=str)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        return folder / f"{p.name.split('.')[0]}.{digest}.parquet"
+
+    state = mf.file_state(p)
+    target = named(state[0])
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
     gold_map = (gold_from_frame(load_benchmark(gold, **fetch_kwargs)) if gold is not None
                 else None)
-    # rows without a verdict (math-verify timed out twice) are no result to keep: such a file
-    # goes under another name, which the summary refuses and the next call does not reuse
-    unresolved = target.with_name(f"{target.stem}.unresolved.parquet")
-    report = rescore_inputs([(p, reader)], unresolved, gold_map, scorer=scorer, extract=extract,
-                            task=None, jobs=jobs, batch_size=1000, progress=progress,
-                            func="rescored_path")
+
+    def grade(digests):
+        # rows without a verdict (math-verify timed out twice) are no result to keep: such a
+        # file goes under another name, which the summary refuses and no call reuses
+        pending = named(digests[0]).with_suffix(".unresolved.parquet")
+        report = rescore_inputs([(p, reader)], pending, gold_map, scorer=scorer,
+                                extract=extract, task=None, jobs=jobs, batch_size=1000,
+                                progress=progress, func="rescored_path")
+        return report, pending
+
+    # named after the bytes graded: a file replaced while it is graded is graded again
+    (report, pending), digests = mf.read_unchanged(
+        [p], grade, [state], discard=lambda done: done[1].unlink(missing_ok=True))
     if report.n_unresolved:
-        return unresolved
-    os.replace(unresolved, target)
+        return pending
+    target = named(digests[0])
+    os.replace(pending, target)
     return target
 
