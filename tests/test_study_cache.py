@@ -212,3 +212,64 @@ def test_file_state_sees_a_replacement_with_the_same_bytes(tmp_path):
     os.replace(tmp, p)
     after = mf.file_state(p)
     assert before[0] == after[0] and before != after
+
+
+# ---- `leash study` stops as every command does (issue 35, class 8) --------------------------
+
+_STOPPING = """
+import os, signal, sys
+from leash_eval import studies
+real = studies.load_counts
+SIG, WHERE = getattr(signal, sys.argv[1]), sys.argv[2]
+def stopped(*args, **kw):  # the signal arrives while the check reads a file
+    if WHERE == "python":
+        os.kill(os.getpid(), SIG)
+        return real(*args, **kw)
+    try:  # in a DuckDB query, which stops and says so in its own words, losing the signal's
+        os.kill(os.getpid(), SIG)
+        return real(*args, **kw)
+    except KeyboardInterrupt:
+        raise RuntimeError("Query interrupted") from None
+studies.load_counts = stopped
+import pathlib, leash.sources.study as study_mod  # the cache under the test's folder
+study_mod.study_folder = lambda name: pathlib.Path.cwd() / "build" / name
+sys.argv = ["leash", *sys.argv[3:]]
+from leash_eval.cli import console
+console()
+"""
+
+
+@pytest.mark.parametrize("sig, code, word", [("SIGTERM", 143, "terminated"),
+                                             ("SIGINT", 130, "interrupted")])
+@pytest.mark.parametrize("where", ["python", "duckdb"])
+@pytest.mark.parametrize("argv", [["study", "check"], ["-q", "study", "check"]])
+def test_a_signal_during_study_check_is_one_line(tmp_path, sig, code, word, where, argv):
+    import subprocess
+    import sys
+
+    from test_study_check import BASE, RL
+
+    _counts(tmp_path)
+    study = tmp_path / "s.yaml"
+    study.write_text("name: sig\ntitle: signals\nbenchmarks:\n  math500: {domain: math, "
+                     "budget: 8}\nsections:\n  support:\n    sources:\n      - path: counts.csv"
+                     f"\n    pairs:\n      - {{label: p, base: {BASE}, rl: {RL}}}\n")
+    proc = subprocess.run([sys.executable, "-c", _STOPPING, sig, where, *argv, str(study)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.strip() == f"leash study: {word}", proc.stderr
+
+
+def test_quiet_before_study_is_its_quiet(tmp_path, capsys):
+    """`leash -q study check` (a KeyError before): the check, without its closing note;
+    `leash -q reproduce` is one line: reproduce has no quiet mode."""
+    from leash_eval.cli import main
+
+    assert main(["-q", "study", "check", "demo"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["--quiet", "study", "check", str(tmp_path / "absent.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "absent.yaml" in err, err
+    assert main(["-q", "reproduce", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "-q/--quiet" in err, err
