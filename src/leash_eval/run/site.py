@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 
 from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
-from leash.writing import write_bytes
+from leash.writing import replacing_folder, write_bytes
 from leash_eval.argparsing import OneLineParser
 from leash_eval.run.gallery import groups, notebook_title, source_of, table_markdown
 from leash_eval.run.index import INDEX_NAME, SIDECAR_DIR, artifact_index
@@ -282,7 +282,11 @@ def _mathjax(out: Path) -> None:
 
 def build_site(folder, build, out, runs=None, *, title=None, command="make reproduce",
                paper_claims=True, api=True, notebooks=None) -> dict:
-    """Write the site of one output folder into ``out`` (replaced as a whole).
+    """Write the site of one output folder into ``out``, replaced as a whole: written in a
+    folder beside it and exchanged with the previous site only once complete
+    (:func:`leash.writing.replacing_folder`), so that a kill at any moment leaves the previous
+    site or the new one. ``out`` is resolved first (a symlink is followed, once, here: what is
+    replaced is the folder it names).
 
     Parameters
     ----------
@@ -309,6 +313,14 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     dict
         ``{"pages", "images", "files"}``: HTML pages, images (PNG files) and all files written.
     """
+    with replacing_folder(Path(os.path.realpath(out)), whole=True) as tmp:
+        return _write_site(folder, build, tmp, runs, title=title, command=command,
+                           paper_claims=paper_claims, api=api, notebooks=notebooks)
+
+
+def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
+                notebooks) -> dict:
+    """:func:`build_site`, into the new folder ``out``."""
     import jinja2
 
     folder, build, out = Path(folder), Path(build), Path(out)
@@ -323,9 +335,7 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
                 run_of[r["name"]] = run
     missing = [r for r in runs if not (build / f"{r}.ipynb").is_file()]
     runs = [r for r in runs if r not in missing]
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                              autoescape=False, keep_trailing_newline=True)
     shutil.copyfile(TEMPLATES / "site.css", out / "site.css")
@@ -405,24 +415,65 @@ def _parser() -> OneLineParser:
 
 
 def main(argv=None) -> int:
-    """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed)."""
+    """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed,
+    130 or 143: stopped by Ctrl-C or SIGTERM, one line; the previous site is then intact).
+    """
+    from leash_eval.processes import Terminated, signalled, sigterm_raises
+
+    args = _parser().parse_args(argv)
+    signalled(clear=True)
+    try:
+        with sigterm_raises():
+            return _main(args)
+    except KeyboardInterrupt as exc:
+        stop = exc
+    except Exception:
+        if (stop := signalled()) is None:  # an error a stop signal caused, or a bug
+            raise
+    terminated = isinstance(stop, Terminated)
+    print(f"site: {'terminated' if terminated else 'interrupted'}; the previous site is left as "
+          "it was", file=sys.stderr)
+    return 143 if terminated else 130
+
+
+def _out_folder(args, study, folder: Path) -> Path:
+    """The site folder, resolved (a symlink followed, once, before anything is replaced): under
+    build/, and neither the folder the site is made from nor a folder of leash's own.
+    """
+    from leash.paths import reserved_name
     from leash.run.parameters import ParameterError
     from leash_eval.run import reproduce
 
-    args = _parser().parse_args(argv)
+    build = Path(os.path.realpath(BUILD))
+    given = args.out or site_folder(reproduce.EMBEDDED if study is None else study)
+    out = Path(os.path.realpath(given))
+    what = f"--out {shown(given)}" + (f" ({out})" if str(out) != os.path.abspath(given) else "")
+    if not out.is_relative_to(build) or out == build:
+        raise ParameterError(f"{what}: the site goes in a folder under {shown(BUILD)}/.")
+    top = out.relative_to(build).parts[0]
+    source = Path(os.path.realpath(folder))
+    if out == source or source.is_relative_to(out) or out.is_relative_to(source):
+        raise ParameterError(f"{what}: the site would replace the artifacts it shows "
+                             f"({shown(folder)}); choose another folder.")
+    if (why := reserved_name(top)) is not None and top != "site" and not top.startswith("site-"):
+        raise ParameterError(f"{what}: {shown(BUILD)}/{top}/ is {why}; the site, replaced "
+                             "as a whole, would delete it: choose another folder.")
+    return out
+
+
+def _main(args) -> int:
+    from leash.run.parameters import ParameterError
+    from leash_eval.run import reproduce
+
     t0 = time.perf_counter()
     try:
         study = reproduce._study_parameter(args.data)
         runs = reproduce.default_runs() if study is None else reproduce.study_runs(study)
-        out = Path(os.path.abspath(args.out)) if args.out else site_folder(
-            reproduce.EMBEDDED if study is None else study)
-        if not out.is_relative_to(BUILD) or out == BUILD:
-            raise ParameterError(f"--out {shown(out)}: the site goes in a folder under "
-                                 f"{shown(BUILD)}/.")
+        folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
+        out = _out_folder(args, study, folder)
     except ParameterError as exc:
         print(f"site: {exc}", file=sys.stderr)
         return 2
-    folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
     names = [r.name for r in runs]
     # the index is written at the end of a reproduce run without failure
     if not (folder / INDEX_NAME).is_file() or any(not (BUILD / f"{n}.ipynb").is_file()
