@@ -77,9 +77,55 @@ def site_folder(data: str = "embedded") -> Path:
 
 
 def _markdown():
+    """Markdown of data (a table's cells hold labels from model and study files) as HTML that
+    shows it as written: raw HTML escaped, and no link or image (a label's ``](javascript:``
+    or ``![](http://...)`` is text).
+    """
+    from markdown_it import MarkdownIt
+
+    return (MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+            .disable(["link", "image", "autolink"]))
+
+
+def _repository_markdown():
+    """Markdown of the repository's own pages (data/README.md), its HTML kept."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+# What a notebook output may keep on a run page (pandas' tables, Markdown, images inline):
+# outputs hold labels from data, and Markdown passes HTML through. bleach, as nbconvert's own
+# sanitizer (whose list keeps no headings, paragraphs or table heads).
+_OUTPUT_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "del", "div", "em", "h1", "h2",
+    "h3", "h4", "h5", "h6", "hr", "i", "img", "li", "ol", "p", "pre", "small", "span",
+    "strong", "style", "sub", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
+    "ul"})
+_OUTPUT_ATTRIBUTES = ("class", "id", "style", "title", "align", "border", "colspan", "rowspan",
+                      "valign", "alt", "width", "height")
+
+
+def _output_attribute(tag: str, name: str, value: str) -> bool:
+    if name in _OUTPUT_ATTRIBUTES:
+        return True
+    if tag == "a" and name == "href":  # bleach checks the protocol (http, https, mailto)
+        return True
+    return tag == "img" and name == "src" and value.startswith("data:image/") and \
+        not value.startswith("data:image/svg")
+
+
+def _clean_output(text) -> str:
+    """A notebook output's HTML with only :data:`_OUTPUT_TAGS` and safe attributes (no script,
+    no event handler, no javascript: link, no image from outside the page); any other tag is
+    escaped, so that a label is shown as it was written.
+    """
+    import bleach
+    from bleach.css_sanitizer import CSSSanitizer
+
+    return bleach.clean(str(text), tags=_OUTPUT_TAGS, attributes=_output_attribute,
+                        protocols=["http", "https", "mailto"], strip=False,
+                        strip_comments=True, css_sanitizer=CSSSanitizer())
 
 
 def _write(path: Path, text: str) -> None:
@@ -129,11 +175,13 @@ def _favicon(dest: Path) -> None:
 
 def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
     """``(caption, html, shown, total)`` of the first rows of a ``.md`` table."""
+    from markupsafe import Markup
+
     caption, table = table_markdown(md_path)
     lines = table.splitlines()
     total = max(0, len(lines) - 2)
     head = "\n".join(lines[:2 + rows])
-    return caption, _markdown().render(head), min(rows, total), total
+    return caption, Markup(_markdown().render(head)), min(rows, total), total
 
 
 def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
@@ -141,8 +189,8 @@ def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
     badge = {"paper": "paper", "demo": "SIMULATED", "simulated": "SIMULATED",
              "diagram": "no data", "study": "generations"}[kind]
     card = {"name": record["name"], "kind": kind, "badge": badge,
-            "source": html.escape(label).replace("`", ""),
-            "caption": html.escape(record["description"]), "run": run_of.get(record["name"]),
+            "source": label.replace("`", ""),
+            "caption": record["description"], "run": run_of.get(record["name"]),
             "files": [{"href": f"files/{f}", "suffix": Path(f).suffix.lstrip(".")}
                       for f in record["files"]], "thumb": None, "excerpt": None}
     png = next((f for f in record["files"] if f.endswith(".png")), None)
@@ -155,13 +203,14 @@ def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
         caption, excerpt, shown_rows, total = _excerpt(folder / md)
         card.update(excerpt=excerpt, shown=shown_rows, rows=total)
         if caption:
-            card["caption"] = html.escape(caption)
+            card["caption"] = caption
     return card
 
 
 def _audit(records, folder: Path, run_of: dict):
     """The audit's findings from its tables (``audit_summary``, ``audit_discrepancies``)."""
     import pandas as pd
+    from markupsafe import Markup
 
     names = {r["name"]: r for r in records}
     if "audit_summary" not in names or "audit_discrepancies" not in names:
@@ -178,9 +227,9 @@ def _audit(records, folder: Path, run_of: dict):
     cols = [c for c in ("table", "row", "quantity", "printed", "recomputed", "explanation")
             if c in disc.columns]
     _, summary_md = table_markdown(folder / "audit_summary.md")
-    return {"headline": headline, "summary": _markdown().render(summary_md),
-            "discrepancies": disc[cols].to_html(index=False, classes="data", border=0,
-                                                float_format=lambda v: f"{v:.4f}"),
+    return {"headline": headline, "summary": Markup(_markdown().render(summary_md)),
+            "discrepancies": Markup(disc[cols].to_html(index=False, classes="data", border=0,
+                                                       float_format=lambda v: f"{v:.4f}")),
             "run": run_of.get("audit_summary"),
             "files": names["audit_summary"]["files"] + names["audit_discrepancies"]["files"]}
 
@@ -233,6 +282,7 @@ def _notebook_pages(runs, build: Path, out: Path) -> list[dict]:
                             extra_template_basedirs=[str(TEMPLATES)],
                             mathjax_url="../mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe",
                             anchor_link_text="¶")
+    exporter.register_filter("leash_clean", _clean_output)  # outputs (leash-notebook/)
     pages = []
     for run in runs:
         path = build / f"{run}.ipynb"
@@ -322,6 +372,7 @@ def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
                 notebooks) -> dict:
     """:func:`build_site`, into the new folder ``out``."""
     import jinja2
+    from markupsafe import Markup
 
     folder, build, out = Path(folder), Path(build), Path(out)
     records = artifact_index(folder)
@@ -337,7 +388,7 @@ def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
     runs = [r for r in runs if r not in missing]
     out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             autoescape=False, keep_trailing_newline=True)
+                             autoescape=True, keep_trailing_newline=True)  # every string
     shutil.copyfile(TEMPLATES / "site.css", out / "site.css")
     _favicon(out / "favicon.ico")  # what a browser asks for on every page
     (out / "files").mkdir()
@@ -356,7 +407,8 @@ def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
         _api(out)
     readme = DATA / "README.md"
     _write(out / "data-formats.html", env.get_template("page.html.j2").render(
-        title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))))
+        title="leash: data formats",
+        body=Markup(_repository_markdown().render(readme.read_text(encoding="utf-8")))))
 
     nb_dir = Path(notebooks or NOTEBOOKS)
     runs_of_nb: dict[str, list] = {}
@@ -366,28 +418,28 @@ def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
     for g in groups(records, nb_dir):
         items = [{"name": it.name, "cards": [_card(r, folder, out, run_of) for r in it.records]}
                  for it in g.items]
-        cards.append({"notebook": g.notebook, "title": html.escape(g.title), "entries": items,
+        cards.append({"notebook": g.notebook, "title": g.title, "entries": items,
                       "runs": runs_of_nb.get(g.notebook, [])})
     not_regenerated = []
     if paper_claims and any(source_of(r)[0] == "paper" for r in records):
         not_regenerated += list(NOT_REGENERATED)
-    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + html.escape(p["reason"]))
+    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + p["reason"])
                         for p in pages if p["status"] != "ok"]
     not_regenerated += [(f"run {r}", "not run: no executed notebook in build/ (make reproduce "
                          "stopped at a failure before it)") for r in missing]
     n_fig = sum(any(f.endswith(".png") for f in r["files"]) for r in records)
     index = env.get_template("index.html.j2").render(
-        title=html.escape(title or "The Invisible Leash, regenerated: every table and figure"),
-        claims=[html.escape(c) for c in (CLAIMS if paper_claims else ())]
-        or [f"The report of {html.escape(folder.name)}: every table and figure of "
+        title=title or "The Invisible Leash, regenerated: every table and figure",
+        claims=list(CLAIMS if paper_claims else ())
+        or [f"The report of {folder.name}: every table and figure of "
             f"the paper's analysis, on its own model generations."],
         counts={"artifacts": len(records), "figures": n_fig, "tables": len(records) - n_fig,
                 "runs": len(pages)},
-        command=html.escape(command), groups=cards, audit=_audit(records, folder, run_of),
+        command=command, groups=cards, audit=_audit(records, folder, run_of),
         not_regenerated=not_regenerated,
-        runs=[{"name": p["name"], "title": html.escape(notebook_title(p["notebook"], nb_dir)),
-               "parameters": html.escape(p["parameters"]),
-               "status": p["status"] + (f": {html.escape(p['reason'])}" if p["reason"] else ""),
+        runs=[{"name": p["name"], "title": notebook_title(p["notebook"], nb_dir),
+               "parameters": p["parameters"],
+               "status": p["status"] + (f": {p['reason']}" if p["reason"] else ""),
                "artifacts": sum(v == p["name"] for v in run_of.values())} for p in pages])
     _write(out / "index.html", index)
     # now that every page exists: links that leave the site (repository files) become text
