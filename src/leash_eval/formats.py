@@ -787,9 +787,16 @@ def vouched(src) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 # Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
+_DATABASES: dict = {}  # this process's DuckDB database, by process and settings
+_SPILL: dict = {}  # and its spill folder
+
+
 def connect():
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit).
+    to ``LEASH_TEMP_DIR`` (default: a new temporary folder, removed at exit): a cursor of this
+    process's one in-memory database (its own temporary tables, views and registrations; the
+    limit is the process's). A new database per read cost about 20 ms of CPU, a cursor a
+    quarter of a millisecond: a study of 1,000 small files opened 1,000.
     """
     import atexit
     import shutil
@@ -798,11 +805,18 @@ def connect():
     import duckdb
 
     tmp = os.environ.get("LEASH_TEMP_DIR")
-    if not tmp:
-        tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
-        atexit.register(shutil.rmtree, tmp, True)
-    return duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
-                                  "temp_directory": tmp})
+    if not tmp:  # one per process, as the database
+        if _SPILL.get("dir") is None or not os.path.isdir(_SPILL["dir"]):
+            _SPILL["dir"] = tempfile.mkdtemp(prefix="leash-duckdb-")
+            atexit.register(shutil.rmtree, _SPILL["dir"], True)
+        tmp = _SPILL["dir"]
+    # by process too: a child forked after this one opened it gets its own (DuckDB's threads
+    # are not forked with it)
+    key = (os.getpid(), os.environ.get("LEASH_MEMORY_LIMIT", "2GB"), tmp)
+    if key not in _DATABASES:
+        _DATABASES[key] = duckdb.connect(config={"memory_limit": key[1],
+                                                 "temp_directory": tmp})
+    return _DATABASES[key].cursor()
 
 
 def sql_str(text) -> str:
