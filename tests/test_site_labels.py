@@ -133,3 +133,24 @@ def test_markup_in_outputs_tables_and_records_reaches_no_page(tmp_path):
     assert "&lt;script&gt;" in run  # shown as written, not run
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "&lt;img src=x onerror" in index and MARK in index
+
+
+@pytest.mark.parametrize("label", [BASE, RL, PAIR, BENCH, TITLE, NAME,
+                                   "Table 1 (the paper's printed numbers) $k$ [x] \\(y\\)"])
+def test_a_label_shown_as_markdown_reads_as_written(label):
+    """What the notebooks display (leash.artifacts.as_markdown): the text exactly, as
+    JupyterLab's and nbconvert's Markdown render it; no element, no link, no math."""
+    import html as _html
+
+    from markdown_it import MarkdownIt
+    from nbconvert.filters.markdown import markdown2html_mistune
+
+    from leash.artifacts import as_markdown
+
+    md = f"**{as_markdown(label)}**"
+    for rendered in (MarkdownIt("commonmark").render(md), markdown2html_mistune(md)):
+        parser = _Page()
+        parser.feed(rendered)
+        assert not parser.bad, rendered
+        body = rendered.strip().removeprefix("<p><strong>").removesuffix("</strong></p>")
+        assert _html.unescape(body) == label, rendered
