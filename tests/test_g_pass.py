@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from math import ceil, comb
+from math import ceil, comb, factorial
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support import raises_with
+from leash.core import _hypergeom
 from leash.core.passk import (
     G_PASS_THRESHOLDS,
+    MAX_N,
+    MAX_TERMS,
     g_pass_at_k,
     mg_pass_at_k,
     pass_at_k,
@@ -83,6 +86,112 @@ def test_properties(t):
     if k < n:
         assert pass_hat_k(n, c, k + 1) <= pass_hat_k(n, c, k) + 1e-15  # all of more is rarer
     assert pass_hat_k(n, c, 1) == pytest.approx(c / n, abs=1e-15)
+
+
+def exact_mg(n, c, k) -> Fraction:
+    lo = ceil(k / 2)
+    return 2 * sum((exact_at_least(i, n, c, k) for i in range(lo + 1, k + 1)), Fraction(0)) / k
+
+
+def rel_err(x, ref) -> float:
+    ref = float(ref)
+    return abs(x - ref) / ref if ref else abs(x)
+
+
+@pytest.mark.parametrize("n, c, k", [
+    (1000, 500, 500), (1000, 3, 400), (1000, 997, 400), (3000, 985, 475), (2048, 1024, 1),
+    (2048, 2047, 2048), (500, 250, 37)])
+def test_moderate_n_to_a_few_ulps(n, c, k):
+    """Exact where cheap: the whole tail, both sides of the mode, deep tails (1e-273) too."""
+    for tau in (*G_PASS_THRESHOLDS, 0.1, 0.9):
+        assert rel_err(g_pass_at_k(n, c, k, tau), exact_g_pass(n, c, k, tau)) < 1e-12, tau
+    assert rel_err(pass_hat_k(n, c, k), Fraction(comb(c, k), comb(n, k))) < 1e-12
+    if k <= 400:
+        assert rel_err(mg_pass_at_k(n, c, k), exact_mg(n, c, k)) < 1e-12
+
+
+@pytest.mark.parametrize("n, c, k", [
+    (10**9, 3, 2), (10**9, 5 * 10**8, 10), (10**15, 10, 10), (10**15, 3 * 10**14, 10),
+    (10**15, 3 * 10**14, 200), (10**15, 10**15 - 7, 30), (MAX_N, MAX_N // 2, 30)])
+def test_huge_n_answers_and_is_exact(n, c, k):
+    """n = 10^15 answered (scipy's hypergeom never did), to ~1e-13 where its relative error was
+    1e-7 (n = 10^9); math.comb gives the exact value while k is small.
+    """
+    for tau in G_PASS_THRESHOLDS:
+        assert rel_err(g_pass_at_k(n, c, k, tau), exact_g_pass(n, c, k, tau)) < 1e-12, tau
+    assert rel_err(mg_pass_at_k(n, c, k), exact_mg(n, c, k)) < 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(10**6, MAX_N), st.data())
+def test_hypothesis_huge_n_against_exact_reference(n, data):
+    k = data.draw(st.integers(1, 40))
+    c = data.draw(st.one_of(st.integers(0, 60), st.integers(n - 60, n),
+                            st.integers(0, n)))
+    tau = data.draw(st.sampled_from(G_PASS_THRESHOLDS))
+    assert rel_err(g_pass_at_k(n, c, k, tau), exact_g_pass(n, c, k, tau)) < 1e-11
+
+
+@settings(max_examples=100, deadline=None)
+@given(nck(max_n=5000))
+def test_hypothesis_symmetries(t):
+    """X's law is symmetric in c and k, and mG-Pass@k is 2/k times the sum of its G-Pass terms
+    (computed here by another route: one weighted tail instead of k/2 tails).
+    """
+    n, c, k = t
+    if c >= 1:
+        for tau in G_PASS_THRESHOLDS:
+            m = max(ceil(k * tau), 1)
+            swapped = _hypergeom.at_least(m, n, k, c, "test")[0]  # k drawn of c <-> c of k
+            assert swapped == pytest.approx(g_pass_at_k(n, c, k, tau), rel=1e-12, abs=1e-300)
+    lo = ceil(k / 2)
+    terms = _hypergeom.at_least(np.arange(lo + 1, k + 1), n, c, k, "test")
+    assert mg_pass_at_k(n, c, k) == pytest.approx(2 * terms.sum() / k, rel=1e-11, abs=1e-300)
+
+
+@settings(max_examples=100, deadline=None)
+@given(nck(max_n=_hypergeom.EXACT_N), st.sampled_from(G_PASS_THRESHOLDS))
+def test_the_exact_route_and_the_summed_route_agree(t, tau):
+    """Up to EXACT_N the sums are integers; the saddle-point route gives the same numbers."""
+    n, c, k = t
+    m = max(ceil(k * tau), 1)
+    exact = _hypergeom.at_least(m, n, c, k, "test")[0]
+    args = [np.array([v]) for v in (0, m, n, c, k)]
+    assert exact == float(exact_at_least(m, n, c, k))  # correctly rounded
+    assert _hypergeom._at_least(*args, "test")[0] == pytest.approx(exact, rel=1e-13, abs=1e-300)
+    half = ceil(k / 2)
+    args[1] = np.array([half])
+    assert _hypergeom._excess_mean(*args, "test")[0] == pytest.approx(
+        _hypergeom.excess_mean(half, n, c, k, "test")[0], rel=1e-13, abs=1e-300)
+
+
+def test_stirling_error_table():
+    """The table of ln(n!) - ln(sqrt(2 pi n) (n/e)^n), n <= 15, recomputed to 50 digits."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+    ln_2pi = (2 * Decimal("3.14159265358979323846264338327950288419716939937510")).ln()
+    for n in range(1, 16):
+        v = (Decimal(factorial(n)).ln() - (n + Decimal("0.5")) * Decimal(n).ln() + n
+             - ln_2pi / 2)
+        assert _hypergeom._STIRLERR_SMALL[n] == float(v), n
+
+
+def test_beyond_the_work_cap_is_refused_naming_k_its_value_and_the_cap():
+    """n = 10^15 with k and c near n/2: the exact tail would sum ~7e7 terms; refused at once
+    (no work done), the error naming the parameter, its value and the cap.
+    """
+    n, c, k = 10**15, 5 * 10**14, 5 * 10**14
+    for call, at in ((lambda: g_pass_at_k(n, c, k, 0.5), 0), (lambda: mg_pass_at_k(n, c, k), 0),
+                     (lambda: g_pass_at_k([10, 9, n, 8], [5, 5, c, 1], [4, 4, k, 4], 0.5), 2)):
+        with raises_with(param="k", value=k, constraint=str(MAX_TERMS),
+                         got=f"{k} at index {at}"):
+            call()
+    assert g_pass_at_k([10, n], [5, c], [4, k], 0.75)[1] == 0.0  # deep in the tail: cheap
+    assert pass_hat_k(n, c, k) == 0.0  # one term, deep in the tail: no work to refuse
+    assert g_pass_at_k(n, c, 10**6, 1.0) == 0.0
+    with raises_with(param="n", value=MAX_N + 1, constraint="2**53"):
+        g_pass_at_k(MAX_N + 1, 3, 2, 0.5)
 
 
 def test_vectorized_equals_scalar_and_exact_ends():

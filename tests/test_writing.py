@@ -14,10 +14,11 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from _support import rec, write_lines
+from _support import HAVE_MV, rec, write_lines
 
 # A child process whose pyarrow writer dies at the first bytes it writes (SIGKILL) or meets a
 # full disk (ENOSPC) there; then it runs the code given.
@@ -125,3 +126,112 @@ def test_report_writer_keeps_the_previous_file_on_a_full_disk(tmp_path, monkeypa
     with pytest.raises(OSError, match="No space left"):
         W.write_text(out, "new\n")
     assert out.read_text() == "old\n" and leftovers(tmp_path) == []
+
+
+# ---- a name planted in advance is never written through (issue 35, class 10) -----------------
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch):
+    """Temporary names made predictable: tempfile's first candidate is always "x", then fresh
+    ones; ``plant(target)`` puts a symlink to a victim file at every name a writer of
+    ``target`` could pick first (``.NAME.PID.x.tmp``, and the old ``.NAME.PID.tmp``).
+    """
+    import itertools
+    import tempfile
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    counter = itertools.count()
+
+    def names():
+        yield "x"
+        while True:
+            yield f"fresh{next(counter)}"
+
+    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names())
+
+    def plant(target):
+        target = Path(target)
+        links = [target.with_name(f".{target.name}.{os.getpid()}.x.tmp"),
+                 target.with_name(f".{target.name}.{os.getpid()}.tmp")]
+        for link in links:
+            link.symlink_to(victim)
+        return links
+
+    return victim, plant
+
+
+def _mode(path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_no_writer_writes_through_a_planted_name(tmp_path, planted):
+    """Every writer: the rescored file (JSONL and Parquet), a summary, a file and a folder of
+    leash.writing, a study file of study init; the victim is untouched, the outputs are regular
+    files with the mode open() gives under the umask, and the planted links are left alone.
+    """
+    import pandas as pd
+
+    from leash.writing import replacing_folder, write_text
+    from leash_eval.study_init import StudyDraft, write_study
+    from leash_eval.summarize import read_summary, summarize, write_summary
+
+    victim, plant = planted
+    umask = os.umask(0o022)
+    os.umask(umask)
+    want = 0o666 & ~umask
+    outs = []
+    text = tmp_path / "t.txt"
+    plant(text)
+    write_text(text, "whole\n")
+    outs.append(text)
+    src = write_lines(tmp_path / "g.jsonl", [rec(q=f"q{j}", i=i) for j in range(3)
+                                             for i in range(2)])
+    summary = tmp_path / "s.parquet"
+    plant(summary)
+    write_summary(summarize(src), summary)
+    assert read_summary(summary).n.tolist() == [2, 2, 2]
+    outs.append(summary)
+    folder = tmp_path / "folder"
+    plant(folder)
+    with replacing_folder(folder) as tmp:
+        (tmp / "a.txt").write_text("a")
+    assert (folder / "a.txt").read_text() == "a" and not folder.is_symlink()
+    study = tmp_path / "my.yaml"
+    plant(study)
+    write_study(StudyDraft("name: my\n", "my", [], []), study)
+    outs.append(study)
+    if HAVE_MV:  # the rescored file
+        from leash_eval import rescore as rs
+        from test_rescore_stream import _evaluator_file
+
+        f = _evaluator_file(tmp_path / "eval.jsonl")
+        for name in ("o.jsonl", "o.parquet"):
+            out = tmp_path / name
+            plant(out)
+            rs.rescore_file(f, out, fmt="evaluator", model="m", benchmark="b", jobs=1)
+            outs.append(out)
+        assert len(pd.read_json(tmp_path / "o.jsonl", lines=True)) == 12
+    assert victim.read_text() == "precious\n"
+    for out in outs:
+        assert out.is_file() and not out.is_symlink() and _mode(out) == want, out
+    assert all(p.is_symlink() for p in tmp_path.glob(".*.x.tmp"))
+
+
+def test_a_lock_file_is_never_opened_through_a_symlink(tmp_path):
+    """The locks of `leash generate` and `leash reproduce` have names known in advance: a
+    symlink there is refused (one OSError naming it), the file it names untouched.
+    """
+    from leash.writing import open_lock
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    lock = tmp_path / ".reproduce.lock"
+    lock.symlink_to(victim)
+    with pytest.raises(OSError, match="symlink") as e:
+        open_lock(lock)
+    assert str(lock) in str(e.value) and victim.read_text() == "precious\n"
+    fresh = tmp_path / "out.parquet.lock"
+    with open_lock(fresh) as fh:
+        fh.write("1\n")
+    assert fresh.read_text() == "1\n" and not fresh.is_symlink()

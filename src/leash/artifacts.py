@@ -21,6 +21,7 @@ function branches on it beyond choosing titles ("simulated" is said whenever the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Protocol
 
@@ -37,7 +38,7 @@ from leash.sources.study import Study, load_study
 
 __all__ = [
     "PAPER", "STUDY", "ArtifactSource", "StudySource", "open_study", "artifact_name", "slug",
-    "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
+    "as_markdown", "caption", "inputs", "is_simulated", "DEFAULT_ESTIMATOR", "estimator_label",
     "estimator_note", "budget_text", "na_note", "support_long", "table1",
     "table1_caption", "appendix_table", "float_formats", "figure1_data", "passk_curves",
     "gym_curves",
@@ -451,6 +452,25 @@ def caption(text: str, src, *, paper: str = "the paper's printed numbers") -> st
     paper's data"``: a dash before a study's title, which may have parentheses of its own.
     """
     return open_study(src).caption(text, paper)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>#|~$&!{}+:]")  # ":" so no bare URL is linked
+
+
+def as_markdown(text: str) -> str:
+    r"""``text`` from data (a study's title, a pair's or a model's label, a caption holding
+    them) as Markdown that shows it as written: each character Markdown or HTML gives a
+    meaning is written as a character reference (``&#60;``; not a backslash escape: ``\[``
+    and ``\(`` open math in JupyterLab and nbconvert). Markdown passes HTML through, so a title
+    ``<img src=x onerror=...>`` shown with ``Markdown(f"**{caption}**")`` would run in the
+    notebook's page, and on the site.
+
+    Examples
+    --------
+    >>> print(as_markdown("Table 1 – <b>mine</b> [x](javascript:y) $2$"))
+    Table 1 – &#60;b&#62;mine&#60;/b&#62; &#91;x&#93;(javascript&#58;y) &#36;2&#36;
+    """
+    return _MARKDOWN_SPECIAL.sub(lambda m: f"&#{ord(m.group())};", str(text))
 
 
 def inputs(src) -> str:

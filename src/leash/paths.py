@@ -19,8 +19,9 @@ import re
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["BUILD", "CHECKOUT", "DATA", "FIGURES", "MIRROR_ENV", "NOTEBOOKS", "REPO", "RUNS",
-           "SCRATCH", "shown", "slug", "study_folder"]
+__all__ = ["BUILD", "BUILD_FOLDERS", "CHECKOUT", "DATA", "EMBEDDED_STUDIES", "FIGURES",
+           "MIRROR_ENV", "NOTEBOOKS", "REPO", "RUNS", "SCRATCH", "reserved_name", "shown", "slug",
+           "study_folder"]
 
 
 def _checkout() -> Path | None:
@@ -52,6 +53,18 @@ SCRATCH = BUILD / "figures"
 #: The committed artifacts; only the default ``make reproduce`` run writes here. Installed,
 #: there is no committed gallery: that run writes to the scratch folder too.
 FIGURES = CHECKOUT / "figures" if CHECKOUT is not None else SCRATCH
+#: The folders of ``build/`` leash writes itself, and what each is (``site-<study>`` too): a
+#: study's output folder, ``build/<slug of its name>/``, must be none of them.
+BUILD_FOLDERS = {
+    "figures": "the scratch folder of notebooks run by hand or with parameters",
+    "site": "the site of `make site`",
+    "rescored": "the cache of rescored study files",
+    "browser": "the folder of the browser tests' screenshots",
+    "explore": "the folder of the explorer app (`make explore`)",
+}
+#: The studies of the embedded runs (``notebooks/runs.yaml``): their executed notebooks are
+#: ``build/<notebook>.<study>.ipynb``, which another study of that name would overwrite.
+EMBEDDED_STUDIES = ("paper", "demo")
 #: The environment variable naming a local mirror of the data manifest's files (consulted
 #: before the network; paths under it are recorded relative to it).
 MIRROR_ENV = "LEASH_DATA_MIRROR"
@@ -78,6 +91,27 @@ def slug(label: str) -> str:
     """
     out = re.sub(r"[^A-Za-z0-9.]+", "-", str(label)).strip("-.").lower()
     return out or "x"
+
+
+def reserved_name(name: str) -> str | None:
+    """What the files of a study named ``name`` would collide with, when its slug is a name
+    leash uses itself (an embedded study, a folder of :data:`BUILD_FOLDERS`, ``site-*``: the
+    site of another study, which ``make site`` replaces as a whole); None when it is free.
+
+    Examples
+    --------
+    >>> reserved_name("Site-my-study")
+    'the site of `make site` for study my-study'
+    >>> reserved_name("my study") is None
+    True
+    """
+    label = slug(name)
+    if label in EMBEDDED_STUDIES:
+        return (f"the study of the embedded runs, whose executed notebooks are "
+                f"build/<notebook>.{label}.ipynb")
+    if label.startswith("site-"):
+        return f"the site of `make site` for study {label[len('site-'):]}"
+    return BUILD_FOLDERS.get(label)
 
 
 def study_folder(name: str) -> Path:

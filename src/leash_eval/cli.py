@@ -33,7 +33,13 @@ from leash.errors import Call, LeashValueError, Param, Words
 from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval import scorers as _scorers
 from leash_eval.argparsing import OneLineParser, non_empty, non_negative_int, positive_int
-from leash_eval.processes import Terminated, exit_status, raise_terminated
+from leash_eval.processes import (
+    Terminated,
+    exit_status,
+    raise_interrupted,
+    raise_terminated,
+    signalled,
+)
 
 __all__ = ["main", "build_parser", "main_simulate", "main_study"]
 
@@ -1424,15 +1430,23 @@ def main_simulate(argv=None):
     return 0
 
 
-def main_study(argv=None) -> int:
+def main_study(argv=None, *, quiet: bool = False) -> int:
     """``leash study init FILES...`` and ``leash study check STUDY``: a study file written from
     generation files (:mod:`leash_eval.study_init`), and checked against its data
     (:mod:`leash_eval.run.study_check`) in seconds, before any notebook.
 
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``leash study`` (default ``sys.argv[1:]``).
+    quiet : bool, default False
+        No progress notes (``leash -q study ...``, as ``-q`` after the action).
+
     Returns
     -------
     int
-        Exit status: 0 ok, 2 a problem (one line each on stderr) or bad arguments.
+        Exit status: 0 ok, 2 a problem (one line each on stderr) or bad arguments, 130 or 143
+        stopped by Ctrl-C or SIGTERM (one line, from :func:`main`).
     """
     import time
 
@@ -1490,7 +1504,10 @@ def main_study(argv=None) -> int:
                            "  leash study check gsm8k-probe\n")
     check.add_argument("study", metavar="STUDY", help="a study file, or the name of a shipped "
                        "study of data/studies/")
+    check.add_argument("-q", "--quiet", action="store_true", help="no closing note on stderr "
+                       "(problems and skipped sections are still shown)")
     args = parser.parse_args(argv)
+    args.quiet = args.quiet or quiet
     prog = f"{PROG} study {args.action}"
     try:
         if args.action == "init":
@@ -1500,6 +1517,8 @@ def main_study(argv=None) -> int:
         t0 = time.perf_counter()
         result = check_study(args.study)
     except (ValueError, TypeError, OSError, ImportError) as exc:
+        if (stop := signalled()) is not None:  # an error a stop signal caused
+            raise stop from None
         words = init_words if args.action == "init" else _CliWords()
         print(f"{prog}: error: {_one_line(words.error(exc))}", file=sys.stderr)
         return EXIT_INPUT
@@ -1508,6 +1527,8 @@ def main_study(argv=None) -> int:
     for what, why in result.skipped:
         print(f"{prog}: {what} will be skipped: {why}", file=sys.stderr)
     read = ", ".join(f"{name} ({rows} question rows)" for name, rows in result.read)
+    if args.quiet:
+        return EXIT_INPUT if result.problems else 0
     print(f"{prog}: {result.study.source or args.study}: "
           + (f"{len(result.problems)} problem(s)" if result.problems else "ok")
           + (f"; read {read}" if read else "") + f" in {time.perf_counter() - t0:.1f} s",
@@ -1609,32 +1630,67 @@ def main(argv: list[str] | None = None) -> int:
         The exit status.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in _PASSTHROUGH:
-        with _OneLineWarnings(argv[0]):
-            return _PASSTHROUGH[argv[0]](argv[1:])
+    signalled(clear=True)
+    first = 0  # the global -q/--quiet may come before a command with its own parser too
+    while first < len(argv) and argv[first] in ("-q", "--quiet"):
+        first += 1
+    if first < len(argv) and argv[first] in _PASSTHROUGH:
+        return _passthrough(argv[first], argv[first + 1:], quiet=first > 0)
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = _Context(args.quiet)
     try:
         with _OneLineWarnings(args.command, args._words):
             return _COMMANDS[args.command](args, ctx)
-    except (ValueError, TypeError, OSError, ImportError, Warning) as exc:
-        # Warning: a warning turned into an error (python -W error)
-        msg = _one_line(args._words.error(exc)) or type(exc).__name__
-        print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
-        return EXIT_INPUT
-    except MemoryError:
-        # e.g. --n-boot beyond memory: numpy's message names array shapes, not options
-        n_boot = getattr(args, "n_boot", 0)
-        hint = f" for --n-boot {n_boot} bootstrap replicates; use fewer" if n_boot else ""
-        print(f"{PROG} {args.command}: error: not enough memory{hint}.", file=sys.stderr)
-        return EXIT_INPUT
+    except Exception as exc:
+        if (stop := signalled()) is not None:  # an error a stop signal caused (DuckDB's)
+            return _stopped(args.command, stop)
+        if isinstance(exc, ValueError | TypeError | OSError | ImportError | Warning):
+            # Warning: a warning turned into an error (python -W error)
+            msg = _one_line(args._words.error(exc)) or type(exc).__name__
+            print(f"{PROG} {args.command}: error: {msg}", file=sys.stderr)
+            return EXIT_INPUT
+        if isinstance(exc, MemoryError):
+            # e.g. --n-boot beyond memory: numpy's message names array shapes, not options
+            n_boot = getattr(args, "n_boot", 0)
+            hint = f" for --n-boot {n_boot} bootstrap replicates; use fewer" if n_boot else ""
+            print(f"{PROG} {args.command}: error: not enough memory{hint}.", file=sys.stderr)
+            return EXIT_INPUT
+        raise
     except KeyboardInterrupt as exc:
-        if isinstance(exc, Terminated):  # SIGTERM, handled as Ctrl-C is (console)
-            print(f"{PROG} {args.command}: terminated", file=sys.stderr)
-            return 143
-        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _stopped(args.command, exc)
+
+
+def _stopped(command: str, exc: KeyboardInterrupt) -> int:
+    """The line and status of a command stopped by SIGTERM (143: handled as Ctrl-C is, see
+    :func:`console`) or Ctrl-C (130).
+    """
+    if isinstance(exc, Terminated):
+        print(f"{PROG} {command}: terminated", file=sys.stderr)
+        return 143
+    print(f"{PROG} {command}: interrupted", file=sys.stderr)
+    return 130
+
+
+def _passthrough(command: str, argv: list, quiet: bool) -> int:
+    """Run a command with its own parser (``study``, ``reproduce``, ``simulate``) as the others
+    run: warnings one line each, Ctrl-C and SIGTERM one line and status 130 or 143.
+    """
+    try:
+        with _OneLineWarnings(command):
+            if quiet:
+                if command != "study":
+                    print(f"{PROG} {command}: error: -q/--quiet: {PROG} {command} has no quiet "
+                          "mode (its lines are its report); leave it out.", file=sys.stderr)
+                    return EXIT_INPUT
+                return main_study(argv, quiet=True)
+            return _PASSTHROUGH[command](argv)
+    except KeyboardInterrupt as exc:
+        return _stopped(command, exc)
+    except Exception:
+        if (stop := signalled()) is not None:  # an error a stop signal caused (DuckDB's)
+            return _stopped(command, stop)
+        raise
 
 
 def console() -> None:
@@ -1647,7 +1703,7 @@ def console() -> None:
     """
     import signal
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, raise_interrupted)
     signal.signal(signal.SIGTERM, raise_terminated)
     code = exit_status(main)
     if code in (130, 143):

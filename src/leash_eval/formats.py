@@ -860,11 +860,18 @@ def vouched(src) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 # Readers: one DuckDB view per file, in raw canonical fields
 # --------------------------------------------------------------------------------------------
+_DATABASES: dict = {}  # this process's DuckDB database, by process and settings
+_SPILL: dict = {}  # and its spill folder
+
+
 def connect(temp_dir=None):
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
-    to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder, removed at exit,
+    to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder (removed at exit),
     printing no progress bar of its own (on stdout, into a command's output, for a query of
-    seconds).
+    seconds): a cursor of this
+    process's one in-memory database (its own temporary tables, views and registrations; the
+    limit is the process's). A new database per read cost about 20 ms of CPU, a cursor a
+    quarter of a millisecond: a study of 1,000 small files opened 1,000.
     """
     import atexit
     import shutil
@@ -873,12 +880,19 @@ def connect(temp_dir=None):
     import duckdb
 
     tmp = temp_dir or os.environ.get("LEASH_TEMP_DIR")
-    if not tmp:
-        tmp = tempfile.mkdtemp(prefix="leash-duckdb-")
-        atexit.register(shutil.rmtree, tmp, True)
-    con = duckdb.connect(config={"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
-                                 "temp_directory": tmp})
-    con.execute("SET enable_progress_bar = false")
+    if not tmp:  # one per process, as the database
+        if _SPILL.get("dir") is None or not os.path.isdir(_SPILL["dir"]):
+            _SPILL["dir"] = tempfile.mkdtemp(prefix="leash-duckdb-")
+            atexit.register(shutil.rmtree, _SPILL["dir"], True)
+        tmp = _SPILL["dir"]
+    # by process too: a child forked after this one opened it gets its own (DuckDB's threads
+    # are not forked with it)
+    key = (os.getpid(), os.environ.get("LEASH_MEMORY_LIMIT", "2GB"), tmp)
+    if key not in _DATABASES:
+        _DATABASES[key] = duckdb.connect(config={"memory_limit": key[1],
+                                                 "temp_directory": tmp})
+    con = _DATABASES[key].cursor()
+    con.execute("SET enable_progress_bar = false")  # a setting of each connection
     return con
 
 

@@ -32,8 +32,8 @@ from leash.paths import DATA, MIRROR_ENV, REPO
 from leash.writing import folder_beside
 
 __all__ = ["DATASET_FORMATS", "GENERATION_FORMATS", "MIRROR_ENV", "Dataset",
-           "DatasetUnavailableError", "Manifest", "dataset", "default_dest", "fetch",
-           "load_manifest", "locate", "resolve", "sha256_file"]
+           "DatasetUnavailableError", "Manifest", "dataset", "default_dest", "fetch", "file_state",
+           "load_manifest", "locate", "read_unchanged", "resolve", "sha256_file"]
 
 #: Generation formats (readers of :mod:`leash_eval.formats`) a manifest entry may name.
 GENERATION_FORMATS = ("samples", "counts", "summary", "evaluator", "nested")
@@ -254,6 +254,70 @@ def sha256_file(path: str | os.PathLike) -> str:
     pass a file edited in place, and hashing (about 1 GB/s) is cheap next to parsing it.
     """
     return _pooch().file_hash(str(path), alg="sha256")
+
+
+def file_state(path: str | os.PathLike) -> tuple[str, tuple]:
+    """``(sha256, identity)`` of a file: the hex sha256 of its bytes and the identity of the
+    file hashed (device, inode, size, modification and change times, from the open file after
+    its last byte). A file replaced or written while it is hashed gets a hash of no content.
+    """
+    import hashlib
+
+    from leash_eval.formats import check_regular_file
+
+    check_regular_file(path)  # a FIFO or a device would block or never end
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        first = os.fstat(fh.fileno())
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+        st = os.fstat(fh.fileno())
+    identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if identity != (first.st_dev, first.st_ino, first.st_size, first.st_mtime_ns,
+                    first.st_ctime_ns):
+        return "changed while hashed", identity
+    return digest.hexdigest(), identity
+
+
+#: Times :func:`read_unchanged` reads files that change under it before it gives up.
+READ_TRIES = 3
+
+
+def read_unchanged(paths, read, states=None, discard=None):
+    """``(read(digests), digests)``, ``read`` called while none of ``paths`` changes: each
+    file's sha256 and identity (:func:`file_state`) are taken before and after ``read``, which
+    gets the sha256s of the first (so a cache entry is named after the bytes it was filled
+    from, not another read's); a file replaced or written meanwhile is read again, up to
+    :data:`READ_TRIES` times, then an OSError names it.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        The files ``read`` reads.
+    read : callable
+        ``read(digests)``, digests the list of the files' hex sha256, in order.
+    states : list, optional
+        :func:`file_state` of each path, already taken (a cache lookup's): the first try's.
+    discard : callable, optional
+        Called with what a try whose files changed returned (to remove what it wrote).
+
+    Returns
+    -------
+    tuple
+        What ``read`` returned, and the digests it was given.
+    """
+    paths = [Path(p) for p in paths]
+    for _ in range(READ_TRIES):
+        before = states or [file_state(p) for p in paths]
+        value = read([d for d, _ in before])
+        states = [file_state(p) for p in paths]
+        if states == before:
+            return value, [d for d, _ in before]
+        if discard is not None:
+            discard(value)
+    changed = next(p for p, a, b in zip(paths, before, states) if a != b)
+    raise OSError(f"{changed}: the file changed while it was read, {READ_TRIES} times in a "
+                  "row; read it again once it is written.")
 
 
 class _ChecksumMismatch(ValueError):

@@ -17,8 +17,9 @@ import time
 
 from leash.writing import alive
 
-__all__ = ["Terminated", "die_with", "exit_status", "forkserver_context", "raise_terminated",
-           "sigterm_raises", "signals_held", "signals_ignored", "stop_forkserver"]
+__all__ = ["Terminated", "die_with", "exit_status", "forkserver_context", "raise_interrupted",
+           "raise_terminated", "sigterm_raises", "signalled", "signals_held", "signals_ignored",
+           "stop_forkserver"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -27,9 +28,40 @@ class Terminated(KeyboardInterrupt):
     """
 
 
+#: The stop signal this process last received through the handlers below (None: none).
+_RECEIVED: dict = {"signal": None}
+
+
 def raise_terminated(signum, frame):
-    """A SIGTERM handler: raise :class:`Terminated` in the main thread."""
+    """A SIGTERM handler: raise :class:`Terminated` in the main thread (and remember it:
+    :func:`signalled`).
+    """
+    _RECEIVED["signal"] = signal.SIGTERM
     raise Terminated
+
+
+def raise_interrupted(signum, frame):
+    """A SIGINT handler: raise KeyboardInterrupt, as Python's own does (and remember it:
+    :func:`signalled`).
+    """
+    _RECEIVED["signal"] = signal.SIGINT
+    raise KeyboardInterrupt
+
+
+def signalled(clear: bool = False) -> KeyboardInterrupt | None:
+    """The stop of the last SIGTERM or SIGINT received through :func:`raise_terminated` or
+    :func:`raise_interrupted` (a :class:`Terminated` or a KeyboardInterrupt), else None;
+    ``clear`` forgets it (a command starting). A library may turn the exception a handler
+    raised into its own: DuckDB stops a query when a signal's handler raises and reports
+    ``RuntimeError("Query interrupted")`` instead, so that a command would print a traceback
+    for Ctrl-C; what ends a command after a stop signal is that stop.
+    """
+    sig = _RECEIVED["signal"]
+    if clear:
+        _RECEIVED["signal"] = None
+    if sig is None:
+        return None
+    return Terminated() if sig == signal.SIGTERM else KeyboardInterrupt()
 
 
 def sigterm_raises():

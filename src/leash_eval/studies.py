@@ -10,9 +10,9 @@ function of this module, so the interface between the two packages is this page.
 from __future__ import annotations
 
 __all__ = ["manifest_names", "dataset_names", "gold_names", "question_dataset", "resolve",
-           "load_counts", "cached_counts", "store_counts", "rescored_path", "local_copies",
-           "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError", "public_module",
-           "sample_digest", "DIGEST_COLUMNS"]
+           "load_counts", "cached_counts", "read_counts", "store_counts", "rescored_path",
+           "local_copies", "MIRROR_ENV", "load_benchmark", "DatasetUnavailableError",
+           "public_module", "sample_digest", "DIGEST_COLUMNS"]
 
 from leash_eval.formats import check_regular_file
 from leash_eval.manifest import MIRROR_ENV, DatasetUnavailableError, load_manifest, locate
@@ -20,16 +20,21 @@ from leash_eval.rescore import GOLD_RULES, load_benchmark, question_dataset, res
 from leash_eval.summarize import load_counts
 
 #: Bumped when what a cached summary holds changes (with leash's version, part of the key).
-SUMMARY_CACHE_VERSION = 1
+#: 2: named and filled from one read, and carrying its own key (entries of 1 are not read).
+SUMMARY_CACHE_VERSION = 2
 
 
 def cached_counts(path, *, cache_dir, na: str = "class", **reader):
     """:func:`load_counts` of one file, made once and then read back: a summary Parquet file
     under ``cache_dir`` named by a sha256 over the input's bytes (hashed every time, so an
     edited file is read again), the reader options (a YAML mapping file by its bytes too), the
-    NA rule and leash's version. Written whole or not at all (a temporary file renamed), so an
-    interrupted run leaves no half summary; ``leash study check`` fills it, the notebooks of
-    ``make reproduce DATA=...`` read it.
+    NA rule and leash's version. Named and filled from one read: the files are hashed before
+    and after they are read (:func:`leash_eval.manifest.read_unchanged`), so a file replaced
+    meanwhile is read again and never stored under another content's name. Written whole or
+    not at all (a temporary file renamed), so an interrupted run leaves no half summary; an
+    entry that cannot be read, or that is not the one its name says (it carries its key), is
+    discarded with a warning and the file read again. ``leash study check`` fills it, the
+    notebooks of ``make reproduce DATA=...`` read it.
 
     Parameters
     ----------
@@ -45,30 +50,61 @@ def cached_counts(path, *, cache_dir, na: str = "class", **reader):
     pandas.DataFrame
         The summary frame, its ``attrs["provenance"]`` that of the first read.
     """
-    from leash_eval.summarize import read_summary
+    from leash_eval.manifest import file_state, read_unchanged
 
-    target = _cache_file(path, cache_dir, na, reader)
-    if target.is_file():
-        return read_summary(target)
-    frame = load_counts([path], na=na, **reader)
-    store_counts(frame, path, cache_dir=cache_dir, na=na, **reader)
+    sources = _sources(path, reader)
+    states = [file_state(p) for p in sources]
+    target, key = _cache_file(path, cache_dir, na, reader, [d for d, _ in states])
+    cached = _cached(target, key)
+    if cached is not None:
+        return cached
+    frame, digests = read_unchanged(sources, lambda _: load_counts([path], na=na, **reader),
+                                    states)
+    _store(frame, *_cache_file(path, cache_dir, na, reader, digests))
+    return frame
+
+
+def read_counts(path, *, na: str = "class", **reader):
+    """:func:`load_counts` of one file, read while it does not change (as
+    :func:`cached_counts`), the frame carrying what :func:`store_counts` names its cache entry
+    after (``attrs["sources_sha256"]``): for ``leash study init``, which reads the files before
+    it knows the study's cache folder.
+    """
+    from leash_eval.manifest import read_unchanged
+
+    frame, digests = read_unchanged(_sources(path, reader),
+                                    lambda _: load_counts([path], na=na, **reader))
+    frame.attrs["sources_sha256"] = digests
     return frame
 
 
 def store_counts(frame, path, *, cache_dir, na: str = "class", **reader) -> None:
-    """Store ``frame``, :func:`load_counts` of ``path`` under ``na`` and ``reader``, where
-    :func:`cached_counts` looks for it (``leash study init`` read the files already). Written
-    whole or not at all; a frame without rows is not stored.
+    """Store ``frame``, :func:`read_counts` of ``path`` under ``na`` and ``reader``, where
+    :func:`cached_counts` looks for it (``leash study init`` read the files already), named
+    after the bytes it was read from. Written whole or not at all; a frame without rows, or
+    without the hashes of its read, is not stored.
     """
-    from leash_eval.summarize import write_summary
+    digests = frame.attrs.get("sources_sha256")
+    if len(frame) and digests:
+        _store(frame, *_cache_file(path, cache_dir, na, reader, digests))
 
-    if len(frame):
-        write_summary(frame, _cache_file(path, cache_dir, na, reader))  # whole or not at all
+
+def _sources(path, reader: dict) -> list:
+    """The files a read of ``path`` with ``reader`` reads: the file, and a YAML mapping file."""
+    from pathlib import Path
+
+    p = Path(path)
+    check_regular_file(p)  # hashing a device or a FIFO would never end
+    m = reader.get("mapping")
+    if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
+        return [p, Path(m)]
+    return [p]
 
 
-def _cache_file(path, cache_dir, na: str, reader: dict):
-    """The cache file of one input: named by a sha256 over its bytes, the reader options (a
-    YAML mapping file by its bytes too), the NA rule and leash's version.
+def _cache_file(path, cache_dir, na: str, reader: dict, digests: list):
+    """``(cache file, key)`` of one input: the key a sha256 over the bytes of the files read
+    (``digests``: the input's, a YAML mapping file's), the reader options, the NA rule and
+    leash's version; the file named after it.
     """
     import hashlib
     import json
@@ -76,22 +112,58 @@ def _cache_file(path, cache_dir, na: str, reader: dict):
     from pathlib import Path
 
     from leash._version import version
-    from leash_eval.manifest import sha256_file
 
-    p = Path(path)
-    check_regular_file(p)  # hashing a device or a FIFO would never end
     options = dict(reader)
-    m = options.get("mapping")
-    if isinstance(m, str) and m.lower().endswith((".yaml", ".yml")) and Path(m).is_file():
-        options["mapping_sha256"] = sha256_file(m)
+    if len(digests) > 1:
+        options["mapping_sha256"] = digests[1]
     key = json.dumps({"version": SUMMARY_CACHE_VERSION, "leash": version(),
-                      "input": sha256_file(p), "na": na, "reader": options},
+                      "input": digests[0], "na": na, "reader": options},
                      sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     # the file's stem only as a readable prefix, in ASCII (a name of undecodable bytes, read
     # as surrogates, is no path pyarrow can write): the digest names the entry
-    prefix = re.sub(r"[^A-Za-z0-9_-]+", "_", p.name.split(".")[0]) or "input"
-    return Path(cache_dir) / f"{prefix}.{digest}.parquet"
+    prefix = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(path).name.split(".")[0]) or "input"
+    return Path(cache_dir) / f"{prefix}.{digest}.parquet", digest
+
+
+#: Where a cache entry keeps the key it was stored under, in its provenance.
+_KEY = "summary_cache_key"
+
+
+def _store(frame, target, key: str) -> None:
+    from leash_eval.summarize import write_summary
+
+    if not len(frame):
+        return
+    out = frame.copy(deep=False)
+    out.attrs = {**frame.attrs, "provenance": {**frame.attrs.get("provenance", {}), _KEY: key}}
+    out.attrs.pop("sources_sha256", None)
+    write_summary(out, target)  # whole or not at all
+
+
+def _cached(target, key: str):
+    """The summary of a cache entry, or None: absent, or discarded (removed, with a warning)
+    when it cannot be read or is not the entry of ``key``.
+    """
+    import warnings
+
+    from leash.errors import LeashWarning
+    from leash_eval.summarize import read_summary
+
+    if not target.is_file():
+        return None
+    try:
+        frame = read_summary(target)
+        stored = frame.attrs.get("provenance", {}).pop(_KEY, None)
+        if stored != key:
+            raise ValueError(f"it holds the entry of key {stored!r}")
+    except (ValueError, TypeError, OSError) as exc:
+        warnings.warn(LeashWarning(
+            f"{target}: a cached summary that is corrupt ({' '.join(str(exc).split())[:200]}): "
+            "discarded; the file it summarized is read again.", file=target), stacklevel=3)
+        target.unlink(missing_ok=True)
+        return None
+    return frame
 
 
 def manifest_names() -> tuple[str, ...]:
@@ -178,16 +250,46 @@ def sample_digest(path, *, response_chars: int = 160, cache_dir=None, **reader):
         verdict), ``response`` and whether it is correct. None for a file of per-question
         counts or summaries, which keep neither the order nor the texts.
     """
+    if cache_dir is None:
+        return _digest(path, response_chars, reader)
+    import warnings
+
     import pandas as pd
 
+    from leash.errors import LeashWarning
     from leash.writing import replacing
+    from leash_eval.manifest import file_state, read_unchanged
+
+    tag, sources = f"digest-{int(response_chars)}", _sources(path, reader)
+    states = [file_state(p) for p in sources]
+    target, _ = _cache_file(path, cache_dir, tag, reader, [d for d, _ in states])
+    if target.is_file():
+        try:
+            out = pd.read_parquet(target)
+            if list(out.columns) != list(DIGEST_COLUMNS):
+                raise ValueError(f"its columns are {list(out.columns)}")
+            return out.astype({"question_id": "string", "step": "Int64"})
+        except (ValueError, TypeError, OSError) as exc:  # pyarrow's errors are ValueErrors
+            warnings.warn(LeashWarning(
+                f"{target}: a cached digest that is corrupt ({' '.join(str(exc).split())[:200]})"
+                ": discarded; the file it digested is read again.", file=target), stacklevel=2)
+            target.unlink(missing_ok=True)
+    # named after the bytes read, as cached_counts: a file replaced meanwhile is read again
+    out, digests = read_unchanged(sources, lambda _: _digest(path, response_chars, reader),
+                                  states)
+    if out is not None:
+        target, _ = _cache_file(path, cache_dir, tag, reader, digests)
+        with replacing(target) as tmp:
+            out.to_parquet(tmp, index=False)
+    return out
+
+
+def _digest(path, response_chars: int, reader: dict):
+    """:func:`sample_digest` of one file, read now."""
+    import pandas as pd
+
     from leash_eval import formats as F
 
-    target = None
-    if cache_dir is not None:
-        target = _cache_file(path, cache_dir, f"digest-{int(response_chars)}", reader)
-        if target.is_file():
-            return pd.read_parquet(target).astype({"question_id": "string", "step": "Int64"})
     kind = F.detect_format(path, fmt=reader.get("fmt"), mapping=reader.get("mapping"))[0]
     if kind in ("counts", "summary"):
         return None
@@ -238,7 +340,4 @@ def sample_digest(path, *, response_chars: int = 160, cache_dir=None, **reader):
     out = out[list(DIGEST_COLUMNS)].astype({"question_id": "string", "step": "Int64",
                                             "n_ordered": "int64", "response": "string",
                                             "response_correct": "boolean"})
-    if target is not None:
-        with replacing(target) as tmp:
-            out.to_parquet(tmp, index=False)
     return out

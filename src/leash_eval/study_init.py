@@ -59,6 +59,7 @@ import pandas as pd
 
 from leash.errors import LeashValueError, Param, closest
 from leash.paths import slug, study_folder
+from leash.writing import write_text
 
 __all__ = ["StudyDraft", "Label", "parse_label", "draft_study", "write_study", "RL_WORDS",
            "MATH_WORDS"]
@@ -216,16 +217,17 @@ def _missing(exc: Exception) -> str | None:
 
 
 def _load(path: Path, kw: dict, progress, *, named: bool):
-    """:func:`load_counts` of one file; a file naming no benchmark is one line asking for
+    """:func:`~leash_eval.studies.read_counts` of one file (hashed as read: what the study's
+    cache entry is named after); a file naming no benchmark is one line asking for
     ``--benchmark``. Returns the frame, or None when the file names no model and ``named`` is
     False (the caller then labels it).
     """
-    from leash_eval.summarize import load_counts
+    from leash_eval.studies import read_counts
 
     if progress:
         progress(f"reading {path}")
     try:
-        return load_counts([path], **kw)
+        return read_counts(path, **kw)
     except LeashValueError as exc:
         what = _missing(exc)
         if what == "model" and not named:
@@ -701,7 +703,6 @@ def write_study(draft: StudyDraft, out, *, force: bool = False) -> Path:
     the permissions of any new file), and store the summaries it read in the study's cache
     (``build/<name>/.summaries/``); an existing ``out`` is an error unless ``force``.
     """
-    from leash.writing import write_text
     from leash_eval.studies import store_counts
 
     out = Path(out)
@@ -709,7 +710,7 @@ def write_study(draft: StudyDraft, out, *, force: bool = False) -> Path:
         raise LeashValueError(Param("out"), f" {out} exists; it is left as it is (pass ",
                               Param("force", value=True), " to replace it).", param="out",
                               value=str(out), file=out)
-    write_text(out, draft.text)
+    write_text(out, draft.text)  # whole or not at all, with the mode open() gives
     for path, kw, frame in draft.frames:
         store_counts(frame, path, cache_dir=study_folder(draft.name) / ".summaries", **kw)
     return out

@@ -620,6 +620,8 @@ def _frame_table(frame):
     import pyarrow as pa
 
     schema, cols = summary_schema(), {}
+    frame = frame.copy(deep=False)
+    frame.attrs = {}  # pandas deep-copies attrs (the provenance) on every column it hands out
     for f in schema:
         s = frame[f.name]
         if pa.types.is_list(f.type):

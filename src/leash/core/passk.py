@@ -39,6 +39,9 @@ import numbers
 
 import numpy as np
 
+# MAX_N, MAX_TERMS: the bounds of G-Pass@k, mG-Pass@k and pass^k (n, and the terms of a tail
+# summed per question), public here
+from leash.core._hypergeom import MAX_N, MAX_TERMS, at_least, excess_mean
 from leash.core._validation import (
     Counts,
     Interval,
@@ -64,8 +67,9 @@ FIRST_CORRECT = Counts(minimum=-1, note="-1: no correct sample")
 # at its peak, so 2**19 terms keep the working set near 20 MiB (benchmarks/bench_core.py).
 _CHUNK_TERMS = 1 << 19
 
-__all__ = ["ESTIMATORS", "G_PASS_THRESHOLDS", "found_within", "pass_at_k", "pass_at_k_first",
-           "pass_at_k_curve", "avg_at_n", "g_pass_at_k", "mg_pass_at_k", "pass_hat_k"]
+__all__ = ["ESTIMATORS", "G_PASS_THRESHOLDS", "MAX_N", "MAX_TERMS", "found_within", "pass_at_k",
+           "pass_at_k_first", "pass_at_k_curve", "avg_at_n", "g_pass_at_k", "mg_pass_at_k",
+           "pass_hat_k"]
 
 #: The thresholds tau of G-Pass@k_tau that OpenCompass reports (Liu et al., 2024,
 #: arXiv 2412.13147; ``icl_base_evaluator.py``, ``BaseEvaluator.evaluate``).
@@ -536,19 +540,6 @@ def _shaped(out, n, c, k):
     return np.atleast_1d(out)
 
 
-def _hypergeom_at_least(m, n, c, k):
-    """P(X >= m) for X the correct samples among k drawn without replacement from n holding c:
-    the exact hypergeometric tail, ``scipy.stats.hypergeom.sf(m - 1, n, c, k)`` (0 where
-    m > min(c, k)), clipped into [0, 1] against the last bit of its rounding.
-    """
-    from scipy.stats import hypergeom
-
-    n, c, k, m = np.broadcast_arrays(n, c, k, m)
-    out = np.where(m > np.minimum(c, k), 0.0,
-                   hypergeom.sf(np.maximum(m, 1) - 1, n, c, k))
-    return np.clip(out, 0.0, 1.0) + 0.0
-
-
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS],
                   "tau": [Interval(numbers.Real, 0, 1, closed="both")]})
 def g_pass_at_k(n, c, k, tau):
@@ -567,7 +558,16 @@ def g_pass_at_k(n, c, k, tau):
     Returns
     -------
     float or ndarray of float, shape (n_questions,)
-        ``sum_{j >= m} C(c, j) C(n - c, k - j) / C(n, k)`` per question.
+        ``sum_{j >= m} C(c, j) C(n - c, k - j) / C(n, k)`` per question, to a few units in the
+        last place (:mod:`leash.core._hypergeom`: Loader's saddle point, the tail summed away
+        from the mode).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``n`` above :data:`MAX_N`, or a question whose tail would sum more than
+        :data:`MAX_TERMS` terms (about 9 standard deviations of the correct samples drawn:
+        ``n`` and ``k`` both beyond ~1e12), refused before any work.
 
     Examples
     --------
@@ -579,8 +579,7 @@ def g_pass_at_k(n, c, k, tau):
     func = "g_pass_at_k"
     _check_n_c_k(func, n, c, k)
     m = np.maximum(np.ceil(k * np.float64(tau)), 1).astype(np.int64)  # as OpenCompass does
-    out = _hypergeom_at_least(m, n, c, k)
-    return _shaped(out, n, c, k)
+    return _shaped(at_least(m, n, c, k, func), n, c, k)
 
 
 @validate_params({"n": [COUNTS], "c": [COUNTS], "k": [BUDGETS]})
@@ -596,6 +595,12 @@ def mg_pass_at_k(n, c, k):
     Returns
     -------
     float or ndarray of float, shape (n_questions,)
+        ``2/k E[(X - ceil(k/2))+]``, the same sum as one weighted tail.
+
+    Raises
+    ------
+    InvalidParameterError
+        As :func:`g_pass_at_k`.
 
     Examples
     --------
@@ -606,14 +611,9 @@ def mg_pass_at_k(n, c, k):
     """
     func = "mg_pass_at_k"
     _check_n_c_k(func, n, c, k)
-    n1, c1, k1 = (np.atleast_1d(a) for a in np.broadcast_arrays(n, c, k))
-    out = np.zeros(n1.shape, dtype=np.float64)
-    for kk in np.unique(k1):  # one sum per distinct budget, vectorized over its questions
-        at = k1 == kk
-        lo = -(-int(kk) // 2)  # ceil(k / 2)
-        for i in range(lo + 1, int(kk) + 1):
-            out[at] += _hypergeom_at_least(i, n1[at], c1[at], kk)
-        out[at] *= 2.0 / kk
+    # 2/k sum_{i > ceil(k/2)} P(X >= i) = 2/k E[(X - ceil(k/2))+]: one sum, not k of them
+    half = -(-k // 2)
+    out = 2.0 * excess_mean(half, n, c, k, func) / np.atleast_1d(k)
     return _shaped(out, n, c, k)
 
 
@@ -632,6 +632,11 @@ def pass_hat_k(n, c, k):
     float or ndarray of float, shape (n_questions,)
         Exactly 0.0 when ``c < k`` and 1.0 when ``c == n``.
 
+    Raises
+    ------
+    InvalidParameterError
+        As :func:`g_pass_at_k`.
+
     Examples
     --------
     >>> round(pass_hat_k(10, 3, 2), 12)  # C(3,2)/C(10,2) = 3/45
@@ -639,5 +644,4 @@ def pass_hat_k(n, c, k):
     """
     func = "pass_hat_k"
     _check_n_c_k(func, n, c, k)
-    out = _hypergeom_at_least(k, n, c, k)
-    return _shaped(out, n, c, k)
+    return _shaped(at_least(k, n, c, k, func), n, c, k)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from leash.errors import LeashValueError, Param
-from leash.writing import replacing
+from leash.writing import open_lock, replacing
 from leash_eval.generate.backends import DEFAULT_PROMPT, Backend, sample_seed
 
 __all__ = ["generate", "check_settings", "read_questions", "write_parquet", "METADATA_KEY",
@@ -294,7 +294,7 @@ def generate(backend: Backend, questions, out, *, label: str, benchmark: str, k:
                    entropy_temperature=entropy_temperature)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.with_name(out.name + ".lock"), "a") as lock:
+    with open_lock(out.with_name(out.name + ".lock")) as lock:
         # one run at a time per output: a second one waits, then resumes what the first left
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _generate(backend, questions, out, label=label, benchmark=benchmark, k=k,

@@ -25,11 +25,14 @@ Two scorers:
     graded as extracted.
 
 A response from which the grading extractor gets no answer is wrong and counted
-(``n_no_answer``). A timeout is not a verdict: math-verify's limits are wall-clock, so a loaded
-machine hits them where an idle one does not; a response whose parse or comparison times out is
-graded again with a longer limit (``n_timeouts`` counts them), and one that times out again has
-no verdict: ``correct`` is empty and ``timeout`` true in the output (``n_unresolved``), which
-the summary refuses unless told otherwise (``on_timeout``). math-verify's warning, which prints
+(``n_no_answer``). A timeout is not a verdict. math-verify's limits are wall-clock seconds, which
+a machine busy with other processes spends where an idle one does not, so leash limits each
+parse and comparison in CPU time instead (5 s, math-verify's default; the verdicts of a loaded
+machine are an idle one's); a response whose parse or comparison, or whose gold answer's parse,
+times out is graded again with a longer limit (``n_timeouts`` counts them), and one that times
+out again has no verdict: ``correct`` is empty and ``timeout`` true in the output
+(``n_unresolved``), which the summary refuses unless told otherwise (``on_timeout``). A gold
+parse is cached only once it finished, never from a timeout. math-verify's warning, which prints
 the whole response, is kept off the terminal. The ``answer`` column is leash's extraction,
 normalized (:func:`leash_eval.answers.normalize_answer`), with either extractor: the answer as the
 model wrote it, which answer entropy (Table 5) counts.
@@ -40,7 +43,7 @@ batch
 by batch. Both grade with one per-batch function, here (``jobs=1``) or in ``jobs`` worker
 processes with at most ``2 * jobs`` batches in flight, so memory is bounded by the batch size
 times the jobs, never by the file; results come back in input order, so the output does not
-depend on ``jobs``. math-verify times a parse out with ``signal.alarm``, which works only in the
+depend on ``jobs``. A parse is timed out by a signal (a CPU-time timer), which works only in the
 main thread of a process: workers grade in their main thread, and a caller outside the main
 thread is served by a worker. Workers (a pebble process pool) start from a fork server that
 imported math-verify once, ignore Ctrl-C (the parent stops them: ``leash rescore`` says

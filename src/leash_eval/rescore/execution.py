@@ -275,8 +275,8 @@ def _cluster_grade(spec: Spec, args) -> Graded:
     if multiprocessing.current_process().daemon:
         raise LeashValueError(
             Param("cluster"), " names a Dask cluster whose workers are daemonic processes, "
-            "which cannot start the grading processes (math-verify times out with "
-            "signal.alarm, in a main thread only): start it with "
+            "which cannot start the grading processes (leash times math-verify out with "
+            "a signal, in a main thread only): start it with "
             "LocalCluster(processes=False), or its workers with "
             "DASK_DISTRIBUTED__WORKER__DAEMON=False in their environment.")
     with _CLUSTER_LOCK:

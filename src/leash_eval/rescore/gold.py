@@ -3,17 +3,21 @@
 The question files of the data manifest (:data:`GOLD_RULES`, :func:`load_benchmark`), read with
 a gold rule (:func:`read_benchmark`); the gold answers a call is given, as ``{question_id:
 gold}`` (:func:`as_gold_map`); and the check of a file's own gold answers against the given
-ones (:class:`GoldCheck`). Question ids follow the Qwen2.5-Math evaluator: the file's ``idx``
-field, else the 0-based row position.
+ones (:class:`GoldCheck`); math-verify's parse of a gold answer (:func:`parsed_gold`), and its
+limits in CPU time (:func:`cpu_limited`) and timeouts counted (:func:`counting_timeouts`).
+Question ids follow the Qwen2.5-Math evaluator: the file's ``idx`` field, else the 0-based row
+position.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping
-from functools import lru_cache
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +28,9 @@ from leash.sources.choices import GOLD_FILE_RULES
 from leash_eval.answers import canonical_number, last_boxed, normalize_answer, require_math_verify
 
 __all__ = ["BENCHMARK_GOLD", "GOLD_RULES", "ID_FIELDS", "GoldByIds", "GoldCheck",
-           "MissingGoldError", "as_gold_map",
-           "gold_from_frame", "gold_str", "load_benchmark", "parsed_gold", "question_dataset",
-           "read_benchmark"]
+           "MissingGoldError", "as_gold_map", "counting_timeouts", "cpu_limited",
+           "gold_from_frame", "gold_str",
+           "load_benchmark", "parsed_gold", "question_dataset", "read_benchmark"]
 
 
 #: How the gold answer of each benchmark file is found (manifest dataset name -> rule).
@@ -259,12 +263,126 @@ def _as_latex(s: str) -> str:
     return s if ("$" in s or "\\boxed" in s or "\\(" in s or "\\[" in s) else f"${s}$"
 
 
-@lru_cache(maxsize=16384)
-def parsed_gold(gold: str) -> tuple:
-    """math-verify's parse of one gold answer (wrapped as ``$gold$`` without math delimiters),
-    cached.
+class _Timeouts(logging.Filter):
+    """The one filter on math-verify's loggers while a :func:`counting_timeouts` block runs:
+    counts its "Timeout during ...: <the whole response>" warnings (a wrong answer: it returns
+    ``[]`` / False) and keeps them off the terminal, where each would print the whole response
+    in the middle of the progress bar. One filter and one count, so blocks nest: a logging
+    filter that rejects a record hides it from the filters after it.
     """
-    return tuple(require_math_verify("scorer").parse(_as_latex(gold)))
+
+    def __init__(self):
+        super().__init__()
+        self.n = self.depth = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.msg if isinstance(record.msg, str) else ""
+        timeout = msg.startswith("Timeout during")
+        self.n += timeout
+        # and its note that its own (wall-clock) limit is off: leash's limit is CPU time
+        return not (timeout or msg.startswith("Timeout is disabled"))
+
+
+_TIMEOUTS = _Timeouts()
+
+
+class _TimeoutCount:
+    """What :func:`counting_timeouts` yields: ``n``, the timeouts since the block began."""
+
+    def __init__(self):
+        self._start = _TIMEOUTS.n
+
+    @property
+    def n(self) -> int:
+        return _TIMEOUTS.n - self._start
+
+
+@contextmanager
+def counting_timeouts():
+    """Within the block, math-verify's timeout warnings are counted (the ``n`` of the object
+    yielded) and kept off the terminal; blocks nest (each counts every timeout in it).
+    """
+    loggers = [logging.getLogger(n) for n in ("math_verify.parser", "math_verify.grader")]
+    if not _TIMEOUTS.depth:
+        for lg in loggers:
+            lg.addFilter(_TIMEOUTS)
+    _TIMEOUTS.depth += 1
+    try:
+        yield _TimeoutCount()
+    finally:
+        _TIMEOUTS.depth -= 1
+        if not _TIMEOUTS.depth:  # outside every block, math-verify's warnings are its own
+            for lg in loggers:
+                lg.removeFilter(_TIMEOUTS)
+
+
+def cpu_limited(call, seconds: float, fallback):
+    """``call()`` (a call of math-verify) within ``seconds`` of this process's CPU time, not
+    wall-clock time: math-verify's own limits are ``signal.alarm``'s wall-clock seconds, which a
+    machine busy with other processes spends where an idle one does not, so that its verdicts
+    changed with the load. A CPU-time timer (``setitimer(ITIMER_PROF)``: user and system time)
+    raises math-verify's ``TimeoutException`` in the call, which math-verify turns into its
+    "Timeout during ..." warning (counted by :func:`counting_timeouts`) and an empty parse or
+    False; one raised
+    outside math-verify's handlers is counted here and gives ``fallback``. Call math-verify
+    with its own limit off (``parsing_timeout=None``, ``timeout_seconds=None``). In the main
+    thread only (signals), as math-verify's limits; where there is no ``setitimer``
+    (Windows) the call runs unlimited.
+    """
+    import signal
+
+    from math_verify.errors import TimeoutException
+
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        return call()
+
+    def expired(signum, frame):
+        raise TimeoutException("CPU time limit")
+
+    previous = signal.signal(signal.SIGPROF, expired)
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_PROF, float(seconds))
+            return call()
+        finally:  # a one-shot timer: once disarmed (or fired) no second exception can come
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except TimeoutException:  # fired between math-verify's own handlers
+        _TIMEOUTS.n += 1
+        return fallback
+    finally:
+        signal.signal(signal.SIGPROF, previous)
+
+
+#: Gold parses that finished, by gold answer (the most recent :data:`_GOLD_CACHE_SIZE`).
+_GOLD_PARSES: OrderedDict = OrderedDict()
+_GOLD_CACHE_SIZE = 16384
+
+
+def parsed_gold(gold: str, limit: int = 5) -> tuple | None:
+    """math-verify's parse of one gold answer (wrapped as ``$gold$`` without math delimiters),
+    within ``limit`` seconds of CPU time (:func:`cpu_limited`; math-verify's default limit, 5),
+    cached once it finished.
+
+    Returns
+    -------
+    tuple or None
+        The parse (empty: unparsable); None when it timed out: no verdict, and nothing cached
+        (a cached timeout would grade every response to the question wrong).
+    """
+    hit = _GOLD_PARSES.get(gold)
+    if hit is not None:
+        _GOLD_PARSES.move_to_end(gold)
+        return hit
+    mv = require_math_verify("scorer")
+    with counting_timeouts() as timeouts:
+        parsed = tuple(cpu_limited(lambda: mv.parse(_as_latex(gold), parsing_timeout=None),
+                                   limit, []))
+    if timeouts.n:
+        return None
+    _GOLD_PARSES[gold] = parsed
+    if len(_GOLD_PARSES) > _GOLD_CACHE_SIZE:
+        _GOLD_PARSES.popitem(last=False)
+    return parsed
 
 
 class GoldCheck:
@@ -306,6 +424,8 @@ class GoldCheck:
             if a == b or not exact:
                 return a == b or normalize_answer(a) == normalize_answer(b)
             pa, pb = parsed_gold(a), parsed_gold(b)
+            if pa is None or pb is None:  # timed out: compared as leash normalizes them
+                return normalize_answer(a) == normalize_answer(b)
             return bool(pa and pb and mv.verify(list(pb), list(pa)))
 
         differ = [(q, a, self.given[q]) for q, a in own.items() if not same(a, self.given[q])]

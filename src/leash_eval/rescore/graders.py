@@ -1,17 +1,18 @@
 """Grading one batch of responses, with math-verify or a Reasoning Gym scorer: the one grading
 function behind every path of :mod:`leash_eval.rescore` (:func:`grade_rows`), what it needs
 besides the rows (:class:`Spec`), and math-verify's timeouts, counted
-(:func:`counting_timeouts`). Each scorer is an entry of the registry
+(:func:`~leash_eval.rescore.gold.counting_timeouts`). Each scorer is an entry of the registry
 (:mod:`leash_eval.scorers`) naming its :class:`~leash_eval.scorers.Grader` here
 (:data:`MATH_VERIFY`, :data:`REASONING_GYM`); :func:`make_spec`, :func:`prepare` and
 :func:`grade_rows` dispatch through it.
+The rule for math-verify's timeouts (:data:`TIME_LIMIT`, :data:`RETRY_LIMIT`) holds on the
+gold side as on the response side.
 """
 
 from __future__ import annotations
 
-import logging
+import itertools
 from collections.abc import Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,11 +26,11 @@ from leash_eval.answers import (
     require_math_verify,
 )
 from leash_eval.gym_answers import rewrite
-from leash_eval.rescore.gold import gold_str, parsed_gold
+from leash_eval.rescore.gold import counting_timeouts, cpu_limited, gold_str, parsed_gold
 from leash_eval.scorers import Grader, extractors, grader, scorer_named, scorers
 
-__all__ = ["MATH_VERIFY", "REASONING_GYM", "Graded", "Spec", "counting_timeouts", "grade_rows",
-           "make_spec", "prepare", "verify_response"]
+__all__ = ["MATH_VERIFY", "REASONING_GYM", "Graded", "Spec", "grade_rows", "make_spec", "prepare",
+           "verify_response"]
 
 
 def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
@@ -48,6 +49,12 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     Returns
     -------
     bool
+
+    Raises
+    ------
+    TimeoutError
+        math-verify timed out twice (response or gold, :data:`TIME_LIMIT` then
+        :data:`RETRY_LIMIT` seconds): no verdict, not a wrong answer.
     """
     own = scorers()["math-verify"].extractors
     if extract not in own:
@@ -60,7 +67,13 @@ def verify_response(response, gold, *, extract: str = "math-verify") -> bool:
     if not isinstance(response, str):
         raise LeashTypeError(param="response", func="verify_response", value=response,
                              constraint="a str or None", got=type(response).__name__)
-    return _mv_grade(response, g, extract)[0]
+    graded = grade_rows(prepare(Spec("math-verify", extract)), [response], [g], ["-"], 0)
+    if graded.timeout[0]:
+        raise TimeoutError(
+            f"verify_response: no verdict: math-verify timed out grading the response against "
+            f"{g!r}, at {TIME_LIMIT} s and again at {RETRY_LIMIT} s (its limits are wall-clock: "
+            "a loaded machine times out where an idle one does not); try again.")
+    return bool(graded.correct[0])
 
 
 @dataclass(frozen=True)
@@ -83,10 +96,12 @@ class Graded(NamedTuple):
     timeout: np.ndarray    # bool: timed out at RETRY_LIMIT too: no verdict (not wrong)
 
 
-#: math-verify's time limit per parse and per comparison, in seconds (its own default). Limits
-#: are wall-clock (``signal.alarm``), so a loaded machine hits them where an idle one does not:
-#: a row that times out is graded once more with :data:`RETRY_LIMIT`, and one that times out
-#: again has no verdict (``timeout``), which the summary refuses unless told what to do.
+#: The time limit per parse (a response's, a gold answer's) and per comparison, in seconds of
+#: this process's CPU time (:func:`leash_eval.rescore.gold.cpu_limited`; math-verify's own
+#: default, 5, is wall-clock, which a machine busy with other processes spends where an idle one
+#: does not, so that verdicts changed with the load): a row that times out is graded once more
+#: with :data:`RETRY_LIMIT`, and one that times out again has no verdict (``timeout``), which
+#: the summary refuses unless told what to do.
 TIME_LIMIT = 5
 RETRY_LIMIT = 30
 
@@ -137,36 +152,6 @@ def grade_rows(state, responses: list, golds: list | None, qids: list,
     return Graded(correct, answers, ~found & ~timed_out, retried, timed_out)
 
 
-class _TimeoutCount(logging.Filter):
-    """Counts math-verify's "Timeout during ...: <the whole response>" warnings (a wrong answer:
-    it returns ``[]`` / False) and keeps them off the terminal, where each would print the whole
-    response in the middle of the progress bar.
-    """
-
-    n = 0
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        timeout = isinstance(record.msg, str) and record.msg.startswith("Timeout during")
-        self.n += timeout
-        return not timeout
-
-
-@contextmanager
-def counting_timeouts():
-    """Within the block, math-verify's timeout warnings are counted (the ``n`` of the object
-    yielded) and kept off the terminal.
-    """
-    counter = _TimeoutCount()
-    loggers = [logging.getLogger(n) for n in ("math_verify.parser", "math_verify.grader")]
-    for lg in loggers:
-        lg.addFilter(counter)
-    try:
-        yield counter
-    finally:
-        for lg in loggers:
-            lg.removeFilter(counter)
-
-
 def _mv_grade(response: str | None, gold: str, extract: str,
               limit: int | None = None) -> tuple[bool, str | None, bool]:
     r"""``(correct, answer, found)`` of one response against one gold (a string) with
@@ -181,15 +166,19 @@ def _mv_grade(response: str | None, gold: str, extract: str,
         return False, None, False
     answer = normalize_answer(extract_answer(response))  # MATH_METHODS
     if extract == "math-verify":
-        pred = mv.parse(response, parsing_timeout=limit)
-        if not pred:
-            return False, answer, False
+        text = response
     else:
         if answer is None:
             return False, None, False
-        pred = mv.parse(f"${answer}$", parsing_timeout=limit)
-    g = parsed_gold(gold)
-    correct = bool(g) and bool(pred) and bool(mv.verify(list(g), pred, timeout_seconds=limit))
+        text = f"${answer}$"
+    pred = cpu_limited(lambda: mv.parse(text, parsing_timeout=None), limit, [])
+    if not pred:
+        return False, answer, extract != "math-verify"
+    g = parsed_gold(gold, limit)  # None: timed out (counted, as a timeout of the response)
+    # math-verify's verify: any pair (gold, prediction) equal, each pair within the limit
+    correct = bool(g) and any(
+        cpu_limited(lambda a=a, b=b: mv.verify([a], [b], timeout_seconds=None), limit, False)
+        for a, b in itertools.product(g, pred))
     return correct, answer, True
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 from leash.errors import LeashTypeError, LeashValueError, Param
 from leash.paths import BUILD
 from leash.sources.choices import is_gold_file
+from leash.writing import replacing
 from leash_eval.answers import require_math_verify
 from leash_eval.rescore.execution import graded, jobs_and_batch, progress_bar
 from leash_eval.rescore.gold import (
@@ -409,8 +410,10 @@ def rescore_file(
 
 
 class _Writer:
-    """Rescored samples written batch by batch to a temporary file beside ``out``, moved into
-    place only when every batch is written (an interrupted run leaves no half file).
+    """Rescored samples written batch by batch to a temporary file beside ``out``
+    (:func:`leash.writing.replacing`: created new under a random name, so nothing planted there
+    is written through, and given the umask's mode), moved into place only when every batch is
+    written (an interrupted run leaves no half file).
     """
 
     def __init__(self, out: Path):
@@ -422,7 +425,8 @@ class _Writer:
         self.parquet = not name.endswith(".jsonl")
         if not out.parent.is_dir():
             raise FileNotFoundError(f"The folder of {out} does not exist.")
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        self._replacing = replacing(out)
+        self.tmp = self._replacing.__enter__()
         self.schema = self._pq = self._fh = None
         self._held: list = []
 
@@ -452,19 +456,24 @@ class _Writer:
     def close(self) -> None:
         import pyarrow.parquet as pq
 
-        self._flush()
-        if self.parquet:  # no rows: still a valid (empty) file with the columns
-            (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
-        else:
-            (self._fh or open(self.tmp, "w", encoding="utf-8")).close()
-        os.replace(self.tmp, self.out)
+        try:
+            self._flush()
+            if self.parquet:  # no rows: still a valid (empty) file with the columns
+                (self._pq or pq.ParquetWriter(self.tmp, self.schema or OUTPUT_SCHEMA)).close()
+            elif self._fh is not None:
+                self._fh.close()
+        except BaseException as exc:
+            self.abort(exc)
+            raise
+        self._replacing.__exit__(None, None, None)  # moved onto out
 
-    def abort(self) -> None:
+    def abort(self, exc: BaseException | None = None) -> None:
         for h in (self._pq, self._fh):
             if h is not None:
                 with suppress(Exception):  # already failing; the file is removed anyway
                     h.close()
-        self.tmp.unlink(missing_ok=True)
+        with suppress(BaseException):  # removes the temporary file; the error is the caller's
+            self._replacing.__exit__(type(exc or OSError), exc or OSError(), None)
 
 
 class _Tally:
@@ -611,7 +620,9 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
     """The rescored samples file of one generations file, made once and then reused: a Parquet
     file under ``cache_dir`` (default :data:`CACHE_DIR`) named by a sha256 over the input's bytes
     (hashed every time), the scorer, extractor, gold source, reader options and math-verify
-    version.
+    version. A file with rows whose grading timed out twice (no verdict) is not kept: it is
+    returned as ``NAME.unresolved.parquet`` (which the summary refuses) and graded again by the
+    next call.
 
     Parameters
     ----------
@@ -671,19 +682,39 @@ def rescored_path(path, *, scorer: str = "math-verify", extract: str = "math-ver
                                   f"file ({sorted(GOLD_RULES)}), or a JSONL question file that "
                                   "exists")
         gold_id = f"{ds}:{mf.load_manifest().datasets[ds].sha256}"
-    key = json.dumps({"version": _CACHE_VERSION, "input": mf.sha256_file(p), "scorer": scorer,
-                      "extract": extract, "gold": gold_id, "reader": reader,
-                      "math_verify": version("math-verify")}, sort_keys=True, default=str)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     folder = Path(cache_dir) if cache_dir is not None else CACHE_DIR
-    target = folder / f"{p.name.split('.')[0]}.{digest}.parquet"
+
+    def named(digest: str) -> Path:
+        key = json.dumps({"version": _CACHE_VERSION, "input": digest, "scorer": scorer,
+                          "extract": extract, "gold": gold_id, "reader": reader,
+                          "math_verify": version("math-verify")}, sort_keys=True, default=str)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        return folder / f"{p.name.split('.')[0]}.{digest}.parquet"
+
+    state = mf.file_state(p)
+    target = named(state[0])
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
     gold_map = (gold_from_frame(read_benchmark(gold_file, gold_rule)) if gold_file is not None
                 else gold_from_frame(load_benchmark(str(gold), **fetch_kwargs))
                 if gold is not None else None)
-    rescore_inputs([(p, reader)], target, gold_map, scorer=scorer, extract=extract, task=None,
-                   jobs=jobs, batch_size=1000, progress=progress, func="rescored_path")
+
+    def grade(digests):
+        # rows without a verdict (math-verify timed out twice) are no result to keep: such a
+        # file goes under another name, which the summary refuses and no call reuses
+        pending = named(digests[0]).with_suffix(".unresolved.parquet")
+        report = rescore_inputs([(p, reader)], pending, gold_map, scorer=scorer,
+                                extract=extract, task=None, jobs=jobs, batch_size=1000,
+                                progress=progress, func="rescored_path")
+        return report, pending
+
+    # named after the bytes graded: a file replaced while it is graded is graded again
+    (report, pending), digests = mf.read_unchanged(
+        [p], grade, [state], discard=lambda done: done[1].unlink(missing_ok=True))
+    if report.n_unresolved:
+        return pending
+    target = named(digests[0])
+    os.replace(pending, target)
     return target
 

@@ -46,7 +46,7 @@ from leash.run.parameters import (
     validate_parameters,
 )
 from leash.sources.choices import PAPER
-from leash.writing import write_text
+from leash.writing import open_lock, write_text
 from leash_eval.argparsing import OneLineParser
 from leash_eval.processes import (
     Terminated,
@@ -484,7 +484,7 @@ def _lock(outdir: Path):
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    with open(outdir / LOCK_NAME, "a+") as fh:
+    with open_lock(outdir / LOCK_NAME) as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

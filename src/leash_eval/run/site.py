@@ -45,7 +45,7 @@ from pathlib import Path
 
 from leash import notebook_files
 from leash.paths import BUILD, DATA, FIGURES, NOTEBOOKS, shown
-from leash.writing import write_bytes
+from leash.writing import replacing_folder, write_bytes
 from leash_eval.argparsing import OneLineParser
 from leash_eval.run import launch
 from leash_eval.run.gallery import groups, notebook_title, source_of, table_markdown
@@ -86,13 +86,56 @@ def site_folder(data: str = "embedded") -> Path:
     return BUILD / f"site-{Run('x', {'study': data}).label}"
 
 
-def _markdown(html: bool = True):
-    """A Markdown renderer; ``html=False`` for tables, which are data: a cell that looks like
-    HTML (a model's response, ``<think>``) is shown as text, never run as markup.
+def _markdown():
+    """Markdown of data (a table's cells hold labels from model and study files) as HTML that
+    shows it as written: raw HTML escaped, and no link or image (a label's ``](javascript:``
+    or ``![](http://...)`` is text).
     """
     from markdown_it import MarkdownIt
 
+    return (MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+            .disable(["link", "image", "autolink"]))
+
+
+def _repository_markdown():
+    """Markdown of the repository's own pages (data/README.md), its HTML kept."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": html}).enable(["table", "strikethrough"])
+
+
+# What a notebook output may keep on a run page (pandas' tables, Markdown, images inline):
+# outputs hold labels from data, and Markdown passes HTML through. bleach, as nbconvert's own
+# sanitizer (whose list keeps no headings, paragraphs or table heads).
+_OUTPUT_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "del", "div", "em", "h1", "h2",
+    "h3", "h4", "h5", "h6", "hr", "i", "img", "li", "ol", "p", "pre", "small", "span",
+    "strong", "style", "sub", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
+    "ul"})
+_OUTPUT_ATTRIBUTES = ("class", "id", "style", "title", "align", "border", "colspan", "rowspan",
+                      "valign", "alt", "width", "height")
+
+
+def _output_attribute(tag: str, name: str, value: str) -> bool:
+    if name in _OUTPUT_ATTRIBUTES:
+        return True
+    if tag == "a" and name == "href":  # bleach checks the protocol (http, https, mailto)
+        return True
+    return tag == "img" and name == "src" and value.startswith("data:image/") and \
+        not value.startswith("data:image/svg")
+
+
+def _clean_output(text) -> str:
+    """A notebook output's HTML with only :data:`_OUTPUT_TAGS` and safe attributes (no script,
+    no event handler, no javascript: link, no image from outside the page); any other tag is
+    escaped, so that a label is shown as it was written.
+    """
+    import bleach
+    from bleach.css_sanitizer import CSSSanitizer
+
+    return bleach.clean(str(text), tags=_OUTPUT_TAGS, attributes=_output_attribute,
+                        protocols=["http", "https", "mailto"], strip=False,
+                        strip_comments=True, css_sanitizer=CSSSanitizer())
 
 
 def _write(path: Path, text: str) -> None:
@@ -143,11 +186,13 @@ def _favicon(dest: Path) -> None:
 
 def _excerpt(md_path: Path, rows: int = EXCERPT_ROWS):
     """``(caption, html, shown, total)`` of the first rows of a ``.md`` table."""
+    from markupsafe import Markup
+
     caption, table = table_markdown(md_path)
     lines = table.splitlines()
     total = max(0, len(lines) - 2)
     head = "\n".join(lines[:2 + rows])
-    return caption, _markdown(html=False).render(head), min(rows, total), total
+    return caption, Markup(_markdown().render(head)), min(rows, total), total
 
 
 def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
@@ -155,8 +200,8 @@ def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
     badge = {"paper": "paper", "demo": "SIMULATED", "simulated": "SIMULATED",
              "diagram": "no data", "study": "generations"}[kind]
     card = {"name": record["name"], "kind": kind, "badge": badge,
-            "source": html.escape(label).replace("`", ""),
-            "caption": html.escape(record["description"]), "run": run_of.get(record["name"]),
+            "source": label.replace("`", ""),
+            "caption": record["description"], "run": run_of.get(record["name"]),
             "files": [{"href": f"files/{f}", "suffix": Path(f).suffix.lstrip(".")}
                       for f in record["files"]], "thumb": None, "excerpt": None}
     png = next((f for f in record["files"] if f.endswith(".png")), None)
@@ -169,13 +214,14 @@ def _card(record, folder: Path, out: Path, run_of: dict) -> dict:
         caption, excerpt, shown_rows, total = _excerpt(folder / md)
         card.update(excerpt=excerpt, shown=shown_rows, rows=total)
         if caption:
-            card["caption"] = html.escape(caption)
+            card["caption"] = caption
     return card
 
 
 def _audit(records, folder: Path, run_of: dict):
     """The audit's findings from its tables (``audit_summary``, ``audit_discrepancies``)."""
     import pandas as pd
+    from markupsafe import Markup
 
     names = {r["name"]: r for r in records}
     if "audit_summary" not in names or "audit_discrepancies" not in names:
@@ -192,9 +238,9 @@ def _audit(records, folder: Path, run_of: dict):
     cols = [c for c in ("table", "row", "quantity", "printed", "recomputed", "explanation")
             if c in disc.columns]
     _, summary_md = table_markdown(folder / "audit_summary.md")
-    return {"headline": headline, "summary": _markdown(html=False).render(summary_md),
-            "discrepancies": disc[cols].to_html(index=False, classes="data", border=0,
-                                                float_format=lambda v: f"{v:.4f}"),
+    return {"headline": headline, "summary": Markup(_markdown().render(summary_md)),
+            "discrepancies": Markup(disc[cols].to_html(index=False, classes="data", border=0,
+                                                       float_format=lambda v: f"{v:.4f}")),
             "run": run_of.get("audit_summary"),
             "files": names["audit_summary"]["files"] + names["audit_discrepancies"]["files"]}
 
@@ -208,6 +254,8 @@ def _flips_page(records, folder: Path, run_of: dict, env) -> str | None:
     """The flips page: every per-question table and the measured null, whole; None when the
     runs wrote none.
     """
+    from markupsafe import Markup
+
     chosen = []
     for prefix in FLIPS_PREFIXES:
         chosen += [r for r in records if r["name"].startswith(prefix) and r not in chosen
@@ -235,9 +283,9 @@ def _flips_page(records, folder: Path, run_of: dict, env) -> str | None:
                                 for f in r["files"])
                      + (f' &middot; <a href="runs/{run}.html">notebook run</a>' if run else "")
                      + "</p>")
-        parts.append(f'<div class="flips">{_markdown(html=False).render(table)}</div>')
+        parts.append(f'<div class="flips">{_markdown().render(table)}</div>')
     return env.get_template("page.html.j2").render(title="leash: which flips are evidence",
-                                                   body="\n".join(parts))
+                                                   body=Markup("\n".join(parts)))
 
 
 def _executed_status(nb) -> tuple[str, str]:
@@ -311,6 +359,7 @@ def _notebook_pages(runs, build: Path, out: Path, offered=frozenset()) -> list[d
                             extra_template_basedirs=[str(TEMPLATES)],
                             mathjax_url="../mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe",
                             anchor_link_text="¶")
+    exporter.register_filter("leash_clean", _clean_output)  # outputs (leash-notebook/)
     pages = []
     for run in runs:
         path = build / f"{run}.ipynb"
@@ -361,7 +410,11 @@ def _mathjax(out: Path) -> None:
 
 def build_site(folder, build, out, runs=None, *, title=None, command="make reproduce",
                paper_claims=True, api=True, notebooks=None) -> dict:
-    """Write the site of one output folder into ``out`` (replaced as a whole).
+    """Write the site of one output folder into ``out``, replaced as a whole: written in a
+    folder beside it and exchanged with the previous site only once complete
+    (:func:`leash.writing.replacing_folder`), so that a kill at any moment leaves the previous
+    site or the new one. ``out`` is resolved first (a symlink is followed, once, here: what is
+    replaced is the folder it names).
 
     Parameters
     ----------
@@ -388,7 +441,16 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     dict
         ``{"pages", "images", "files"}``: HTML pages, images (PNG files) and all files written.
     """
+    with replacing_folder(Path(os.path.realpath(out)), whole=True) as tmp:
+        return _write_site(folder, build, tmp, runs, title=title, command=command,
+                           paper_claims=paper_claims, api=api, notebooks=notebooks)
+
+
+def _write_site(folder, build, out, runs, *, title, command, paper_claims, api,
+                notebooks) -> dict:
+    """:func:`build_site`, into the new folder ``out``."""
     import jinja2
+    from markupsafe import Markup
 
     folder, build, out = Path(folder), Path(build), Path(out)
     records = artifact_index(folder)
@@ -402,11 +464,9 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
                 run_of[r["name"]] = run
     missing = [r for r in runs if not (build / f"{r}.ipynb").is_file()]
     runs = [r for r in runs if r not in missing]
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                             autoescape=False, keep_trailing_newline=True)
+                             autoescape=True, keep_trailing_newline=True)  # every string
     shutil.copyfile(TEMPLATES / "site.css", out / "site.css")
     _favicon(out / "favicon.ico")  # what a browser asks for on every page
     (out / "files").mkdir()
@@ -427,7 +487,8 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
         _api(out)
     readme = DATA / "README.md"
     _write(out / "data-formats.html", env.get_template("page.html.j2").render(
-        title="leash: data formats", body=_markdown().render(readme.read_text(encoding="utf-8"))))
+        title="leash: data formats",
+        body=Markup(_repository_markdown().render(readme.read_text(encoding="utf-8")))))
 
     flips = _flips_page(records, folder, run_of, env)
     if flips is not None:
@@ -439,31 +500,31 @@ def build_site(folder, build, out, runs=None, *, title=None, command="make repro
     for g in groups(records, nb_dir):
         items = [{"name": it.name, "cards": [_card(r, folder, out, run_of) for r in it.records]}
                  for it in g.items]
-        cards.append({"notebook": g.notebook, "title": html.escape(g.title), "entries": items,
+        cards.append({"notebook": g.notebook, "title": g.title, "entries": items,
                       "runs": runs_of_nb.get(g.notebook, [])})
     not_regenerated = []
     if paper_claims and any(source_of(r)[0] == "paper" for r in records):
         not_regenerated += list(NOT_REGENERATED)
-    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + html.escape(p["reason"]))
+    not_regenerated += [(f"run {p['name']}", f"{p['status']}: " + p["reason"])
                         for p in pages if p["status"] != "ok"]
     not_regenerated += [(f"run {r}", "not run: no executed notebook in build/ (make reproduce "
                          "stopped at a failure before it)") for r in missing]
     n_fig = sum(any(f.endswith(".png") for f in r["files"]) for r in records)
     index = env.get_template("index.html.j2").render(
-        title=html.escape(title or "The Invisible Leash, regenerated: every table and figure"),
-        claims=[html.escape(c) for c in (CLAIMS if paper_claims else ())]
-        or [f"The report of {html.escape(folder.name)}: every table and figure of "
+        title=title or "The Invisible Leash, regenerated: every table and figure",
+        claims=list(CLAIMS if paper_claims else ())
+        or [f"The report of {folder.name}: every table and figure of "
             f"the paper's analysis, on its own model generations."],
         counts={"artifacts": len(records), "figures": n_fig, "tables": len(records) - n_fig,
                 "runs": len(pages)},
-        command=html.escape(command), groups=cards, audit=_audit(records, folder, run_of),
+        command=command, groups=cards, audit=_audit(records, folder, run_of),
         flips=flips is not None,
         launch={"binder": launch.binder_url(), "walkthrough": launch.WALKTHROUGH,
                 "notebooks": offered, "branch": launch.SITE_BRANCH},
         not_regenerated=not_regenerated,
-        runs=[{"name": p["name"], "title": html.escape(notebook_title(p["notebook"], nb_dir)),
-               "parameters": html.escape(p["parameters"]),
-               "status": p["status"] + (f": {html.escape(p['reason'])}" if p["reason"] else ""),
+        runs=[{"name": p["name"], "title": notebook_title(p["notebook"], nb_dir),
+               "parameters": p["parameters"],
+               "status": p["status"] + (f": {p['reason']}" if p["reason"] else ""),
                "artifacts": sum(v == p["name"] for v in run_of.values())} for p in pages])
     _write(out / "index.html", index)
     # now that every page exists: links that leave the site (repository files) become text
@@ -491,24 +552,65 @@ def _parser() -> OneLineParser:
 
 
 def main(argv=None) -> int:
-    """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed)."""
+    """Command-line entry point; returns the exit status (2: bad usage, 1: reproduce failed,
+    130 or 143: stopped by Ctrl-C or SIGTERM, one line; the previous site is then intact).
+    """
+    from leash_eval.processes import Terminated, signalled, sigterm_raises
+
+    args = _parser().parse_args(argv)
+    signalled(clear=True)
+    try:
+        with sigterm_raises():
+            return _main(args)
+    except KeyboardInterrupt as exc:
+        stop = exc
+    except Exception:
+        if (stop := signalled()) is None:  # an error a stop signal caused, or a bug
+            raise
+    terminated = isinstance(stop, Terminated)
+    print(f"site: {'terminated' if terminated else 'interrupted'}; the previous site is left as "
+          "it was", file=sys.stderr)
+    return 143 if terminated else 130
+
+
+def _out_folder(args, study, folder: Path) -> Path:
+    """The site folder, resolved (a symlink followed, once, before anything is replaced): under
+    build/, and neither the folder the site is made from nor a folder of leash's own.
+    """
+    from leash.paths import reserved_name
     from leash.run.parameters import ParameterError
     from leash_eval.run import reproduce
 
-    args = _parser().parse_args(argv)
+    build = Path(os.path.realpath(BUILD))
+    given = args.out or site_folder(reproduce.EMBEDDED if study is None else study)
+    out = Path(os.path.realpath(given))
+    what = f"--out {shown(given)}" + (f" ({out})" if str(out) != os.path.abspath(given) else "")
+    if not out.is_relative_to(build) or out == build:
+        raise ParameterError(f"{what}: the site goes in a folder under {shown(BUILD)}/.")
+    top = out.relative_to(build).parts[0]
+    source = Path(os.path.realpath(folder))
+    if out == source or source.is_relative_to(out) or out.is_relative_to(source):
+        raise ParameterError(f"{what}: the site would replace the artifacts it shows "
+                             f"({shown(folder)}); choose another folder.")
+    if (why := reserved_name(top)) is not None and top != "site" and not top.startswith("site-"):
+        raise ParameterError(f"{what}: {shown(BUILD)}/{top}/ is {why}; the site, replaced "
+                             "as a whole, would delete it: choose another folder.")
+    return out
+
+
+def _main(args) -> int:
+    from leash.run.parameters import ParameterError
+    from leash_eval.run import reproduce
+
     t0 = time.perf_counter()
     try:
         study = reproduce._study_parameter(args.data)
         runs = reproduce.default_runs() if study is None else reproduce.study_runs(study)
-        out = Path(os.path.abspath(args.out)) if args.out else site_folder(
-            reproduce.EMBEDDED if study is None else study)
-        if not out.is_relative_to(BUILD) or out == BUILD:
-            raise ParameterError(f"--out {shown(out)}: the site goes in a folder under "
-                                 f"{shown(BUILD)}/.")
+        folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
+        out = _out_folder(args, study, folder)
     except ParameterError as exc:
         print(f"site: {exc}", file=sys.stderr)
         return 2
-    folder = FIGURES if study is None else BUILD / runs[0].label if runs else FIGURES
     executed = reproduce.executed_folder(folder)
     names = [r.name for r in runs]
     # the index is written at the end of a reproduce run without failure

@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from leash.errors import LeashValueError, closest
-from leash.paths import DATA
+from leash.paths import DATA, reserved_name, slug
 from leash.sources.study import SECTIONS, Pair, Study, load_study
 from leash_eval import studies
 
@@ -99,12 +99,17 @@ class _Checker:
     def name(self) -> None:
         s = self.study
         shipped = (DATA / "studies" / "paper.yaml").resolve()
-        if s.source is None or s.source == shipped:
-            return
+        if s.source is None or Path(s.source).resolve().parent == shipped.parent:
+            return  # the shipped studies (demo, paper, ...) are the project's own
         if s.name == "paper":
             self.problem(("name",), "'paper' is the name of the paper's printed numbers; their "
                          "artifacts (table1.csv, ...) would be overwritten by yours: give your "
                          "study its own name (and `title:`).", s.name)
+        elif (why := reserved_name(s.name)) is not None:
+            self.problem(("name",), f"{s.name!r} is a name leash uses itself (build/"
+                         f"{slug(s.name)}: {why}), which your study's artifacts and executed "
+                         "notebooks would overwrite, or `make site` delete: give your study "
+                         "its own name.", s.name)
         if s.title == load_study(shipped).title:
             self.problem(("title",), "is the paper's title, which every caption of your "
                          "artifacts would then show: give your study its own title (the models "
