@@ -738,3 +738,20 @@ def test_the_fork_server_is_silent_only_for_a_worker_started_after_its_pool_stop
         except Exception:
             quiet(*sys.exc_info())
         assert ("Traceback" in capsys.readouterr().err) == shown
+
+
+def test_the_reader_of_responses_leaves_the_settings_of_later_readers_alone(tmp_path):
+    """response_batches reads on one DuckDB thread: a database of its own, so a summary read
+    later in the same process (a notebook, a study check) keeps every thread."""
+    import duckdb
+
+    from leash_eval import formats
+
+    threads = formats.connect().execute("SELECT current_setting('threads')").fetchone()[0]
+    f = _evaluator_file(tmp_path / "eval.jsonl")
+    batches = list(formats.response_batches(f, fmt="evaluator", model="m", benchmark="b",
+                                            batch_size=2))
+    assert sum(b.num_rows for b in batches) == len(HAND_CORRECT)
+    assert threads == duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
+    assert formats.connect().execute("SELECT current_setting('threads')").fetchone()[0] \
+        == threads

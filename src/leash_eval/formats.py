@@ -864,14 +864,15 @@ _DATABASES: dict = {}  # this process's DuckDB database, by process and settings
 _SPILL: dict = {}  # and its spill folder
 
 
-def connect(temp_dir=None):
+def connect(temp_dir=None, *, own: bool = False):
     """A DuckDB connection within ``LEASH_MEMORY_LIMIT`` (default ``2GB``), spilling beyond it
     to ``temp_dir``, else ``LEASH_TEMP_DIR``, else a new temporary folder (removed at exit),
     printing no progress bar of its own (on stdout, into a command's output, for a query of
-    seconds): a cursor of this
-    process's one in-memory database (its own temporary tables, views and registrations; the
-    limit is the process's). A new database per read cost about 20 ms of CPU, a cursor a
-    quarter of a millisecond: a study of 1,000 small files opened 1,000.
+    seconds): a cursor of this process's one in-memory database (its own temporary tables,
+    views and registrations; the limit is the process's). A new database per read cost about
+    20 ms of CPU, a cursor a quarter of a millisecond: a study of 1,000 small files opened
+    1,000. ``own``: a database of its own instead, for a reader that changes settings DuckDB
+    keeps per database (``threads``, the allocator's), which every later cursor would inherit.
     """
     import atexit
     import shutil
@@ -885,12 +886,17 @@ def connect(temp_dir=None):
             _SPILL["dir"] = tempfile.mkdtemp(prefix="leash-duckdb-")
             atexit.register(shutil.rmtree, _SPILL["dir"], True)
         tmp = _SPILL["dir"]
+    config = {"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
+              "temp_directory": tmp}
+    if own:
+        con = duckdb.connect(config=config)
+        con.execute("SET enable_progress_bar = false")
+        return con
     # by process too: a child forked after this one opened it gets its own (DuckDB's threads
     # are not forked with it)
-    key = (os.getpid(), os.environ.get("LEASH_MEMORY_LIMIT", "2GB"), tmp)
+    key = (os.getpid(), config["memory_limit"], tmp)
     if key not in _DATABASES:
-        _DATABASES[key] = duckdb.connect(config={"memory_limit": key[1],
-                                                 "temp_directory": tmp})
+        _DATABASES[key] = duckdb.connect(config=config)
     con = _DATABASES[key].cursor()
     con.execute("SET enable_progress_bar = false")  # a setting of each connection
     return con
@@ -1507,7 +1513,7 @@ def response_batches(path, *, fmt=None, mapping=None, model=None, benchmark=None
         where the file has none), and ``n_tokens, token_entropy, finish_reason`` when it has
         any, in file order, through the rules (a ValueError naming file, line and field).
     """
-    con = connect()
+    con = connect(own=True)  # settings of its own database, not every later reader's
     # One thread reads far faster than the responses are graded (more only hold more buffers),
     # and the memory DuckDB frees goes back at once instead of up to 512 MiB kept for reuse.
     con.execute("SET threads = 1; SET allocator_bulk_deallocation_flush_threshold = '4MB'; "
