@@ -133,10 +133,14 @@ def install() -> None:
         return real_grade(response, gold, extract, limit)
 
     def slow_eq(gold, *args, **kw):
-        if gold == sympy.Integer(int(SLOW_GOLD)):
-            time.sleep(6)
+        if gold == sympy.Integer(int(SLOW_GOLD)):  # work, not a wait: the limits are CPU time
+            t0 = time.process_time()
+            while time.process_time() - t0 < 1.3:
+                pass
         return real_eq(gold, *args, **kw)
 
+    # limits of 1 s, then 3 s: the slow comparison times out once and is graded at the retry
+    graders.TIME_LIMIT, graders.RETRY_LIMIT = 1, 3
     graders._mv_grade = grade
     mvg.sympy_expr_eq = slow_eq
 

@@ -1389,7 +1389,7 @@ class Source:
         """The value of a problem (JSON text) as the file holds it (``repr``, shortened)."""
         try:
             raw = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # deeper than Python's parser goes: as text
             return short_repr(raw)
         if isinstance(raw, dict) and _BAD in raw:
             return short_repr(bytes.fromhex(raw[_BAD]))
