@@ -19,6 +19,7 @@ from leash_eval.validate import validate
 ROW = '{"model": "m", "benchmark": "b", "question_id": "q1", "sample_idx": %d, "correct": true}'
 
 
+@pytest.mark.slow
 def test_a_key_twice_in_a_json_line_is_a_bad_row_named_by_line_and_key(tmp_path):
     f = tmp_path / "g.jsonl"
     f.write_text("\n".join([ROW % 0, ROW % 1, '{"model": "m", "benchmark": "b", "question_id": '
@@ -33,6 +34,7 @@ def test_a_key_twice_in_a_json_line_is_a_bad_row_named_by_line_and_key(tmp_path)
         assert summarize(f, on_error="skip").n.tolist() == [3]
 
 
+@pytest.mark.slow
 def test_a_read_field_twice_is_found_on_any_line_and_an_unread_key_twice_is_no_problem(
         tmp_path):
     """DuckDB's reader stops at a field leash reads given twice, on any line (not only the
@@ -70,6 +72,7 @@ def test_a_column_twice_in_parquet_or_a_csv_header_is_refused(tmp_path):
     assert validate(c).problems[0].error.key == "correct"
 
 
+@pytest.mark.slow
 def test_validate_notes_question_ids_one_after_normalization(tmp_path):
     f = tmp_path / "g.jsonl"
     qs = ["caf\u00e9", "cafe\u0301", "q1", "q1 ", "q\u200b2", "q2", "q3"]

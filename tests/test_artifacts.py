@@ -17,6 +17,7 @@ def paper_long():
     return A.support_long("paper")
 
 
+@pytest.mark.slow
 def test_table1_from_appendix_counts_matches_printed_within_001(paper_long):
     t1 = A.table1(paper_long)
     printed = paper.load("table1")
@@ -76,6 +77,7 @@ def test_paper_sft_and_checkpoint_tables():
     assert row.NDR == pytest.approx(2 / 20) and row.SRR == pytest.approx(18 / 21)
 
 
+@pytest.mark.slow
 def test_sft_passk_budgets_are_the_study_s_unless_given():
     assert sorted(A.sft_passk("paper", ks=[1, 4]).k.unique()) == [1, 4]
     with pytest.raises(ValueError, match=r"the paper prints Table 14 at k = \[1, 2, 4"):
@@ -85,6 +87,7 @@ def test_sft_passk_budgets_are_the_study_s_unless_given():
     assert sorted(A.sft_passk(study, ks=[2, 8]).k.unique()) == [2, 8]
 
 
+@pytest.mark.slow
 def test_demo_support_counts_by_hand():
     d = A.support_long(DEMO)
     s = A.open_study(DEMO).summaries("support")
@@ -98,6 +101,7 @@ def test_demo_support_counts_by_hand():
     assert row.k == 8192 and A.is_simulated(A.open_study(DEMO))
 
 
+@pytest.mark.slow
 def test_gym_curves_reach_each_task_budget():
     g = A.gym_curves(DEMO)
     s = A.open_study(DEMO).summaries("gym")
@@ -134,6 +138,7 @@ def test_demo_entropy_has_both_findings():
     assert down.all() and up.any() and not up.all()
 
 
+@pytest.mark.slow
 def test_same_layout_for_every_source(paper_long):
     demo = A.support_long(DEMO)
     assert list(paper_long.columns) == list(demo.columns) == A.LONG_COLUMNS
@@ -142,6 +147,7 @@ def test_same_layout_for_every_source(paper_long):
     assert isinstance(A.table1(demo), pd.DataFrame)
 
 
+@pytest.mark.slow
 def test_table2_paper_layout_and_demo_is_deterministic():
     w = A.table2_wide(A.table2("paper"))
     row = w[(w.category == "out_of_support") & (w.reference == "Claude Sonnet 4")]
@@ -168,6 +174,7 @@ def test_budget_text_names_each_budget_once():
     assert A.budget_text([8192, 2048, 8192, "2048-8192"]) == "8192/2048/2048-8192"
 
 
+@pytest.mark.slow
 def test_table5_uses_the_paper_na_rule_unless_the_study_or_the_call_says_otherwise(tmp_path):
     import json
     from math import log
@@ -343,6 +350,7 @@ def test_sensitivity_long_below_the_budget_gives_expected_counts(tmp_path):
     assert not row["exact_counts"].item()
 
 
+@pytest.mark.slow
 def test_sensitivity_figure_data_is_one_pair_at_its_largest_budget(tmp_path):
     study = _sweep_study(tmp_path)
     full = A.sensitivity_long(study, min_counts=(1, 2))  # and the rate rule, left out here

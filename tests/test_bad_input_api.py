@@ -245,6 +245,7 @@ def toy_samples(tmp_path, benchmarks=(("toy", 5),)):
     return f
 
 
+@pytest.mark.slow
 def test_cli_n_boot_goes_through_the_bootstrap_rule(tmp_path, capsys):
     pytest.importorskip("leash.analysis.pairing")
     from leash_eval.cli import main
@@ -314,6 +315,7 @@ def question_sets(draw):
     return n, c, k
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(question_sets(), st.integers(1, 200))
 def test_chunked_pass_at_k_is_bitwise_the_unchunked_one(nck, chunk):
@@ -613,6 +615,7 @@ def run_bootstraps(n, cb, cr, strata, n_boot, seed):
     return outs, states, ks
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(bootstrap_inputs(), st.integers(1, 4000), st.integers(0, 2**32 - 1))
 def test_blocked_bootstrap_is_bitwise_the_unblocked_one(inputs, block, seed):
@@ -642,6 +645,7 @@ def test_blocked_bootstrap_is_bitwise_the_unblocked_one(inputs, block, seed):
     np.testing.assert_allclose(out[shown], ref[shown], rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_bootstrap_working_set_does_not_grow_with_n_boot():
     # 2000 questions x 4000 replicates: the unblocked weight matrix took 61 MiB as int64 and as
     # much again as float64 (4.47 GiB at the CLI's --n-boot 20000000 with 30 questions). In

@@ -47,6 +47,7 @@ from leash_eval.validate import validate
 # --------------------------------------------------------------------------------------------
 # 1. duplicate detection costs memory proportional to the rows, not to the largest index
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("big", [3_000_000_000, 2**40])
 def test_huge_sample_idx_costs_memory_of_rows(tmp_path, big):
     p = write_lines(tmp_path / "huge.jsonl", [rec(i=0), rec(i=big)])
@@ -63,6 +64,7 @@ def test_huge_sample_idx_costs_memory_of_rows(tmp_path, big):
     assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MiB for a two-line file"
 
 
+@pytest.mark.slow
 def test_duplicates_still_caught_dense_and_sparse(tmp_path):
     big = 2**40
     # sparse indices: the duplicate of 2**40 is found, across chunks
@@ -87,6 +89,7 @@ def test_duplicates_still_caught_dense_and_sparse(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 7. integers beyond int64 are "too large", in every reader, without a RuntimeWarning
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_integer_beyond_int64_is_too_large_without_warning(tmp_path, capsys):
     counts = write_lines(tmp_path / "n1e20.jsonl", [
         {"model": "m", "benchmark": "b", "question_id": "q", "n": 1e20, "c": 1}])
@@ -119,6 +122,7 @@ def test_integer_beyond_int64_is_too_large_without_warning(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 6. CSV: a bad row names its line and field, and --on-error skip rejects only that row
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_csv_bad_rows_name_line_and_field_and_skip_counts_them(tmp_path, capsys):
     p = tmp_path / "mix.csv"
     p.write_text("model,benchmark,question_id,sample_idx,correct,response\n"
@@ -214,6 +218,7 @@ def test_truncated_gzip_names_file_and_last_complete_line(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 8. an input with no data rows is an error naming the file, in every format
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_no_data_rows_is_an_error_in_every_format(tmp_path, capsys):
     import pandas as pd
 
@@ -277,6 +282,7 @@ def _summary_files(tmp_path):
     return frame, good, tmp_path / "bad.parquet"
 
 
+@pytest.mark.slow
 def test_summary_files_are_validated_like_counts(tmp_path, capsys):
     import pandas as pd
 
@@ -337,6 +343,7 @@ def test_same_evaluator_file_twice_or_a_copy_is_refused(tmp_path, capsys):
     assert summarize([ev, seed1], **kw).n.tolist() == [4, 4]
 
 
+@pytest.mark.slow
 def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
     import pandas as pd
 
@@ -408,6 +415,7 @@ def test_duplicates_name_both_occurrences_in_every_format(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 5. an unknown column is noted (with a "did you mean"), not dropped silently
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_unknown_columns_are_noted_with_did_you_mean(tmp_path, capsys):
     p = write_lines(tmp_path / "answr.jsonl", [rec(i=i, answr="4", prompt="x") for i in range(4)])
     want = "column 'answr' is not a samples column and was ignored (did you mean 'answer'?)"
@@ -440,6 +448,7 @@ def test_unknown_columns_are_noted_with_did_you_mean(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 9. a missing first_correct says what is missing, where, and what to do
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_missing_first_correct_says_what_to_do(tmp_path, capsys):
     p = write_lines(tmp_path / "counts.jsonl", [
         {"model": m, "benchmark": "b", "question_id": "q", "n": 4, "c": c}
@@ -480,6 +489,7 @@ def test_same_model_twice_is_refused(tmp_path, capsys):
     assert cli(capsys, "support", p, "--base", "m@10", "--rl", "m@20", "--n-boot", "0")[0] == 0
 
 
+@pytest.mark.slow
 def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
     bad = write_lines(tmp_path / "bad.jsonl", [rec(i=0), rec(i=1, correct="maybe")])
     for command in ("summarize", "passk"):
@@ -516,6 +526,7 @@ def test_cli_messages_name_options_not_keywords(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 11. many malformed CSV rows: one cleaning pass per block, not one per bad row
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypatch):
     from leash_eval import formats as F
 
@@ -564,6 +575,7 @@ def test_many_malformed_csv_rows_cost_one_cleaning_per_block(tmp_path, monkeypat
 # --------------------------------------------------------------------------------------------
 # 7. integers of thousands of digits: too large (text) or a malformed line (JSON number)
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_integers_of_thousands_of_digits_name_file_line_and_field(tmp_path, capsys):
     digits = "9" * 5000
     good = json.dumps(rec(i=0))
@@ -599,6 +611,7 @@ def test_integers_of_thousands_of_digits_name_file_line_and_field(tmp_path, caps
         assert cli(capsys, "summarize", path, "--on-error", "skip")[0] == 0
 
 
+@pytest.mark.slow
 def test_too_large_values_are_shown_as_written(tmp_path):
     # pyarrow reads this JSON number as the float 1e+20; the message shows the digits
     p = write_lines(tmp_path / "big.jsonl", [
@@ -622,6 +635,7 @@ def test_too_large_values_are_shown_as_written(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 12. a byte that is not UTF-8 is one bad row (line and field), not an unreadable file
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_bad_utf8_byte_is_one_bad_row_in_every_format(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -680,6 +694,7 @@ def test_a_bad_utf8_byte_is_one_bad_row_in_every_format(tmp_path, capsys):
 # --------------------------------------------------------------------------------------------
 # 13. naming an earlier file's line leaves no file open
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open(tmp_path):
     import gc
 
@@ -704,6 +719,7 @@ def test_naming_a_line_of_an_earlier_csv_file_leaves_no_file_open(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 14. rows come in the order the inputs are read, whatever the dictionary codes
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
     import pandas as pd
     import pyarrow.parquet as pq
@@ -724,6 +740,7 @@ def test_load_counts_keeps_the_rows_of_a_summary_in_file_order(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 15. every row rejected: an error, before anything is written; what leash writes it reads
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys):
     from leash_eval.summarize import load_counts, read_summary, write_summary
 
@@ -757,6 +774,7 @@ def test_every_row_rejected_is_an_error_and_nothing_is_written(tmp_path, capsys)
 # --------------------------------------------------------------------------------------------
 # 16. work done once: read_summary reads its file once, a FILE is checked once
 # --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_read_summary_reads_its_file_once_and_files_are_checked_once(tmp_path, monkeypatch):
     from collections import Counter
 
@@ -847,6 +865,7 @@ def test_a_symlink_loop_is_named_as_one(tmp_path, capsys):
         assert f"{loop} is a symbolic link loop" in cli_error(capsys, command, loop)
 
 
+@pytest.mark.slow
 def test_a_study_source_that_is_a_device_or_a_loop_is_one_line_not_a_hang(tmp_path):
     """The study cache hashes each input: a device (an endless /dev/zero) or a FIFO must be
     refused before that, as the readers refuse it; a loop is named too."""
@@ -887,6 +906,7 @@ def test_a_record_of_too_many_keys_is_refused_by_its_line(tmp_path, monkeypatch,
     assert summarize(path)["n"].sum() == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz"])
 def test_a_wide_record_is_found_beyond_blank_lines_and_long_lines(tmp_path, monkeypatch, suffix):
     """Only lines long enough to hold more keys than the cap are read for their keys: a long

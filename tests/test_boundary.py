@@ -51,6 +51,7 @@ def _python(code, env_site=None):
                           cwd=REPO)
 
 
+@pytest.mark.slow
 def test_import_of_the_artifacts_loads_no_toolkit_and_no_duckdb():
     out = _python("import leash.artifacts, sys; print(sorted(m for m in sys.modules "
                   "if m == 'duckdb' or m.startswith('leash_eval')))")
@@ -58,6 +59,7 @@ def test_import_of_the_artifacts_loads_no_toolkit_and_no_duckdb():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_a_notebooks_first_cells_load_only_what_they_need():
     """The start-up of a notebook run: its first cell (``leash.run.notebook``) loads no numpy or
     pandas, and ``import leash.artifacts`` no plotting, no scipy.stats, no engine: what a
@@ -96,6 +98,7 @@ def test_paper_and_demo_runs_need_no_toolkit(notebook, study, no_toolkit, tmp_pa
     assert not report["missing"] and not report["differ"], report
 
 
+@pytest.mark.slow
 def test_a_raw_file_source_without_the_toolkit_says_so_in_one_line(no_toolkit, tmp_path):
     study = tmp_path / "s.yaml"
     study.write_text("name: s\nbenchmarks: {b: {domain: math}}\nsections:\n  support:\n"
@@ -170,6 +173,7 @@ def test_names_of_the_demo_generator_moved_with_a_warning(module, name, new):
         old.nope  # noqa: B018
 
 
+@pytest.mark.slow
 def test_moved_module_paths_are_the_new_modules_for_one_release():
     """`import leash.run.reproduce` (documented before the runner moved) is the runner itself,
     with a DeprecationWarning; `python -m leash.run.reproduce` runs it, saying the new path."""

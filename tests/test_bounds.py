@@ -50,6 +50,7 @@ def test_every_yaml_refuses_anchors_and_duplicate_keys(tmp_path, capsys):
         mf.load_manifest(man)
 
 
+@pytest.mark.slow
 def test_a_huge_yaml_list_is_refused_before_it_is_parsed(tmp_path):
     """A 2-4 MB YAML list of 10^6 items did not finish loading in 180 s: the loader refuses it
     by its size, and one under the size cap by its count of values (no timing here: the

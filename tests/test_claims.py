@@ -68,6 +68,7 @@ def copy_data(tmp_path):
 # --- every claim, one row ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_claim_of_claims_csv_is_a_row_with_a_verdict(claims):
     listed = pd.read_csv(DATA / "claims.csv")
     assert list(claims.index) == list(listed["claim"])  # in the order of claims.csv
@@ -169,6 +170,7 @@ def test_ndr_and_sds_bounds_are_judged_on_the_1_5b_to_14b_models_only(claims, ta
             claims.at[claim, "recomputed"]
 
 
+@pytest.mark.slow
 def test_the_scope_decides_a_planted_size(tmp_path):
     # Were OLMo a 1.5B model, the sentence would cover it and both bounds would fail
     # (unexplained: claims.csv has no explanation for them).
@@ -304,6 +306,7 @@ def test_a_claim_without_a_check_is_refused(tmp_path):
         C.claims(data)
 
 
+@pytest.mark.slow
 def test_an_explanation_of_a_claim_that_holds_is_refused_and_a_missing_one_is_unexplained(
         tmp_path):
     data = copy_data(tmp_path)

@@ -63,6 +63,7 @@ def test_unwritable_output_is_one_line_exit_2(capsys, tmp_path):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_invalid_content_is_one_line_exit_2(capsys, tmp_path):
     f = tmp_path / "bad.jsonl"
     f.write_text(json.dumps({"model": "m", "benchmark": "b", "question_id": "1",
@@ -85,6 +86,7 @@ def test_bad_option_values(capsys, tmp_path):
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_validate_reports_problems_with_exit_1(capsys, tmp_path):
     good = _samples_file(tmp_path)
     bad = tmp_path / "bad.jsonl"
@@ -161,6 +163,7 @@ def test_summarize_writes_summary_and_prints_overview(capsys, tmp_path):
         {"base": 3 / 5, "rl": 3 / 5})
 
 
+@pytest.mark.slow
 def test_checkpoint_rows_and_rows_without_step_are_all_kept(capsys, tmp_path):
     rows = []
     for model, step, c in (("base", None, 1), ("rl", 10, 2), ("rl", 20, 4), ("rl", None, 3)):
@@ -289,6 +292,7 @@ def test_rescore_without_gold_exit_2(capsys, tmp_path):
     assert code == 2 and "no gold answers" in err
 
 
+@pytest.mark.slow
 @needs_mirror
 @pytest.mark.mirror
 @pytest.mark.skipif(not HAVE_MV, reason="math-verify not installed")
@@ -304,6 +308,7 @@ def test_rescore_probe_agrees_with_upstream_verdicts(capsys, monkeypatch):
     assert sum(r["changed"] for r in rows) == 0
 
 
+@pytest.mark.slow
 @needs_mirror
 @pytest.mark.mirror
 def test_support_on_probe_matches_direct_count(capsys, monkeypatch):
@@ -340,6 +345,7 @@ def test_support_on_probe_matches_direct_count(capsys, monkeypatch):
     assert differ == {13, 24}
 
 
+@pytest.mark.slow
 def test_simulate_and_reproduce_are_passed_through(capsys):
     # `leash simulate --check` compares the committed demo with a fresh regeneration
     assert main(["simulate", "--check"]) == 0
@@ -347,6 +353,7 @@ def test_simulate_and_reproduce_are_passed_through(capsys):
     assert "01_table1_support" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_summarize_loads_no_pandas_and_prints_aligned_text(tmp_path):
     """`leash summarize` works on Arrow tables and DuckDB alone: pandas (0.3-0.4 s of start-up)
     is not imported; the text table is right-aligned, NA where a value is missing."""
@@ -376,6 +383,7 @@ def test_summarize_loads_no_pandas_and_prints_aligned_text(tmp_path):
     assert frame_differences(read_summary(out), summarize(f)) == []
 
 
+@pytest.mark.slow
 def test_support_compares_different_sample_counts_at_the_common_budget(tmp_path, capsys):
     # README: "different sample counts between two models are compared at each question's
     # common budget". The base has 8 samples, the RLVR model 4: at the common budget 4 the base
@@ -426,6 +434,7 @@ def test_summarize_of_a_summary_names_the_commands_that_read_it(tmp_path, capsys
     assert "summaries written by" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_duplicate_names_its_key_not_options_the_user_never_gave(tmp_path, capsys):
     rec = {"model": "m", "benchmark": "b", "question_id": "1", "sample_idx": 0, "correct": True}
     f = tmp_path / "dup.jsonl"
@@ -449,6 +458,7 @@ def test_budget_lists_and_thresholds_that_cannot_mean_anything(tmp_path, capsys)
     assert code == 2 and "--min-count 5 exceeds every question's budget (at most 4" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["-m", "leash_eval.cli", "reproduce", "--list"],
                                      ["-m", "leash_eval.run.reproduce", "--list"]])
 def test_a_reader_that_stops_reading_ends_the_command_quietly(command):

@@ -79,6 +79,7 @@ def test_flips_min_count_and_fdr(capsys, tmp_path):
     check_p_and_q(rows)
 
 
+@pytest.mark.slow
 def test_flips_shows_answers_and_responses_where_the_files_keep_them(capsys, tmp_path):
     rows = []
     for model, correct in (("base", [0, 0, 0, 0]), ("rl", [0, 1, 1, 0])):
@@ -136,6 +137,7 @@ def test_flips_bad_options_and_unequal_questions(capsys, tmp_path):
         assert code == 2 and word in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 @needs_mirror
 def test_flips_of_a_real_public_pair_equal_scipy(capsys, monkeypatch):
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))

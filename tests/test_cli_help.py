@@ -237,6 +237,7 @@ def test_errors_name_the_option_not_the_keyword(capsys, files, argv, parts, stat
     assert not _PY_KEYWORD.search(line), line
 
 
+@pytest.mark.slow
 def test_validate_reports_problems_in_the_options_words(capsys, files):
     code = main(["-q", "validate", files["good"], files["odd"], "--json"])
     [_, odd] = json.loads(capsys.readouterr().out)
@@ -515,6 +516,7 @@ def _check_command(command: str, where: str) -> list[str]:  # noqa: C901 - one c
     return problems
 
 
+@pytest.mark.slow
 def test_readme_commands_name_real_datasets():
     checked, problems = 0, []
     for readme in ("README.md", "data/README.md"):
@@ -525,6 +527,7 @@ def test_readme_commands_name_real_datasets():
     assert not problems
 
 
+@pytest.mark.slow
 def test_help_examples_name_real_datasets(capsys):
     from leash_eval.cli import main_simulate
     from leash_eval.run.reproduce import main as reproduce_main
@@ -550,6 +553,7 @@ def test_the_readme_check_can_fail(command, problem):
     assert problem in found
 
 
+@pytest.mark.slow
 @needs_mirror
 @pytest.mark.mirror
 def test_the_typical_session_runs(capsys, monkeypatch, tmp_path):

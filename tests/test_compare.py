@@ -116,6 +116,7 @@ def test_save_table_keeps_a_file_equal_under_the_rule(tmp_path):
     assert pd.read_csv(path)["k"].tolist() == [1, 3]
 
 
+@pytest.mark.slow
 def test_save_figure_keeps_its_csv_when_equal_under_the_rule(tmp_path):
     import matplotlib
 
@@ -150,6 +151,7 @@ def _perturb(path, column, how):
     return path.read_bytes()
 
 
+@pytest.mark.slow
 def test_write_demo_keeps_files_equal_under_the_rule(demo_files):
     out = demo_files["truth"].parent
     nudged = _perturb(demo_files["truth"], "p_rl", ulps)  # what another CPU computes
@@ -162,6 +164,7 @@ def test_write_demo_keeps_files_equal_under_the_rule(demo_files):
     assert main_simulate(["--check", "--out", str(out)]) == 0
 
 
+@pytest.mark.slow
 def test_simulate_check_names_the_column_that_differs(demo_files, capsys):
     out = demo_files["entropy"].parent
     _perturb(demo_files["entropy"], "token_entropy_mean", lambda v: v + 1e-6)

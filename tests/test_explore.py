@@ -120,6 +120,7 @@ def check_shown(app, model):
     assert app.widgets["image"].value[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_every_number_shown_equals_the_non_interactive_functions(demo):
     app = explore(model=demo, benchmark="Minerva")
     c = app.controls
@@ -156,6 +157,7 @@ def test_the_changes_table_lists_exactly_the_questions_that_moved(demo):
     assert (before.codes != after.codes).sum() == len(ch)
 
 
+@pytest.mark.slow
 def test_controls_are_bounded(demo):
     app = explore(model=demo, benchmark="MATH500")
     c = app.controls
@@ -190,6 +192,7 @@ def test_controls_are_bounded(demo):
     assert c["k"].options[-2:] == (("2048", 2048), ("each its own (2048/8192)", 0))
 
 
+@pytest.mark.slow
 def test_the_paper_disables_what_it_cannot_serve_with_one_line(paper):
     app = explore(model=paper)
     c = app.controls
@@ -235,6 +238,7 @@ def test_leash_explore_is_the_public_entry():
     assert "Parameters" in explore.__doc__
 
 
+@pytest.mark.slow
 def test_a_control_change_recomputes_only_what_it_touches():
     """Arrays are loaded once: a control change touches only its own computation."""
     rng = np.random.default_rng(0)
@@ -297,6 +301,7 @@ def counts(tmp_path_factory):
     return ExplorerModel(study, n_boot=N_BOOT, seed=3)
 
 
+@pytest.mark.slow
 def test_counts_open_on_the_unbiased_estimator_with_curves_and_every_budget(counts):
     """It opened with the first-k estimator (an empty pass@k panel) and only the full budget,
     though the expected rule needs nothing but the counts."""
@@ -338,6 +343,7 @@ def test_the_demo_opens_on_the_estimator_it_declares(demo):
     assert (v.setting.estimator, v.setting.rule) == ("first-k", "first-k")
 
 
+@pytest.mark.slow
 def test_the_flips_table_lists_the_setting_s_e_and_s_questions(demo):
     from leash.analysis.flips import flips_table
 
@@ -363,6 +369,7 @@ def test_the_flips_table_lists_the_setting_s_e_and_s_questions(demo):
     app.controls["k"].value = 0
 
 
+@pytest.mark.slow
 def test_the_paper_has_no_flips(paper):
     app = explore(model=paper)
     assert "No per-question data" in app.widgets["flips"].value

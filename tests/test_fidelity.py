@@ -32,6 +32,7 @@ def cells():
     return F.check_all()
 
 
+@pytest.mark.slow
 def test_every_paper_table_is_read(cells):
     assert sorted(p.name for p in F.paper_tables()) == EXPECTED_TABLES
     checked = cells[cells["kind"] == "checked"]

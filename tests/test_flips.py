@@ -271,6 +271,7 @@ def test_with_answers_shows_what_each_model_said():
 
 # ---- a real public pair of the data manifest -------------------------------------------------
 
+@pytest.mark.slow
 @needs_mirror
 def test_flips_of_a_real_pair_equal_scipy(monkeypatch):
     monkeypatch.setenv("LEASH_DATA_MIRROR", str(MIRROR))

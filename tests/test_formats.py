@@ -104,6 +104,7 @@ def samples():
     return synth_samples(np.random.default_rng(3))
 
 
+@pytest.mark.slow
 def test_canonical_containers_give_identical_summaries(tmp_path, samples):
     paths = {
         "jsonl": tmp_path / "s.jsonl", "jsonl.gz": tmp_path / "s.jsonl.gz",
@@ -155,6 +156,7 @@ def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path, samples, na
     pd.testing.assert_frame_equal(got, summarize(plain))
 
 
+@pytest.mark.slow
 def test_nested_layouts_match_canonical(tmp_path, samples):
     canon = tmp_path / "s.parquet"
     samples.to_parquet(canon)
@@ -179,6 +181,7 @@ def test_nested_layouts_match_canonical(tmp_path, samples):
     pd.testing.assert_frame_equal(got, ref.drop(columns="n_truncated"))
 
 
+@pytest.mark.slow
 def test_a_different_mapping_needs_no_new_code(tmp_path, samples):
     """Parallel lists named samples / is_corrects (Large-Language-Monkeys style) and a custom
     dict mapping with other names both read without code changes."""
@@ -278,6 +281,7 @@ needs_mirror = pytest.mark.skipif(
     reason="data mirror not found (set LEASH_DATA_MIRROR or place it at ../shared/data)")
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 @needs_mirror
 @pytest.mark.parametrize("step", ["final_2048", "step-100", "step-1000"])
@@ -342,6 +346,7 @@ def test_parquet_reads_int_question_ids_as_strings(tmp_path):
     assert out.c.tolist() == [1, 1]
 
 
+@pytest.mark.slow
 def test_pandas_integer_columns_with_missing_values_read_in_csv(tmp_path):
     # pandas writes an integer column that has missing values as floats: "2.0" in CSV, where
     # JSON lines and Parquet keep the number 2.0, which was always read as 2

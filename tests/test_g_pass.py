@@ -51,6 +51,7 @@ def nck(draw, max_n=300):
     return n, draw(st.integers(0, n)), draw(st.integers(1, n))
 
 
+@pytest.mark.slow
 def test_grid_against_exact_reference():
     for n in range(1, 13):
         for c in range(n + 1):
@@ -73,6 +74,7 @@ def test_hypothesis_against_exact_reference(t, tau):
     assert close(pass_hat_k(n, c, k), Fraction(comb(c, k), comb(n, k)), rtol=1e-8)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(nck(max_n=2000))
 def test_properties(t):
@@ -98,6 +100,7 @@ def rel_err(x, ref) -> float:
     return abs(x - ref) / ref if ref else abs(x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, c, k", [
     (1000, 500, 500), (1000, 3, 400), (1000, 997, 400), (3000, 985, 475), (2048, 1024, 1),
     (2048, 2047, 2048), (500, 250, 37)])
@@ -110,6 +113,7 @@ def test_moderate_n_to_a_few_ulps(n, c, k):
         assert rel_err(mg_pass_at_k(n, c, k), exact_mg(n, c, k)) < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, c, k", [
     (10**9, 3, 2), (10**9, 5 * 10**8, 10), (10**15, 10, 10), (10**15, 3 * 10**14, 10),
     (10**15, 3 * 10**14, 200), (10**15, 10**15 - 7, 30), (MAX_N, MAX_N // 2, 30)])
@@ -132,6 +136,7 @@ def test_hypothesis_huge_n_against_exact_reference(n, data):
     assert rel_err(g_pass_at_k(n, c, k, tau), exact_g_pass(n, c, k, tau)) < 1e-11
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(nck(max_n=5000))
 def test_hypothesis_symmetries(t):

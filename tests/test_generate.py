@@ -219,6 +219,7 @@ def smol():
     return LlamaCpp("smollm2", n_ctx=256)
 
 
+@pytest.mark.slow
 @needs_model
 def test_real_model_samples_resume_and_entropies(tmp_path, smol):
     kw = {"label": "smol", "benchmark": "toy", "k": 2, "temperature": 0.8, "top_p": 0.9,
@@ -236,6 +237,7 @@ def test_real_model_samples_resume_and_entropies(tmp_path, smol):
     assert summarize(tmp_path / "whole.parquet").n.tolist() == [2, 2, 2]
 
 
+@pytest.mark.slow
 @needs_model
 def test_real_model_entropy_and_log_probabilities_by_hand(smol):
     from scipy.special import log_softmax
@@ -264,6 +266,7 @@ def test_real_model_entropy_and_log_probabilities_by_hand(smol):
     assert at1.entropy[0] == pytest.approx(entropy(np.exp(log_softmax(logits))), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_output_take_turns(tmp_path):
     """A second run on the same output waits for the first, then finds nothing left to do."""
     import threading
@@ -289,6 +292,7 @@ def test_a_backend_a_worker_cannot_open_is_refused_before_a_cluster_is_used(tmp_
         _run(tmp_path, cluster="tcp://127.0.0.1:9")
 
 
+@pytest.mark.slow
 @needs_model
 def test_real_model_on_a_local_cluster_writes_the_local_file(tmp_path, smol):
     """`--cluster`: two Dask workers on this machine generate the chunks (each opens the model

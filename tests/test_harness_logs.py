@@ -76,6 +76,7 @@ def test_each_format_is_detected_from_its_content(tmp_path, evals):
     assert detect_format(s)[0] == "samples"
 
 
+@pytest.mark.slow
 def test_verl_counts_step_ids_and_the_correct_rule():
     frame = summarize(sorted(VERL.glob("*.jsonl")), model="m", benchmark="b")
     for step, name in ((0, "0.jsonl"), (50, "50.jsonl")):
@@ -192,6 +193,7 @@ def test_json_objects_keyed_by_question_id(tmp_path, capsys):
     assert f"{bad}: line 3: field 'b'" in line
 
 
+@pytest.mark.slow
 def test_validate_counts_rows_read_used_rejected(evals):
     for path, n in ((VERL / "0.jsonl", 9), (NEMO[0], 4), (evals["zstd"], 9), (OC_RESULTS, 12),
                     (ID_SAMPLES, 4)):
@@ -204,6 +206,7 @@ def test_file_name_rules():
     assert H.nemo_seed(Path("output-rs7.jsonl")) == 7 and H.nemo_seed(Path("output.jsonl")) is None
 
 
+@pytest.mark.slow
 def test_gold_answers_match_by_any_id_field_of_the_question_file(tmp_path, capsys):
     pytest.importorskip("math_verify")
     from leash_eval import rescore as rs

@@ -113,6 +113,7 @@ def _harness(tmp_path):
     return write_lines(tmp_path / "harness.jsonl", recs)
 
 
+@pytest.mark.slow
 def test_a_yaml_mapping_reads_nested_field_paths(tmp_path, capsys):
     layout = tmp_path / "my-layout.yaml"
     layout.write_text(LAYOUT)
@@ -176,6 +177,7 @@ def test_response_batches_stream_every_layout(tmp_path):
              "correct": True}])))
 
 
+@pytest.mark.slow
 def test_response_batches_carry_tokens_and_finish_reasons_when_the_file_has_them(tmp_path):
     # a nested layout: per sample usage.n and stop (data of _harness, read by hand)
     layout = tmp_path / "my-layout.yaml"

@@ -70,6 +70,7 @@ def test_the_checked_files_are_tracked(tracked):
     assert len([f for f in FILES if f.startswith("notebooks/")]) >= 15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 def test_every_relative_link_resolves_to_a_tracked_file(name, tracked):
     path = REPO / name

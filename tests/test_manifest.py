@@ -245,6 +245,7 @@ def http_upstream(tmp_path):
     server.server_close()
 
 
+@pytest.mark.slow
 def test_download_over_http_reports_progress_and_http_errors(tmp_path, monkeypatch, capsys,
                                                              http_upstream):
     base, asked = http_upstream
@@ -339,6 +340,7 @@ def bad_upstream():
     server.server_close()
 
 
+@pytest.mark.slow
 def test_fetch_stops_at_the_manifest_size_and_the_deadline(tmp_path, monkeypatch, bad_upstream):
     import dataclasses
 

@@ -109,6 +109,7 @@ def test_random_halves_follow_the_hypergeometric_split():
 
 # ---- replicate runs --------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_replicate_null_compares_every_two_runs(study):
     s = load_study(study_file(study, replicates=REPLICATES))
     summary = s.summaries("support")
@@ -121,6 +122,7 @@ def test_replicate_null_compares_every_two_runs(study):
     np.testing.assert_array_equal(e, ref)
 
 
+@pytest.mark.slow
 def test_measured_null_sets_each_null_beside_the_pair_at_its_budget(study):
     s = load_study(study_file(study, replicates=REPLICATES))
     p = s.section("support").pairs[0]
@@ -156,6 +158,7 @@ def test_measured_null_sets_each_null_beside_the_pair_at_its_budget(study):
     assert len(wide) == 5  # base: replicates, random, ordered; rl: random, ordered
 
 
+@pytest.mark.slow
 def test_the_artifact_of_a_study_with_replicates(study):
     study_file(study, replicates=REPLICATES)
     t = A.measured_null(study / "study.yaml", n_splits=20)
@@ -172,6 +175,7 @@ def test_the_artifact_of_a_study_with_replicates(study):
 
 # ---- bad replicates: one line naming the file, the key and the fix -------------------------
 
+@pytest.mark.slow
 def test_a_replicate_that_is_no_model_or_listed_twice(study):
     s = with_replicates(study, "[base-1, bse-2]")
     [p] = s.replicate_problems("support")
@@ -184,6 +188,7 @@ def test_a_replicate_that_is_no_model_or_listed_twice(study):
     assert p.value == "base"
 
 
+@pytest.mark.slow
 def test_the_same_file_twice_is_refused(study):
     shutil.copy(study / "data" / "base0.jsonl", study / "copy.jsonl")
     text = (study / "copy.jsonl").read_text().replace('"model": "base"', '"model": "base-9"')

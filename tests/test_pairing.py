@@ -109,6 +109,7 @@ def _mirror() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "data"
 
 
+@pytest.mark.slow
 @pytest.mark.mirror
 @pytest.mark.skipif(not (_mirror() / "gsm8k-sft-vs-rlvr-probe").is_dir(),
                     reason="data mirror not found (set LEASH_DATA_MIRROR)")

@@ -238,6 +238,7 @@ def test_dense_curve_does_not_depend_on_the_tile_size(monkeypatch):
                                   whole[rep][:, ks[::-7] - 1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("questions, n", [(1547, 8192), (25_000, 512), (100_000, 512)])
 def test_curve_at_the_benchmark_shapes_against_exact_reference(questions, n):
     """Every k of many questions (few distinct (n, c) for many questions at n = 512: the tiles

@@ -54,6 +54,7 @@ def test_budget_plan_against_fractions():
     assert row["misclassified rl"] == pytest.approx(misclassification_probability(pr, k).sum())
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), min_size=1, max_size=20))
 def test_a_plan_is_a_distribution_and_misclassification_is_part_of_it(counts):
     cb, cr = zip(*counts)

@@ -38,6 +38,7 @@ from test_generate import _run, needs_model
 from test_rescore_stream import HAND_CORRECT, HAND_NO_ANSWER, RECORDS, _evaluator_file
 
 ray = pytest.importorskip("ray", reason="the ray extra (pip install -e '.[ray]')")
+pytestmark = pytest.mark.slow  # each test starts or uses a Ray of its own
 
 KW = dict(fmt="evaluator", model="m", benchmark="b", batch_size=7)
 

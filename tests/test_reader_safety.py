@@ -134,6 +134,7 @@ def test_a_scalar_opencompass_verdict_is_not_given_to_every_replica(tmp_path, ca
     assert counts(summarize(p)) == {"a_0": (1, 1)}
 
 
+@pytest.mark.slow
 def test_nemo_skills_seed_files_are_paired_by_id_not_by_line(tmp_path):
     want = {str(i): nc for i, nc in enumerate(
         mf.EXPECTED["nemo-skills/eval-results/math/output-rs*.jsonl"])}
@@ -280,6 +281,7 @@ def test_decompression_bombs_are_refused_within_memory_bounded_by_the_input(tmp_
         assert peak - small < size // 2, (what, peak, small)
 
 
+@pytest.mark.slow
 def test_a_json_object_is_read_in_one_pass(tmp_path, monkeypatch):
     """3 MB of {id: verdict} took 97 s: the line of every key was searched for in the whole
     text, for every sample. The line is looked up only for a message now: a clean document
@@ -354,6 +356,7 @@ def test_a_string_or_list_where_an_object_belongs_is_one_line(tmp_path, capsys):
     assert str(p) in line and "details[2]" in line
 
 
+@pytest.mark.slow
 def test_json_nested_100000_deep_is_one_line(tmp_path, capsys):
     deep = "[" * 100_000 + "]" * 100_000
     cases = {}

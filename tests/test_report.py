@@ -155,6 +155,7 @@ def test_save_table_rejects_bad_input(tmp_path):
 # save_figure
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_save_figure_is_byte_stable(tmp_path):
     data = pd.DataFrame({"k": [1, 2, 4], "pass_at_k": [0.1, 0.25, 0.5]})
     fig = _figure()
@@ -180,6 +181,7 @@ def test_save_figure_metadata_has_no_timestamps(tmp_path):
     assert ppm == round(report.DPI / 0.0254)
 
 
+@pytest.mark.slow
 def test_save_figure_csv_holds_exactly_the_data(tmp_path):
     data = pd.DataFrame({"model": ["base", "rlvr"], "k": [8192, 8192],
                          "pass_at_k": [0.1 + 0.2, 2 / 3]})
@@ -211,6 +213,7 @@ def test_save_figure_pure_diagram_removes_stale_csv(tmp_path):
     assert not (tmp_path / "d.csv").exists()
 
 
+@pytest.mark.slow
 def test_save_figure_bytes_equal_across_processes(tmp_path):
     """A second interpreter (other hash seed) writes the same bytes."""
     script = textwrap.dedent(f"""

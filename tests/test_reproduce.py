@@ -143,6 +143,7 @@ def test_rules_cover_lists_choices_defaults_and_optional(tmp_path):
         validate_parameters(nb, {"study": "data/studies/nope.yaml"})
 
 
+@pytest.mark.slow
 def test_optional_parameters_take_none_or_the_inner_type(tmp_path):
     """A parameter that may be not given: None under a quoted Optional[...] annotation, which
     papermill parses (inspect, --help-notebook) and the runner and notebook.start check alike."""
@@ -330,6 +331,7 @@ def _stream_text(nb_path: Path) -> str:
                    for o in c.get("outputs", []) if o.get("output_type") == "stream")
 
 
+@pytest.mark.slow
 def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     folder = tmp_path / "nbs"
     folder.mkdir()
@@ -376,6 +378,7 @@ def test_run_all_executes_writes_artifacts_and_index(tmp_path):
     assert "(simulated)" in (out / "tiny_table.md").read_text()
 
 
+@pytest.mark.slow
 def test_failing_cell_is_reported_with_notebook_and_cell(tmp_path):
     with pytest.raises(NotebookError) as info:
         run_notebook(TINY, {"fail": True}, tmp_path / "fig", tmp_path / "build")
@@ -389,6 +392,7 @@ def test_failing_cell_is_reported_with_notebook_and_cell(tmp_path):
     assert f"partially executed notebook: {err.output}" in msg
 
 
+@pytest.mark.slow
 def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
     out = tmp_path / "fig"
     side = out / ".artifacts" / "tiny.json"
@@ -407,6 +411,7 @@ def test_skip_is_reported_and_previous_records_are_kept(tmp_path):
     assert not [c for c in nb.cells if "papermill-error-cell-tag" in c.metadata.get("tags", [])]
 
 
+@pytest.mark.slow
 def test_the_notebook_checks_its_own_parameters_under_plain_papermill(tmp_path):
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -428,6 +433,7 @@ def test_the_notebook_checks_its_own_parameters_under_plain_papermill(tmp_path):
         assert [e["traceback"] for e in errors] == [[message]], errors
 
 
+@pytest.mark.slow
 def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
     from leash_eval import manifest
 
@@ -439,6 +445,7 @@ def test_unavailable_dataset_counts_as_a_skip(tmp_path, monkeypatch):
     assert (res.status, res.reason) == ("skipped", f"no copy of {name}")
 
 
+@pytest.mark.slow
 def test_a_skip_is_told_by_its_class_not_its_name(tmp_path):
     """A user's own exception called SkipNotebook is a failure; a subclass of leash's, under
     any name, is a skip."""
@@ -487,6 +494,7 @@ def _gym_notebook(folder: Path) -> Path:
                      'outdir: str = ""  # artifacts', _READS_GYM)
 
 
+@pytest.mark.slow
 def test_a_run_whose_section_is_skipped_starts_no_kernel_and_still_has_its_page(tmp_path):
     """A run on a study whose section the study check found skipped: no kernel starts (no cell
     has run), the run is skipped with the reason, its earlier records are kept, and its
@@ -519,6 +527,7 @@ def test_a_run_whose_section_is_skipped_starts_no_kernel_and_still_has_its_page(
     assert reproduce._sections(folder / "03_gym.ipynb") == {"gym": code[-1].id}
 
 
+@pytest.mark.slow
 def test_runs_into_two_output_folders_keep_their_own_executed_copies(tmp_path, monkeypatch):
     """Two runs of one notebook with different --outdir: each executed copy goes under its own
     folder (<outdir>/.executed/), the committed figures/'s to build/; the site reads a

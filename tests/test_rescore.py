@@ -96,6 +96,7 @@ def test_rescore_counts_changes_and_validates():
         rs.rescore(samples, ["2", "1/2"])
 
 
+@pytest.mark.slow
 @needs_mv
 @needs_mirror
 @pytest.mark.mirror

@@ -138,6 +138,7 @@ def test_rescored_file_is_read_by_the_summary_readers(tmp_path):
     assert counts["c"].tolist() == [2, 2, 3]
 
 
+@pytest.mark.slow
 @needs_mv
 def test_jobs_1_and_2_write_identical_files(tmp_path):
     # 30 questions x 4 responses, batches of 7: 18 batches, more than the 2 x jobs in flight
@@ -154,6 +155,7 @@ def test_jobs_1_and_2_write_identical_files(tmp_path):
     assert _read_jsonl(tmp_path / "o2.jsonl")["correct"].tolist() == HAND_CORRECT * 10
 
 
+@pytest.mark.slow
 @needs_mv
 @needs_mv
 @pytest.mark.parametrize("start_after", [0.0, 1e9])
@@ -205,6 +207,7 @@ _PEAK = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
 def test_memory_of_a_rescore_does_not_grow_with_the_file(tmp_path, suffix):
@@ -383,6 +386,7 @@ def _responses_parquet(path: Path, n: int) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 def test_streaming_memory_does_not_grow_with_the_file(tmp_path):
     """Peak RSS of a fresh process rescoring 4,000 vs 32,000 samples of ~3.7 KB (15 MB vs
     120 MB of response text): a pipeline that held the file would peak over 100 MB higher on
@@ -600,6 +604,7 @@ def test_data_folder_is_not_touched(tmp_path):
     assert rs.CACHE_DIR == REPO / "build" / "rescored"
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_dask_cluster_writes_what_local_processes_write(tmp_path):
     """`--cluster`: a local Dask cluster of two worker processes on this machine's cores grades
@@ -668,6 +673,7 @@ def test_gold_files_inputs_and_outputs_that_used_to_go_wrong(tmp_path, capsys):
     assert code == 2 and "grade its responses first (`leash rescore" in err
 
 
+@pytest.mark.slow
 @needs_mv
 def test_gold_answers_the_file_contradicts_are_a_warning(tmp_path, capsys):
     # the file's own gold answers against the given ones: another benchmark's (or the same in

@@ -54,6 +54,7 @@ def slow_half(monkeypatch):
     monkeypatch.setattr(graders, "RETRY_LIMIT", 3)
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_loaded_machine_gives_the_same_verdicts_without_a_timeout(tmp_path, monkeypatch):
     """Load: every comparison and every gold parse waits 1.3 s (wall clock) with both limits at
@@ -82,6 +83,7 @@ def test_a_loaded_machine_gives_the_same_verdicts_without_a_timeout(tmp_path, mo
     assert rep.n_timeouts == rep.n_unresolved == 0 and not any(r["timeout"] for r in rows)
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_slowed_grader_gives_the_same_verdicts(tmp_path, slow_half):
     f = _evaluator_file(tmp_path / "eval.jsonl")
@@ -92,6 +94,7 @@ def test_a_slowed_grader_gives_the_same_verdicts(tmp_path, slow_half):
     assert rep.n_timeouts >= 1 and rep.n_unresolved == 0 and rep.n_no_answer == HAND_NO_ANSWER
 
 
+@pytest.mark.slow
 @needs_mv
 def test_twice_timed_out_is_no_verdict_and_the_summary_refuses_it(tmp_path, slow_half,
                                                                    monkeypatch, capsys):
@@ -167,6 +170,7 @@ def _rows(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_slow_gold_parse_gives_the_same_verdicts(tmp_path, slow_gold):
     """Each parse of the gold times out at the first limit and finishes within the retry's:
@@ -183,6 +187,7 @@ def test_a_slow_gold_parse_gives_the_same_verdicts(tmp_path, slow_gold):
     assert rs_gold._GOLD_PARSES["\\frac{1}{2}"]  # the retry's parse, the only one kept
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_gold_that_always_times_out_is_no_verdict_for_its_question(tmp_path, slow_gold,
                                                                      monkeypatch, capsys):
@@ -209,6 +214,7 @@ def test_a_gold_that_always_times_out_is_no_verdict_for_its_question(tmp_path, s
     assert len(err.strip().splitlines()) == 1 and "--on-timeout" in err, err
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_gold_that_timed_out_once_is_parsed_again(tmp_path, slow_gold, monkeypatch):
     """No retry left (both limits 1 s) and only the first parse of the gold slow: the first
@@ -225,6 +231,7 @@ def test_a_gold_that_timed_out_once_is_parsed_again(tmp_path, slow_gold, monkeyp
     assert not any(r["timeout"] for r in rows[1:])
 
 
+@pytest.mark.slow
 @needs_mv
 def test_verify_response_and_the_frame_path_follow_the_same_rule(slow_gold, monkeypatch):
     """In memory (:func:`rescore`): NA and timeout; one response: a TimeoutError, not False."""
@@ -243,6 +250,7 @@ def test_verify_response_and_the_frame_path_follow_the_same_rule(slow_gold, monk
     assert rs.verify_response("so \\boxed{0.5}", "\\frac{1}{2}") is True
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_rescored_study_file_with_no_verdict_is_not_cached(tmp_path, slow_gold, monkeypatch):
     """rescored_path: a file with rows without a verdict is returned under another name (which

@@ -44,6 +44,7 @@ def demo():
 # ------------------------------------------------------------------------------ determinism
 
 
+@pytest.mark.slow
 def test_same_seed_same_frames_different_seed_differs(demo):
     again = G.simulate_study(rng=np.random.default_rng(D.DEMO_SEED))
     for name in D.DEMO_FILES:
@@ -348,6 +349,7 @@ def test_logit_normal_moments_match_direct_integration():
 # ------------------------------------------------------------------------------ committed demo
 
 
+@pytest.mark.slow
 def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
     # The committed files were written on one CPU; another CPU's exp/log differ in the last
     # bits, so floats compare within 1e-12 and everything else exactly (leash.analysis.compare).
@@ -361,6 +363,7 @@ def test_committed_demo_equals_fresh_regeneration(demo, tmp_path):
         assert a[name].read_bytes() == b[name].read_bytes()
 
 
+@pytest.mark.slow
 def test_committed_demo_is_labelled_and_readable_as_summaries():
     d = D.demo_dir()
     assert "SIMULATED" in (d / "README.md").read_text()
@@ -373,6 +376,7 @@ def test_committed_demo_is_labelled_and_readable_as_summaries():
         assert len(f) == len(D.read_demo()[name])
 
 
+@pytest.mark.slow
 def test_main_simulate_check_passes_on_committed_demo():
     assert main_simulate(["--check"]) == 0
 
@@ -630,6 +634,7 @@ def test_summary_columns_follow_the_summary_schema():
     assert D.SUMMARY_COLUMNS == {**expected, "source": "string"}
 
 
+@pytest.mark.slow
 def test_simulate_does_not_load_the_summary_format_or_the_study():
     import subprocess
     import sys

@@ -110,6 +110,7 @@ def _check_links(out: Path) -> list:
     return bad
 
 
+@pytest.mark.slow
 def test_the_site_is_offline_its_links_resolve_and_two_builds_are_identical(study, tmp_path):
     pytest.importorskip("jupyter_server_mathjax", reason="the site extra is not installed")
     figs, build, _ = study
@@ -139,6 +140,7 @@ def test_the_site_is_offline_its_links_resolve_and_two_builds_are_identical(stud
     assert "data:image/png" not in folded
 
 
+@pytest.mark.slow
 def test_the_api_reference_is_offline(tmp_path):
     pytest.importorskip("pdoc", reason="the site extra is not installed")
     site._api(tmp_path)
@@ -184,6 +186,7 @@ def test_a_widget_view_is_shown_in_its_static_form_and_says_where_it_runs():
     assert shown["data"]["image/png"] == "iVBORw0KGgo="
 
 
+@pytest.mark.slow
 def test_a_study_s_index_and_site_carry_its_title(tmp_path):
     """A `make reproduce DATA=` folder: the index is headed by the study's `title:` and no
     longer speaks of the paper's numbers beside the demo; the site's heading is that title
@@ -213,6 +216,7 @@ def test_a_study_s_index_and_site_carry_its_title(tmp_path):
     assert "<h1>GRPO vs base &lt;on&gt; MATH500</h1>" in page and "Study mine" not in page
 
 
+@pytest.mark.slow
 def test_the_flips_page_shows_every_flips_table_whole(tmp_path):
     pytest.importorskip("jupyter_server_mathjax", reason="the site extra is not installed")
     figs, build = tmp_path / "figs", tmp_path / "build"

@@ -97,6 +97,7 @@ def test_markup_in_every_label_reaches_no_page(tmp_path, monkeypatch, capsys):
     assert "&lt;script&gt;" in index or "&lt;img" in index
 
 
+@pytest.mark.slow
 def test_markup_in_outputs_tables_and_records_reaches_no_page(tmp_path):
     """The same without running notebooks (fast): hostile table cells, captions and
     descriptions, and notebook outputs (Markdown, HTML, JavaScript) with every payload."""

@@ -63,6 +63,7 @@ sys.exit(site.main([]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["_notebook_pages", "_mathjax", "_unlink_local"])
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "error"])
 def test_a_build_stopped_halfway_leaves_the_previous_site(previous, how, where, tmp_path):

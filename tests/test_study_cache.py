@@ -53,6 +53,7 @@ def _entries(cache: Path) -> list:
     return sorted(cache.glob("*.parquet"))
 
 
+@pytest.mark.slow
 def test_a_source_replaced_while_it_is_read_is_read_again(tmp_path, two_contents, monkeypatch):
     a, b = two_contents
     want_a, want_b = load_counts([a]), load_counts([b])
@@ -94,6 +95,7 @@ def test_a_source_that_keeps_changing_is_an_error_and_nothing_is_stored(tmp_path
     assert not _entries(tmp_path / "cache") if (tmp_path / "cache").exists() else True
 
 
+@pytest.mark.slow
 def test_a_yaml_mapping_replaced_while_it_is_read_is_read_again(tmp_path, monkeypatch):
     """The mapping file is part of the name too: the same rule for it."""
     import json
@@ -171,6 +173,7 @@ def test_study_check_goes_on_past_a_corrupt_entry(tmp_path, capsys, cached):  # 
     assert err.count("warning:") == len(entries) and "Traceback" not in err, err
 
 
+@pytest.mark.slow
 @needs_mv
 def test_a_rescored_source_replaced_while_it_is_graded_is_graded_again(tmp_path, monkeypatch):
     from leash_eval import rescore as rs
@@ -239,6 +242,7 @@ console()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code, word", [("SIGTERM", 143, "terminated"),
                                              ("SIGINT", 130, "interrupted")])
 @pytest.mark.parametrize("where", ["python", "duckdb"])
@@ -260,6 +264,7 @@ def test_a_signal_during_study_check_is_one_line(tmp_path, sig, code, word, wher
     assert proc.stderr.strip() == f"leash study: {word}", proc.stderr
 
 
+@pytest.mark.slow
 def test_quiet_before_study_is_its_quiet(tmp_path, capsys):
     """`leash -q study check` (a KeyError before): the check, without its closing note;
     `leash -q reproduce` is one line: reproduce has no quiet mode."""

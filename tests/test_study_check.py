@@ -191,6 +191,7 @@ def test_the_notebooks_read_the_check_s_cache(tmp_path, capsys, cached, monkeypa
         load_study(out).summaries("support")
 
 
+@pytest.mark.slow
 def test_shipped_studies_check_clean():
     for name in ("paper", "demo"):
         result = check_study(name)
@@ -264,6 +265,7 @@ def test_a_study_s_folder_and_suffix_come_from_its_name(tmp_path, capsys, cached
     assert artifact_name("table1", load_study(renamed)) == "table1_my-study"
 
 
+@pytest.mark.slow
 def test_reproduce_starts_no_kernel_for_the_sections_the_check_skips(tmp_path, capsys, cached,
                                                                       monkeypatch):
     """`make reproduce DATA=` on a counts study (a support section only): the notebooks of

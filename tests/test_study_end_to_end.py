@@ -68,6 +68,7 @@ def test_one_benchmark_counts_only_study_runs_through_make_reproduce(study, tmp_
     assert folder_digest(FIGURES) == before  # the committed figures/ are untouched
 
 
+@pytest.mark.slow
 def test_study_runs_and_outdir_defaults(study, monkeypatch):
     path, _ = study
     runs = reproduce.study_runs(str(path))

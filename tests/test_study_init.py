@@ -66,6 +66,7 @@ def unnamed(tmp_path):
     return d, truth
 
 
+@pytest.mark.slow
 def test_unnamed_files_are_labelled_by_name_and_the_pair_proposed(capsys, tmp_path, cached,
                                                                    unnamed):
     d, truth = unnamed
@@ -89,6 +90,7 @@ def test_unnamed_files_are_labelled_by_name_and_the_pair_proposed(capsys, tmp_pa
     assert int((s["c_base"] > 0).sum()) == sum(truth["base"].values())
 
 
+@pytest.mark.slow
 def test_a_checkpoint_folder_on_a_question_subset_checks_clean(capsys, tmp_path, cached,
                                                               unnamed):
     """The issue's route: a k = 1 pair and ten checkpoints on 20 of the 233 questions. The
@@ -138,6 +140,7 @@ def test_label_values_name_their_files_one_way(tmp_path, unnamed):
         assert e.value.param == "label" and e.value.value == bad
 
 
+@pytest.mark.slow
 def test_files_whose_names_do_not_tell_their_steps_are_one_line(capsys, tmp_path, unnamed):
     d, _ = unnamed
     (d / "ckpts" / "step_100.json").rename(d / "ckpts" / "early.json")

@@ -82,6 +82,7 @@ sample_rows = st.lists(
     min_size=1, max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=sample_rows, chunk=st.integers(1, 25), perm_seed=st.integers(0, 2**31 - 1))
@@ -110,6 +111,7 @@ def test_any_chunk_size_matches_naive_groupby(tmp_path, rows, chunk, perm_seed):
     compare(summarize(pq_path, chunk_size=chunk), naive_summary(df))
 
 
+@pytest.mark.slow
 def test_hand_computed_statistics(tmp_path):
     recs = [
         {"sample_idx": 3, "correct": True, "answer": "5", "n_tokens": 10, "token_entropy": 1.0},
@@ -133,6 +135,7 @@ def test_hand_computed_statistics(tmp_path):
     assert t.n_answer_missing == 2 and list(t.answer_counts) == [2]
 
 
+@pytest.mark.slow
 def test_provenance_attrs_and_parquet_metadata(tmp_path):
     p = tmp_path / "s.jsonl"
     p.write_text("".join(json.dumps({"model": "m", "benchmark": "b", "question_id": "q",
@@ -154,6 +157,7 @@ def test_provenance_attrs_and_parquet_metadata(tmp_path):
     assert back.attrs["provenance"]["rows_rejected"] == 1
 
 
+@pytest.mark.slow
 def test_load_counts_accepts_samples_counts_and_summaries(tmp_path):
     s = tmp_path / "samples.jsonl"
     s.write_text("".join(json.dumps({"model": "base", "benchmark": "b", "question_id": q,
@@ -247,6 +251,7 @@ def _truncated_example(tmp_path):
     return p
 
 
+@pytest.mark.slow
 def test_one_na_rule_from_summary_to_table(tmp_path):
     from leash.analysis.tables import answer_entropy_per_question, entropy_table
     from leash.summary import summary_na
@@ -283,6 +288,7 @@ def test_one_na_rule_from_summary_to_table(tmp_path):
         entropy_table(cls, na="keep")
 
 
+@pytest.mark.slow
 def test_a_summary_file_keeps_its_na_rule(tmp_path):
     p = _truncated_example(tmp_path)
     out = tmp_path / "class.parquet"
@@ -311,6 +317,7 @@ def test_a_given_canonical_format_still_reads_the_files_columns(tmp_path):
     assert summarize(c, fmt="counts")[["n", "c"]].values.tolist() == [[8, 3]]
 
 
+@pytest.mark.slow
 def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
     """summary_table gives summarize's rows and provenance as a pyarrow Table; summary_frame
     turns it back; concat_summaries joins tables and refuses a question given twice."""
@@ -342,6 +349,7 @@ def test_summary_table_is_the_summary_frame_in_arrow(tmp_path):
         concat_summaries([table, table])
 
 
+@pytest.mark.slow
 def test_first_correct_counts_positions_not_indices(tmp_path):
     # 1-based indices (a common layout), a row rejected with on_error="skip" and a question
     # whose samples two files give with a gap between them: "the first k samples" are the
@@ -384,6 +392,7 @@ def test_truncation_is_finish_reason_length_in_any_case(tmp_path):
     assert out[["n_truncated", "n_answer_missing"]].values.tolist() == [[3, 3]]
 
 
+@pytest.mark.slow
 def test_partitions_on_a_dask_cluster_are_summarized_as_in_one_process(tmp_path):
     """The one --cluster interface on its other engine: a folder of Parquet partitions, each
     read by a Dask worker (threads of this process), merged as one process merges them; a

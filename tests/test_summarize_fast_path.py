@@ -64,6 +64,7 @@ def _same(a, b):
 field_values = st.fixed_dictionaries({f: st.sampled_from(v) for f, v in POOLS.items()})
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(st.integers(0, 2), field_values), min_size=1, max_size=12),
@@ -91,6 +92,7 @@ parquet_columns = st.fixed_dictionaries({
 })
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(types=parquet_columns, n=st.integers(1, 9), bad=st.sampled_from(
@@ -161,6 +163,7 @@ def test_a_clean_file_takes_the_fast_path(tmp_path, monkeypatch, suffix, present
     assert df.n_answer_missing.tolist() == [4 if "answer" not in present else 1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field, late", [
     ("sample_idx", 63.4), ("sample_idx", "63"), ("correct", 1), ("correct", "true"),
     ("n_tokens", True), ("token_entropy", math.nan), ("finish_reason", 5)])

@@ -24,12 +24,14 @@ def raises_naming(path, *parts, **kw):
     return msg
 
 
+@pytest.mark.slow
 def test_malformed_json_names_line(tmp_path):
     p = write_lines(tmp_path / "bad.jsonl", [rec(i=0), rec(i=1), '{"model": "m", "bench',
                                              rec(i=2)])
     raises_naming(p, "line 3", "malformed JSON")
 
 
+@pytest.mark.slow
 def test_missing_required_value_names_line_and_field(tmp_path):
     p = write_lines(tmp_path / "miss.jsonl", [rec(i=0), rec(i=1, correct=None)])
     raises_naming(p, "line 2", "'correct'", "missing")
@@ -43,6 +45,7 @@ def test_missing_required_column_names_field(tmp_path):
     assert out.model.tolist() == ["given"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, reason", [(0.5, "boolean-like"), ("yes", "boolean-like"),
                                          ("t", "boolean-like"), ([1], "boolean-like")])
 def test_correct_must_be_boolean_like(tmp_path, bad, reason):
@@ -50,6 +53,7 @@ def test_correct_must_be_boolean_like(tmp_path, bad, reason):
     raises_naming(p, "line 3", "'correct'", reason, repr(bad))
 
 
+@pytest.mark.slow
 def test_boolean_like_values_accepted(tmp_path):
     vals = [True, False, 1, 0, "TRUE", " false ", "1", "0", 1.0, "True"]
     p = write_lines(tmp_path / "ok.jsonl", [rec(i=i, correct=v) for i, v in enumerate(vals)])
@@ -57,6 +61,7 @@ def test_boolean_like_values_accepted(tmp_path):
     assert out.loc[0, "c"] == 6 and out.loc[0, "n"] == 10 and out.loc[0, "first_correct"] == 0
 
 
+@pytest.mark.slow
 def test_wrong_types_name_field(tmp_path):
     p = write_lines(tmp_path / "idx.jsonl", [rec(i=0), rec(i="abc")])
     raises_naming(p, "line 2", "'sample_idx'", "integer")
@@ -68,6 +73,7 @@ def test_wrong_types_name_field(tmp_path):
     raises_naming(p, "line 2", "'answer'")
 
 
+@pytest.mark.slow
 def test_blank_lines_keep_true_line_numbers(tmp_path):
     # fast reader (consistent types): the line is recovered from the object ordinal
     p = write_lines(tmp_path / "blank.jsonl", [rec(i=0), "", "   ", rec(i=1), rec(i=-2)])
@@ -77,6 +83,7 @@ def test_blank_lines_keep_true_line_numbers(tmp_path):
     raises_naming(p, "line 3", "'correct'", "'yes'")
 
 
+@pytest.mark.slow
 def test_duplicates_across_chunks(tmp_path):
     lines = [rec(i=i) for i in range(5)] + [rec(q="q2", i=0), rec(i=3)]
     p = write_lines(tmp_path / "dup.jsonl", lines)
@@ -98,6 +105,7 @@ def test_parquet_location_is_row_group_and_row(tmp_path):
     raises_naming(p, "row group 1, row 1", "'correct'", "7")
 
 
+@pytest.mark.slow
 def test_csv_location_is_row(tmp_path):
     p = tmp_path / "c.csv"
     p.write_text("model,benchmark,question_id,n,c\nm,b,q1,8,3\nm,b,q2,8,9\nm,b,q3,-1,0\n")
@@ -108,6 +116,7 @@ def test_csv_location_is_row(tmp_path):
         ("line 3", "c", "c_greater_than_n"), ("line 4", "n", "out_of_range")]
 
 
+@pytest.mark.slow
 def test_counts_rules(tmp_path):
     p = write_lines(tmp_path / "counts.jsonl", [
         {"model": "m", "benchmark": "b", "question_id": 1, "n": 4, "c": 2, "first_correct": 1},
@@ -127,6 +136,7 @@ def test_counts_rules(tmp_path):
         rep.raise_on_error()
 
 
+@pytest.mark.slow
 def test_evaluator_ragged_lists_are_reported_not_padded(tmp_path):
     p = write_lines(tmp_path / "eval.jsonl", [
         {"idx": 0, "code": ["a", "b"], "pred": ["1", "2"], "score": [True, False]},
@@ -147,6 +157,7 @@ def test_evaluator_needs_model_and_benchmark(tmp_path):
     assert "evaluator" in str(e.value)
 
 
+@pytest.mark.slow
 def test_nested_bad_sample_names_line_sample_and_field(tmp_path):
     p = write_lines(tmp_path / "probe.jsonl", [
         {"model_name": "m", "qid": 0, "rollouts": [
@@ -155,6 +166,7 @@ def test_nested_bad_sample_names_line_sample_and_field(tmp_path):
     raises_naming(p, "line 1, sample 1", "'rollouts[1].correct'", "'maybe'", benchmark="b")
 
 
+@pytest.mark.slow
 def test_skip_counts_every_rejection_and_validate_lists_all(tmp_path):
     lines = [rec(i=0), rec(i=1, correct="yes"), "{oops", rec(i=2, sample_idx=None),
              rec(i=3), rec(i=3)]
@@ -194,6 +206,7 @@ def test_on_error_parameter_checked(tmp_path):
         summarize(p, na="drop")
 
 
+@pytest.mark.slow
 def test_duplicates_and_rule_problems_come_in_file_order(tmp_path):
     # the docs promise problems in file order; duplicates used to follow every other problem,
     # and on_error="raise" stopped at a later bad row rather than at an earlier duplicate
@@ -237,6 +250,7 @@ def test_a_file_without_model_or_benchmark_names_the_options_once(tmp_path, caps
     assert validate(p, model="m", benchmark="b").ok
 
 
+@pytest.mark.slow
 def test_a_wide_per_question_table_is_refused_with_the_reshape_it_needs(tmp_path, capsys):
     """Refused, not read: a column prefix (base, rl) is a side, not a model label. The reshape
     the message gives is run here, and its output is read with the counts of the wide table.

@@ -121,6 +121,7 @@ def test_each_part_ends_with_exercises_and_hidden_solutions_that_check_themselve
         assert "pub(" not in text and "rng" not in text and "plt." not in text
 
 
+@pytest.mark.slow
 def test_the_parts_split_the_walkthrough_artifacts_without_overlap():
     names = [n for stem in NOTEBOOKS for part in WALKTHROUGH[stem] for n in part]
     assert len(names) == len(set(names)) == 17
@@ -210,6 +211,7 @@ def _null_studies(d):
     return pd.DataFrame(rows, columns=["E", "S", "p"])
 
 
+@pytest.mark.slow
 def test_section4a_null_facts():
     defaults = _defaults(NOISE)
     assert defaults["n_null"] == 200
@@ -221,6 +223,7 @@ def test_section4a_null_facts():
     assert (null["E"] + null["S"]).min() > 0  # identical models still disagree
 
 
+@pytest.mark.slow
 def test_section4a_exact_rejection_rate_is_at_most_alpha():
     # "at most 5% by construction": the exact rejection rate of the two-sided sign test,
     # summed with exact binomial weights, for every number m of discordant questions
@@ -276,6 +279,7 @@ def test_section4c_boundary_facts():
         assert eps / p05 == pytest.approx(math.log(1 / zeta) / -math.log(0.95), rel=0.01)
 
 
+@pytest.mark.slow
 def test_section6_demo_facts():
     d = _defaults(CURVES)
     demo = load_study("demo")
@@ -298,6 +302,7 @@ def test_section6_demo_facts():
     assert cross["low"] <= cross["estimate"] <= cross["high"]
 
 
+@pytest.mark.slow
 def test_section7_entropy_facts():
     base = ["12"] * 11 + ["8"] * 7 + ["15"] * 5 + ["3"] * 4 + ["20"] * 3 + [None] * 2
     rl = ["12"] * 29 + ["8"] * 3

@@ -49,6 +49,7 @@ def leftovers(folder):
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["kill", "enospc"])
 def test_summarize_out_keeps_the_previous_file(tmp_path, mode):
     from leash_eval.summarize import read_summary, summarize
@@ -83,6 +84,7 @@ def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     assert out.read_text() == "whole" and leftovers(tmp_path) == [live.name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["kill", "enospc"])
 def test_simulate_out_keeps_the_previous_folder(tmp_path, mode):
     from leash.sources.demo import DEMO_FILES
