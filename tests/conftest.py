@@ -1,5 +1,6 @@
 """Settings for the whole suite."""
 
+import signal
 from pathlib import Path
 
 from hypothesis import settings
@@ -8,6 +9,14 @@ from hypothesis import settings
 # tests, so a slow example says nothing about the code; every property is still checked.
 settings.register_profile("leash", deadline=None)
 settings.load_profile("leash")
+
+# A suite started in the background of a non-interactive shell (`make test &` in a script)
+# inherits SIGINT ignored, and so would every process it starts: Python then installs no
+# KeyboardInterrupt, and the Ctrl-C tests of the runner would send a signal nobody hears. A
+# terminal gives its foreground job the default; so do the tests (this process and the xdist
+# workers, whose children then start with it).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # tests/browser/ drives JupyterLab in a real browser (minutes, needs Chromium): collected only
