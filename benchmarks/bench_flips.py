@@ -22,25 +22,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
 import pandas as pd
+from bench_core import timed_cpu
 from scipy.stats import binom, false_discovery_control, fisher_exact
 
 from leash.analysis.flips import flips_table
 from leash.core.stats import fisher_one_sided, fisher_power
-
-
-def timed_cpu(fn, repeat=3):
-    """(best wall seconds, best CPU seconds, result) over ``repeat`` calls."""
-    wall = cpu = float("inf")
-    out = None
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        out = fn()
-        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
-    return wall, cpu, out
 
 
 def pilot(n_questions, rng):

@@ -3,6 +3,7 @@
 import signal
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 # No deadlines: the machine is shared and `make test` runs a notebook worker beside the other
@@ -27,3 +28,18 @@ _BROWSER = Path(__file__).resolve().parent / "browser"
 
 def pytest_ignore_collect(collection_path, config):
     return True if collection_path.resolve() == _BROWSER else None
+
+
+@pytest.fixture
+def cached(monkeypatch, tmp_path):
+    """Study summary caches under tmp_path, not the repository's build/."""
+    import leash.paths
+    import leash.sources.study as study_mod
+    import leash_eval.study_init as init_mod
+
+    def folder(name):
+        return tmp_path / "build" / leash.paths.slug(name)
+
+    monkeypatch.setattr(study_mod, "study_folder", folder)
+    monkeypatch.setattr(init_mod, "study_folder", folder)
+    return tmp_path / "build"

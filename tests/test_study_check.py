@@ -43,21 +43,6 @@ def _run(capsys, *argv):
     return code, out, err
 
 
-@pytest.fixture
-def cached(monkeypatch, tmp_path):
-    """Study summary caches under tmp_path, not the repository's build/."""
-    import leash.paths
-    import leash.sources.study as study_mod
-    import leash_eval.study_init as init_mod
-
-    def folder(name):
-        return tmp_path / "build" / leash.paths.slug(name)
-
-    monkeypatch.setattr(study_mod, "study_folder", folder)
-    monkeypatch.setattr(init_mod, "study_folder", folder)
-    return tmp_path / "build"
-
-
 def _init(capsys, tmp_path, *extra):
     counts = _counts(tmp_path)
     out = tmp_path / "my-study.yaml"

@@ -22,21 +22,6 @@ from leash_eval.run.study_check import check_study
 from leash_eval.study_init import Label, draft_study, parse_label
 
 
-@pytest.fixture
-def cached(monkeypatch, tmp_path):
-    """Study summary caches under tmp_path, not the repository's build/."""
-    import leash.paths
-    import leash.sources.study as study_mod
-    import leash_eval.study_init as init_mod
-
-    def folder(name):
-        return tmp_path / "build" / leash.paths.slug(name)
-
-    monkeypatch.setattr(study_mod, "study_folder", folder)
-    monkeypatch.setattr(init_mod, "study_folder", folder)
-    return tmp_path / "build"
-
-
 def _run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
