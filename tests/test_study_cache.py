@@ -18,7 +18,7 @@ from _support import needs_mv
 from leash_eval import manifest as mf
 from leash_eval import studies
 from leash_eval.summarize import load_counts
-from test_study_check import _counts, cached  # noqa: F401 (a fixture)
+from test_study_check import _counts
 
 
 @pytest.fixture
@@ -156,7 +156,7 @@ def test_a_corrupt_entry_is_discarded_with_a_warning(tmp_path, two_contents, dam
         assert studies.cached_counts(a, cache_dir=cache).equals(want)
 
 
-def test_study_check_goes_on_past_a_corrupt_entry(tmp_path, capsys, cached):  # noqa: F811
+def test_study_check_goes_on_past_a_corrupt_entry(tmp_path, capsys, cached):
     """One warning line and the check's own result, not an error for every check after."""
     from leash_eval.cli import main
     from test_study_check import _init
