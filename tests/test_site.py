@@ -132,6 +132,9 @@ def test_the_site_is_offline_its_links_resolve_and_two_builds_are_identical(stud
     assert 'src="../mathjax/MathJax.js' in run and "data:image/png;base64" in run
     # a link to a notebook, its committed Markdown or its .ipynb, goes to its run
     assert run.count('href="02_y.html"') == 2
+    # ... but the .ipynb the site offers for download is that file
+    offered = sorted(p.name for p in (out / "notebooks").glob("*.ipynb"))
+    assert offered and all(f'href="notebooks/{n}" download' in index for n in offered)
     assert 'title="../data/README.md">the data</span>' in run  # a repository file: text
     # an exercise's solution is folded, its input and output inside
     folded = run.split('<details class="leash-solution">')[1].split("</details>")[0]
@@ -249,3 +252,28 @@ def test_the_flips_page_shows_every_flips_table_whole(tmp_path):
     site.build_site(figs, build, study_out, api=False)
     assert not (study_out / "flips.html").exists()
     assert "flips.html" not in (study_out / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_link_to_a_file_of_the_site_is_kept_one_to_a_notebook_elsewhere_goes_to_its_run(
+        tmp_path):
+    """The .ipynb the site offers for download (notebooks/<stem>.ipynb) is linked as that file,
+    from the index and from the notebook's own run page; a notebook's link to another
+    notebook's .md or .ipynb, which the site does not hold there, goes to that one's run page;
+    a repository file becomes text."""
+    root = tmp_path / "site"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "runs").mkdir()
+    (root / "notebooks" / "01_x.ipynb").write_text("{}")
+    runs = {"01_x": "01_x.paper", "02_y": "02_y"}
+    index = site._unlink_local('<a href="notebooks/01_x.ipynb" download>01_x.ipynb</a>',
+                               root / "index.html", root, runs)
+    assert index == '<a href="notebooks/01_x.ipynb" download>01_x.ipynb</a>'
+    page = root / "runs" / "01_x.paper.html"
+    own = '<a href="../notebooks/01_x.ipynb" download>01_x.ipynb</a>'
+    assert site._unlink_local(own, page, root, runs) == own
+    assert site._unlink_local('<a href="02_y.ipynb">next</a> <a href="02_y.md">again</a>',
+                              page, root, runs) == \
+        '<a href="02_y.html">next</a> <a href="02_y.html">again</a>'
+    assert 'class="repo-path"' in site._unlink_local('<a href="../data/README.md">d</a>', page,
+                                                      root, runs)
+

@@ -145,20 +145,21 @@ def _write(path: Path, text: str) -> None:
 def _unlink_local(text: str, page: Path, root: Path, notebooks: dict) -> str:
     """Local links of a page that do not resolve inside the site: a notebook (its committed
     ``.md``, or its ``.ipynb``) to its run page, anything else (a repository file) to plain text.
+    A link to a file of the site (the ``.ipynb`` it offers for download) is kept.
     """
     def fix(m):
         before, href, after, label = m.groups()
         target, _, anchor = href.partition("#")
         if not target:
             return m.group(0)
+        if (page.parent / target).resolve().is_relative_to(root.resolve()) \
+                and (page.parent / target).is_file():
+            return m.group(0)
         name = Path(target).name
         stem = name.rsplit(".", 1)[0]
         if name.endswith((".md", ".ipynb")) and stem in notebooks:
             rel = os.path.relpath(root / "runs" / f"{notebooks[stem]}.html", page.parent)
             return f'<a {before}href="{rel}"{after}>{label}</a>'
-        if (page.parent / target).resolve().is_relative_to(root.resolve()) \
-                and (page.parent / target).is_file():
-            return m.group(0)
         return f'<span class="repo-path" title="{html.escape(target)}">{label}</span>'
     return _LOCAL.sub(fix, text)
 
