@@ -184,13 +184,18 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.md"))
 # the CLI, in-process
 # ---------------------------------------------------------------------------------------------
 
-def cli(capsys, *argv):
-    """Run the CLI in-process: (exit status, stdout, stderr)."""
+def run_cli(capsys, *argv):
+    """Run the CLI in-process as given, its notes included: (exit status, stdout, stderr)."""
     from leash_eval.cli import main
 
-    code = main(["-q", *map(str, argv)])
+    code = main([*map(str, argv)])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def cli(capsys, *argv):
+    """Run the CLI in-process with ``-q`` (no notes): (exit status, stdout, stderr)."""
+    return run_cli(capsys, "-q", *argv)
 
 
 def cli_error(capsys, *argv) -> str:

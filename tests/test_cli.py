@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from _support import HAVE_MV, MIRROR, REPO, needs_mirror, needs_mv  # noqa: F401
+from _support import run_cli as _run
 from leash_eval.cli import main
 
 # Hand-made counts: question -> (n, c) per model; every question has 4 samples, and the
@@ -20,12 +21,6 @@ COUNTS = {
     "rl": {"q0": 4, "q1": 0, "q2": 3, "q3": 0, "q4": 4},
 }
 N = 4
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _samples_file(tmp_path: Path, counts=COUNTS, benchmark="toy") -> Path:

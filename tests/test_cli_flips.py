@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import false_discovery_control, fisher_exact
 
 from _support import MIRROR, needs_mirror
+from _support import run_cli as run
 from leash_eval.cli import main
 
 # question -> (base c, rl c) of 16 samples each
@@ -30,12 +31,6 @@ def counts_file(tmp_path, pairs=PAIRS, n=N, extra=()):
     f = tmp_path / "counts.csv"
     pd.DataFrame(rows).to_csv(f, index=False)
     return f
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def check_p_and_q(rows):

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support import MIRROR, REPO, needs_mirror, needs_mv, processes, raises_with
+from _support import run_cli as _cli
 from leash_eval import rescore as rs
-from leash_eval.cli import main
 from leash_eval.rescore import graders as rs_graders
 from leash_eval.rescore import stream as rs_stream
 
@@ -289,12 +289,6 @@ def test_missing_gold_is_named(tmp_path):
     with raises_with(param="batch_size", func="rescore", value=0, constraint="an int >= 1"):
         rs.rescore(pd.DataFrame({"question_id": ["0"], "response": ["1"]}), {"0": "1"},
                    batch_size=0)
-
-
-def _cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @needs_mv

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from _support import run_cli as _run
 from leash.sources.study import load_study
-from leash_eval.cli import main
 from leash_eval.run.study_check import check_study
 
 BASE, RL = "Qwen2.5-Math-7B", "Qwen2.5-Math-7B-GRPO"
@@ -35,12 +35,6 @@ def _counts(folder: Path, n=128, questions=12, seed=0) -> Path:
     path = folder / "counts.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _init(capsys, tmp_path, *extra):

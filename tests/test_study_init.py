@@ -16,16 +16,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from _support import run_cli as _run
 from leash.sources.study import load_study
 from leash_eval.cli import main
 from leash_eval.run.study_check import check_study
 from leash_eval.study_init import Label, draft_study, parse_label
-
-
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _verdicts(path: Path, ids, p, rng) -> dict:
