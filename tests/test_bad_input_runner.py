@@ -211,6 +211,17 @@ for stem in ("00_a", "01_b"):
     nbformat.write(nb, d / f"{stem}.ipynb")
 """
 
+def _ended(proc, nbs: Path, deadline: float) -> tuple[str, list[str]]:
+    """Wait for a stopped run: (its stderr, the processes of it still there at ``deadline``,
+    given time to end after the runner did)."""
+    _, err = proc.communicate(timeout=60)
+    left = _left(proc.pid, nbs)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = _left(proc.pid, nbs)
+    return err, left
+
+
 def _left(sid: int, nbs: Path) -> list[str]:
     """The processes of a run still there: those of its session ``sid`` (the runner's workers)
     and its kernels (jupyter_client starts each in a session of its own; each wrote its pid)."""
@@ -268,11 +279,7 @@ def test_ctrl_c_is_one_line_exit_130_records_intact(tmp_path, jobs, sig, group, 
         for i in range(times):
             time.sleep(0.1 * i)
             (os.killpg if group else os.kill)(proc.pid, getattr(signal, sig))
-        _, err = proc.communicate(timeout=60)
-        left = _left(proc.pid, nbs)
-        while left and time.monotonic() < deadline:
-            time.sleep(0.2)
-            left = _left(proc.pid, nbs)
+        err, left = _ended(proc, nbs, deadline)
     finally:
         if proc.poll() is None or _left(proc.pid, nbs):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -313,11 +320,7 @@ def test_ctrl_c_while_the_workers_start(tmp_path):
             assert time.monotonic() < deadline, "no worker started"
             time.sleep(0.02)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        left = _left(proc.pid, nbs)
-        while left and time.monotonic() < deadline:
-            time.sleep(0.2)
-            left = _left(proc.pid, nbs)
+        err, left = _ended(proc, nbs, deadline)
     finally:
         if proc.poll() is None or _left(proc.pid, nbs):
             os.killpg(proc.pid, signal.SIGKILL)
