@@ -55,7 +55,8 @@ def cached_counts(path, *, cache_dir, na: str = "class", **reader):
     sources = _sources(path, reader)
     states = [file_state(p) for p in sources]
     target, key = _cache_file(path, cache_dir, na, reader, [d for d, _ in states])
-    cached = _cached(target, key)
+    cached = _cached(target, lambda t: _summary_entry(t, key), "summary",
+                     "the file it summarized")
     if cached is not None:
         return cached
     frame, digests = read_unchanged(sources, lambda _: load_counts([path], na=na, **reader),
@@ -141,29 +142,46 @@ def _store(frame, target, key: str) -> None:
     write_summary(out, target)  # whole or not at all
 
 
-def _cached(target, key: str):
-    """The summary of a cache entry, or None: absent, or discarded (removed, with a warning)
-    when it cannot be read or is not the entry of ``key``.
+def _cached(target, read, what: str, source: str):
+    """``read(target)`` of a cache entry, or None: absent, or discarded (removed, with a warning
+    naming the ``what`` and that its ``source`` is read again) when ``read`` cannot read it or
+    finds it is not the entry its name says (a ValueError).
     """
     import warnings
 
     from leash.errors import LeashWarning
-    from leash_eval.summarize import read_summary
 
     if not target.is_file():
         return None
     try:
-        frame = read_summary(target)
-        stored = frame.attrs.get("provenance", {}).pop(_KEY, None)
-        if stored != key:
-            raise ValueError(f"it holds the entry of key {stored!r}")
-    except (ValueError, TypeError, OSError) as exc:
+        return read(target)
+    except (ValueError, TypeError, OSError) as exc:  # pyarrow's errors are ValueErrors
         warnings.warn(LeashWarning(
-            f"{target}: a cached summary that is corrupt ({' '.join(str(exc).split())[:200]}): "
-            "discarded; the file it summarized is read again.", file=target), stacklevel=3)
+            f"{target}: a cached {what} that is corrupt ({' '.join(str(exc).split())[:200]}): "
+            f"discarded; {source} is read again.", file=target), stacklevel=3)
         target.unlink(missing_ok=True)
         return None
+
+
+def _summary_entry(target, key: str):
+    """The summary of a cache entry that holds the entry of ``key`` (else a ValueError)."""
+    from leash_eval.summarize import read_summary
+
+    frame = read_summary(target)
+    stored = frame.attrs.get("provenance", {}).pop(_KEY, None)
+    if stored != key:
+        raise ValueError(f"it holds the entry of key {stored!r}")
     return frame
+
+
+def _digest_entry(target):
+    """The sample digest of a cache entry with :data:`DIGEST_COLUMNS` (else a ValueError)."""
+    import pandas as pd
+
+    out = pd.read_parquet(target)
+    if list(out.columns) != list(DIGEST_COLUMNS):
+        raise ValueError(f"its columns are {list(out.columns)}")
+    return out.astype({"question_id": "string", "step": "Int64"})
 
 
 def manifest_names() -> tuple[str, ...]:
@@ -252,28 +270,15 @@ def sample_digest(path, *, response_chars: int = 160, cache_dir=None, **reader):
     """
     if cache_dir is None:
         return _digest(path, response_chars, reader)
-    import warnings
-
-    import pandas as pd
-
-    from leash.errors import LeashWarning
     from leash.writing import replacing
     from leash_eval.manifest import file_state, read_unchanged
 
     tag, sources = f"digest-{int(response_chars)}", _sources(path, reader)
     states = [file_state(p) for p in sources]
     target, _ = _cache_file(path, cache_dir, tag, reader, [d for d, _ in states])
-    if target.is_file():
-        try:
-            out = pd.read_parquet(target)
-            if list(out.columns) != list(DIGEST_COLUMNS):
-                raise ValueError(f"its columns are {list(out.columns)}")
-            return out.astype({"question_id": "string", "step": "Int64"})
-        except (ValueError, TypeError, OSError) as exc:  # pyarrow's errors are ValueErrors
-            warnings.warn(LeashWarning(
-                f"{target}: a cached digest that is corrupt ({' '.join(str(exc).split())[:200]})"
-                ": discarded; the file it digested is read again.", file=target), stacklevel=2)
-            target.unlink(missing_ok=True)
+    cached = _cached(target, _digest_entry, "digest", "the file it digested")
+    if cached is not None:
+        return cached
     # named after the bytes read, as cached_counts: a file replaced meanwhile is read again
     out, digests = read_unchanged(sources, lambda _: _digest(path, response_chars, reader),
                                   states)
