@@ -888,16 +888,12 @@ def connect(temp_dir=None, *, own: bool = False):
         tmp = _SPILL["dir"]
     config = {"memory_limit": os.environ.get("LEASH_MEMORY_LIMIT", "2GB"),
               "temp_directory": tmp}
-    if own:
-        con = duckdb.connect(config=config)
-        con.execute("SET enable_progress_bar = false")
-        return con
     # by process too: a child forked after this one opened it gets its own (DuckDB's threads
     # are not forked with it)
     key = (os.getpid(), config["memory_limit"], tmp)
-    if key not in _DATABASES:
+    if not own and key not in _DATABASES:
         _DATABASES[key] = duckdb.connect(config=config)
-    con = _DATABASES[key].cursor()
+    con = duckdb.connect(config=config) if own else _DATABASES[key].cursor()
     con.execute("SET enable_progress_bar = false")  # a setting of each connection
     return con
 
